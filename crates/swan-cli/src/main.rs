@@ -1,0 +1,87 @@
+//! `swan`: a flash-array storage engine and laboratory.
+//!
+//! With no arguments, runs the default job: a reduced-scale reproduction of the SWAN
+//! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
+//! and writes the figures.
+
+mod plan;
+mod repro;
+mod runner;
+mod sim_cmd;
+mod units;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "swan",
+    version,
+    about = "A flash-array storage engine and laboratory: SWAN, Log-RAID and in-place RAID over modelled SSDs",
+    long_about = "A flash-array storage engine and laboratory.\n\n\
+        With no command, runs the default job: a reduced-scale reproduction of the SWAN paper's \
+        Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SATA SSDs under 8 KiB random writes), \
+        prints the comparison table and writes the figures under ./out/fig5."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate one array under one workload in virtual time.
+    Sim(Box<sim_cmd::SimArgs>),
+    /// Reproduce a figure of the SWAN paper (several runs, a table and pictures).
+    Repro(repro::ReproArgs),
+    /// Draw the paper's figures from run directories written by `swan sim`.
+    Report(ReportArgs),
+    /// SWAN's analytic model (§3.5, Eq. 1): how many SSDs per R-group and how many R-groups.
+    Plan(plan::PlanArgs),
+    /// Measure the simulator's speed: simulated user requests per wall-clock second.
+    Bench(repro::BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ReportArgs {
+    /// Run directories (each holding summary.json and timeseries.csv).
+    #[arg(required = true)]
+    runs: Vec<std::path::PathBuf>,
+    /// Where to write the figures.
+    #[arg(long, default_value = "out/report")]
+    out: std::path::PathBuf,
+    /// svg or png.
+    #[arg(long, default_value = "svg")]
+    format: swan_sim::report::Format,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => repro::run(&repro::ReproArgs::default_job()),
+        Some(Command::Sim(args)) => sim_cmd::run(&args),
+        Some(Command::Repro(args)) => repro::run(&args),
+        Some(Command::Report(args)) => draw(&args),
+        Some(Command::Plan(args)) => plan::run(&args).map(|_| ()),
+        Some(Command::Bench(args)) => repro::bench(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("swan: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn draw(args: &ReportArgs) -> anyhow::Result<()> {
+    let opts = swan_sim::report::ReportOptions { out_dir: args.out.clone(), format: args.format };
+    let written = swan_sim::report::draw(&args.runs, &opts)?;
+    if written.is_empty() {
+        anyhow::bail!("none of the runs has data for any figure");
+    }
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! Running simulations from the command line: wall-clock timing, progress bars, output
+//! directories, and two runs at a time (the machine has two cores; runs are independent and
+//! each is deterministic, so running them side by side changes no result).
+
+use anyhow::Context;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+use swan_sim::engine::{Engine, SimConfig};
+use swan_sim::output::{write_run, Summary};
+
+pub struct Job {
+    pub name: String,
+    pub cfg: SimConfig,
+    pub dir: PathBuf,
+}
+
+/// Run one configuration into `dir`; returns its summary.
+pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<Summary> {
+    let start = Instant::now();
+    let engine = Engine::new(cfg.clone())?;
+    let out = engine.run(&mut |f| bar.set_position((f * 1000.0) as u64))?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let summary = Summary::new(cfg, &out, wall_s);
+    write_run(dir, &summary, &out).with_context(|| format!("writing run {}", dir.display()))?;
+    Ok(summary)
+}
+
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template("{prefix:>22} [{bar:30}] {percent:>3}% {elapsed_precise} eta {eta}")
+        .expect("static template")
+        .progress_chars("=> ")
+}
+
+/// Run `jobs`, `parallel` at a time, with one progress bar each (hidden when `quiet`).
+pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec<Summary>> {
+    let multi = MultiProgress::new();
+    if quiet {
+        multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<anyhow::Result<Summary>>>> = Mutex::new(jobs.iter().map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..parallel.max(1).min(jobs.len().max(1)) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().expect("lock");
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some(job) = jobs.get(i) else { break };
+                let bar = multi.add(ProgressBar::new(1000));
+                bar.set_style(bar_style());
+                bar.set_prefix(job.name.clone());
+                let r = run_one(&job.cfg, &job.dir, &bar);
+                bar.finish();
+                results.lock().expect("lock")[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("lock")
+        .into_iter()
+        .zip(jobs)
+        .map(|(r, job)| r.expect("every job ran").with_context(|| format!("run {}", job.name)))
+        .collect()
+}
+
+/// The worker count: the machine's cores, at most two by default (see the module comment).
+pub fn default_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(2)
+}

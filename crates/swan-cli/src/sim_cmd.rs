@@ -1,0 +1,194 @@
+//! `swan sim`: one simulated run with every knob on the command line.
+
+use crate::repro::print_table;
+use crate::runner::{run_all, Job};
+use crate::units::{parse_blocks, parse_size};
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+use swan_core::scheme::{ArraySpec, SchemeKind};
+use swan_core::victim::VictimPolicy;
+use swan_sim::engine::{SimConfig, StopRule};
+use swan_sim::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
+
+#[derive(clap::Args, Debug)]
+pub struct SimArgs {
+    /// Array scheme: raid0|raid4|raid5 (in place), lograid0|lograid4|lograid5, swan0|swan4|swan5.
+    #[arg(long, default_value = "swan0")]
+    pub scheme: SchemeKind,
+    /// R-groups (SWAN's 2-D array); Log-RAID and RAID use rgroups × ssds-per-rgroup SSDs as one stripe.
+    #[arg(long, default_value_t = 4)]
+    pub rgroups: u32,
+    /// SSDs per R-group (4R-2SSD = --rgroups 4 --ssds-per-rgroup 2).
+    #[arg(long, default_value_t = 2)]
+    pub ssds_per_rgroup: u32,
+    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia.
+    #[arg(long, default_value = "sata850pro")]
+    pub ssd: String,
+    /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    pub ssd_capacity: u64,
+    /// Segment size on each SSD (a segment spans every SSD of its R-group).
+    #[arg(long, default_value = "1MiB", value_parser = parse_blocks)]
+    pub segment: u64,
+    /// Chunk size of in-place RAID (mdadm's default is 512 KiB).
+    #[arg(long, default_value = "512KiB", value_parser = parse_blocks)]
+    pub chunk: u64,
+    /// GC victim policy: greedy or cost-benefit.
+    #[arg(long, default_value = "greedy", value_parser = parse_victim)]
+    pub victim: VictimPolicy,
+    /// SWAN: run GC while the back-end R-groups hold fewer free segments than this
+    /// (default: one R-group's segments).
+    #[arg(long)]
+    pub gc_target: Option<u64>,
+    /// SWAN: at most this many back-end R-groups collect at once (default: all of them).
+    #[arg(long)]
+    pub gc_groups: Option<u32>,
+    /// Log-RAID: GC starts below this many free segments (default: 1/8 of the segments).
+    #[arg(long)]
+    pub gc_low: Option<u64>,
+    /// Log-RAID: GC stops at this many free segments (default: 1/4 of the segments).
+    #[arg(long)]
+    pub gc_high: Option<u64>,
+    /// The AFA's network interface in MB/s (0 = unlimited).
+    #[arg(long, default_value_t = 0)]
+    pub network_mbps: u64,
+    /// fio pattern: read, write, randread, randwrite, randrw.
+    #[arg(long, default_value = "randwrite")]
+    pub rw: Pattern,
+    /// Fraction of reads for randrw.
+    #[arg(long, default_value_t = 0.5)]
+    pub rwmixread: f64,
+    /// Request size.
+    #[arg(long, default_value = "8k", value_parser = parse_blocks)]
+    pub bs: u64,
+    /// Outstanding requests (closed loop). Ignored with --rate-iops.
+    #[arg(long, default_value_t = 64)]
+    pub iodepth: u32,
+    /// Open loop: issue this many requests per simulated second regardless of completions.
+    #[arg(long)]
+    pub rate_iops: Option<f64>,
+    /// Address distribution: uniform, zipf (θ = 0.99) or zipf:THETA.
+    #[arg(long, default_value = "uniform")]
+    pub dist: Distribution,
+    /// Region the workload touches, as a fraction of the array's raw data capacity
+    /// (the disk utilization ud of §3.5; the paper's runs use 0.6).
+    #[arg(long, default_value_t = 0.6)]
+    pub working_set: f64,
+    /// Fraction of each SSD written at random before the array is built (the paper ages to 0.6).
+    #[arg(long, default_value_t = 0.6)]
+    pub age: f64,
+    /// Stop after this many simulated seconds.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Stop after writing this many multiples of the array's raw capacity (default 3 when --time is not given).
+    #[arg(long)]
+    pub footprint: Option<f64>,
+    /// Reporting interval in simulated milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub interval_ms: u64,
+    /// The seed that drives every random choice of the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory.
+    #[arg(long, default_value = "out/sim")]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_victim(s: &str) -> Result<VictimPolicy, String> {
+    match s {
+        "greedy" => Ok(VictimPolicy::Greedy),
+        "cost-benefit" | "costbenefit" | "cb" => Ok(VictimPolicy::CostBenefit),
+        _ => Err(format!("unknown victim policy '{s}': expected greedy or cost-benefit")),
+    }
+}
+
+impl SimArgs {
+    pub fn to_config(&self) -> anyhow::Result<SimConfig> {
+        let Some(preset) = swan_models::ssd::preset(&self.ssd) else {
+            bail!("unknown SSD preset '{}': expected one of {}", self.ssd, swan_models::ssd::PRESET_NAMES.join(", "));
+        };
+        let pages = self.ssd_capacity / swan_core::BLOCK_BYTES;
+        let ssd = preset.with_user_pages(pages);
+        ssd.validate().with_context(|| format!("SSD of {} bytes", self.ssd_capacity))?;
+        let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
+        let array = ArraySpec {
+            kind: self.scheme,
+            rgroups: self.rgroups,
+            ssds_per_rgroup: self.ssds_per_rgroup,
+            member_blocks: ssd.user_pages,
+            member_offset: 0,
+            segment_rows: to_u32(self.segment, "segment")?,
+            chunk_blocks: to_u32(self.chunk, "chunk")?,
+            victim: self.victim,
+            tuning: swan_core::scheme::LogTuning {
+                swan_gc_target: self.gc_target,
+                swan_gc_max_groups: self.gc_groups,
+                lograid_gc_low: self.gc_low,
+                lograid_gc_high: self.gc_high,
+            },
+        };
+        if !(self.working_set > 0.0 && self.working_set <= 1.0) {
+            bail!("--working-set must be within (0, 1], got {}", self.working_set);
+        }
+        let members = u64::from(array.members());
+        let parity = u64::from(self.scheme.raid().parity_members());
+        let data_members = match self.scheme {
+            SchemeKind::Swan(_) => {
+                u64::from(self.rgroups) * u64::from(self.ssds_per_rgroup.saturating_sub(parity as u32))
+            }
+            _ => members.saturating_sub(parity),
+        };
+        let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
+        let volume = array.build()?.volume_blocks();
+        if region > volume {
+            bail!(
+                "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
+                self.working_set,
+                self.scheme,
+                volume as f64 / (array.member_blocks * data_members) as f64
+            );
+        }
+        let arrival = match self.rate_iops {
+            Some(iops) => Arrival::Open { iops },
+            None => Arrival::Closed { iodepth: self.iodepth },
+        };
+        let workload = WorkloadSpec {
+            pattern: self.rw,
+            read_fraction: self.rwmixread,
+            block_blocks: to_u32(self.bs, "block size")?,
+            region_start: 0,
+            region_blocks: region,
+            distribution: self.dist,
+            arrival,
+        };
+        let footprint = match (self.time, self.footprint) {
+            (None, None) => Some(3.0),
+            (_, f) => f,
+        };
+        let raw_bytes = members * array.member_blocks * swan_core::BLOCK_BYTES;
+        Ok(SimConfig {
+            array,
+            ssd,
+            network_mbps: self.network_mbps,
+            workload,
+            stop: StopRule { sim_seconds: self.time, write_bytes: footprint.map(|f| (f * raw_bytes as f64) as u64) },
+            interval_ms: self.interval_ms,
+            seed: self.seed,
+            age_fraction: self.age,
+            stall_limit_s: 600.0,
+        })
+    }
+}
+
+pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    let cfg = args.to_config()?;
+    println!("swan sim: seed {} with options {}", cfg.seed, serde_json::to_string(&cfg)?);
+    let job = Job { name: cfg.array.kind.to_string(), cfg, dir: args.out.clone() };
+    let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;
+    print_table(&summaries);
+    println!("run written to {}", args.out.display());
+    Ok(())
+}

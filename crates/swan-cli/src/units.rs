@@ -1,0 +1,48 @@
+//! Parsing sizes as people write them: `8k`, `8KiB`, `1MiB`, `1.5G`, `4096`.
+
+/// Bytes in `s`. Suffixes are binary (k = KiB = 1024), as fio reads them.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (try 8k, 1MiB, 2GiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => return Err(format!("unknown size unit '{other}' in '{s}' (use k, M, G or T)")),
+    };
+    let bytes = value * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
+        return Err(format!("size '{s}' is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Like [`parse_size`], but must be a positive multiple of 4 KiB; returns blocks.
+pub fn parse_blocks(s: &str) -> Result<u64, String> {
+    let bytes = parse_size(s)?;
+    if bytes == 0 || bytes % swan_core::BLOCK_BYTES != 0 {
+        return Err(format!("'{s}' must be a positive multiple of 4 KiB"));
+    }
+    Ok(bytes / swan_core::BLOCK_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("8k"), Ok(8192));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("8x").unwrap_err().contains("unit"));
+        assert!(parse_size("abc").is_err());
+        assert_eq!(parse_blocks("8k"), Ok(2));
+        assert!(parse_blocks("6k").is_err());
+    }
+}

@@ -1,0 +1,618 @@
+//! The log-structured array: Log-RAID and SWAN over one engine.
+//!
+//! Every write is appended to an open segment; the L2P map says where each logical block
+//! lives; a block rewritten elsewhere leaves a dead copy behind; GC picks a *victim*
+//! segment, moves its valid blocks to a GC segment of the same R-group, and TRIMs the
+//! victim (§4.2) so the SSD can erase it cheaply.
+//!
+//! The two layouts differ only in *where* things happen:
+//!
+//! - [`Layout::LogRaid`]: one R-group holds every SSD. User writes and GC share all SSDs;
+//!   GC starts when free segments fall below a low watermark and runs to a high one.
+//! - [`Layout::Swan`]: R-groups form a 2-D array. The **front-end** R-group takes every
+//!   user write. When its free segments are exhausted, the back-end R-group with the most
+//!   free segments becomes the front-end (the paper: "selects a new R-group in the back-end
+//!   pool that has enough free space"; swan takes the one with the most, ties to the R-group
+//!   that was front-end longest ago). GC runs only in **back-end** R-groups, one victim at a
+//!   time per R-group, and moves valid blocks within the victim's R-group. It runs while the
+//!   back-end holds fewer free segments than a target, on the R-group with the best greedy
+//!   victim, staying on that R-group while its victims are nearly as good (so one back-end
+//!   R-group collects at a time, as in Fig. 6(b)). User reads are marked
+//!   [`IoClass::UserPreempt`]: they overtake queued GC work on their SSD (the slides'
+//!   "a read that falls on the back-end R-group doing GC preempts GC").
+//!
+//! ## Concurrency with GC
+//! A GC job plans its reads and writes at once but remaps a moved block only when the job
+//! finishes, and only if the block still lives in the victim (`l2p == from`): a user write
+//! or trim that lands meanwhile wins, and the copy becomes a dead slot. Until then reads keep
+//! going to the victim, which is trimmed only after the job. A GC segment is sealed (its
+//! summary written) only when no job still has moves pending into it, so a segment is never
+//! chosen as a victim while data is on its way in. One job per R-group is in flight at a
+//! time, so two jobs never share a parity row whose data is still in flight.
+
+use super::inplace::push_flushes;
+use super::{check_range, Counters, GcJobId, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted};
+use crate::geometry::Geometry;
+use crate::io::{Dst, IoClass, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
+use crate::l2p::{PackedMap, UNMAPPED};
+use crate::segment::{SegState, SegmentTable};
+use crate::summary::{self, Entry, Summary};
+use crate::victim::VictimPolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Layout {
+    LogRaid,
+    Swan,
+}
+
+/// Tunables of the log-structured engine. Each default is set (and explained) in [`LogConfig::new`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogConfig {
+    pub geometry: Geometry,
+    pub layout: Layout,
+    pub victim: VictimPolicy,
+    /// Free segments each R-group keeps back from user writes so GC can always move a
+    /// victim's blocks somewhere inside the R-group.
+    pub reserve_segments: u64,
+    /// Log-RAID: GC starts below this many free segments...
+    pub lograid_gc_low: u64,
+    /// ...and stops once there are this many.
+    pub lograid_gc_high: u64,
+    /// SWAN: GC runs while the back-end R-groups hold fewer free segments than this.
+    pub swan_gc_target: u64,
+    /// SWAN: at most this many back-end R-groups collect at once (one victim each).
+    pub swan_gc_max_groups: u32,
+    /// Blocks the volume exposes.
+    pub volume_blocks: u64,
+}
+
+impl LogConfig {
+    pub fn new(geometry: Geometry, layout: Layout, victim: VictimPolicy) -> Self {
+        let segments = geometry.segments();
+        let per_group = geometry.segments_per_group;
+        // One segment per R-group suffices: one GC job per R-group moves at most one
+        // segment's payload, and the victim it frees comes back before the next job.
+        let reserve_segments = 1;
+        // Log-RAID cleans in batches between watermarks, as SOFA/SRC-style arrays do: GC
+        // starts when 1/8 of the segments are free and stops at 1/4. Of the settings we
+        // measured (README, "Log-RAID watermarks") this gives Log-RAID its best throughput:
+        // lower marks leave the SSDs too little trimmed space, higher ones move too much.
+        let lograid_gc_low = (segments / 8).max(reserve_segments + 2);
+        let lograid_gc_high = (segments / 4).max(lograid_gc_low + 2);
+        // SWAN keeps one R-group's worth of clean segments in the back-end, so the next
+        // front-end is an R-group cleaned as a whole, as Eq. 1 assumes. Cleaning less and
+        // later would leave victims emptier, but the dead blocks would then sit untrimmed in
+        // sealed segments, where the SSDs must treat them as live and copy them in their own
+        // GC; measured in the README ("GC target").
+        let swan_gc_target = per_group.max(reserve_segments + 2);
+        // Eq. 1 lets every back-end R-group clean while it waits to be front-end again, so by
+        // default all of them may collect at once; 1 gives Fig. 6(b)'s single busy R-group.
+        let swan_gc_max_groups = geometry.rgroups.saturating_sub(1).max(1);
+        // Expose all payload but the reserves and two segments per R-group of slack, so GC
+        // always finds a victim with a dead block even if the whole volume is written.
+        let slack = u64::from(geometry.rgroups) * (reserve_segments + 2) * u64::from(geometry.payload_slots());
+        let volume_blocks = geometry.payload_blocks().saturating_sub(slack);
+        Self {
+            geometry,
+            layout,
+            victim,
+            reserve_segments,
+            lograid_gc_low,
+            lograid_gc_high,
+            swan_gc_target,
+            swan_gc_max_groups,
+            volume_blocks,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cursor {
+    seg: u64,
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    lba: u64,
+    from: u64,
+    to: u64,
+}
+
+#[derive(Debug)]
+struct GcJob {
+    group: u32,
+    victim: u64,
+    moves: Vec<Move>,
+}
+
+pub struct LogArray {
+    cfg: LogConfig,
+    geo: Geometry,
+    l2p: PackedMap,
+    /// Which logical block each physical slot was written for; a slot is live only if the
+    /// L2P map points back at it.
+    p2l: PackedMap,
+    segs: SegmentTable,
+    /// GC moves planned into each segment and not yet finished.
+    inbound: Vec<u32>,
+    front: u32,
+    user_open: Option<Cursor>,
+    gc_open: Vec<Option<Cursor>>,
+    /// Full GC segments waiting for their inbound moves before being sealed.
+    gc_full: Vec<Vec<u64>>,
+    seal_seq: u64,
+    next_job: GcJobId,
+    jobs: BTreeMap<GcJobId, GcJob>,
+    job_in_flight: Vec<bool>,
+    move_pool: Vec<Vec<Move>>,
+    /// SWAN: rotation count at which each R-group last became front-end (age for ties).
+    last_front: Vec<u64>,
+    /// Log-RAID: between the watermarks, whether GC is on.
+    lograid_gc_on: bool,
+    counters: Counters,
+    scratch: Vec<u64>,
+}
+
+impl LogArray {
+    pub fn new(cfg: LogConfig) -> Self {
+        let geo = cfg.geometry;
+        let groups = geo.rgroups as usize;
+        let segs = SegmentTable::new(geo.rgroups, geo.segments_per_group, geo.payload_slots());
+        Self {
+            l2p: PackedMap::new(cfg.volume_blocks),
+            p2l: PackedMap::new(geo.segments() * u64::from(geo.data_slots)),
+            inbound: vec![0; geo.segments() as usize],
+            segs,
+            front: 0,
+            user_open: None,
+            gc_open: vec![None; groups],
+            gc_full: vec![Vec::new(); groups],
+            seal_seq: 0,
+            next_job: 1,
+            jobs: BTreeMap::new(),
+            job_in_flight: vec![false; groups],
+            move_pool: Vec::new(),
+            last_front: vec![0; groups],
+            lograid_gc_on: false,
+            counters: Counters::default(),
+            scratch: Vec::new(),
+            geo,
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &LogConfig {
+        &self.cfg
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn segments(&self) -> &SegmentTable {
+        &self.segs
+    }
+
+    fn seg_of(&self, pba: u64) -> u64 {
+        pba / u64::from(self.geo.data_slots)
+    }
+
+    fn read_class(&self) -> IoClass {
+        match self.cfg.layout {
+            Layout::Swan => IoClass::UserPreempt,
+            Layout::LogRaid => IoClass::User,
+        }
+    }
+
+    /// Segments of `group` that user writes may still take.
+    fn allocatable(&self, group: u32) -> u64 {
+        self.segs.free_count(group).saturating_sub(self.cfg.reserve_segments)
+    }
+
+    /// Payload slots user writes can fill before GC must free something.
+    fn user_capacity(&self) -> u64 {
+        let open = self.user_open.map_or(0, |c| u64::from(self.geo.payload_slots() - c.next));
+        let groups: u64 = match self.cfg.layout {
+            Layout::LogRaid => self.allocatable(0),
+            Layout::Swan => (0..self.geo.rgroups).map(|g| self.allocatable(g)).sum(),
+        };
+        open + groups * u64::from(self.geo.payload_slots())
+    }
+
+    /// Write slot `slot` of `seg` from `src`, and the row's parity if the slot completes it.
+    fn push_slot_write(&self, plan: &mut IoPlan, seg: u64, slot: u32, src: Src, class: IoClass) {
+        let (member, block) = self.geo.slot_location(seg, slot);
+        plan.push_merged(MemberIo { member, block, count: 1, kind: IoKind::Write(src), class });
+        if self.geo.slot_ends_row(slot) {
+            if let Some(col) = self.geo.parity_column(block) {
+                let group = self.geo.group_of_segment(seg);
+                plan.push(MemberIo {
+                    member: self.geo.member(group, col),
+                    block,
+                    count: 1,
+                    kind: IoKind::Write(Src::Parity { group, row: block }),
+                    class,
+                });
+            }
+        }
+    }
+
+    /// Write the summary of a full segment and make it a GC candidate.
+    fn seal(&mut self, seg: u64, plan: &mut IoPlan, class: IoClass) {
+        let payload = self.geo.payload_slots();
+        for index in 0..self.geo.summary_blocks {
+            self.push_slot_write(plan, seg, payload + index, Src::Summary { segment: seg, index }, class);
+        }
+        self.seal_seq += 1;
+        self.segs.seal(seg, self.seal_seq);
+    }
+
+    /// SWAN: the back-end R-group to become front-end, if any has room.
+    fn next_front(&self) -> Option<u32> {
+        (0..self.geo.rgroups)
+            .filter(|&g| g != self.front && self.allocatable(g) > 0)
+            .max_by_key(|&g| (self.allocatable(g), std::cmp::Reverse(self.last_front[g as usize])))
+    }
+
+    /// The next payload slot for a user write. The caller has checked `user_capacity`.
+    fn user_slot(&mut self, plan: &mut IoPlan) -> u64 {
+        loop {
+            if let Some(c) = self.user_open.as_mut() {
+                if c.next < self.geo.payload_slots() {
+                    c.next += 1;
+                    return self.geo.pba(c.seg, c.next - 1);
+                }
+                let seg = c.seg;
+                self.user_open = None;
+                self.seal(seg, plan, IoClass::User);
+            }
+            if self.allocatable(self.front) == 0 {
+                let next = self.next_front().expect("user_capacity promised a free segment");
+                self.front = next;
+                self.counters.front_rotations += 1;
+                self.last_front[next as usize] = self.counters.front_rotations;
+            }
+            let seg = self.segs.open(self.front).expect("allocatable segment");
+            self.user_open = Some(Cursor { seg, next: 0 });
+        }
+    }
+
+    /// The next slot of `group`'s GC segment.
+    fn gc_slot(&mut self, group: u32) -> u64 {
+        let g = group as usize;
+        loop {
+            if let Some(c) = self.gc_open[g].as_mut() {
+                if c.next < self.geo.payload_slots() {
+                    c.next += 1;
+                    let (seg, next) = (c.seg, c.next);
+                    if next == self.geo.payload_slots() {
+                        self.gc_open[g] = None;
+                        self.gc_full[g].push(seg);
+                    }
+                    return self.geo.pba(seg, next - 1);
+                }
+            }
+            let seg = self
+                .segs
+                .open(group)
+                .unwrap_or_else(|| panic!("R-group {group} has no free segment for GC: the reserve was violated"));
+            self.gc_open[g] = Some(Cursor { seg, next: 0 });
+        }
+    }
+
+    /// Point `lba` at `pba`, killing its old copy.
+    fn remap(&mut self, lba: u64, pba: u64) {
+        let old = self.l2p.get(lba);
+        if old != UNMAPPED {
+            self.segs.remove_valid(self.seg_of(old));
+        }
+        self.l2p.set(lba, pba);
+        if pba != UNMAPPED {
+            self.segs.add_valid(self.seg_of(pba));
+        }
+    }
+
+    /// Which R-group GC should clean now, if any.
+    fn gc_target_group(&mut self) -> Option<u32> {
+        let payload = self.geo.payload_slots();
+        let useful = |this: &Self, g: u32| -> Option<u32> {
+            if this.job_in_flight[g as usize] {
+                return None;
+            }
+            let seg = this.segs.min_valid(g)?;
+            let v = this.segs.valid(seg);
+            (v < payload).then_some(v)
+        };
+        match self.cfg.layout {
+            Layout::LogRaid => {
+                let free = self.segs.free_total();
+                if free < self.cfg.lograid_gc_low {
+                    self.lograid_gc_on = true;
+                } else if free >= self.cfg.lograid_gc_high {
+                    self.lograid_gc_on = false;
+                }
+                (self.lograid_gc_on && useful(self, 0).is_some()).then_some(0)
+            }
+            Layout::Swan => {
+                let backend_free: u64 =
+                    (0..self.geo.rgroups).filter(|&g| g != self.front).map(|g| self.segs.free_count(g)).sum();
+                if backend_free >= self.cfg.swan_gc_target {
+                    return None;
+                }
+                let busy = self.job_in_flight.iter().filter(|&&b| b).count() as u32;
+                if busy >= self.cfg.swan_gc_max_groups {
+                    return None;
+                }
+                // Greedy across the back-end: the R-group whose best victim holds the fewest
+                // valid blocks; ties to the R-group that was front-end longest ago.
+                let mut best: Option<(u32, u64, u32)> = None; // (valid, last_front, group)
+                for g in (0..self.geo.rgroups).filter(|&g| g != self.front) {
+                    if let Some(v) = useful(self, g) {
+                        let key = (v, self.last_front[g as usize], g);
+                        if best.is_none_or(|b| key < b) {
+                            best = Some(key);
+                        }
+                    }
+                }
+                best.map(|(_, _, g)| g)
+            }
+        }
+    }
+
+    /// The summary content of `segment` as it stands (for executors that write real bytes).
+    pub fn summary_of(&self, segment: u64) -> Summary {
+        let entries = (0..self.geo.payload_slots())
+            .map(|slot| {
+                let pba = self.geo.pba(segment, slot);
+                let lba = self.p2l.get(pba);
+                let live = lba != UNMAPPED && lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba;
+                Entry { lba: if live { lba } else { summary::DEAD }, crc: 0 }
+            })
+            .collect();
+        Summary { segment, seq: self.segs.seq(segment), entries }
+    }
+}
+
+impl Scheme for LogArray {
+    fn kind(&self) -> SchemeKind {
+        match self.cfg.layout {
+            Layout::LogRaid => SchemeKind::LogRaid(self.geo.raid),
+            Layout::Swan => SchemeKind::Swan(self.geo.raid),
+        }
+    }
+
+    fn volume_blocks(&self) -> u64 {
+        self.cfg.volume_blocks
+    }
+
+    fn members(&self) -> u32 {
+        self.geo.members()
+    }
+
+    fn format(&mut self, plan: &mut IoPlan) {
+        plan.clear();
+        let g = &self.geo;
+        let blocks = g.segments_per_group * u64::from(g.segment_rows);
+        for member in 0..g.members() {
+            let mut block = g.member_offset;
+            let end = g.member_offset + blocks;
+            while block < end {
+                let count = (end - block).min(u64::from(u32::MAX)) as u32;
+                plan.push(MemberIo { member, block, count, kind: IoKind::Trim, class: IoClass::Gc });
+                block += u64::from(count);
+            }
+        }
+    }
+
+    fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
+        plan.clear();
+        check_range(req, self.cfg.volume_blocks)?;
+        let n = u64::from(req.blocks);
+        match req.op {
+            ReqOp::Read => {
+                self.counters.user_blocks_read += n;
+                let class = self.read_class();
+                for i in 0..req.blocks {
+                    let pba = self.l2p.get(req.lba + u64::from(i));
+                    if pba == UNMAPPED {
+                        continue; // never written or trimmed: the executor's reply stays zero
+                    }
+                    let (seg, slot) = self.geo.split_pba(pba);
+                    let (member, block) = self.geo.slot_location(seg, slot);
+                    plan.push_merged(MemberIo {
+                        member,
+                        block,
+                        count: 1,
+                        kind: IoKind::Read(Dst::User { offset: i }),
+                        class,
+                    });
+                }
+            }
+            ReqOp::Write => {
+                if self.user_capacity() < n {
+                    self.counters.no_space += 1;
+                    return Ok(Submitted::NoSpace);
+                }
+                self.counters.user_blocks_written += n;
+                for i in 0..req.blocks {
+                    let lba = req.lba + u64::from(i);
+                    let pba = self.user_slot(plan);
+                    self.p2l.set(pba, lba);
+                    self.remap(lba, pba);
+                    let (seg, slot) = self.geo.split_pba(pba);
+                    self.push_slot_write(plan, seg, slot, Src::User { offset: i }, IoClass::User);
+                }
+                if req.fua {
+                    push_flushes(plan, self.geo.members());
+                }
+            }
+            ReqOp::Trim => {
+                self.counters.user_blocks_trimmed += n;
+                for lba in req.lba..req.lba + n {
+                    if self.l2p.get(lba) != UNMAPPED {
+                        self.remap(lba, UNMAPPED);
+                    }
+                }
+            }
+            ReqOp::Flush => push_flushes(plan, self.geo.members()),
+        }
+        Ok(Submitted::Planned)
+    }
+
+    fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId> {
+        plan.clear();
+        let group = self.gc_target_group()?;
+        let victim =
+            self.cfg.victim.select(&self.segs, group, self.geo.payload_slots(), self.seal_seq, &mut self.scratch)?;
+        debug_assert_eq!(self.inbound[victim as usize], 0);
+        self.segs.mark_victim(victim);
+        self.counters.victims += 1;
+        self.counters.victim_valid_blocks += u64::from(self.segs.valid(victim));
+        self.counters.victim_payload_blocks += u64::from(self.geo.payload_slots());
+        let mut moves = self.move_pool.pop().unwrap_or_default();
+        moves.clear();
+        for slot in 0..self.geo.payload_slots() {
+            let pba = self.geo.pba(victim, slot);
+            let lba = self.p2l.get(pba);
+            if lba != UNMAPPED && self.l2p.get(lba) == pba {
+                let (member, block) = self.geo.slot_location(victim, slot);
+                plan.push_merged(MemberIo {
+                    member,
+                    block,
+                    count: 1,
+                    kind: IoKind::Read(Dst::Staged { slot: moves.len() as u32 }),
+                    class: IoClass::Gc,
+                });
+                moves.push(Move { lba, from: pba, to: UNMAPPED });
+            }
+        }
+        debug_assert_eq!(moves.len() as u32, self.segs.valid(victim));
+        plan.barrier();
+        for i in 0..moves.len() {
+            let to = self.gc_slot(group);
+            moves[i].to = to;
+            self.p2l.set(to, moves[i].lba);
+            let (seg, slot) = self.geo.split_pba(to);
+            self.inbound[seg as usize] += 1;
+            self.push_slot_write(plan, seg, slot, Src::Staged { slot: i as u32 }, IoClass::Gc);
+        }
+        let id = self.next_job;
+        self.next_job += 1;
+        self.job_in_flight[group as usize] = true;
+        self.jobs.insert(id, GcJob { group, victim, moves });
+        Some(id)
+    }
+
+    fn finish_gc(&mut self, job: GcJobId, plan: &mut IoPlan) {
+        plan.clear();
+        let GcJob { group, victim, mut moves } =
+            self.jobs.remove(&job).unwrap_or_else(|| panic!("finish_gc for unknown job {job}"));
+        for mv in &moves {
+            let seg = self.seg_of(mv.to);
+            self.inbound[seg as usize] -= 1;
+            if self.l2p.get(mv.lba) == mv.from {
+                self.remap(mv.lba, mv.to);
+                self.counters.gc_blocks_moved += 1;
+            } else {
+                // Overwritten or trimmed while the job ran: the copy is dead on arrival.
+                self.p2l.set(mv.to, UNMAPPED);
+            }
+        }
+        moves.clear();
+        self.move_pool.push(moves);
+        let g = group as usize;
+        let mut full = std::mem::take(&mut self.gc_full[g]);
+        full.retain(|&seg| {
+            if self.inbound[seg as usize] == 0 {
+                self.seal(seg, plan, IoClass::Gc);
+                false
+            } else {
+                true
+            }
+        });
+        self.gc_full[g] = full;
+        assert_eq!(self.segs.valid(victim), 0, "victim {victim} still holds live blocks after GC");
+        self.segs.release(victim);
+        let block = self.geo.row_block(victim, 0);
+        for col in 0..self.geo.ssds_per_rgroup {
+            plan.push(MemberIo {
+                member: self.geo.member(group, col),
+                block,
+                count: self.geo.segment_rows,
+                kind: IoKind::Trim,
+                class: IoClass::Gc,
+            });
+        }
+        self.job_in_flight[g] = false;
+    }
+
+    fn status(&self) -> Status {
+        let gc_groups = self.jobs.values().fold(0u64, |acc, j| acc | 1u64 << (j.group % 64));
+        Status {
+            front_group: Some(self.front),
+            free_segments: self.segs.free_total(),
+            gc_groups,
+            segments: self.geo.segments(),
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn locate(&self, lba: u64) -> Option<(MemberId, MemberBlock)> {
+        if lba >= self.cfg.volume_blocks {
+            return None;
+        }
+        let pba = self.l2p.get(lba);
+        (pba != UNMAPPED).then(|| {
+            let (seg, slot) = self.geo.split_pba(pba);
+            self.geo.slot_location(seg, slot)
+        })
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.segs.check_buckets()?;
+        let mut live = vec![0u32; self.geo.segments() as usize];
+        for lba in 0..self.cfg.volume_blocks {
+            let pba = self.l2p.get(lba);
+            if pba == UNMAPPED {
+                continue;
+            }
+            let (seg, slot) = self.geo.split_pba(pba);
+            if slot >= self.geo.payload_slots() {
+                return Err(format!("block {lba} mapped into the summary of segment {seg}"));
+            }
+            if self.p2l.get(pba) != lba {
+                return Err(format!("block {lba} maps to slot {pba} whose P2L says {}", self.p2l.get(pba)));
+            }
+            match self.segs.state(seg) {
+                SegState::Free => return Err(format!("block {lba} lives in free segment {seg}")),
+                SegState::Open | SegState::Sealed | SegState::Victim => {}
+            }
+            live[seg as usize] += 1;
+        }
+        for (seg, &n) in live.iter().enumerate() {
+            if self.segs.valid(seg as u64) != n {
+                return Err(format!("segment {seg} counts {} valid blocks but holds {n}", self.segs.valid(seg as u64)));
+            }
+        }
+        // Every live block is mapped once: distinct lbas map to distinct slots because each
+        // live slot's P2L names exactly one lba (checked above).
+        for (g, full) in self.gc_full.iter().enumerate() {
+            for &seg in full {
+                if self.segs.state(seg) != SegState::Open {
+                    return Err(format!("full GC segment {seg} of R-group {g} is {:?}", self.segs.state(seg)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        self.l2p.heap_bytes() + self.p2l.heap_bytes() + self.segs.heap_bytes() + self.inbound.len() as u64 * 4
+    }
+}

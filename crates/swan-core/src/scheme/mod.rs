@@ -1,0 +1,286 @@
+//! The array schemes: what turns a user request into member I/O.
+//!
+//! | scheme | write strategy | where GC runs |
+//! |---|---|---|
+//! | `raid0`, `raid4`, `raid5` | in place, as mdadm does (parity read-modify-write for partial stripes) | only inside the SSDs |
+//! | `lograid0/4/5` | one log striped over every SSD (SOFA/SALSA/Purity style) | anywhere: GC I/O lands on every SSD |
+//! | `swan0/4/5` | append-only to the front-end R-group of a 2-D array | only in back-end R-groups |
+//!
+//! A scheme is a state machine. [`Scheme::submit`] plans a user request; [`Scheme::start_gc`]
+//! asks whether the scheme wants to start a GC job now and plans it; [`Scheme::finish_gc`]
+//! tells it a job's I/O has completed (and plans the follow-up: summaries, TRIMs). The
+//! driver calls `start_gc` after every event until it says no.
+
+pub mod inplace;
+pub mod log;
+
+use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};
+use crate::io::{IoPlan, MemberBlock, MemberId};
+use crate::victim::VictimPolicy;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+pub use inplace::InPlaceRaid;
+pub use log::{Layout, LogArray, LogConfig};
+
+/// What a user asks of the volume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReqOp {
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+
+/// A user request over `blocks` 4 KiB blocks from `lba`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub op: ReqOp,
+    pub lba: u64,
+    pub blocks: u32,
+    /// Force unit access: the write must be durable before it is acknowledged.
+    pub fua: bool,
+}
+
+impl Request {
+    pub fn new(op: ReqOp, lba: u64, blocks: u32) -> Self {
+        Self { op, lba, blocks, fua: false }
+    }
+}
+
+/// A request the scheme refuses; the driver answers it with an error.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RequestError {
+    #[error("request for blocks {lba}..{end} runs past the end of the {volume}-block volume")]
+    OutOfRange { lba: u64, end: u64, volume: u64 },
+    #[error("request of zero blocks")]
+    Empty,
+}
+
+/// How a submission went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitted {
+    /// The plan holds the request's I/O (possibly none, e.g. a read of unmapped blocks).
+    Planned,
+    /// No free space until GC makes some; nothing changed. Retry after a GC job finishes.
+    NoSpace,
+}
+
+pub type GcJobId = u64;
+
+/// The scheme families and RAID levels, as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SchemeKind {
+    Raid(RaidLevel),
+    LogRaid(RaidLevel),
+    Swan(RaidLevel),
+}
+
+impl SchemeKind {
+    pub const ALL: [SchemeKind; 9] = [
+        SchemeKind::Raid(RaidLevel::Raid0),
+        SchemeKind::Raid(RaidLevel::Raid4),
+        SchemeKind::Raid(RaidLevel::Raid5),
+        SchemeKind::LogRaid(RaidLevel::Raid0),
+        SchemeKind::LogRaid(RaidLevel::Raid4),
+        SchemeKind::LogRaid(RaidLevel::Raid5),
+        SchemeKind::Swan(RaidLevel::Raid0),
+        SchemeKind::Swan(RaidLevel::Raid4),
+        SchemeKind::Swan(RaidLevel::Raid5),
+    ];
+
+    pub fn raid(self) -> RaidLevel {
+        match self {
+            SchemeKind::Raid(r) | SchemeKind::LogRaid(r) | SchemeKind::Swan(r) => r,
+        }
+    }
+
+    pub fn is_log_structured(self) -> bool {
+        !matches!(self, SchemeKind::Raid(_))
+    }
+}
+
+impl fmt::Display for SchemeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (family, r) = match self {
+            SchemeKind::Raid(r) => ("raid", r),
+            SchemeKind::LogRaid(r) => ("lograid", r),
+            SchemeKind::Swan(r) => ("swan", r),
+        };
+        write!(f, "{family}{}", r.digit())
+    }
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("unknown scheme '{0}': expected one of raid0, raid4, raid5, lograid0, lograid4, lograid5, swan0, swan4, swan5")]
+pub struct UnknownScheme(pub String);
+
+impl FromStr for SchemeKind {
+    type Err = UnknownScheme;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let lower = s.to_ascii_lowercase().replace(['-', '_'], "");
+        SchemeKind::ALL.into_iter().find(|k| k.to_string() == lower).ok_or_else(|| UnknownScheme(s.to_string()))
+    }
+}
+
+/// The shape of an array: R-groups × SSDs per R-group of a given size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArraySpec {
+    pub kind: SchemeKind,
+    pub rgroups: u32,
+    pub ssds_per_rgroup: u32,
+    pub member_blocks: u64,
+    pub member_offset: u64,
+    /// Blocks per member per segment (log-structured schemes).
+    pub segment_rows: u32,
+    /// Blocks per chunk (in-place schemes).
+    pub chunk_blocks: u32,
+    pub victim: VictimPolicy,
+    /// Overrides of the log-structured engine's GC tunables (defaults in [`LogConfig::new`]).
+    #[serde(default)]
+    pub tuning: LogTuning,
+}
+
+/// Optional overrides of [`LogConfig`]'s GC tunables, in segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogTuning {
+    pub swan_gc_target: Option<u64>,
+    pub swan_gc_max_groups: Option<u32>,
+    pub lograid_gc_low: Option<u64>,
+    pub lograid_gc_high: Option<u64>,
+}
+
+impl ArraySpec {
+    pub fn members(&self) -> u32 {
+        self.rgroups * self.ssds_per_rgroup
+    }
+
+    /// Build the scheme. Log-RAID and in-place RAID use every member as one stripe;
+    /// SWAN uses the 2-D grid.
+    pub fn build(&self) -> Result<Box<dyn Scheme>, GeometryError> {
+        let raid = self.kind.raid();
+        Ok(match self.kind {
+            SchemeKind::Raid(_) => Box::new(InPlaceRaid::new(StripeGeometry::new(
+                self.members(),
+                raid,
+                self.chunk_blocks,
+                self.member_blocks,
+                self.member_offset,
+            )?)),
+            SchemeKind::LogRaid(_) | SchemeKind::Swan(_) => {
+                let (groups, per_group, layout) = match self.kind {
+                    SchemeKind::Swan(_) => (self.rgroups, self.ssds_per_rgroup, Layout::Swan),
+                    _ => (1, self.members(), Layout::LogRaid),
+                };
+                let geometry =
+                    Geometry::new(groups, per_group, raid, self.member_blocks, self.member_offset, self.segment_rows)?;
+                let mut cfg = LogConfig::new(geometry, layout, self.victim);
+                let t = &self.tuning;
+                cfg.swan_gc_target = t.swan_gc_target.unwrap_or(cfg.swan_gc_target);
+                cfg.swan_gc_max_groups = t.swan_gc_max_groups.unwrap_or(cfg.swan_gc_max_groups).max(1);
+                cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
+                cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
+                Box::new(LogArray::new(cfg))
+            }
+        })
+    }
+}
+
+/// What a scheme reports about itself, for metrics and `swan status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// The R-group taking writes (log-structured schemes).
+    pub front_group: Option<u32>,
+    /// Free segments in the whole array.
+    pub free_segments: u64,
+    /// R-groups with GC jobs in flight, as a bit set.
+    pub gc_groups: u64,
+    pub segments: u64,
+}
+
+/// Monotonic counters; the driver differences them per interval.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    pub user_blocks_written: u64,
+    pub user_blocks_read: u64,
+    pub user_blocks_trimmed: u64,
+    /// Valid blocks GC moved.
+    pub gc_blocks_moved: u64,
+    pub victims: u64,
+    /// Sum over victims of their valid blocks when chosen.
+    pub victim_valid_blocks: u64,
+    /// Sum over victims of their payload slots (for utilization).
+    pub victim_payload_blocks: u64,
+    pub front_rotations: u64,
+    pub no_space: u64,
+}
+
+/// An array scheme, driven by a simulator or a server.
+pub trait Scheme {
+    fn kind(&self) -> SchemeKind;
+
+    /// Blocks the volume exposes to users.
+    fn volume_blocks(&self) -> u64;
+
+    fn members(&self) -> u32;
+
+    /// Plan what a newly created array does to its members before serving (cleared first).
+    /// Log-structured schemes TRIM every segment: a free segment is a trimmed segment, so
+    /// the SSDs never carry data the array has no use for. In-place RAID does nothing, as
+    /// mdadm does not discard at creation.
+    fn format(&mut self, plan: &mut IoPlan);
+
+    /// Plan `req` into `plan` (cleared first).
+    fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError>;
+
+    /// If the scheme wants a GC job now, plan it into `plan` (cleared first) and return its id.
+    fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId>;
+
+    /// Every I/O of job `job` has completed. Plans the follow-up (summaries, TRIMs) into `plan`
+    /// (cleared first); the follow-up is fire-and-forget for the scheme.
+    fn finish_gc(&mut self, job: GcJobId, plan: &mut IoPlan);
+
+    fn status(&self) -> Status;
+
+    fn counters(&self) -> &Counters;
+
+    /// Where logical block `lba` lives now, if anywhere (tests and tools).
+    fn locate(&self, lba: u64) -> Option<(MemberId, MemberBlock)>;
+
+    /// Check every invariant (O(size); for tests).
+    fn check(&self) -> Result<(), String>;
+
+    /// Metadata memory the scheme holds, in bytes.
+    fn heap_bytes(&self) -> u64;
+}
+
+pub(crate) fn check_range(req: &Request, volume: u64) -> Result<(), RequestError> {
+    if req.op == ReqOp::Flush {
+        return Ok(());
+    }
+    if req.blocks == 0 {
+        return Err(RequestError::Empty);
+    }
+    let end = req.lba.checked_add(u64::from(req.blocks)).unwrap_or(u64::MAX);
+    if end > volume {
+        return Err(RequestError::OutOfRange { lba: req.lba, end, volume });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme_names_round_trip() {
+        for k in SchemeKind::ALL {
+            assert_eq!(k.to_string().parse::<SchemeKind>(), Ok(k));
+        }
+        assert_eq!("SWAN-0".parse::<SchemeKind>(), Ok(SchemeKind::Swan(RaidLevel::Raid0)));
+        assert!("raid6".parse::<SchemeKind>().unwrap_err().to_string().contains("swan0"));
+    }
+}

@@ -1,0 +1,46 @@
+//! # swan-models
+//!
+//! Device models in virtual time. A model answers "when would this operation complete,
+//! and what did it do internally (GC copies, erases)?" It never sleeps, spawns no thread,
+//! reads no clock: time is a value passed in ([`Nanos`]), and the caller must submit
+//! operations in non-decreasing `now` order.
+//!
+//! - [`ssd`]: an SSD with a page-level or block-level FTL, internal greedy GC, TRIM and NAND
+//!   timing across channels and dies, so bandwidth and GC stalls emerge from the model.
+//! - [`link`]: a network link with a bandwidth cap (the AFA's network interface).
+
+pub mod link;
+pub mod ssd;
+
+pub use swan_core::io::IoClass;
+
+/// Virtual time in nanoseconds.
+pub type Nanos = u64;
+
+/// What a device is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevOpKind {
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+
+/// One operation on one device: `count` 4 KiB blocks from block `block`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevOp {
+    pub kind: DevOpKind,
+    pub block: u64,
+    pub count: u32,
+    pub class: IoClass,
+}
+
+/// A member device model in virtual time.
+pub trait Device {
+    /// Submit `op` at time `now`; returns when it completes. Submissions must come in
+    /// non-decreasing `now` order.
+    fn submit(&mut self, now: Nanos, op: DevOp) -> Nanos;
+
+    /// When the device will have finished everything submitted so far, background work included.
+    fn busy_until(&self) -> Nanos;
+}

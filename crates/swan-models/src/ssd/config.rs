@@ -1,0 +1,301 @@
+//! What an SSD is made of: geometry, NAND timing, interface rates, GC policy and FTL kind
+//! ([`SsdConfig`]), the quantities derived from them (raw blocks, GC trigger level), and
+//! the checks that reject a device the model could not run ([`SsdConfigError`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Nanos;
+
+/// Flash page size. Fixed: the array addresses members in 4 KiB blocks, and one logical
+/// block is one flash page, so every mapping entry covers exactly one host block.
+pub const PAGE_BYTES: u64 = 4096;
+
+/// Which flash translation layer maps logical pages to flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FtlKind {
+    /// Page-level mapping with greedy garbage collection (what real SSDs do).
+    Page,
+    /// Block-level mapping with merges on out-of-order writes (SWAN §6 "simpler SSDs").
+    Block,
+}
+
+/// An SSD model's parameters. Build one from a preset (see [`super::presets`]) and shrink
+/// it with [`SsdConfig::with_user_pages`] for reduced-scale runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SsdConfig {
+    pub name: String,
+    /// Host-visible capacity in 4 KiB pages: the device's LBA space.
+    pub user_pages: u64,
+    /// Pages per erase block.
+    pub pages_per_block: u32,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    /// Planes per die. The timing model treats every plane as an independent unit (see
+    /// the `timing` module), so parallelism is `channels × dies_per_channel × planes_per_die`.
+    pub planes_per_die: u32,
+    /// Raw flash beyond the user capacity, as a fraction of the user capacity
+    /// (0.07 = 7 % more flash than the host can address).
+    pub over_provisioning: f64,
+    /// Time to sense one page into the die's register.
+    pub t_read_ns: Nanos,
+    /// Time to program one page from the die's register. It is the *effective* time per
+    /// 4 KiB: presets fold multi-page (16 KiB) programs into it so bandwidth comes out right.
+    pub t_prog_ns: Nanos,
+    pub t_erase_ns: Nanos,
+    /// Transfer rate of one flash channel (MB/s, 10^6 bytes per second).
+    pub channel_mbps: u64,
+    /// Payload rate of the host interface (MB/s); every byte read or written crosses it.
+    pub host_mbps: u64,
+    /// Fixed controller overhead added to every command's completion. It is pure latency
+    /// and occupies no resource; it is all that trims, flushes and unmapped reads cost.
+    pub cmd_latency_ns: Nanos,
+    /// Foreground GC runs before a host write when free blocks are at or below this
+    /// fraction of all blocks (never fewer than one block per die plus one; see
+    /// [`SsdConfig::gc_trigger_blocks`]).
+    pub gc_threshold: f64,
+    /// Foreground GC returns once the free pool holds this many blocks above the trigger
+    /// level. Small values make stalls short and frequent, as real SSDs behave.
+    pub gc_reclaim_blocks: u32,
+    /// Harmonia's soft limit: a free-block fraction above `gc_threshold` at which the
+    /// device reports [`super::GcPressure::SoftLimit`] so an array can coordinate GC.
+    pub gc_soft_limit: f64,
+    pub ftl: FtlKind,
+}
+
+/// A configuration the model cannot run, naming the field and what would work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("SSD config `{config}`: `{field}` {problem}")]
+pub struct SsdConfigError {
+    pub config: String,
+    pub field: &'static str,
+    pub problem: String,
+}
+
+/// The largest page number a 32-bit map entry can hold; `u32::MAX` is the "unmapped" sentinel.
+const MAX_PAGES: u64 = u32::MAX as u64 - 1;
+
+impl SsdConfig {
+    /// Independent flash units (planes) the timing model schedules.
+    pub fn units(&self) -> u32 {
+        self.channels * self.dies_per_channel * self.planes_per_die
+    }
+
+    /// Erase blocks of raw flash: user capacity plus over-provisioning, rounded up to whole blocks.
+    pub fn raw_blocks(&self) -> u64 {
+        // Rounding the page count first keeps exact figures exact (120 GiB × 16/15 must be
+        // 128 GiB, not one block more because of the last bit of 1/15).
+        let raw_pages = (self.user_pages as f64 * (1.0 + self.over_provisioning)).round() as u64;
+        raw_pages.max(self.user_pages).div_ceil(u64::from(self.pages_per_block))
+    }
+
+    pub fn raw_pages(&self) -> u64 {
+        self.raw_blocks() * u64::from(self.pages_per_block)
+    }
+
+    pub fn user_bytes(&self) -> u64 {
+        self.user_pages * PAGE_BYTES
+    }
+
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_pages() * PAGE_BYTES
+    }
+
+    /// Logical blocks (block-FTL mapping units) covering the user capacity.
+    pub fn logical_blocks(&self) -> u64 {
+        self.user_pages.div_ceil(u64::from(self.pages_per_block))
+    }
+
+    /// Free blocks at or below which foreground GC runs. Never fewer than one per unit plus
+    /// one: one GC round may open a fresh block on every unit before it erases its victim,
+    /// so a smaller reserve could run the pool dry in the middle of GC.
+    pub fn gc_trigger_blocks(&self) -> u64 {
+        let by_fraction = (self.gc_threshold * self.raw_blocks() as f64).ceil() as u64;
+        by_fraction.max(u64::from(self.units()) + 1)
+    }
+
+    /// Free blocks at or below which the device reports the soft limit.
+    pub fn gc_soft_limit_blocks(&self) -> u64 {
+        let by_fraction = (self.gc_soft_limit * self.raw_blocks() as f64).ceil() as u64;
+        by_fraction.max(self.gc_trigger_blocks())
+    }
+
+    /// The same device (timing, geometry per die, proportions, GC policy) with a smaller or
+    /// larger user capacity, for reduced-scale experiments. Raw flash follows from
+    /// `over_provisioning`. Call [`SsdConfig::validate`] on the result: very small devices
+    /// may not leave GC enough spare blocks.
+    pub fn with_user_pages(&self, user_pages: u64) -> Self {
+        Self { user_pages, ..self.clone() }
+    }
+
+    /// [`SsdConfig::with_user_pages`] for a capacity in bytes (rounded down to whole pages).
+    pub fn with_user_bytes(&self, bytes: u64) -> Self {
+        self.with_user_pages(bytes / PAGE_BYTES)
+    }
+
+    /// Checks that the model can run this device, and why not.
+    pub fn validate(&self) -> Result<(), SsdConfigError> {
+        let err =
+            |field: &'static str, problem: String| Err(SsdConfigError { config: self.name.clone(), field, problem });
+        for (field, value) in [
+            ("channels", self.channels),
+            ("dies_per_channel", self.dies_per_channel),
+            ("planes_per_die", self.planes_per_die),
+        ] {
+            if value == 0 {
+                return err(
+                    field,
+                    "is 0: a device needs at least one of each (e.g. 8 channels × 2 dies × 1 plane)".into(),
+                );
+            }
+        }
+        if u64::from(self.channels) * u64::from(self.dies_per_channel) * u64::from(self.planes_per_die)
+            > u64::from(u16::MAX)
+        {
+            return err(
+                "dies_per_channel",
+                "makes more than 65535 units (channels × dies × planes); unit ids are 16-bit".into(),
+            );
+        }
+        if self.pages_per_block < 2 || self.pages_per_block > u32::from(u16::MAX) {
+            return err(
+                "pages_per_block",
+                format!("is {}; use 2..=65535 (valid-page counts are 16-bit), e.g. 64-512", self.pages_per_block),
+            );
+        }
+        if self.user_pages == 0 {
+            return err("user_pages", "is 0; give the device some capacity (262144 pages = 1 GiB)".into());
+        }
+        if !(self.over_provisioning.is_finite() && self.over_provisioning >= 0.0) {
+            return err("over_provisioning", format!("is {}; use a fraction ≥ 0 such as 0.07", self.over_provisioning));
+        }
+        if self.raw_pages() > MAX_PAGES {
+            return err(
+                "user_pages",
+                format!(
+                    "gives {} raw pages; page numbers are 32-bit, so keep raw flash under 16 TiB",
+                    self.raw_pages()
+                ),
+            );
+        }
+        if self.t_read_ns == 0 || self.t_prog_ns == 0 {
+            return err("t_prog_ns", "and t_read_ns must be > 0, or bandwidth would be unbounded".into());
+        }
+        if self.channel_mbps == 0 {
+            return err("channel_mbps", "is 0; a channel needs a rate (e.g. 400 MB/s)".into());
+        }
+        if self.host_mbps == 0 {
+            return err("host_mbps", "is 0; a host link needs a rate (SATA ≈ 550 MB/s)".into());
+        }
+        if !(0.0..1.0).contains(&self.gc_threshold) {
+            return err(
+                "gc_threshold",
+                format!("is {}; use a free-block fraction in [0, 1), e.g. 0.05", self.gc_threshold),
+            );
+        }
+        if !(self.gc_threshold..1.0).contains(&self.gc_soft_limit) {
+            return err(
+                "gc_soft_limit",
+                format!("is {}; it must lie in [gc_threshold = {}, 1)", self.gc_soft_limit, self.gc_threshold),
+            );
+        }
+        if self.gc_reclaim_blocks == 0 {
+            return err("gc_reclaim_blocks", "is 0; GC must free at least one block per run".into());
+        }
+        match self.ftl {
+            FtlKind::Page => self.validate_page_ftl_spare(),
+            FtlKind::Block => {
+                if self.raw_blocks() <= self.logical_blocks() {
+                    return err(
+                        "over_provisioning",
+                        format!(
+                            "is {}: the block FTL needs at least one spare physical block for merges; \
+                             raw blocks {} ≤ logical blocks {}",
+                            self.over_provisioning,
+                            self.raw_blocks(),
+                            self.logical_blocks()
+                        ),
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// GC makes progress only if, with the free reserve held back and one block open per
+    /// unit, the closed blocks cannot all be full of valid data: then the greedy victim
+    /// always has an invalid page to reclaim.
+    fn validate_page_ftl_spare(&self) -> Result<(), SsdConfigError> {
+        let ppb = u64::from(self.pages_per_block);
+        let held = self.gc_trigger_blocks() + u64::from(self.gc_reclaim_blocks) + u64::from(self.units());
+        let raw = self.raw_blocks();
+        if raw > held && (raw - held) * ppb > self.user_pages {
+            return Ok(());
+        }
+        // Smallest raw size that would work: raw·(1 − threshold) must exceed user blocks plus
+        // the fixed part of the reserve (the per-unit floor of the trigger counts too).
+        let fixed = self.logical_blocks() + u64::from(self.gc_reclaim_blocks) + 2 * u64::from(self.units()) + 2;
+        let need_raw = ((fixed as f64) / (1.0 - self.gc_threshold)).ceil();
+        // Rounded up so the printed value itself passes.
+        let min_op = ((need_raw * ppb as f64 / self.user_pages as f64 - 1.0) * 1e4).ceil() / 1e4;
+        Err(SsdConfigError {
+            config: self.name.clone(),
+            field: "over_provisioning",
+            problem: format!(
+                "is {:.4}: {raw} raw blocks minus the GC reserve ({} free + {} reclaim + {} open, one per unit) \
+                 cannot hold {} user pages with room to spare, so GC could never make progress; \
+                 use over_provisioning ≥ {min_op:.4}, or fewer units, larger user_pages or a lower gc_threshold",
+                self.over_provisioning,
+                self.gc_trigger_blocks(),
+                self.gc_reclaim_blocks,
+                self.units(),
+                self.user_pages
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::presets;
+
+    #[test]
+    fn presets_validate_at_full_and_reduced_scale() {
+        for name in presets::PRESET_NAMES {
+            let c = presets::preset(name).unwrap();
+            c.validate().unwrap();
+            c.with_user_bytes(1 << 30).validate().unwrap();
+            c.with_user_bytes(4 << 30).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn zero_dies_is_rejected_by_name() {
+        let mut c = presets::sata850pro();
+        c.dies_per_channel = 0;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.field, "dies_per_channel");
+        assert!(e.to_string().contains("sata850pro"), "{e}");
+    }
+
+    #[test]
+    fn too_little_over_provisioning_is_rejected_with_a_working_value() {
+        let mut c = presets::sata850pro().with_user_pages(8192);
+        c.over_provisioning = 0.01;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.field, "over_provisioning");
+        // The suggested value must itself validate.
+        let suggested: f64 = e.problem.split("≥ ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+        c.over_provisioning = suggested;
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn scaling_keeps_proportions() {
+        let full = presets::sata850pro();
+        let small = full.with_user_pages(262_144);
+        assert_eq!(small.t_prog_ns, full.t_prog_ns);
+        assert_eq!(small.units(), full.units());
+        let ratio = small.raw_pages() as f64 / small.user_pages as f64;
+        assert!((ratio - (1.0 + full.over_provisioning)).abs() < 0.001, "{ratio}");
+    }
+}

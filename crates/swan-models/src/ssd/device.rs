@@ -1,0 +1,251 @@
+//! The SSD as the array sees it: [`Ssd`] implements [`Device`] by asking the FTL what
+//! each operation does and the timing model when that work is done, and offers the
+//! hooks experiments need around it (aging, GC pressure for Harmonia, statistics).
+
+use super::aging::Permutation;
+use super::config::{SsdConfig, SsdConfigError};
+use super::ftl::{Ftl, Nand, Untimed};
+use super::stats::SsdStats;
+use super::timing::{Prio, Timing};
+use crate::{DevOp, DevOpKind, Device, Nanos};
+
+/// How close a device is to running out of free blocks (for Harmonia's coordinated GC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPressure {
+    /// Above the soft limit.
+    None,
+    /// At or below the soft limit, above the GC trigger: a good time for coordinated GC.
+    SoftLimit,
+    /// At or below the trigger: the next write runs foreground GC.
+    HardLimit,
+}
+
+/// One SSD in virtual time. See the [module docs](super) for the model.
+///
+/// `Clone` copies the whole mapping: age a device once, then clone it per experiment.
+#[derive(Clone)]
+pub struct Ssd {
+    config: SsdConfig,
+    ftl: Ftl,
+    timing: Timing,
+    stats: SsdStats,
+    total_blocks: u64,
+    gc_trigger_blocks: u64,
+    gc_soft_limit_blocks: u64,
+    /// Latest completion returned; with the media horizon, what `busy_until` reports.
+    last_done: Nanos,
+}
+
+/// Charges the NAND work of one operation submitted at `now`, and remembers when the
+/// last of it ends: an operation completes only when all the work it caused (its own
+/// pages and any GC it triggered) is done.
+struct Clocked<'a> {
+    timing: &'a mut Timing,
+    now: Nanos,
+    prio: Prio,
+    done: Nanos,
+}
+
+impl<'a> Clocked<'a> {
+    fn new(timing: &'a mut Timing, now: Nanos, prio: Prio) -> Self {
+        Self { timing, now, prio, done: now }
+    }
+}
+
+impl Nand for Clocked<'_> {
+    fn program(&mut self, die: u32) {
+        self.done = self.done.max(self.timing.write_page(self.now, die, self.prio));
+    }
+
+    fn copy(&mut self, from: u32, to: u32) {
+        self.done = self.done.max(self.timing.copy_page(self.now, from, to));
+    }
+
+    fn erase(&mut self, die: u32) {
+        self.done = self.done.max(self.timing.erase_block(self.now, die));
+    }
+}
+
+impl Ssd {
+    /// A fresh (fully erased, unmapped) device, or why `config` cannot be modelled.
+    pub fn new(config: SsdConfig) -> Result<Self, SsdConfigError> {
+        config.validate()?;
+        Ok(Self {
+            ftl: Ftl::new(&config),
+            timing: Timing::new(&config),
+            stats: SsdStats::default(),
+            total_blocks: config.raw_blocks(),
+            gc_trigger_blocks: config.gc_trigger_blocks(),
+            gc_soft_limit_blocks: config.gc_soft_limit_blocks(),
+            last_done: 0,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &SsdConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> &SsdStats {
+        &self.stats
+    }
+
+    /// Clears counters and histograms, keeping the mapping and the busy-until times (used
+    /// after aging, so measurements start from an aged device).
+    pub fn reset_stats(&mut self) {
+        self.stats.reset();
+    }
+
+    /// Size of the LBA space in 4 KiB pages.
+    pub fn user_pages(&self) -> u64 {
+        self.config.user_pages
+    }
+
+    /// Free (erased or releasable) blocks as a fraction of all blocks.
+    pub fn free_block_fraction(&self) -> f64 {
+        self.ftl.free_blocks() as f64 / self.total_blocks as f64
+    }
+
+    pub fn gc_pressure(&self) -> GcPressure {
+        let free = self.ftl.free_blocks();
+        if free <= self.gc_trigger_blocks {
+            GcPressure::HardLimit
+        } else if free <= self.gc_soft_limit_blocks {
+            GcPressure::SoftLimit
+        } else {
+            GcPressure::None
+        }
+    }
+
+    /// Runs internal GC at `now` until free blocks reach `target_free_fraction` of all
+    /// blocks (or nothing more can be reclaimed), charged to the dies like foreground GC.
+    /// Returns when that work ends (`now` if there was none). Counts one forced GC
+    /// invocation if any victim was collected. A no-op on the block FTL, which has no GC.
+    pub fn force_gc(&mut self, now: Nanos, target_free_fraction: f64) -> Nanos {
+        let target = (target_free_fraction.clamp(0.0, 1.0) * self.total_blocks as f64).ceil() as u64;
+        let mut clock = Clocked::new(&mut self.timing, now, Prio::Foreground);
+        if self.ftl.collect_until(target, &mut clock, &mut self.stats) {
+            self.stats.forced_gc_invocations += 1;
+        }
+        let done = clock.done;
+        self.last_done = self.last_done.max(done);
+        done
+    }
+
+    /// Ages the device without advancing time, as SWAN §5 does before measuring: writes a
+    /// uniformly random `fraction` of the logical pages, each chosen page once, in random
+    /// order (seeded). GC runs as needed but costs no time. Counts as host writes; call
+    /// [`Ssd::reset_stats`] afterwards.
+    pub fn age_random(&mut self, fraction: f64, seed: u64) {
+        let pages = self.fraction_of_pages(fraction);
+        if pages == 0 {
+            return;
+        }
+        let order = Permutation::new(self.config.user_pages, seed);
+        for i in 0..pages {
+            self.ftl.write(order.at(i), 1, &mut Untimed, &mut self.stats);
+        }
+        self.stats.host_pages_written += pages;
+    }
+
+    /// Writes the first `fraction` of the logical pages in order, without advancing time
+    /// (Harmonia's warm-up). Counts as host writes.
+    pub fn fill_sequential(&mut self, fraction: f64) {
+        let pages = self.fraction_of_pages(fraction);
+        let mut lpn = 0;
+        while lpn < pages {
+            let n = (pages - lpn).min(1 << 20) as u32;
+            self.ftl.write(lpn, n, &mut Untimed, &mut self.stats);
+            lpn += u64::from(n);
+        }
+        self.stats.host_pages_written += pages;
+    }
+
+    fn fraction_of_pages(&self, fraction: f64) -> u64 {
+        (fraction.clamp(0.0, 1.0) * self.config.user_pages as f64).round() as u64
+    }
+
+    /// DRAM a real controller needs for this FTL's mapping table (page-level: 4 bytes per
+    /// logical page; block-level: 4 bytes per logical block).
+    pub fn map_dram_bytes(&self) -> u64 {
+        self.ftl.map_dram_bytes()
+    }
+
+    /// Host memory this model holds for the device's mapping state.
+    pub fn model_bytes(&self) -> u64 {
+        self.ftl.model_bytes()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_mapped(&self, lpn: u64) -> bool {
+        let mut mapped = false;
+        self.ftl.for_each_mapped(lpn, 1, |_| mapped = true);
+        mapped
+    }
+
+    /// Checks the FTL's internal consistency (O(device size); for tests and debugging).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.ftl.check_invariants()
+    }
+}
+
+/// A summary: the mapping tables are far too large to print.
+impl std::fmt::Debug for Ssd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ssd")
+            .field("name", &self.config.name)
+            .field("user_pages", &self.config.user_pages)
+            .field("free_block_fraction", &self.free_block_fraction())
+            .field("busy_until", &self.busy_until())
+            .field("waf", &self.stats.waf())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device for Ssd {
+    /// Costs O(pages touched + pages GC copies), allocates nothing.
+    ///
+    /// # Panics
+    /// If the operation reaches past the device's user capacity.
+    fn submit(&mut self, now: Nanos, op: DevOp) -> Nanos {
+        assert!(
+            op.block + u64::from(op.count) <= self.config.user_pages,
+            "{}: {:?} reaches past the last page {}",
+            self.config.name,
+            op,
+            self.config.user_pages
+        );
+        let mut clock = Clocked::new(&mut self.timing, now, Prio::of(op.class));
+        match op.kind {
+            DevOpKind::Read => {
+                self.stats.host_pages_read += u64::from(op.count);
+                self.ftl.for_each_mapped(op.block, op.count, |die| {
+                    clock.done = clock.done.max(clock.timing.read_page(now, die, clock.prio));
+                });
+            }
+            DevOpKind::Write => {
+                self.stats.host_pages_written += u64::from(op.count);
+                self.ftl.write(op.block, op.count, &mut clock, &mut self.stats);
+            }
+            DevOpKind::Trim => {
+                self.stats.host_pages_trimmed += u64::from(op.count);
+                self.ftl.trim(op.block, op.count);
+            }
+            // No volatile write cache: every acknowledged write is already on flash.
+            DevOpKind::Flush => {}
+        }
+        let done = clock.done + self.config.cmd_latency_ns;
+        let latency_us = (done - now) / 1_000;
+        match op.kind {
+            DevOpKind::Read => self.stats.read_latency_us.saturating_record(latency_us),
+            DevOpKind::Write => self.stats.write_latency_us.saturating_record(latency_us),
+            DevOpKind::Trim | DevOpKind::Flush => {}
+        }
+        self.last_done = self.last_done.max(done);
+        done
+    }
+
+    fn busy_until(&self) -> Nanos {
+        self.timing.horizon().max(self.last_done)
+    }
+}

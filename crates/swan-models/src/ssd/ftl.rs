@@ -1,0 +1,118 @@
+//! The seam between mapping and timing. An FTL decides where pages go and what internal
+//! work (GC copies, merges, erases) that takes, and reports each NAND operation through
+//! [`Nand`]; whoever implements it decides what the operation costs. The device charges
+//! it to dies and channels ([`super::device`]); aging ignores time ([`Untimed`]).
+//!
+//! [`Ftl`] dispatches to the page-level or block-level mapping once per host operation,
+//! never per page.
+
+use super::config::{FtlKind, SsdConfig};
+use super::ftl_block::BlockFtl;
+use super::ftl_page::PageFtl;
+use super::stats::SsdStats;
+
+/// NAND operations an FTL asks for, named by the unit (die) that performs them.
+pub(crate) trait Nand {
+    /// A host page is programmed on `die`.
+    fn program(&mut self, die: u32);
+    /// The device copies a valid page from `from` to `to` (read, then program).
+    fn copy(&mut self, from: u32, to: u32);
+    /// `n` such copies; lets untimed aging skip per-page work on block merges.
+    fn copy_many(&mut self, from: u32, to: u32, n: u32) {
+        for _ in 0..n {
+            self.copy(from, to);
+        }
+    }
+    /// A block on `die` is erased.
+    fn erase(&mut self, die: u32);
+}
+
+/// Mapping without time: aging and warm-up, which the paper does before measuring.
+pub(crate) struct Untimed;
+
+impl Nand for Untimed {
+    fn program(&mut self, _die: u32) {}
+    fn copy(&mut self, _from: u32, _to: u32) {}
+    fn copy_many(&mut self, _from: u32, _to: u32, _n: u32) {}
+    fn erase(&mut self, _die: u32) {}
+}
+
+/// The mapping of one device.
+#[derive(Clone)]
+pub(crate) enum Ftl {
+    Page(PageFtl),
+    Block(BlockFtl),
+}
+
+impl Ftl {
+    pub(crate) fn new(config: &SsdConfig) -> Self {
+        match config.ftl {
+            FtlKind::Page => Ftl::Page(PageFtl::new(config)),
+            FtlKind::Block => Ftl::Block(BlockFtl::new(config)),
+        }
+    }
+
+    /// Calls `read(die)` for every mapped page of `[lpn, lpn + count)`, in order.
+    pub(crate) fn for_each_mapped(&self, lpn: u64, count: u32, mut read: impl FnMut(u32)) {
+        match self {
+            Ftl::Page(f) => (lpn..lpn + u64::from(count)).filter_map(|p| f.die_of(p)).for_each(&mut read),
+            Ftl::Block(f) => (lpn..lpn + u64::from(count)).filter_map(|p| f.die_of(p)).for_each(&mut read),
+        }
+    }
+
+    pub(crate) fn write(&mut self, lpn: u64, count: u32, nand: &mut impl Nand, stats: &mut SsdStats) {
+        match self {
+            Ftl::Page(f) => {
+                for p in lpn..lpn + u64::from(count) {
+                    f.write_page(p, nand, stats);
+                }
+            }
+            Ftl::Block(f) => f.write(lpn, count, nand, stats),
+        }
+    }
+
+    pub(crate) fn trim(&mut self, lpn: u64, count: u32) {
+        match self {
+            Ftl::Page(f) => f.trim(lpn, count),
+            Ftl::Block(f) => f.trim(lpn, count),
+        }
+    }
+
+    pub(crate) fn free_blocks(&self) -> u64 {
+        match self {
+            Ftl::Page(f) => f.free_blocks(),
+            Ftl::Block(f) => f.free_blocks(),
+        }
+    }
+
+    /// Collects victims until `target_free` blocks are free or nothing more can be
+    /// reclaimed; returns whether any victim was collected. The block FTL has no GC: its
+    /// blocks are released by merges and trims as they happen.
+    pub(crate) fn collect_until(&mut self, target_free: u64, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
+        match self {
+            Ftl::Page(f) => f.collect_until(target_free, nand, stats),
+            Ftl::Block(_) => false,
+        }
+    }
+
+    pub(crate) fn map_dram_bytes(&self) -> u64 {
+        match self {
+            Ftl::Page(f) => f.map_dram_bytes(),
+            Ftl::Block(f) => f.map_dram_bytes(),
+        }
+    }
+
+    pub(crate) fn model_bytes(&self) -> u64 {
+        match self {
+            Ftl::Page(f) => f.model_bytes(),
+            Ftl::Block(f) => f.model_bytes(),
+        }
+    }
+
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            Ftl::Page(f) => f.check_invariants(),
+            Ftl::Block(f) => f.check_invariants(),
+        }
+    }
+}

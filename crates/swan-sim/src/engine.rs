@@ -1,0 +1,654 @@
+//! The event-driven engine: one scheme, its member SSD models, a network link and a
+//! workload, run in virtual time.
+//!
+//! Events are typed values in a binary heap ordered by (time, insertion sequence), so ties
+//! resolve in a fixed order and a seed reproduces a run exactly. The hot path is per
+//! request, not per page: a phase of member I/O is handed to the SSD models, which answer
+//! with completion times computed from their dies' and links' busy-until times, and the
+//! engine schedules one event for the whole phase.
+//!
+//! The engine reads no clock and touches no file: progress is reported through a callback
+//! and results are returned as values; `output` writes them.
+
+use crate::metrics::{Latencies, MemberTraffic, MemberTrafficMbps, Row};
+use crate::rng::SimRng;
+use crate::workload::{Arrival, Generator, WorkloadSpec};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
+use swan_core::scheme::{ArraySpec, Counters, GcJobId, ReqOp, Request, Scheme, Submitted};
+use swan_core::BLOCK_BYTES;
+use swan_models::link::Link;
+use swan_models::ssd::{Ssd, SsdConfig};
+use swan_models::{DevOp, DevOpKind, Device, Nanos};
+use thiserror::Error;
+
+const NS_PER_S: f64 = 1e9;
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Simulated seconds.
+    pub sim_seconds: Option<f64>,
+    /// User bytes written.
+    pub write_bytes: Option<u64>,
+}
+
+/// Everything a run depends on. Printed in full with every run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub array: ArraySpec,
+    pub ssd: SsdConfig,
+    /// The AFA's network interface in MB/s (0 = unlimited).
+    pub network_mbps: u64,
+    pub workload: WorkloadSpec,
+    pub stop: StopRule,
+    pub interval_ms: u64,
+    pub seed: u64,
+    /// Fraction of each SSD's logical space written at random before the array is built
+    /// (the paper's SSD aging).
+    pub age_fraction: f64,
+    /// Give up if no user request completes for this many simulated seconds.
+    pub stall_limit_s: f64,
+}
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("invalid array: {0}")]
+    Geometry(#[from] swan_core::geometry::GeometryError),
+    #[error("invalid SSD model: {0}")]
+    Ssd(String),
+    #[error("invalid workload: {0}")]
+    Workload(String),
+    #[error("invalid run: {0}")]
+    Config(String),
+    #[error("the array stalled: no user request completed for {seconds} simulated seconds at t = {at_s:.1} s ({stalled} requests waiting for free space); GC cannot keep up or cannot make progress")]
+    Stalled { seconds: f64, at_s: f64, stalled: usize },
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub rows: Vec<Row>,
+    pub latencies: Latencies,
+    pub ssd_read_latency: Histogram<u64>,
+    pub ssd_write_latency: Histogram<u64>,
+    pub counters: Counters,
+    pub requests: u64,
+    pub sim_ns: Nanos,
+    pub volume_blocks: u64,
+    pub user_write_blocks: u64,
+    pub user_read_blocks: u64,
+    /// Blocks the array wrote to its members (data, parity, summaries, GC moves).
+    pub member_write_blocks: u64,
+    /// NAND pages programmed by all SSDs (host writes and internal GC copies).
+    pub nand_program_pages: u64,
+    pub ssd_host_write_pages: u64,
+    pub ssd_gc_copied_pages: u64,
+    pub ssd_erases: u64,
+    pub ssd_map_dram_bytes: u64,
+    pub scheme_heap_bytes: u64,
+    pub ssd_heap_bytes: u64,
+    pub modelled_blocks: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum What {
+    /// Generate and send the next request (closed loop refill or open-loop arrival).
+    Issue,
+    /// A write's payload has crossed the network.
+    Arrive(u32),
+    /// A phase of a request's member I/O completed.
+    ReqPhase(u32),
+    /// A read's payload has crossed the network back.
+    Deliver(u32),
+    /// A phase of a GC job completed.
+    GcPhase(u32),
+    Tick,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Event {
+    at: Nanos,
+    seq: u64,
+    what: What,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Member I/O waiting for earlier phases: flattened, with phase boundaries.
+#[derive(Debug, Default)]
+struct Pending {
+    ios: Vec<MemberIo>,
+    ends: Vec<usize>,
+    next: usize,
+}
+
+impl Pending {
+    fn load(&mut self, plan: &IoPlan) {
+        self.ios.clear();
+        self.ends.clear();
+        self.next = 1;
+        for k in 0..plan.phase_count() {
+            self.ios.extend_from_slice(plan.phase(k));
+            self.ends.push(self.ios.len());
+        }
+    }
+
+    fn has_next(&self) -> bool {
+        self.next < self.ends.len()
+    }
+
+    fn take_next(&mut self) -> (usize, usize) {
+        let range = (self.ends[self.next - 1], self.ends[self.next]);
+        self.next += 1;
+        range
+    }
+}
+
+#[derive(Debug, Default)]
+struct InFlight {
+    req: Option<Request>,
+    issued_at: Nanos,
+    pending: Pending,
+}
+
+#[derive(Debug, Default)]
+struct GcSlot {
+    id: GcJobId,
+    pending: Pending,
+    members_mask: u64,
+}
+
+pub struct Engine {
+    cfg: SimConfig,
+    scheme: Box<dyn Scheme>,
+    ssds: Vec<Ssd>,
+    link: Link,
+    gen: Generator,
+    events: BinaryHeap<Event>,
+    seq: u64,
+    now: Nanos,
+    reqs: Vec<InFlight>,
+    free_reqs: Vec<u32>,
+    gcs: Vec<GcSlot>,
+    free_gcs: Vec<u32>,
+    stalled: VecDeque<u32>,
+    plan: IoPlan,
+    /// Reads prefer to preempt GC (SWAN): re-check GC phase completions against the
+    /// members' backlog, which preempting reads push back.
+    gc_can_be_preempted: bool,
+    stopping: bool,
+    // Measurements.
+    latencies: Latencies,
+    requests: u64,
+    user_write_blocks: u64,
+    user_read_blocks: u64,
+    member_write_blocks: u64,
+    last_completion: Nanos,
+    interval: Interval,
+    rows: Vec<Row>,
+    prev_counters: Counters,
+    prev_ssd_gc_pages: u64,
+}
+
+#[derive(Debug, Default)]
+struct Interval {
+    user_read_bytes: u64,
+    user_write_bytes: u64,
+    traffic: Vec<MemberTraffic>,
+    gc_groups: u64,
+    array_gc_write_blocks: u64,
+}
+
+impl Engine {
+    pub fn new(cfg: SimConfig) -> Result<Self, SimError> {
+        if cfg.interval_ms == 0 {
+            return Err(SimError::Config("the reporting interval must be at least 1 ms".into()));
+        }
+        if cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
+            return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
+        }
+        if !(0.0..1.0).contains(&cfg.age_fraction) {
+            return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
+        }
+        let scheme = cfg.array.build()?;
+        cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
+        let member_pages = cfg.ssd.user_pages;
+        if member_pages < cfg.array.member_blocks {
+            return Err(SimError::Config(format!(
+                "members of {} blocks do not fit SSDs of {member_pages} pages",
+                cfg.array.member_blocks
+            )));
+        }
+        let mut ssds = Vec::with_capacity(scheme.members() as usize);
+        for i in 0..scheme.members() {
+            let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
+            if cfg.age_fraction > 0.0 {
+                ssd.age_random(cfg.age_fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+                ssd.reset_stats();
+            }
+            ssds.push(ssd);
+        }
+        let gen = Generator::new(&cfg.workload, scheme.volume_blocks(), SimRng::fork(cfg.seed, 1))
+            .map_err(SimError::Workload)?;
+        let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
+        let members = scheme.members() as usize;
+        Ok(Self {
+            link: Link::new(cfg.network_mbps, 0),
+            scheme,
+            ssds,
+            gen,
+            events: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            gcs: Vec::new(),
+            free_gcs: Vec::new(),
+            stalled: VecDeque::new(),
+            plan: IoPlan::new(),
+            gc_can_be_preempted,
+            stopping: false,
+            latencies: Latencies::default(),
+            requests: 0,
+            user_write_blocks: 0,
+            user_read_blocks: 0,
+            member_write_blocks: 0,
+            last_completion: 0,
+            interval: Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() },
+            rows: Vec::new(),
+            prev_counters: Counters::default(),
+            prev_ssd_gc_pages: 0,
+            cfg,
+        })
+    }
+
+    pub fn scheme(&self) -> &dyn Scheme {
+        self.scheme.as_ref()
+    }
+
+    fn push(&mut self, at: Nanos, what: What) {
+        self.seq += 1;
+        self.events.push(Event { at, seq: self.seq, what });
+    }
+
+    fn interval_ns(&self) -> Nanos {
+        self.cfg.interval_ms * 1_000_000
+    }
+
+    /// Run to the stop rule. `progress` is called once per interval with the fraction done.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
+        self.scheme.format(&mut self.plan);
+        let n = self.plan.len();
+        self.submit_ios(0, n, None);
+        match self.cfg.workload.arrival {
+            Arrival::Closed { iodepth } => {
+                for _ in 0..iodepth.max(1) {
+                    self.push(0, What::Issue);
+                }
+            }
+            Arrival::Open { iops } => {
+                if !(iops > 0.0 && iops.is_finite()) {
+                    return Err(SimError::Config(format!("open-loop rate must be positive, got {iops}")));
+                }
+                self.push(0, What::Issue);
+            }
+        }
+        let first_tick = self.interval_ns();
+        self.push(first_tick, What::Tick);
+        while let Some(ev) = self.events.pop() {
+            debug_assert!(ev.at >= self.now, "time went backwards");
+            self.now = ev.at;
+            match ev.what {
+                What::Issue => self.issue(),
+                What::Arrive(slot) => self.arrive(slot),
+                What::ReqPhase(slot) => self.req_phase_done(slot),
+                What::Deliver(slot) => self.complete(slot),
+                What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::Tick => {
+                    if self.tick(progress)? {
+                        break;
+                    }
+                }
+            }
+            self.pump_gc();
+        }
+        Ok(self.finish())
+    }
+
+    fn issue(&mut self) {
+        if self.stopping {
+            return;
+        }
+        if let Arrival::Open { iops } = self.cfg.workload.arrival {
+            let gap = (NS_PER_S / iops).max(1.0) as Nanos;
+            let next = self.now + gap;
+            self.push(next, What::Issue);
+        }
+        let req = self.gen.next_request();
+        let slot = match self.free_reqs.pop() {
+            Some(s) => s,
+            None => {
+                self.reqs.push(InFlight::default());
+                (self.reqs.len() - 1) as u32
+            }
+        };
+        let r = &mut self.reqs[slot as usize];
+        r.req = Some(req);
+        r.issued_at = self.now;
+        if req.op == ReqOp::Write {
+            let arrives = self.link.inbound(self.now, u64::from(req.blocks) * BLOCK_BYTES);
+            if arrives > self.now {
+                self.push(arrives, What::Arrive(slot));
+                return;
+            }
+        }
+        self.arrive(slot);
+    }
+
+    fn arrive(&mut self, slot: u32) {
+        let req = self.reqs[slot as usize].req.expect("live request");
+        match self.scheme.submit(&req, &mut self.plan).expect("the generator stays inside the volume") {
+            Submitted::NoSpace => self.stalled.push_back(slot),
+            Submitted::Planned => self.execute(slot),
+        }
+    }
+
+    /// Hand the request's freshly planned I/O to the members.
+    fn execute(&mut self, slot: u32) {
+        if self.plan.is_empty() {
+            self.req_phase_done(slot);
+            return;
+        }
+        let n0 = self.plan.phase(0).len();
+        let done = self.submit_ios(0, n0, None);
+        if self.plan.phase_count() > 1 {
+            let plan = std::mem::take(&mut self.plan);
+            self.reqs[slot as usize].pending.load(&plan);
+            self.plan = plan;
+        } else {
+            self.reqs[slot as usize].pending.ends.clear();
+        }
+        self.push(done, What::ReqPhase(slot));
+    }
+
+    /// Submit `plan[start..end]` (or a pending list's range) to the members at `now`;
+    /// returns when the last completes.
+    fn submit_ios(&mut self, start: usize, end: usize, from: Option<(bool, u32)>) -> Nanos {
+        let mut done = self.now;
+        let mut mask = 0u64;
+        for i in start..end {
+            let io = match from {
+                None => self.plan.ios()[i],
+                Some((true, s)) => self.reqs[s as usize].pending.ios[i],
+                Some((false, s)) => self.gcs[s as usize].pending.ios[i],
+            };
+            mask |= 1u64 << (io.member % 64);
+            done = done.max(self.submit_io(io));
+        }
+        if let Some((false, s)) = from {
+            self.gcs[s as usize].members_mask = mask;
+        }
+        done
+    }
+
+    fn submit_io(&mut self, io: MemberIo) -> Nanos {
+        let kind = match io.kind {
+            IoKind::Read(_) => DevOpKind::Read,
+            IoKind::Write(_) => DevOpKind::Write,
+            IoKind::Trim => DevOpKind::Trim,
+            IoKind::Flush => DevOpKind::Flush,
+        };
+        let bytes = io.bytes();
+        let t = &mut self.interval.traffic[io.member as usize];
+        let gc = io.class == IoClass::Gc;
+        match (kind, gc) {
+            (DevOpKind::Read, false) => t.user_read += bytes,
+            (DevOpKind::Read, true) => t.gc_read += bytes,
+            (DevOpKind::Write, false) => t.user_write += bytes,
+            (DevOpKind::Write, true) => t.gc_write += bytes,
+            _ => {}
+        }
+        if kind == DevOpKind::Write {
+            self.member_write_blocks += u64::from(io.count);
+            if gc {
+                self.interval.array_gc_write_blocks += u64::from(io.count);
+            }
+        }
+        self.ssds[io.member as usize]
+            .submit(self.now, DevOp { kind, block: io.block, count: io.count, class: io.class })
+    }
+
+    fn req_phase_done(&mut self, slot: u32) {
+        if self.reqs[slot as usize].pending.has_next() {
+            let (a, b) = self.reqs[slot as usize].pending.take_next();
+            let done = self.submit_ios(a, b, Some((true, slot)));
+            self.push(done, What::ReqPhase(slot));
+            return;
+        }
+        let req = self.reqs[slot as usize].req.expect("live request");
+        if req.op == ReqOp::Read {
+            let delivered = self.link.outbound(self.now, u64::from(req.blocks) * BLOCK_BYTES);
+            if delivered > self.now {
+                self.push(delivered, What::Deliver(slot));
+                return;
+            }
+        }
+        self.complete(slot);
+    }
+
+    fn complete(&mut self, slot: u32) {
+        let r = &mut self.reqs[slot as usize];
+        let req = r.req.take().expect("live request");
+        let latency = self.now - r.issued_at;
+        self.free_reqs.push(slot);
+        self.requests += 1;
+        self.last_completion = self.now;
+        let bytes = u64::from(req.blocks) * BLOCK_BYTES;
+        match req.op {
+            ReqOp::Read => {
+                self.user_read_blocks += u64::from(req.blocks);
+                self.interval.user_read_bytes += bytes;
+                self.latencies.record(true, latency);
+            }
+            ReqOp::Write => {
+                self.user_write_blocks += u64::from(req.blocks);
+                self.interval.user_write_bytes += bytes;
+                self.latencies.record(false, latency);
+                if let Some(limit) = self.cfg.stop.write_bytes {
+                    if self.user_write_blocks * BLOCK_BYTES >= limit {
+                        self.stopping = true;
+                    }
+                }
+            }
+            ReqOp::Trim | ReqOp::Flush => {}
+        }
+        if matches!(self.cfg.workload.arrival, Arrival::Closed { .. }) {
+            self.issue();
+        }
+    }
+
+    /// Start every GC job the scheme wants now.
+    fn pump_gc(&mut self) {
+        while let Some(id) = self.scheme.start_gc(&mut self.plan) {
+            self.interval.gc_groups |= self.scheme.status().gc_groups;
+            if self.plan.is_empty() {
+                self.finish_gc(id);
+                continue;
+            }
+            let slot = match self.free_gcs.pop() {
+                Some(s) => s,
+                None => {
+                    self.gcs.push(GcSlot::default());
+                    (self.gcs.len() - 1) as u32
+                }
+            };
+            let plan = std::mem::take(&mut self.plan);
+            self.gcs[slot as usize].id = id;
+            self.gcs[slot as usize].pending.load(&plan);
+            self.plan = plan;
+            let end = self.gcs[slot as usize].pending.ends[0];
+            let done = self.submit_ios(0, end, Some((false, slot)));
+            self.push(done, What::GcPhase(slot));
+        }
+    }
+
+    fn gc_phase_done(&mut self, slot: u32) {
+        if self.gc_can_be_preempted {
+            // Reads that preempted this phase pushed its work back inside the SSDs.
+            let mask = self.gcs[slot as usize].members_mask;
+            let late = (0..self.ssds.len().min(64))
+                .filter(|m| mask & (1 << m) != 0)
+                .map(|m| self.ssds[m].busy_until())
+                .max()
+                .unwrap_or(0);
+            if late > self.now {
+                self.push(late, What::GcPhase(slot));
+                return;
+            }
+        }
+        if self.gcs[slot as usize].pending.has_next() {
+            let (a, b) = self.gcs[slot as usize].pending.take_next();
+            let done = self.submit_ios(a, b, Some((false, slot)));
+            self.push(done, What::GcPhase(slot));
+            return;
+        }
+        let id = self.gcs[slot as usize].id;
+        self.free_gcs.push(slot);
+        self.finish_gc(id);
+    }
+
+    fn finish_gc(&mut self, id: GcJobId) {
+        self.scheme.finish_gc(id, &mut self.plan);
+        // The follow-up (summaries of sealed GC segments, TRIM of the victim) is
+        // fire-and-forget: it occupies the members but nothing waits for it.
+        let n = self.plan.len();
+        self.submit_ios(0, n, None);
+        // Space was freed: retry writes that were waiting for it, in arrival order.
+        while let Some(&slot) = self.stalled.front() {
+            let req = self.reqs[slot as usize].req.expect("stalled request");
+            match self.scheme.submit(&req, &mut self.plan).expect("validated request") {
+                Submitted::NoSpace => break,
+                Submitted::Planned => {
+                    self.stalled.pop_front();
+                    self.execute(slot);
+                }
+            }
+        }
+    }
+
+    /// Close an interval; returns true when the run is over.
+    fn tick(&mut self, progress: &mut dyn FnMut(f64)) -> Result<bool, SimError> {
+        let secs = self.cfg.interval_ms as f64 / 1000.0;
+        let mbps = |bytes: u64| bytes as f64 / secs / 1e6;
+        let status = self.scheme.status();
+        let c = self.scheme.counters().clone();
+        let victims = c.victims - self.prev_counters.victims;
+        let victim_util = (victims > 0).then(|| {
+            (c.victim_valid_blocks - self.prev_counters.victim_valid_blocks) as f64
+                / (c.victim_payload_blocks - self.prev_counters.victim_payload_blocks) as f64
+        });
+        let ssd_gc_pages: u64 = self.ssds.iter().map(|s| s.stats().gc_pages_copied).sum();
+        let members = self
+            .interval
+            .traffic
+            .iter()
+            .map(|t| MemberTrafficMbps {
+                read: mbps(t.user_read),
+                write: mbps(t.user_write),
+                gc_read: mbps(t.gc_read),
+                gc_write: mbps(t.gc_write),
+            })
+            .collect();
+        self.rows.push(Row {
+            t_s: self.now as f64 / NS_PER_S,
+            user_read_mbps: mbps(self.interval.user_read_bytes),
+            user_write_mbps: mbps(self.interval.user_write_bytes),
+            free_segments: status.free_segments,
+            victim_util,
+            front_group: if self.cfg.array.kind.is_log_structured() { status.front_group } else { None },
+            gc_groups: self.interval.gc_groups | status.gc_groups,
+            ssd_gc_pages: ssd_gc_pages - self.prev_ssd_gc_pages,
+            array_gc_write_blocks: self.interval.array_gc_write_blocks,
+            members,
+        });
+        self.prev_counters = c;
+        self.prev_ssd_gc_pages = ssd_gc_pages;
+        let members = self.interval.traffic.len();
+        self.interval = Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() };
+
+        let t = self.now as f64 / NS_PER_S;
+        let mut done = self.stopping;
+        let mut fraction: f64 = 0.0;
+        if let Some(limit) = self.cfg.stop.sim_seconds {
+            done |= t >= limit - 1e-9;
+            fraction = fraction.max(t / limit);
+        }
+        if let Some(limit) = self.cfg.stop.write_bytes {
+            fraction = fraction.max((self.user_write_blocks * BLOCK_BYTES) as f64 / limit as f64);
+        }
+        progress(fraction.min(1.0));
+        if done {
+            return Ok(true);
+        }
+        let quiet = (self.now - self.last_completion) as f64 / NS_PER_S;
+        if quiet > self.cfg.stall_limit_s {
+            return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled: self.stalled.len() });
+        }
+        let next = self.now + self.interval_ns();
+        self.push(next, What::Tick);
+        Ok(false)
+    }
+
+    fn finish(self) -> RunOutput {
+        let mut ssd_read_latency = crate::metrics::new_histogram();
+        let mut ssd_write_latency = crate::metrics::new_histogram();
+        let (mut host_w, mut gc_c, mut erases, mut dram, mut ssd_heap, mut pages) = (0, 0, 0, 0, 0, 0);
+        for ssd in &self.ssds {
+            let s = ssd.stats();
+            ssd_read_latency.add(&s.read_latency_us).expect("same histogram bounds");
+            ssd_write_latency.add(&s.write_latency_us).expect("same histogram bounds");
+            host_w += s.host_pages_written;
+            gc_c += s.gc_pages_copied;
+            erases += s.erases;
+            dram = ssd.map_dram_bytes();
+            ssd_heap += ssd.model_bytes();
+            pages += ssd.config().user_pages;
+        }
+        RunOutput {
+            rows: self.rows,
+            latencies: self.latencies,
+            ssd_read_latency,
+            ssd_write_latency,
+            counters: self.scheme.counters().clone(),
+            requests: self.requests,
+            sim_ns: self.now,
+            volume_blocks: self.scheme.volume_blocks(),
+            user_write_blocks: self.user_write_blocks,
+            user_read_blocks: self.user_read_blocks,
+            member_write_blocks: self.member_write_blocks,
+            nand_program_pages: host_w + gc_c,
+            ssd_host_write_pages: host_w,
+            ssd_gc_copied_pages: gc_c,
+            ssd_erases: erases,
+            ssd_map_dram_bytes: dram,
+            scheme_heap_bytes: self.scheme.heap_bytes(),
+            ssd_heap_bytes: ssd_heap,
+            modelled_blocks: pages,
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! # swan-sim
+//!
+//! The deterministic flash-array simulator: the scheme code of `swan-core` driven in
+//! virtual time over the device models of `swan-models`. See `OUTPUT.md` for what a run writes.
+//!
+//! - [`engine`]: the event loop (no clock, no files).
+//! - [`workload`]: fio-like request generators.
+//! - [`metrics`]: interval rows and latency histograms.
+//! - [`output`]: writes a run directory (`summary.json`, CSVs).
+//! - [`report`]: draws the paper's figures from run directories.
+
+pub mod engine;
+pub mod experiments;
+pub mod metrics;
+pub mod output;
+pub mod report;
+pub mod rng;
+pub mod workload;

@@ -1,0 +1,174 @@
+//! Writing a run directory (the format is specified in `OUTPUT.md`) and computing the
+//! summary figures from a run's output.
+
+use crate::engine::{RunOutput, SimConfig};
+use crate::metrics::{cdf_points, mean_cv};
+use anyhow::Context;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencySummary {
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+/// The figures of one run; serialized as `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scheme: String,
+    pub seed: u64,
+    pub options: SimConfig,
+    pub ssd_write_mbps: f64,
+    pub ssd_read_mbps: f64,
+    /// First interval in which GC moved data: array-level GC for log-structured schemes,
+    /// SSD-internal GC for in-place RAID (which has no array-level GC).
+    pub gc_onset_s: Option<f64>,
+    pub user_write_mbps_mean: f64,
+    pub user_write_mbps_after_gc_mean: Option<f64>,
+    pub user_write_mbps_after_gc_cv: Option<f64>,
+    /// Over the second half of the run: the steady state, once aged SSDs have been
+    /// overwritten and GC has settled.
+    pub user_write_mbps_steady_mean: Option<f64>,
+    pub user_write_mbps_steady_cv: Option<f64>,
+    pub user_read_mbps_mean: f64,
+    pub waf_array: Option<f64>,
+    pub waf_ssd: Option<f64>,
+    pub latency_us: LatencySummary,
+    pub read_latency_us: Option<LatencySummary>,
+    pub write_latency_us: Option<LatencySummary>,
+    pub requests: u64,
+    pub sim_s: f64,
+    pub wall_s: f64,
+    pub requests_per_wall_s: f64,
+    pub volume_blocks: u64,
+    pub user_write_bytes: u64,
+    pub victims: u64,
+    pub front_rotations: u64,
+    pub ssd_gc_copied_pages: u64,
+    pub ssd_erases: u64,
+    pub ssd_map_dram_bytes: u64,
+    pub ssd_ftl: String,
+    /// Simulator memory (scheme metadata + SSD models) per modelled 4 KiB block.
+    pub bytes_per_modelled_block: f64,
+}
+
+fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
+    LatencySummary {
+        p50: h.value_at_quantile(0.50),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+        mean: h.mean(),
+    }
+}
+
+impl Summary {
+    pub fn new(cfg: &SimConfig, out: &RunOutput, wall_s: f64) -> Self {
+        let log = cfg.array.kind.is_log_structured();
+        let onset_row =
+            out.rows.iter().position(|r| if log { r.array_gc_write_blocks > 0 } else { r.ssd_gc_pages > 0 });
+        let after: Vec<f64> =
+            onset_row.map(|i| out.rows[i + 1..].iter().map(|r| r.user_write_mbps).collect()).unwrap_or_default();
+        let after = mean_cv(&after);
+        let all_w: Vec<f64> = out.rows.iter().map(|r| r.user_write_mbps).collect();
+        // The last interval may be partial (the run stops mid-interval): leave it out.
+        let steady = mean_cv(&all_w[all_w.len() / 2..all_w.len().saturating_sub(1).max(all_w.len() / 2)]);
+        let all_r: Vec<f64> = out.rows.iter().map(|r| r.user_read_mbps).collect();
+        let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+        let sim_s = out.sim_ns as f64 / 1e9;
+        let (ssd_read_mbps, ssd_write_mbps) = swan_models::ssd::bandwidth::sequential_mbps(&cfg.ssd);
+        let nonempty = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_summary(h));
+        Self {
+            scheme: cfg.array.kind.to_string(),
+            seed: cfg.seed,
+            options: cfg.clone(),
+            ssd_write_mbps,
+            ssd_read_mbps,
+            gc_onset_s: onset_row.map(|i| out.rows[i].t_s),
+            user_write_mbps_mean: mean_cv(&all_w).map_or(0.0, |m| m.0),
+            user_write_mbps_after_gc_mean: after.map(|m| m.0),
+            user_write_mbps_after_gc_cv: after.map(|m| m.1),
+            user_write_mbps_steady_mean: steady.map(|m| m.0),
+            user_write_mbps_steady_cv: steady.map(|m| m.1),
+            user_read_mbps_mean: mean_cv(&all_r).map_or(0.0, |m| m.0),
+            waf_array: ratio(out.member_write_blocks, out.user_write_blocks),
+            waf_ssd: ratio(out.nand_program_pages, out.ssd_host_write_pages),
+            latency_us: latency_summary(&out.latencies.all),
+            read_latency_us: nonempty(&out.latencies.read),
+            write_latency_us: nonempty(&out.latencies.write),
+            requests: out.requests,
+            sim_s,
+            wall_s,
+            requests_per_wall_s: if wall_s > 0.0 { out.requests as f64 / wall_s } else { 0.0 },
+            volume_blocks: out.volume_blocks,
+            user_write_bytes: out.user_write_blocks * swan_core::BLOCK_BYTES,
+            victims: out.counters.victims,
+            front_rotations: out.counters.front_rotations,
+            ssd_gc_copied_pages: out.ssd_gc_copied_pages,
+            ssd_erases: out.ssd_erases,
+            ssd_map_dram_bytes: out.ssd_map_dram_bytes,
+            ssd_ftl: format!("{:?}", cfg.ssd.ftl).to_lowercase(),
+            bytes_per_modelled_block: (out.scheme_heap_bytes + out.ssd_heap_bytes) as f64
+                / out.modelled_blocks.max(1) as f64,
+        }
+    }
+}
+
+/// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv` and `ssd_latency_cdf.csv`.
+pub fn write_run(dir: &Path, summary: &Summary, out: &RunOutput) -> anyhow::Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("creating run directory {}", dir.display()))?;
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+    };
+    write("summary.json", serde_json::to_string_pretty(summary)? + "\n")?;
+    write("timeseries.csv", timeseries_csv(out))?;
+    let mut cdf = String::from("op,latency_us,fraction\n");
+    for (op, h) in [("all", &out.latencies.all), ("read", &out.latencies.read), ("write", &out.latencies.write)] {
+        for (us, f) in cdf_points(h) {
+            let _ = writeln!(cdf, "{op},{us},{f:.6}");
+        }
+    }
+    write("latency_cdf.csv", cdf)?;
+    let mut ssd = String::from("op,latency_us,fraction\n");
+    for (op, h) in [("read", &out.ssd_read_latency), ("write", &out.ssd_write_latency)] {
+        for (us, f) in cdf_points(h) {
+            let _ = writeln!(ssd, "{op},{us},{f:.6}");
+        }
+    }
+    write("ssd_latency_cdf.csv", ssd)?;
+    Ok(())
+}
+
+fn timeseries_csv(out: &RunOutput) -> String {
+    let members = out.rows.first().map_or(0, |r| r.members.len());
+    let mut s = String::from("t_s,user_read_mbps,user_write_mbps,free_segments,victim_util,front_group,gc_group");
+    for i in 0..members {
+        let _ = write!(s, ",ssd{i}_read_mbps,ssd{i}_write_mbps,ssd{i}_gc_read_mbps,ssd{i}_gc_write_mbps");
+    }
+    s.push('\n');
+    for r in &out.rows {
+        let _ = write!(s, "{:.3},{:.3},{:.3},{},", r.t_s, r.user_read_mbps, r.user_write_mbps, r.free_segments);
+        if let Some(u) = r.victim_util {
+            let _ = write!(s, "{u:.4}");
+        }
+        s.push(',');
+        if let Some(g) = r.front_group {
+            let _ = write!(s, "{g}");
+        }
+        s.push(',');
+        let groups: Vec<String> = (0..64).filter(|g| r.gc_groups & (1u64 << g) != 0).map(|g| g.to_string()).collect();
+        s.push_str(&groups.join(";"));
+        for m in &r.members {
+            let _ = write!(s, ",{:.3},{:.3},{:.3},{:.3}", m.read, m.write, m.gc_read, m.gc_write);
+        }
+        s.push('\n');
+    }
+    s
+}

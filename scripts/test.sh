@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what it needs, then builds and tests every crate.
+#
+#   scripts/test.sh            # everything
+#   SWAN_MODEL_OPS=100000 scripts/test.sh   # a quicker model check (default: 1,000,000 ops per scheme)
+#
+# A missing tool is installed (as root, with apt-get) or reported as an error: nothing is skipped silently.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+# Debian packages the suite uses, as "command:package" pairs.
+DEB_TOOLS=()
+missing=()
+for pair in "${DEB_TOOLS[@]}"; do
+  cmd=${pair%%:*}; pkg=${pair#*:}
+  need_cmd "$cmd" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "test.sh: missing packages ${missing[*]} and not root to install them; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "test.sh: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! need_cmd cargo; then
+  echo "test.sh: cargo not found; install the Rust toolchain (rustup) first" >&2
+  exit 1
+fi
+
+# Real traces live beside the repository in CI (../shared/traces); a fresh clone has none,
+# and the tests that need them say so loudly.
+export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/../shared/traces}"
+
+set -x
+cargo build --release --workspace --all-targets --locked
+cargo test --release --workspace --locked
