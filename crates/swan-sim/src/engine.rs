@@ -199,6 +199,8 @@ pub struct Engine {
     user_read_blocks: u64,
     member_write_blocks: u64,
     last_completion: Nanos,
+    /// When the current interval began.
+    interval_start: Nanos,
     interval: Interval,
     rows: Vec<Row>,
     prev_counters: Counters,
@@ -269,6 +271,7 @@ impl Engine {
             user_read_blocks: 0,
             member_write_blocks: 0,
             last_completion: 0,
+            interval_start: 0,
             interval: Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() },
             rows: Vec::new(),
             prev_counters: Counters::default(),
@@ -470,8 +473,11 @@ impl Engine {
                 self.interval.user_write_bytes += bytes;
                 self.latencies.record(false, latency);
                 if let Some(limit) = self.cfg.stop.write_bytes {
-                    if self.user_write_blocks * BLOCK_BYTES >= limit {
+                    if !self.stopping && self.user_write_blocks * BLOCK_BYTES >= limit {
+                        // Close the run now: the last interval is cut short rather than
+                        // padded with the idle tail of requests no longer being issued.
                         self.stopping = true;
+                        self.push(self.now, What::Tick);
                     }
                 }
             }
@@ -553,7 +559,11 @@ impl Engine {
 
     /// Close an interval; returns true when the run is over.
     fn tick(&mut self, progress: &mut dyn FnMut(f64)) -> Result<bool, SimError> {
-        let secs = self.cfg.interval_ms as f64 / 1000.0;
+        if self.now == self.interval_start {
+            // The stop landed exactly on an interval boundary: nothing left to record.
+            return Ok(self.stopping);
+        }
+        let secs = (self.now - self.interval_start) as f64 / NS_PER_S;
         let mbps = |bytes: u64| bytes as f64 / secs / 1e6;
         let status = self.scheme.status();
         let c = self.scheme.counters().clone();
@@ -588,6 +598,7 @@ impl Engine {
         });
         self.prev_counters = c;
         self.prev_ssd_gc_pages = ssd_gc_pages;
+        self.interval_start = self.now;
         let members = self.interval.traffic.len();
         self.interval = Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() };
 
@@ -609,8 +620,10 @@ impl Engine {
         if quiet > self.cfg.stall_limit_s {
             return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled: self.stalled.len() });
         }
-        let next = self.now + self.interval_ns();
-        self.push(next, What::Tick);
+        if !self.stopping {
+            let next = self.now + self.interval_ns();
+            self.push(next, What::Tick);
+        }
         Ok(false)
     }
 

@@ -43,6 +43,14 @@ pub fn aligned_segment_rows(ssd: &SsdConfig) -> u32 {
     ssd.units() * ssd.pages_per_block
 }
 
+/// The reporting interval, scaled with SSD capacity so a reduced-scale run shows what the
+/// paper's 1 s intervals show on 120 GB SSDs: a front-end period spans many intervals
+/// (8 GiB SSDs or more: 1 s; 0.5 GiB: 62 ms).
+pub fn interval_ms(ssd: &SsdConfig) -> u64 {
+    let gib = ssd.user_pages as f64 / 262_144.0;
+    ((1000.0 * gib / 8.0) as u64).clamp(10, 1000)
+}
+
 /// A 8 KiB random-write job over `working_set` of the array's raw data capacity.
 fn random_writes(iodepth: u32) -> WorkloadSpec {
     WorkloadSpec {
@@ -71,6 +79,7 @@ pub fn run_config(
     seed: u64,
 ) -> SimConfig {
     let member_blocks = ssd.user_pages;
+    let ssd_for_interval = ssd.clone();
     let members = u64::from(rgroups * per_group);
     let parity = u64::from(kind.raid().parity_members());
     let data_members = match kind {
@@ -99,7 +108,7 @@ pub fn run_config(
             sim_seconds: None,
             write_bytes: Some((footprint * (members * member_blocks * swan_core::BLOCK_BYTES) as f64) as u64),
         },
-        interval_ms: 1000,
+        interval_ms: interval_ms(&ssd_for_interval),
         seed,
         age_fraction: age,
         stall_limit_s: 600.0,
@@ -107,18 +116,28 @@ pub fn run_config(
 }
 
 /// SWAN Fig. 4(a) / 5 / 6 / 7: RAID0, Log-RAID0 and SWAN0 (4R-2SSD) on 8 SSDs aged to
-/// 60 %, 8 KiB random writes over 60 % of the capacity.
+/// 60 %, 8 KiB random writes over 60 % of the capacity — first as the paper ran them (fio
+/// on the host, no network), then behind a network interface as fast as SWAN's front-end
+/// R-group (2 SSDs' sustained write bandwidth, 800 MB/s), which is how §3.5 sizes an array.
 pub fn fig5(scale: Scale, seed: u64) -> Vec<SimConfig> {
     let ssd = sata_ssd(scale.ssd_gib, "sata850pro");
-    [
-        (SchemeKind::Raid(RaidLevel::Raid0), 1, 8),
-        (SchemeKind::LogRaid(RaidLevel::Raid0), 1, 8),
-        (SchemeKind::Swan(RaidLevel::Raid0), 4, 2),
-    ]
-    .into_iter()
-    .map(|(kind, g, n)| run_config(kind, g, n, ssd.clone(), random_writes(64), 0.6, 0.6, scale.footprint, seed))
-    .collect()
+    let mut runs = Vec::new();
+    for network_mbps in [0, FIG5_NETWORK_MBPS] {
+        for (kind, g, n) in [
+            (SchemeKind::Raid(RaidLevel::Raid0), 1, 8),
+            (SchemeKind::LogRaid(RaidLevel::Raid0), 1, 8),
+            (SchemeKind::Swan(RaidLevel::Raid0), 4, 2),
+        ] {
+            let mut cfg = run_config(kind, g, n, ssd.clone(), random_writes(64), 0.6, 0.6, scale.footprint, seed);
+            cfg.network_mbps = network_mbps;
+            runs.push(cfg);
+        }
+    }
+    runs
 }
+
+/// The network interface of the capped Fig. 5 runs: the front-end R-group's two SSDs.
+pub const FIG5_NETWORK_MBPS: u64 = 800;
 
 /// SWAN Fig. 4(b): Log-RAID0 and SWAN0 with 3, 6 and 9 SSDs (3R-1SSD, 3R-2SSD, 3R-3SSD).
 pub fn fig4b(scale: Scale, seed: u64) -> Vec<SimConfig> {

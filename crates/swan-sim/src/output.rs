@@ -77,8 +77,7 @@ impl Summary {
             onset_row.map(|i| out.rows[i + 1..].iter().map(|r| r.user_write_mbps).collect()).unwrap_or_default();
         let after = mean_cv(&after);
         let all_w: Vec<f64> = out.rows.iter().map(|r| r.user_write_mbps).collect();
-        // The last interval may be partial (the run stops mid-interval): leave it out.
-        let steady = mean_cv(&all_w[all_w.len() / 2..all_w.len().saturating_sub(1).max(all_w.len() / 2)]);
+        let steady = mean_cv(&all_w[all_w.len() / 2..]);
         let all_r: Vec<f64> = out.rows.iter().map(|r| r.user_read_mbps).collect();
         let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
         let sim_s = out.sim_ns as f64 / 1e9;
