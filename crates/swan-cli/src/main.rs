@@ -9,6 +9,7 @@ mod repro;
 mod runner;
 mod sim_cmd;
 mod units;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -56,13 +57,20 @@ struct ReportArgs {
 }
 
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         None => repro::run(&repro::ReproArgs::default_job()),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Repro(args)) => repro::run(&args),
         Some(Command::Report(args)) => draw(&args),
-        Some(Command::Plan(args)) => plan::run(&args).map(|_| ()),
+        Some(Command::Plan(args)) => plan::run(&args).and_then(|p| {
+            if args.verify {
+                verify::verify(&p, std::path::Path::new("out/plan-verify"), false)
+            } else {
+                Ok(())
+            }
+        }),
         Some(Command::Bench(args)) => repro::bench(&args),
     };
     match result {
@@ -72,6 +80,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `swan plan | head` closes stdout early. Rust ignores SIGPIPE, so the next `println!`
+/// panics ("failed printing to stdout: Broken pipe"); end quietly instead, with the status a
+/// shell gives a process killed by SIGPIPE (128 + 13). Every other panic is reported as usual.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg =
+            payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
+        if msg.is_some_and(|m| m.starts_with("failed printing to stdout") && m.contains("os error 32")) {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 fn draw(args: &ReportArgs) -> anyhow::Result<()> {

@@ -92,6 +92,9 @@ pub struct RunOutput {
     pub scheme_heap_bytes: u64,
     pub ssd_heap_bytes: u64,
     pub modelled_blocks: u64,
+    /// Simulated time during which user writes waited for GC to free a segment
+    /// (the front-end stalled).
+    pub stall_ns: Nanos,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +202,9 @@ pub struct Engine {
     user_read_blocks: u64,
     member_write_blocks: u64,
     last_completion: Nanos,
+    /// Total time writes spent waiting for free space, and when the current wait began.
+    stall_ns: Nanos,
+    stall_since: Option<Nanos>,
     /// When the current interval began.
     interval_start: Nanos,
     interval: Interval,
@@ -271,6 +277,8 @@ impl Engine {
             user_read_blocks: 0,
             member_write_blocks: 0,
             last_completion: 0,
+            stall_ns: 0,
+            stall_since: None,
             interval_start: 0,
             interval: Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() },
             rows: Vec::new(),
@@ -366,7 +374,12 @@ impl Engine {
     fn arrive(&mut self, slot: u32) {
         let req = self.reqs[slot as usize].req.expect("live request");
         match self.scheme.submit(&req, &mut self.plan).expect("the generator stays inside the volume") {
-            Submitted::NoSpace => self.stalled.push_back(slot),
+            Submitted::NoSpace => {
+                if self.stalled.is_empty() {
+                    self.stall_since = Some(self.now);
+                }
+                self.stalled.push_back(slot);
+            }
             Submitted::Planned => self.execute(slot),
         }
     }
@@ -555,6 +568,11 @@ impl Engine {
                 }
             }
         }
+        if self.stalled.is_empty() {
+            if let Some(since) = self.stall_since.take() {
+                self.stall_ns += self.now - since;
+            }
+        }
     }
 
     /// Close an interval; returns true when the run is over.
@@ -627,7 +645,10 @@ impl Engine {
         Ok(false)
     }
 
-    fn finish(self) -> RunOutput {
+    fn finish(mut self) -> RunOutput {
+        if let Some(since) = self.stall_since.take() {
+            self.stall_ns += self.now - since;
+        }
         let mut ssd_read_latency = crate::metrics::new_histogram();
         let mut ssd_write_latency = crate::metrics::new_histogram();
         let (mut host_w, mut gc_c, mut erases, mut dram, mut ssd_heap, mut pages) = (0, 0, 0, 0, 0, 0);
@@ -662,6 +683,7 @@ impl Engine {
             scheme_heap_bytes: self.scheme.heap_bytes(),
             ssd_heap_bytes: ssd_heap,
             modelled_blocks: pages,
+            stall_ns: self.stall_ns,
         }
     }
 }

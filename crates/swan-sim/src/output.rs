@@ -49,6 +49,10 @@ pub struct Summary {
     pub volume_blocks: u64,
     pub user_write_bytes: u64,
     pub victims: u64,
+    /// Mean valid fraction of the victims GC chose over the whole run.
+    pub victim_valid_fraction: Option<f64>,
+    /// Simulated seconds during which user writes waited for GC to free space.
+    pub stall_s: f64,
     pub front_rotations: u64,
     pub ssd_gc_copied_pages: u64,
     pub ssd_erases: u64,
@@ -108,6 +112,8 @@ impl Summary {
             volume_blocks: out.volume_blocks,
             user_write_bytes: out.user_write_blocks * swan_core::BLOCK_BYTES,
             victims: out.counters.victims,
+            victim_valid_fraction: ratio(out.counters.victim_valid_blocks, out.counters.victim_payload_blocks),
+            stall_s: out.stall_ns as f64 / 1e9,
             front_rotations: out.counters.front_rotations,
             ssd_gc_copied_pages: out.ssd_gc_copied_pages,
             ssd_erases: out.ssd_erases,
