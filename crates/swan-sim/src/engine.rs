@@ -646,6 +646,7 @@ impl Engine {
     }
 
     fn finish(mut self) -> RunOutput {
+        self.latencies.close();
         if let Some(since) = self.stall_since.take() {
             self.stall_ns += self.now - since;
         }

@@ -37,7 +37,8 @@ pub struct MemberTrafficMbps {
     pub gc_write: f64,
 }
 
-/// Latency histograms in microseconds (1 µs to 1 hour, 3 significant digits).
+/// Latency histograms in microseconds (1 µs to 1 hour, 3 significant digits). `all` is
+/// filled by [`Latencies::close`] from the other two, so each request is recorded once.
 #[derive(Clone, Debug)]
 pub struct Latencies {
     pub read: Histogram<u64>,
@@ -60,7 +61,13 @@ impl Latencies {
         let us = (latency_ns / 1000).clamp(1, 3_600_000_000);
         let h = if is_read { &mut self.read } else { &mut self.write };
         h.saturating_record(us);
-        self.all.saturating_record(us);
+    }
+
+    /// Fill `all` from `read` and `write`; call once, when the run ends.
+    pub fn close(&mut self) {
+        self.all.reset();
+        self.all.add(&self.read).expect("same histogram bounds");
+        self.all.add(&self.write).expect("same histogram bounds");
     }
 }
 
@@ -112,6 +119,8 @@ mod tests {
         for i in 1..=100 {
             l.record(i % 2 == 0, i * 1000);
         }
+        l.close();
+        assert_eq!(l.all.len(), 100);
         let c = cdf_points(&l.all);
         assert_eq!(c.last().unwrap().1, 1.0);
         assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));

@@ -135,6 +135,10 @@ pub struct LogArray {
     /// Which logical block each physical slot was written for; a slot is live only if the
     /// L2P map points back at it.
     p2l: PackedMap,
+    /// One bit per physical slot: set while the slot holds the live copy of its block
+    /// (exactly when `l2p[p2l[slot]] == slot`). GC finds a victim's live blocks by scanning
+    /// these bits instead of looking every slot up in the L2P map.
+    live: Vec<u64>,
     segs: SegmentTable,
     /// GC moves planned into each segment and not yet finished.
     inbound: Vec<u32>,
@@ -164,6 +168,7 @@ impl LogArray {
         Self {
             l2p: PackedMap::new(cfg.volume_blocks),
             p2l: PackedMap::new(geo.segments() * u64::from(geo.data_slots)),
+            live: vec![0; (geo.segments() * u64::from(geo.data_slots)).div_ceil(64) as usize],
             inbound: vec![0; geo.segments() as usize],
             segs,
             front: 0,
@@ -227,16 +232,22 @@ impl LogArray {
         let (member, block) = self.geo.slot_location(seg, slot);
         plan.push_merged(MemberIo { member, block, count: 1, kind: IoKind::Write(src), class });
         if self.geo.slot_ends_row(slot) {
-            if let Some(col) = self.geo.parity_column(block) {
-                let group = self.geo.group_of_segment(seg);
-                plan.push(MemberIo {
-                    member: self.geo.member(group, col),
-                    block,
-                    count: 1,
-                    kind: IoKind::Write(Src::Parity { group, row: block }),
-                    class,
-                });
-            }
+            self.push_parity(plan, seg, slot, class);
+        }
+    }
+
+    /// Write the parity of the stripe row holding `slot` of `seg` (no-op for RAID0).
+    fn push_parity(&self, plan: &mut IoPlan, seg: u64, slot: u32, class: IoClass) {
+        let (_, block) = self.geo.slot_location(seg, slot);
+        if let Some(col) = self.geo.parity_column(block) {
+            let group = self.geo.group_of_segment(seg);
+            plan.push(MemberIo {
+                member: self.geo.member(group, col),
+                block,
+                count: 1,
+                kind: IoKind::Write(Src::Parity { group, row: block }),
+                class,
+            });
         }
     }
 
@@ -280,26 +291,43 @@ impl LogArray {
         }
     }
 
-    /// The next slot of `group`'s GC segment.
-    fn gc_slot(&mut self, group: u32) -> u64 {
+    /// Up to `max` consecutive slots of `group`'s GC segment: (segment, first slot, count).
+    fn gc_take(&mut self, group: u32, max: u32) -> (u64, u32, u32) {
         let g = group as usize;
-        loop {
-            if let Some(c) = self.gc_open[g].as_mut() {
-                if c.next < self.geo.payload_slots() {
-                    c.next += 1;
-                    let (seg, next) = (c.seg, c.next);
-                    if next == self.geo.payload_slots() {
-                        self.gc_open[g] = None;
-                        self.gc_full[g].push(seg);
-                    }
-                    return self.geo.pba(seg, next - 1);
-                }
+        let payload = self.geo.payload_slots();
+        let c = match self.gc_open[g] {
+            Some(c) => c,
+            None => {
+                let seg = self
+                    .segs
+                    .open(group)
+                    .unwrap_or_else(|| panic!("R-group {group} has no free segment for GC: the reserve was violated"));
+                Cursor { seg, next: 0 }
             }
-            let seg = self
-                .segs
-                .open(group)
-                .unwrap_or_else(|| panic!("R-group {group} has no free segment for GC: the reserve was violated"));
-            self.gc_open[g] = Some(Cursor { seg, next: 0 });
+        };
+        let count = max.min(payload - c.next);
+        let next = c.next + count;
+        if next == payload {
+            self.gc_open[g] = None;
+            self.gc_full[g].push(c.seg);
+        } else {
+            self.gc_open[g] = Some(Cursor { seg: c.seg, next });
+        }
+        (c.seg, c.next, count)
+    }
+
+    #[inline]
+    fn is_live(&self, pba: u64) -> bool {
+        self.live[(pba / 64) as usize] & (1 << (pba % 64)) != 0
+    }
+
+    #[inline]
+    fn set_live(&mut self, pba: u64, live: bool) {
+        let (word, bit) = ((pba / 64) as usize, 1u64 << (pba % 64));
+        if live {
+            self.live[word] |= bit;
+        } else {
+            self.live[word] &= !bit;
         }
     }
 
@@ -308,10 +336,12 @@ impl LogArray {
         let old = self.l2p.get(lba);
         if old != UNMAPPED {
             self.segs.remove_valid(self.seg_of(old));
+            self.set_live(old, false);
         }
         self.l2p.set(lba, pba);
         if pba != UNMAPPED {
             self.segs.add_valid(self.seg_of(pba));
+            self.set_live(pba, true);
         }
     }
 
@@ -474,31 +504,70 @@ impl Scheme for LogArray {
         self.counters.victim_payload_blocks += u64::from(self.geo.payload_slots());
         let mut moves = self.move_pool.pop().unwrap_or_default();
         moves.clear();
-        for slot in 0..self.geo.payload_slots() {
-            let pba = self.geo.pba(victim, slot);
-            let lba = self.p2l.get(pba);
-            if lba != UNMAPPED && self.l2p.get(lba) == pba {
-                let (member, block) = self.geo.slot_location(victim, slot);
-                plan.push_merged(MemberIo {
-                    member,
-                    block,
-                    count: 1,
-                    kind: IoKind::Read(Dst::Staged { slot: moves.len() as u32 }),
-                    class: IoClass::Gc,
-                });
-                moves.push(Move { lba, from: pba, to: UNMAPPED });
+        // Read the victim member by member, so consecutive live rows on an SSD become one
+        // operation; staging slots are numbered in that order.
+        let dm = self.geo.data_members;
+        for col in 0..dm {
+            for row in 0..self.geo.segment_rows {
+                let slot = row * dm + col;
+                if slot >= self.geo.payload_slots() {
+                    break;
+                }
+                let pba = self.geo.pba(victim, slot);
+                if self.is_live(pba) {
+                    let lba = self.p2l.get(pba);
+                    debug_assert_eq!(self.l2p.get(lba), pba);
+                    let (member, block) = self.geo.slot_location(victim, slot);
+                    plan.push_merged(MemberIo {
+                        member,
+                        block,
+                        count: 1,
+                        kind: IoKind::Read(Dst::Staged { slot: moves.len() as u32 }),
+                        class: IoClass::Gc,
+                    });
+                    moves.push(Move { lba, from: pba, to: UNMAPPED });
+                }
             }
         }
         debug_assert_eq!(moves.len() as u32, self.segs.valid(victim));
         plan.barrier();
-        for i in 0..moves.len() {
-            let to = self.gc_slot(group);
-            moves[i].to = to;
-            self.p2l.set(to, moves[i].lba);
-            let (seg, slot) = self.geo.split_pba(to);
-            self.inbound[seg as usize] += 1;
-            self.push_slot_write(plan, seg, slot, Src::Staged { slot: i as u32 }, IoClass::Gc);
+        // Take the destination slots from the GC segment in runs, and hand each run out
+        // member by member, so each SSD's share of the run is one contiguous write.
+        let total = moves.len() as u32;
+        let (mut given, mut j) = (0u32, 0usize);
+        while given < total {
+            let (seg, first, count) = self.gc_take(group, total - given);
+            given += count;
+            for col in 0..dm {
+                let mut slot = first + (col + dm - first % dm) % dm;
+                while slot < first + count {
+                    let to = self.geo.pba(seg, slot);
+                    let mv = &mut moves[j];
+                    mv.to = to;
+                    self.p2l.set(to, mv.lba);
+                    self.inbound[seg as usize] += 1;
+                    let (member, block) = self.geo.slot_location(seg, slot);
+                    plan.push_merged(MemberIo {
+                        member,
+                        block,
+                        count: 1,
+                        kind: IoKind::Write(Src::Staged { slot: j as u32 }),
+                        class: IoClass::Gc,
+                    });
+                    j += 1;
+                    slot += dm;
+                }
+            }
+            // Parity of every stripe row the run completed, once the phase's data has landed.
+            if self.geo.raid != crate::geometry::RaidLevel::Raid0 {
+                for slot in first..first + count {
+                    if self.geo.slot_ends_row(slot) {
+                        self.push_parity(plan, seg, slot, IoClass::Gc);
+                    }
+                }
+            }
         }
+        debug_assert_eq!(j, moves.len());
         let id = self.next_job;
         self.next_job += 1;
         self.job_in_flight[group as usize] = true;
@@ -513,7 +582,9 @@ impl Scheme for LogArray {
         for mv in &moves {
             let seg = self.seg_of(mv.to);
             self.inbound[seg as usize] -= 1;
-            if self.l2p.get(mv.lba) == mv.from {
+            // Still live in the victim means nobody overwrote or trimmed it meanwhile.
+            if self.is_live(mv.from) {
+                debug_assert_eq!(self.l2p.get(mv.lba), mv.from);
                 self.remap(mv.lba, mv.to);
                 self.counters.gc_blocks_moved += 1;
             } else {
@@ -595,6 +666,17 @@ impl Scheme for LogArray {
             }
             live[seg as usize] += 1;
         }
+        let bits: u64 = self.live.iter().map(|w| u64::from(w.count_ones())).sum();
+        let mapped: u64 = live.iter().map(|&n| u64::from(n)).sum();
+        if bits != mapped {
+            return Err(format!("{bits} slots marked live but {mapped} blocks mapped"));
+        }
+        for lba in 0..self.cfg.volume_blocks {
+            let pba = self.l2p.get(lba);
+            if pba != UNMAPPED && !self.is_live(pba) {
+                return Err(format!("block {lba} maps to slot {pba}, which is not marked live"));
+            }
+        }
         for (seg, &n) in live.iter().enumerate() {
             if self.segs.valid(seg as u64) != n {
                 return Err(format!("segment {seg} counts {} valid blocks but holds {n}", self.segs.valid(seg as u64)));
@@ -613,6 +695,10 @@ impl Scheme for LogArray {
     }
 
     fn heap_bytes(&self) -> u64 {
-        self.l2p.heap_bytes() + self.p2l.heap_bytes() + self.segs.heap_bytes() + self.inbound.len() as u64 * 4
+        self.l2p.heap_bytes()
+            + self.p2l.heap_bytes()
+            + self.live.len() as u64 * 8
+            + self.segs.heap_bytes()
+            + self.inbound.len() as u64 * 4
     }
 }
