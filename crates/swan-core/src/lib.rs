@@ -25,6 +25,7 @@ pub mod l2p;
 pub mod scheme;
 pub mod segment;
 pub mod summary;
+pub mod testkit;
 pub mod victim;
 
 /// The unit of addressing everywhere in swan: a 4 KiB block.

@@ -188,17 +188,14 @@ pub fn fig12(scale: Scale, seed: u64) -> Vec<SimConfig> {
 }
 
 /// SWAN §6, simpler SSDs: SWAN0 and RAID0 over block-level-FTL SSDs (and the page-level
-/// FTL for reference). Segments are one erase block per SSD, so SWAN's writes and TRIMs
-/// line up with what a block-mapped FTL handles without merges.
+/// FTL for reference). Segments are one superblock per SSD (an erase block on every die),
+/// so SWAN's writes and TRIMs line up with what a block-mapped FTL handles without merges.
 pub fn simple_ssd(scale: Scale, seed: u64) -> Vec<SimConfig> {
     let mut runs = Vec::new();
     for preset in ["sata850pro-blockftl", "sata850pro"] {
         let ssd = sata_ssd(scale.ssd_gib, preset);
-        let erase_block = ssd.pages_per_block;
         for (kind, g, n) in [(SchemeKind::Raid(RaidLevel::Raid0), 1, 8), (SchemeKind::Swan(RaidLevel::Raid0), 4, 2)] {
-            let mut cfg = run_config(kind, g, n, ssd.clone(), random_writes(64), 0.6, 0.0, scale.footprint / 2.0, seed);
-            cfg.array.segment_rows = erase_block;
-            runs.push(cfg);
+            runs.push(run_config(kind, g, n, ssd.clone(), random_writes(64), 0.6, 0.6, scale.footprint / 2.0, seed));
         }
     }
     runs

@@ -7,7 +7,7 @@ use super::config::{SsdConfig, SsdConfigError};
 use super::ftl::{Ftl, Nand, Untimed};
 use super::stats::SsdStats;
 use super::timing::{Prio, Timing};
-use crate::{DevOp, DevOpKind, Device, Nanos};
+use crate::{DevOp, DevOpKind, Device, IoClass, Nanos};
 
 /// How close a device is to running out of free blocks (for Harmonia's coordinated GC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,18 @@ pub enum GcPressure {
 /// One SSD in virtual time. See the [module docs](super) for the model.
 ///
 /// `Clone` copies the whole mapping: age a device once, then clone it per experiment.
+///
+/// # Payload tracking
+/// Off by default, the model carries no data. [`Ssd::enable_payload`] (or
+/// [`Ssd::with_payload`]) turns on an opt-in mode for deep tests: the device stores one
+/// `u64` *token* per physical page, and its FTL moves the token whenever it moves the page
+/// (page-FTL GC copies, block-FTL merges) and clears it when the page stops holding live
+/// data (overwrite, trim, erase). [`Ssd::write_tokens`] and [`Ssd::read_tokens`] are
+/// [`Device::submit`] plus the token bookkeeping, so timing and statistics are exactly those
+/// of the plain operation; tokens are placed at submission, as the mapping is, and nothing
+/// changes them at completion. A plain `submit` write stores token 0 in the pages it
+/// writes; unmapped pages read as 0. When off, the cost is one predictable branch where
+/// a page is invalidated or copied.
 #[derive(Clone)]
 pub struct Ssd {
     config: SsdConfig,
@@ -181,6 +193,60 @@ impl Ssd {
         let mut mapped = false;
         self.ftl.for_each_mapped(lpn, 1, |_| mapped = true);
         mapped
+    }
+
+    /// Turns payload tracking on (see [`Ssd`'s notes](Ssd#payload-tracking)); pages mapped before carry
+    /// token 0. Costs 8 bytes of host memory per physical page. A no-op if already on.
+    pub fn enable_payload(&mut self) {
+        self.ftl.enable_payload();
+    }
+
+    /// This device with payload tracking on.
+    pub fn with_payload(mut self) -> Self {
+        self.enable_payload();
+        self
+    }
+
+    pub fn has_payload(&self) -> bool {
+        self.ftl.has_payload()
+    }
+
+    /// Writes `tokens.len()` pages from `block` as `submit` would (same completion time,
+    /// same statistics) and stores `tokens` in the physical pages that now hold them.
+    ///
+    /// # Panics
+    /// If payload tracking is off, or as [`Device::submit`].
+    pub fn write_tokens(&mut self, now: Nanos, block: u64, tokens: &[u64], class: IoClass) -> Nanos {
+        assert!(self.has_payload(), "{}: write_tokens needs payload tracking (Ssd::enable_payload)", self.config.name);
+        let count = u32::try_from(tokens.len()).expect("a write of at most u32::MAX pages");
+        let done = self.submit(now, DevOp { kind: DevOpKind::Write, block, count, class });
+        self.ftl.set_tokens(block, tokens);
+        done
+    }
+
+    /// Reads `out.len()` pages from `block` as `submit` would (same completion time, same
+    /// statistics) and fills `out` with their tokens (0 for unmapped pages).
+    ///
+    /// # Panics
+    /// If payload tracking is off, or as [`Device::submit`].
+    pub fn read_tokens(&mut self, now: Nanos, block: u64, out: &mut [u64], class: IoClass) -> Nanos {
+        assert!(self.has_payload(), "{}: read_tokens needs payload tracking (Ssd::enable_payload)", self.config.name);
+        let count = u32::try_from(out.len()).expect("a read of at most u32::MAX pages");
+        let done = self.submit(now, DevOp { kind: DevOpKind::Read, block, count, class });
+        self.ftl.tokens(block, out);
+        done
+    }
+
+    /// The token page `block` holds now (0 if unmapped or tracking is off), without doing
+    /// any I/O: no time passes and no statistic changes. For test oracles.
+    ///
+    /// # Panics
+    /// If `block` is past the device's user capacity.
+    pub fn token(&self, block: u64) -> u64 {
+        assert!(block < self.config.user_pages, "{}: page {block} is past the last page", self.config.name);
+        let mut t = [0];
+        self.ftl.tokens(block, &mut t);
+        t[0]
     }
 
     /// Checks the FTL's internal consistency (O(device size); for tests and debugging).

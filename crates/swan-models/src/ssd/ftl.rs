@@ -71,6 +71,37 @@ impl Ftl {
         }
     }
 
+    /// Starts tracking one token per physical page, moved with the FTL's own copies.
+    pub(crate) fn enable_payload(&mut self) {
+        match self {
+            Ftl::Page(f) => f.enable_payload(),
+            Ftl::Block(f) => f.enable_payload(),
+        }
+    }
+
+    pub(crate) fn has_payload(&self) -> bool {
+        match self {
+            Ftl::Page(f) => f.has_payload(),
+            Ftl::Block(f) => f.has_payload(),
+        }
+    }
+
+    /// Stores `tokens` in the pages now holding `[lpn, lpn + tokens.len())` (all mapped).
+    pub(crate) fn set_tokens(&mut self, lpn: u64, tokens: &[u64]) {
+        match self {
+            Ftl::Page(f) => (lpn..).zip(tokens).for_each(|(p, &t)| f.set_token(p, t)),
+            Ftl::Block(f) => (lpn..).zip(tokens).for_each(|(p, &t)| f.set_token(p, t)),
+        }
+    }
+
+    /// Fills `out` with the tokens of `[lpn, lpn + out.len())`; 0 for unmapped pages.
+    pub(crate) fn tokens(&self, lpn: u64, out: &mut [u64]) {
+        match self {
+            Ftl::Page(f) => (lpn..).zip(out).for_each(|(p, t)| *t = f.token(p)),
+            Ftl::Block(f) => (lpn..).zip(out).for_each(|(p, t)| *t = f.token(p)),
+        }
+    }
+
     pub(crate) fn trim(&mut self, lpn: u64, count: u32) {
         match self {
             Ftl::Page(f) => f.trim(lpn, count),

@@ -14,9 +14,13 @@
 //!   is unmapped and released.
 //! - Released blocks are erased lazily, when next allocated, and the erase is charged to
 //!   the allocating write; so TRIM itself costs no die time.
-//! - A logical block's physical block sits on unit `lbn % units`, so consecutive logical
-//!   blocks spread over units: sequential bandwidth needs about one logical block per
-//!   unit in flight.
+//! - Host pages are striped over the units the way a superblock-based controller does:
+//!   within each *superblock* of `units × pages_per_block` host pages, page `i` goes to
+//!   unit `i % units`, at offset `i / units` of that unit's logical block. A sequential
+//!   stream so keeps every die busy, and a TRIM of a whole superblock (SWAN's aligned
+//!   segment) empties one block on every unit. The map is still one entry per block. A
+//!   partial superblock at the end of the device is mapped without striping.
+//! - A logical block's physical block sits on unit `lbn % units`.
 //! - Copies are charged before the new data's programs: all on one unit, whose FIFO
 //!   makes the order irrelevant to timing.
 
@@ -41,6 +45,10 @@ pub(crate) struct BlockFtl {
     valid: Vec<u64>,
     words_per_block: usize,
     free: Vec<u32>,
+    /// With payload tracking on (see [`super::Ssd::enable_payload`]): one token per
+    /// physical page (`block × pages_per_block + offset`), moved with every merge copy;
+    /// a page that is not valid carries 0.
+    payload: Option<Vec<u64>>,
 }
 
 /// `(word index within a block, mask)` pairs covering offsets `[off, off + n)`, `n ≥ 1`.
@@ -85,7 +93,56 @@ impl BlockFtl {
             valid: vec![0; blocks * words_per_block],
             words_per_block,
             free: (0..blocks as u32).rev().collect(),
+            payload: None,
         }
+    }
+
+    /// Starts tracking one token per physical page; pages mapped before carry token 0.
+    pub(crate) fn enable_payload(&mut self) {
+        if self.payload.is_none() {
+            self.payload = Some(vec![0; self.write_ptr.len() * self.pages_per_block as usize]);
+        }
+    }
+
+    pub(crate) fn has_payload(&self) -> bool {
+        self.payload.is_some()
+    }
+
+    /// Host page → page of the FTL's logical blocks (see the module comment on striping).
+    fn striped(&self, lpn: u64) -> u64 {
+        let (ppb, units) = (u64::from(self.pages_per_block), u64::from(self.units));
+        let superblock = ppb * units;
+        let striped_pages = self.map.len() as u64 / units * units * ppb;
+        if lpn >= striped_pages {
+            return lpn;
+        }
+        let (sb, i) = (lpn / superblock, lpn % superblock);
+        (sb * units + i % units) * ppb + i / units
+    }
+
+    /// The physical page holding `lpn`'s current copy, if any.
+    fn ppn_of(&self, lpn: u64) -> Option<usize> {
+        let lpn = self.striped(lpn);
+        let ppb = u64::from(self.pages_per_block);
+        let (pb, off) = (self.map[(lpn / ppb) as usize], (lpn % ppb) as u32);
+        (pb != NIL && self.is_valid(pb, off)).then(|| pb as usize * self.pages_per_block as usize + off as usize)
+    }
+
+    /// The token of `lpn`'s current copy, 0 if unmapped or if payload tracking is off.
+    pub(crate) fn token(&self, lpn: u64) -> u64 {
+        match (&self.payload, self.ppn_of(lpn)) {
+            (Some(p), Some(ppn)) => p[ppn],
+            _ => 0,
+        }
+    }
+
+    /// Stores `token` in the physical page holding `lpn`'s current copy.
+    ///
+    /// # Panics
+    /// If payload tracking is off or `lpn` is unmapped.
+    pub(crate) fn set_token(&mut self, lpn: u64, token: u64) {
+        let ppn = self.ppn_of(lpn).unwrap_or_else(|| panic!("page {lpn} is unmapped: write it first"));
+        self.payload.as_mut().expect("payload tracking is off")[ppn] = token;
     }
 
     fn words(&self, pb: u32) -> &[u64] {
@@ -122,6 +179,7 @@ impl BlockFtl {
     }
 
     pub(crate) fn die_of(&self, lpn: u64) -> Option<u32> {
+        let lpn = self.striped(lpn);
         let ppb = u64::from(self.pages_per_block);
         let pb = self.map[(lpn / ppb) as usize];
         (pb != NIL && self.is_valid(pb, (lpn % ppb) as u32)).then(|| u32::from(self.block_unit[pb as usize]))
@@ -132,8 +190,13 @@ impl BlockFtl {
     }
 
     pub(crate) fn write(&mut self, lpn: u64, count: u32, nand: &mut impl Nand, stats: &mut SsdStats) {
-        for (lbn, off, n) in runs(self.pages_per_block, lpn, count) {
-            self.write_run(lbn, off, n, nand, stats);
+        // Consecutive host pages sit on different units' blocks: one run per page. Pages of
+        // one host operation that share a block are `units` apart and arrive in order, so
+        // the second appends behind the first instead of merging again.
+        for p in lpn..lpn + u64::from(count) {
+            for (lbn, off, n) in runs(self.pages_per_block, self.striped(p), 1) {
+                self.write_run(lbn, off, n, nand, stats);
+            }
         }
     }
 
@@ -152,6 +215,14 @@ impl BlockFtl {
             nand.copy_many(u32::from(self.block_unit[old as usize]), unit, copies);
             stats.gc_pages_copied += u64::from(copies);
             stats.merges += 1;
+            if let Some(mut p) = self.payload.take() {
+                // The pages the merge copies: valid in the old block, not replaced by this write.
+                let ppb = self.pages_per_block as usize;
+                for o in (0..self.pages_per_block).filter(|&o| !(off..off + n).contains(&o) && self.is_valid(old, o)) {
+                    p[new as usize * ppb + o as usize] = p[old as usize * ppb + o as usize];
+                }
+                self.payload = Some(p);
+            }
             let (src, dst) = (old as usize * self.words_per_block, new as usize * self.words_per_block);
             self.valid.copy_within(src..src + self.words_per_block, dst);
             self.write_ptr[new as usize] = self.write_ptr[old as usize];
@@ -183,16 +254,30 @@ impl BlockFtl {
     /// Returns a block to the pool; it is erased when next allocated.
     fn release(&mut self, pb: u32) {
         self.words_mut(pb).fill(0);
+        if let Some(p) = &mut self.payload {
+            let ppb = self.pages_per_block as usize;
+            p[pb as usize * ppb..(pb as usize + 1) * ppb].fill(0);
+        }
         self.write_ptr[pb as usize] = 0;
         self.needs_erase[pb as usize] = true;
         self.free.push(pb);
     }
 
     pub(crate) fn trim(&mut self, lpn: u64, count: u32) {
+        for p in lpn..lpn + u64::from(count) {
+            self.trim_run(self.striped(p), 1);
+        }
+    }
+
+    fn trim_run(&mut self, lpn: u64, count: u32) {
         for (lbn, off, n) in runs(self.pages_per_block, lpn, count) {
             let pb = self.map[lbn];
             if pb != NIL {
                 self.clear_valid(pb, off, n);
+                if let Some(p) = &mut self.payload {
+                    let first = pb as usize * self.pages_per_block as usize + off as usize;
+                    p[first..first + n as usize].fill(0);
+                }
                 if self.count_valid(pb) == 0 {
                     self.map[lbn] = NIL;
                     self.release(pb);
@@ -208,12 +293,22 @@ impl BlockFtl {
 
     pub(crate) fn model_bytes(&self) -> u64 {
         let blocks = self.write_ptr.len();
-        (4 * (self.map.len() + self.free.capacity()) + 8 * self.valid.len() + blocks * (2 + 2 + 1)) as u64
+        let payload = self.payload.as_ref().map_or(0, |p| 8 * p.len());
+        (4 * (self.map.len() + self.free.capacity()) + 8 * self.valid.len() + blocks * (2 + 2 + 1) + payload) as u64
     }
 
     /// Every physical block is either free or mapped by exactly one logical block; free
-    /// blocks hold no valid page; no valid page lies at or past its block's write pointer.
+    /// blocks hold no valid page; no valid page lies at or past its block's write pointer;
+    /// with payload tracking on, no page that is not valid carries a token.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        if let Some(p) = &self.payload {
+            let ppb = self.pages_per_block as usize;
+            if let Some(ppn) =
+                (0..p.len()).find(|&ppn| p[ppn] != 0 && !self.is_valid((ppn / ppb) as u32, (ppn % ppb) as u32))
+            {
+                return Err(format!("physical page {ppn} is not valid but carries token {:#x}", p[ppn]));
+            }
+        }
         let mut owners = vec![0u32; self.write_ptr.len()];
         for &pb in &self.free {
             owners[pb as usize] += 1;
@@ -248,6 +343,18 @@ mod tests {
     use super::super::presets;
     use super::*;
 
+    #[test]
+    fn striping_is_a_bijection_over_units() {
+        let ftl = BlockFtl::new(&tiny());
+        let pages = ftl.map.len() as u64 * u64::from(ftl.pages_per_block);
+        let mut seen: Vec<u64> = (0..pages).map(|p| ftl.striped(p)).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..pages).collect::<Vec<_>>());
+        // Consecutive host pages land on consecutive units.
+        let unit = |p: u64| (ftl.striped(p) / u64::from(ftl.pages_per_block)) % u64::from(ftl.units);
+        assert!(ftl.units == 1 || unit(0) != unit(1));
+    }
+
     fn tiny() -> SsdConfig {
         SsdConfig { name: "tiny-block".into(), user_pages: 100 * 128, ftl: FtlKind::Block, ..presets::sata850pro() }
     }
@@ -270,32 +377,39 @@ mod tests {
     #[test]
     fn in_order_writes_append_and_overwrites_merge() {
         let c = tiny();
+        let superblock = u64::from(c.units() * c.pages_per_block);
         let mut f = BlockFtl::new(&c);
         let mut s = SsdStats::default();
-        f.write(0, 64, &mut Untimed, &mut s);
-        f.write(64, 64, &mut Untimed, &mut s);
+        // A whole superblock in two sequential halves: every unit's block appends in order.
+        f.write(0, (superblock / 2) as u32, &mut Untimed, &mut s);
+        f.write(superblock / 2, (superblock / 2) as u32, &mut Untimed, &mut s);
         assert_eq!((s.merges, s.gc_pages_copied), (0, 0));
+        // Pages 10 and 11 sit at offset 0 of two units' blocks: each overwrite merges.
         f.write(10, 2, &mut Untimed, &mut s);
-        assert_eq!((s.merges, s.gc_pages_copied), (1, 126));
+        let ppb = u64::from(c.pages_per_block);
+        assert_eq!((s.merges, s.gc_pages_copied), (2, 2 * (ppb - 1)));
         f.check_invariants().unwrap();
-        // The pool is a stack: the block the merge released is reused next, erased first.
-        f.write(128, 1, &mut Untimed, &mut s);
-        assert_eq!(s.erases, 1);
-        assert!(f.die_of(10).is_some() && f.die_of(200).is_none());
+        // The pool is a stack: the second merge already reused (and erased) the block the
+        // first released, and the next allocation reuses the second's.
+        f.write(superblock, 1, &mut Untimed, &mut s);
+        assert_eq!(s.erases, 2);
+        assert!(f.die_of(10).is_some() && f.die_of(superblock + 5).is_none());
     }
 
     #[test]
     fn trimming_a_whole_block_frees_it() {
         let c = tiny();
+        let superblock = c.units() * c.pages_per_block;
         let mut f = BlockFtl::new(&c);
         let mut s = SsdStats::default();
         let free = f.free_blocks();
-        f.write(0, 128, &mut Untimed, &mut s);
-        f.trim(0, 100);
-        assert_eq!(f.free_blocks(), free - 1, "a partial trim keeps the block");
-        assert!(f.die_of(99).is_none() && f.die_of(100).is_some());
-        f.trim(100, 28);
-        assert_eq!(f.free_blocks(), free);
+        f.write(0, superblock, &mut Untimed, &mut s);
+        assert_eq!(f.free_blocks(), free - u64::from(c.units()));
+        f.trim(0, 1000);
+        assert_eq!(f.free_blocks(), free - u64::from(c.units()), "a partial trim keeps every block");
+        assert!(f.die_of(999).is_none() && f.die_of(1000).is_some());
+        f.trim(1000, superblock - 1000);
+        assert_eq!(f.free_blocks(), free, "trimming the whole superblock frees a block on every unit");
         f.check_invariants().unwrap();
     }
 }

@@ -47,6 +47,9 @@ pub(crate) struct PageFtl {
     victims: VictimBuckets,
     gc_trigger_blocks: u64,
     gc_reclaim_blocks: u64,
+    /// With payload tracking on (see [`super::Ssd::enable_payload`]): one token per
+    /// physical page, moved with every GC copy; a page holding no live data carries 0.
+    payload: Option<Vec<u64>>,
 }
 
 impl PageFtl {
@@ -67,7 +70,37 @@ impl PageFtl {
             victims: VictimBuckets::new(blocks, config.pages_per_block),
             gc_trigger_blocks: config.gc_trigger_blocks(),
             gc_reclaim_blocks: u64::from(config.gc_reclaim_blocks),
+            payload: None,
         }
+    }
+
+    /// Starts tracking one token per physical page; pages mapped before carry token 0.
+    pub(crate) fn enable_payload(&mut self) {
+        if self.payload.is_none() {
+            self.payload = Some(vec![0; self.p2l.len()]);
+        }
+    }
+
+    pub(crate) fn has_payload(&self) -> bool {
+        self.payload.is_some()
+    }
+
+    /// The token of `lpn`'s current copy, 0 if unmapped or if payload tracking is off.
+    pub(crate) fn token(&self, lpn: u64) -> u64 {
+        match (&self.payload, self.l2p[lpn as usize]) {
+            (Some(p), ppn) if ppn != NIL => p[ppn as usize],
+            _ => 0,
+        }
+    }
+
+    /// Stores `token` in the physical page holding `lpn`'s current copy.
+    ///
+    /// # Panics
+    /// If payload tracking is off or `lpn` is unmapped.
+    pub(crate) fn set_token(&mut self, lpn: u64, token: u64) {
+        let ppn = self.l2p[lpn as usize];
+        assert!(ppn != NIL, "page {lpn} is unmapped: write it before storing its token");
+        self.payload.as_mut().expect("payload tracking is off")[ppn as usize] = token;
     }
 
     fn block_of(&self, ppn: u32) -> u32 {
@@ -117,6 +150,9 @@ impl PageFtl {
         }
         self.l2p[lpn as usize] = NIL;
         self.p2l[ppn as usize] = NIL;
+        if let Some(p) = &mut self.payload {
+            p[ppn as usize] = 0;
+        }
         let block = self.block_of(ppn);
         let v = self.valid[block as usize];
         self.valid[block as usize] = v - 1;
@@ -187,7 +223,11 @@ impl PageFtl {
             if lpn != NIL {
                 self.p2l[ppn as usize] = NIL;
                 let unit = self.next_stripe_unit();
-                self.l2p[lpn as usize] = self.place(lpn, unit);
+                let to = self.place(lpn, unit);
+                self.l2p[lpn as usize] = to;
+                if let Some(p) = &mut self.payload {
+                    p[to as usize] = p[ppn as usize];
+                }
                 nand.copy(victim_unit, unit);
                 left -= 1;
             }
@@ -195,6 +235,9 @@ impl PageFtl {
         }
         stats.gc_pages_copied += u64::from(valid);
         self.valid[victim as usize] = 0;
+        if let Some(p) = &mut self.payload {
+            p[base as usize..(base + self.pages_per_block) as usize].fill(0);
+        }
         nand.erase(victim_unit);
         stats.erases += 1;
         self.free.push(victim);
@@ -210,12 +253,19 @@ impl PageFtl {
     pub(crate) fn model_bytes(&self) -> u64 {
         let u32s = self.l2p.len() + self.p2l.len() + self.free.capacity() + self.active.len() + self.fill.len();
         let per_block = 2 + 2 + 8; // valid, block_unit, two bucket links
-        (4 * u32s + per_block * self.valid.len()) as u64
+        let payload = self.payload.as_ref().map_or(0, |p| 8 * p.len());
+        (4 * u32s + per_block * self.valid.len() + payload) as u64
     }
 
     /// Every mapped logical page maps to a physical page whose P2L points back; valid
-    /// counts match P2L; every block is exactly one of free, open or bucketed by its count.
+    /// counts match P2L; every block is exactly one of free, open or bucketed by its count;
+    /// with payload tracking on, no page outside a live mapping carries a token.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        if let Some(p) = &self.payload {
+            if let Some(ppn) = (0..p.len()).find(|&ppn| self.p2l[ppn] == NIL && p[ppn] != 0) {
+                return Err(format!("physical page {ppn} holds no live page but carries token {:#x}", p[ppn]));
+            }
+        }
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn != NIL && self.p2l[ppn as usize] as usize != lpn {
                 return Err(format!("L2P[{lpn}] = {ppn} but P2L[{ppn}] = {}", self.p2l[ppn as usize]));

@@ -94,20 +94,21 @@ fn random_overwrites_of_a_full_drive_amplify_and_collapse() {
 }
 
 /// A log that TRIMs each segment before rewriting it, as SWAN does with victim segments.
-fn log_with_trims(capacity: u64, rounds: u64) -> impl Iterator<Item = DevOp> {
-    const SEGMENT: u64 = 1024; // 4 MiB, a whole number of blocks
-    (0..rounds * capacity / SEGMENT).flat_map(move |i| {
-        let seg = i * SEGMENT % capacity;
-        std::iter::once(op(DevOpKind::Trim, seg, SEGMENT as u32))
-            .chain((0..SEGMENT / 32).map(move |j| op(DevOpKind::Write, seg + j * 32, 32)))
+/// Segments are one superblock (an erase block on every unit), as SWAN's aligned segments.
+fn log_with_trims(capacity: u64, rounds: u64, segment: u64) -> impl Iterator<Item = DevOp> {
+    (0..rounds * capacity / segment).flat_map(move |i| {
+        let seg = i * segment % capacity;
+        std::iter::once(op(DevOpKind::Trim, seg, segment as u32))
+            .chain((0..segment / 32).map(move |j| op(DevOpKind::Write, seg + j * 32, 32)))
     })
 }
 
 #[test]
 fn sequential_writes_with_whole_block_trims_do_not_amplify() {
     for config in [presets::sata850pro(), presets::sata850pro_blockftl()] {
+        let segment = u64::from(config.units() * config.pages_per_block);
         let mut ssd = small(config);
-        let bw = closed_loop(&mut ssd, 32, log_with_trims(SMALL, 3));
+        let bw = closed_loop(&mut ssd, 32, log_with_trims(SMALL / segment * segment, 3, segment));
         let s = ssd.stats();
         eprintln!("{}: log with trims {bw:.1} MB/s, WAF {:.4}, {} erases", ssd.config().name, s.waf(), s.erases);
         assert!(s.waf() < 1.05, "{}: WAF {:.4}", ssd.config().name, s.waf());
@@ -314,4 +315,130 @@ fn full_scale_aging() {
     let t = Instant::now();
     ssd.age_random(1.0, 2);
     eprintln!("then overwrote every page in random order (with GC) in {:.2} s", t.elapsed().as_secs_f64());
+}
+
+/// Random overwrites (and some trims) of a full tiny device with payload tracking on, each
+/// write carrying fresh tokens; every page is read back against a reference now and then.
+/// The FTL's own copies (page-FTL GC, block-FTL merges) must carry every token along.
+fn tokens_survive_internal_gc(ftl: FtlKind) {
+    let mut ssd = Ssd::new(tiny(ftl)).unwrap().with_payload();
+    let cap = ssd.user_pages();
+    let mut reference = vec![0u64; cap as usize];
+    let mut next_token = 1u64;
+    let mut now = 0;
+    let mut tokens = Vec::new();
+    let mut out = vec![0u64; cap as usize];
+    let mut verify = |ssd: &mut Ssd, reference: &[u64], now: Nanos, when: &str| {
+        ssd.check_invariants().unwrap_or_else(|e| panic!("{ftl:?} {when}: {e}"));
+        ssd.read_tokens(now, 0, &mut out, IoClass::User);
+        for (page, (&got, &want)) in out.iter().zip(reference).enumerate() {
+            assert_eq!(got, want, "{ftl:?} {when}: page {page} read back wrong");
+            assert_eq!(ssd.token(page as u64), want, "{ftl:?} {when}: token({page})");
+        }
+    };
+    // Fill the device, then overwrite at random.
+    for block in (0..cap).step_by(16) {
+        tokens.clear();
+        tokens.extend((0..16).map(|i| next_token + i));
+        next_token += 16;
+        now = ssd.write_tokens(now, block, &tokens, IoClass::User);
+        reference[block as usize..block as usize + 16].copy_from_slice(&tokens);
+    }
+    verify(&mut ssd, &reference, now, "after the fill");
+    let mut x = 0x5eed_0f70_c3e5_u64 ^ ftl as u64;
+    let ops = match ftl {
+        FtlKind::Page => 200_000,
+        FtlKind::Block => 20_000,
+    };
+    for i in 0..ops {
+        let r = next(&mut x);
+        let block = r % cap;
+        let count = (1 + (r >> 32) % 8).min(cap - block) as u32;
+        let range = block as usize..block as usize + count as usize;
+        if (r >> 48) % 10 == 9 {
+            ssd.submit(now, op(DevOpKind::Trim, block, count));
+            reference[range].fill(0);
+        } else {
+            tokens.clear();
+            tokens.extend((0..u64::from(count)).map(|i| next_token + i));
+            next_token += u64::from(count);
+            ssd.write_tokens(now, block, &tokens, IoClass::User);
+            reference[range].copy_from_slice(&tokens);
+        }
+        now += 1_000;
+        if i % (ops / 8) == ops / 8 - 1 {
+            verify(&mut ssd, &reference, now, &format!("op {i}"));
+        }
+    }
+    verify(&mut ssd, &reference, now, "at the end");
+    let s = ssd.stats();
+    eprintln!("{ftl:?}: payload kept through {} internal copies, {} erases", s.gc_pages_copied, s.erases);
+    assert!(s.gc_pages_copied > 4 * cap, "{ftl:?}: only {} internal copies: GC was not heavy", s.gc_pages_copied);
+}
+
+#[test]
+fn payload_tokens_survive_heavy_page_ftl_gc() {
+    tokens_survive_internal_gc(FtlKind::Page);
+}
+
+#[test]
+fn payload_tokens_survive_heavy_block_ftl_merges() {
+    tokens_survive_internal_gc(FtlKind::Block);
+}
+
+/// Payload tracking changes no completion time and no statistic: the same mix through
+/// `write_tokens`/`read_tokens` on one device and plain `submit` on its twin.
+#[test]
+fn payload_tracking_does_not_change_timing() {
+    for ftl in [FtlKind::Page, FtlKind::Block] {
+        let mut plain = Ssd::new(tiny(ftl)).unwrap();
+        plain.age_random(0.8, 4);
+        let mut tracked = plain.clone().with_payload();
+        assert!(tracked.has_payload() && !plain.has_payload());
+        let cap = plain.user_pages();
+        let mut x = 77u64;
+        let mut now = 0;
+        let mut buf = [0u64; 16];
+        for _ in 0..50_000 {
+            let r = next(&mut x);
+            let block = r % cap;
+            let count = (1 + (r >> 32) % 16).min(cap - block) as u32;
+            let class = [IoClass::User, IoClass::Gc, IoClass::UserPreempt][(r >> 56) as usize % 3];
+            let kind = [DevOpKind::Read, DevOpKind::Write, DevOpKind::Write, DevOpKind::Trim][(r >> 40) as usize % 4];
+            let want = plain.submit(now, DevOp { kind, block, count, class });
+            let data = &mut buf[..count as usize];
+            let got = match kind {
+                DevOpKind::Read => tracked.read_tokens(now, block, data, class),
+                DevOpKind::Write => tracked.write_tokens(now, block, data, class),
+                _ => tracked.submit(now, DevOp { kind, block, count, class }),
+            };
+            assert_eq!(got, want, "{ftl:?}: {kind:?} of {count} at {block}");
+            now += (r >> 8) % 20_000;
+        }
+        let (a, b) = (plain.stats(), tracked.stats());
+        assert_eq!(
+            (a.host_pages_read, a.host_pages_written, a.gc_pages_copied, a.erases, a.merges, a.gc_invocations),
+            (b.host_pages_read, b.host_pages_written, b.gc_pages_copied, b.erases, b.merges, b.gc_invocations),
+            "{ftl:?}"
+        );
+        assert_eq!(plain.busy_until(), tracked.busy_until());
+        tracked.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn plain_writes_and_trims_read_back_as_token_zero() {
+    for ftl in [FtlKind::Page, FtlKind::Block] {
+        let mut ssd = Ssd::new(tiny(ftl)).unwrap().with_payload();
+        let mut out = [9u64; 4];
+        ssd.write_tokens(0, 8, &[1, 2, 3, 4], IoClass::User);
+        ssd.read_tokens(0, 8, &mut out, IoClass::User);
+        assert_eq!(out, [1, 2, 3, 4]);
+        ssd.submit(0, op(DevOpKind::Trim, 9, 1));
+        ssd.submit(0, op(DevOpKind::Write, 10, 1));
+        ssd.read_tokens(0, 8, &mut out, IoClass::User);
+        assert_eq!(out, [1, 0, 0, 4], "{ftl:?}: trimmed and plainly written pages hold token 0");
+        assert_eq!(ssd.token(4_000), 0, "never written");
+        ssd.check_invariants().unwrap();
+    }
 }

@@ -1,0 +1,379 @@
+//! Deterministic test support: executes [`IoPlan`]s over *tokens* instead of bytes, so tests
+//! can check a scheme end to end against a reference of what every block must hold.
+//!
+//! Like the rest of the core, this module does no I/O and reads no clock; it is
+//! deterministic for a given sequence of calls. It holds the pieces every token-level check
+//! shares:
+//!
+//! - [`TokenStore`]: read, write and trim of one `u64` token per member block. [`MemStore`]
+//!   keeps them in memory; a store backed by modelled SSDs (which move the tokens through
+//!   their FTLs) lives with the simulator's tests.
+//! - [`Executor`]: runs a plan's phases against a store. Reads and data writes move tokens;
+//!   parity is the XOR of the row's other members once the phase's data has landed; a
+//!   summary block gets [`SUMMARY_TOKEN`] `| segment`; zeroes and trims give token 0. A plan
+//!   that reads or writes the wrong place, loses a GC move, frees live data or writes parity
+//!   from the wrong blocks then shows up as a wrong token.
+//! - [`GcQueue`]: GC jobs kept in flight across user requests and advanced one phase at a
+//!   time, so a test can interleave them with user I/O.
+//! - [`Reference`]: what each logical block must read back as.
+
+use crate::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
+use crate::scheme::{ArraySpec, GcJobId, Scheme, SchemeKind};
+use std::collections::VecDeque;
+
+/// Marker in the high bits of a summary block's token; the low bits hold the segment.
+pub const SUMMARY_TOKEN: u64 = 0xD00D << 48;
+
+/// Member blocks holding one `u64` token each. Every block starts as token 0, and a trimmed
+/// block reads back as 0.
+pub trait TokenStore {
+    /// Reads `out.len()` (= `io.count`) tokens from `io.member` starting at `io.block`.
+    fn read(&mut self, io: &MemberIo, out: &mut [u64]);
+    /// Writes `tokens` (`io.count` of them) to `io.member` starting at `io.block`.
+    fn write(&mut self, io: &MemberIo, tokens: &[u64]);
+    /// Discards `io.count` blocks of `io.member` from `io.block`: they read back as 0.
+    fn trim(&mut self, io: &MemberIo);
+    /// Makes completed writes durable; nothing to do for most stores.
+    fn flush(&mut self, _io: &MemberIo) {}
+    /// The token one block holds now, without it counting as I/O (parity computation and
+    /// final checks).
+    fn peek(&self, member: MemberId, block: MemberBlock) -> u64;
+}
+
+/// Tokens in memory: one vector per member.
+#[derive(Clone, Debug)]
+pub struct MemStore {
+    pub members: Vec<Vec<u64>>,
+}
+
+impl MemStore {
+    pub fn new(members: u32, member_blocks: u64) -> Self {
+        Self { members: vec![vec![0; member_blocks as usize]; members as usize] }
+    }
+
+    fn range(io: &MemberIo) -> std::ops::Range<usize> {
+        io.block as usize..io.block as usize + io.count as usize
+    }
+}
+
+impl TokenStore for MemStore {
+    fn read(&mut self, io: &MemberIo, out: &mut [u64]) {
+        out.copy_from_slice(&self.members[io.member as usize][Self::range(io)]);
+    }
+
+    fn write(&mut self, io: &MemberIo, tokens: &[u64]) {
+        self.members[io.member as usize][Self::range(io)].copy_from_slice(tokens);
+    }
+
+    fn trim(&mut self, io: &MemberIo) {
+        self.members[io.member as usize][Self::range(io)].fill(0);
+    }
+
+    fn peek(&self, member: MemberId, block: MemberBlock) -> u64 {
+        self.members[member as usize][block as usize]
+    }
+}
+
+/// Members per parity group of `spec`'s array: the R-group for SWAN, every member for
+/// Log-RAID and in-place RAID (whose single stripe spans the array).
+pub fn parity_group_width(spec: &ArraySpec) -> u32 {
+    match spec.kind {
+        SchemeKind::Swan(_) => spec.ssds_per_rgroup,
+        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => spec.members(),
+    }
+}
+
+/// Runs plans phase by phase against a [`TokenStore`].
+#[derive(Clone, Debug)]
+pub struct Executor<S> {
+    store: S,
+    /// Members per parity group; groups are consecutive member ids.
+    group_width: usize,
+    /// Tokens of a summary or zero write.
+    fill: Vec<u64>,
+    /// Parity writes of the phase being run, done after its data writes.
+    parity: Vec<MemberIo>,
+}
+
+impl<S: TokenStore> Executor<S> {
+    /// An executor over `store` whose parity groups are `group_width` consecutive members
+    /// (see [`parity_group_width`]).
+    pub fn new(store: S, group_width: u32) -> Self {
+        assert!(group_width > 0, "a parity group has at least one member");
+        Self { store, group_width: group_width as usize, fill: Vec::new(), parity: Vec::new() }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    pub fn into_store(self) -> S {
+        self.store
+    }
+
+    pub fn group_width(&self) -> usize {
+        self.group_width
+    }
+
+    /// Runs one phase: reads and data writes in order, then parity writes (which are defined
+    /// as the XOR of their row once the phase's data has landed). `user` is the request's
+    /// payload, `reply` its read buffer, `staged` the GC job's (or read-modify-write's)
+    /// staging buffer, grown as reads fill it.
+    ///
+    /// # Panics
+    /// On a parity write of more than one block, or a buffer too small for the plan.
+    pub fn run_phase(&mut self, ios: &[MemberIo], user: &[u64], reply: &mut [u64], staged: &mut Vec<u64>) {
+        self.parity.clear();
+        for io in ios {
+            let n = io.count as usize;
+            match io.kind {
+                IoKind::Read(Dst::User { offset }) => {
+                    self.store.read(io, &mut reply[offset as usize..offset as usize + n]);
+                }
+                IoKind::Read(Dst::Staged { slot }) => {
+                    let s = slot as usize;
+                    if staged.len() < s + n {
+                        staged.resize(s + n, 0);
+                    }
+                    self.store.read(io, &mut staged[s..s + n]);
+                }
+                IoKind::Write(Src::User { offset }) => {
+                    self.store.write(io, &user[offset as usize..offset as usize + n]);
+                }
+                IoKind::Write(Src::Staged { slot }) => {
+                    self.store.write(io, &staged[slot as usize..slot as usize + n]);
+                }
+                IoKind::Write(Src::Summary { segment, .. }) => {
+                    self.fill.clear();
+                    self.fill.resize(n, SUMMARY_TOKEN | segment);
+                    self.store.write(io, &self.fill);
+                }
+                IoKind::Write(Src::Zero) => {
+                    self.fill.clear();
+                    self.fill.resize(n, 0);
+                    self.store.write(io, &self.fill);
+                }
+                IoKind::Write(Src::Parity { .. }) => self.parity.push(*io),
+                IoKind::Trim => self.store.trim(io),
+                IoKind::Flush => self.store.flush(io),
+            }
+        }
+        for k in 0..self.parity.len() {
+            let io = self.parity[k];
+            assert_eq!(io.count, 1, "parity is written one row at a time");
+            let value = self.row_xor(io.member, io.block);
+            self.store.write(&io, &[value]);
+        }
+    }
+
+    /// Runs every phase of `plan` in order.
+    pub fn run_plan(&mut self, plan: &IoPlan, user: &[u64], reply: &mut [u64], staged: &mut Vec<u64>) {
+        for k in 0..plan.phase_count() {
+            self.run_phase(plan.phase(k), user, reply, staged);
+        }
+    }
+
+    /// XOR of the other members of `member`'s group at `row`.
+    pub fn row_xor(&self, member: MemberId, row: MemberBlock) -> u64 {
+        let first = member as usize / self.group_width * self.group_width;
+        (first..first + self.group_width)
+            .filter(|&m| m != member as usize)
+            .fold(0, |acc, m| acc ^ self.store.peek(m as MemberId, row))
+    }
+
+    /// XOR of every member of the group starting at `group_first` at `row`: 0 when the
+    /// row's parity holds.
+    pub fn row_parity(&self, group_first: MemberId, row: MemberBlock) -> u64 {
+        (group_first..group_first + self.group_width as MemberId).fold(0, |acc, m| acc ^ self.store.peek(m, row))
+    }
+}
+
+/// A GC job in flight: its plan and how far it has run.
+#[derive(Clone, Debug)]
+pub struct GcJob {
+    pub id: GcJobId,
+    pub plan: IoPlan,
+    /// The next phase to run; `plan.phase_count()` once every phase has run.
+    pub next_phase: usize,
+    pub staged: Vec<u64>,
+}
+
+/// GC jobs kept in flight across user requests, oldest first.
+#[derive(Clone, Debug, Default)]
+pub struct GcQueue {
+    jobs: VecDeque<GcJob>,
+    follow_up: IoPlan,
+    scratch: Vec<u64>,
+    started: u64,
+    finished: u64,
+}
+
+impl GcQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Jobs started so far.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
+    /// Jobs finished so far.
+    pub fn finished(&self) -> u64 {
+        self.finished
+    }
+
+    /// Starts jobs while the scheme wants one and fewer than `max_in_flight` are in flight.
+    pub fn start(&mut self, scheme: &mut dyn Scheme, max_in_flight: usize) {
+        while self.jobs.len() < max_in_flight {
+            let mut plan = IoPlan::new();
+            match scheme.start_gc(&mut plan) {
+                Some(id) => {
+                    self.started += 1;
+                    self.jobs.push_back(GcJob { id, plan, next_phase: 0, staged: Vec::new() });
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Advances the oldest job by one phase, or, once every phase of it has run, finishes
+    /// it: tells the scheme and runs the follow-up (summaries, TRIMs) at once. Returns
+    /// whether there was a job.
+    pub fn step<S: TokenStore>(&mut self, scheme: &mut dyn Scheme, exec: &mut Executor<S>) -> bool {
+        let Some(job) = self.jobs.front_mut() else {
+            return false;
+        };
+        if job.next_phase < job.plan.phase_count() {
+            exec.run_phase(job.plan.phase(job.next_phase), &[], &mut [], &mut job.staged);
+            job.next_phase += 1;
+        } else {
+            let job = self.jobs.pop_front().expect("a front job");
+            self.finish(job, scheme, exec);
+        }
+        true
+    }
+
+    /// Runs every job in flight to completion, oldest first.
+    pub fn drain<S: TokenStore>(&mut self, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
+        while let Some(mut job) = self.jobs.pop_front() {
+            for k in job.next_phase..job.plan.phase_count() {
+                exec.run_phase(job.plan.phase(k), &[], &mut [], &mut job.staged);
+            }
+            self.finish(job, scheme, exec);
+        }
+    }
+
+    fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
+        scheme.finish_gc(job.id, &mut self.follow_up);
+        exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
+        self.finished += 1;
+    }
+}
+
+/// What a logical block must read back as.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Expect {
+    Token(u64),
+    /// Trimmed on a scheme that may keep old data after a partial-stripe trim.
+    Any,
+}
+
+/// The reference map: what every logical block of a volume must read back as. A block
+/// never written reads back as token 0.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    blocks: Vec<Expect>,
+}
+
+impl Reference {
+    pub fn new(volume_blocks: u64) -> Self {
+        Self { blocks: vec![Expect::Token(0); volume_blocks as usize] }
+    }
+
+    /// `tokens` were written from `lba`.
+    pub fn write(&mut self, lba: u64, tokens: &[u64]) {
+        for (e, &t) in self.blocks[lba as usize..].iter_mut().zip(tokens) {
+            *e = Expect::Token(t);
+        }
+    }
+
+    /// `blocks` blocks from `lba` were trimmed; they read back as 0, or as anything if the
+    /// scheme may keep old data after a trim (`keeps_data`).
+    pub fn trim(&mut self, lba: u64, blocks: u32, keeps_data: bool) {
+        let e = if keeps_data { Expect::Any } else { Expect::Token(0) };
+        self.blocks[lba as usize..lba as usize + blocks as usize].fill(e);
+    }
+
+    pub fn get(&self, lba: u64) -> Expect {
+        self.blocks[lba as usize]
+    }
+
+    /// Every block with a definite expected token, as `(lba, token)`.
+    pub fn tokens(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks.iter().enumerate().filter_map(|(lba, e)| match *e {
+            Expect::Token(t) => Some((lba as u64, t)),
+            Expect::Any => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::IoClass;
+
+    fn io(member: u32, block: u64, count: u32, kind: IoKind) -> MemberIo {
+        MemberIo { member, block, count, kind, class: IoClass::User }
+    }
+
+    #[test]
+    fn a_phase_moves_tokens_and_writes_parity_after_the_data() {
+        let mut exec = Executor::new(MemStore::new(3, 4), 3);
+        let mut staged = Vec::new();
+        let mut reply = [0u64; 2];
+        let write = [
+            io(2, 1, 1, IoKind::Write(Src::Parity { group: 0, row: 1 })),
+            io(0, 1, 1, IoKind::Write(Src::User { offset: 0 })),
+            io(1, 1, 1, IoKind::Write(Src::User { offset: 1 })),
+        ];
+        exec.run_phase(&write, &[0b01, 0b10], &mut [], &mut staged);
+        assert_eq!(exec.store().peek(2, 1), 0b11, "parity is the XOR of the row as it stands after the data");
+        assert_eq!(exec.row_parity(0, 1), 0);
+        exec.run_phase(&[io(0, 1, 2, IoKind::Read(Dst::Staged { slot: 3 }))], &[], &mut [], &mut staged);
+        assert_eq!(staged, vec![0, 0, 0, 0b01, 0]);
+        exec.run_phase(
+            &[
+                io(1, 2, 2, IoKind::Write(Src::Summary { segment: 7, index: 0 })),
+                io(1, 1, 1, IoKind::Trim),
+                io(0, 0, 2, IoKind::Read(Dst::User { offset: 0 })),
+            ],
+            &[],
+            &mut reply,
+            &mut staged,
+        );
+        assert_eq!(reply, [0, 0b01]);
+        assert_eq!(exec.store().members[1], vec![0, 0, SUMMARY_TOKEN | 7, SUMMARY_TOKEN | 7]);
+    }
+
+    #[test]
+    fn the_reference_reads_unwritten_blocks_as_zero() {
+        let mut r = Reference::new(8);
+        r.write(2, &[5, 6]);
+        r.trim(3, 2, true);
+        assert_eq!((r.get(0), r.get(2), r.get(3)), (Expect::Token(0), Expect::Token(5), Expect::Any));
+        assert_eq!(r.tokens().filter(|&(_, t)| t != 0).collect::<Vec<_>>(), vec![(2, 5)]);
+    }
+}
