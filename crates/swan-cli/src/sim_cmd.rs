@@ -2,11 +2,12 @@
 
 use crate::repro::print_table;
 use crate::runner::{run_all, Job};
-use crate::units::{parse_blocks, parse_size};
+use crate::units::{format_size, parse_blocks, parse_size};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
+use swan_models::ssd::{SsdConfig, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
 use swan_sim::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
 
@@ -56,7 +57,7 @@ pub struct SimArgs {
     #[arg(long, default_value = "randwrite")]
     pub rw: Pattern,
     /// Fraction of reads for randrw.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub rwmixread: f64,
     /// Request size.
     #[arg(long, default_value = "8k", value_parser = parse_blocks)]
@@ -65,23 +66,23 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 64)]
     pub iodepth: u32,
     /// Open loop: issue this many requests per simulated second regardless of completions.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub rate_iops: Option<f64>,
     /// Address distribution: uniform, zipf (θ = 0.99) or zipf:THETA.
     #[arg(long, default_value = "uniform")]
     pub dist: Distribution,
     /// Region the workload touches, as a fraction of the array's raw data capacity
     /// (the disk utilization ud of §3.5; the paper's runs use 0.6).
-    #[arg(long, default_value_t = 0.6)]
+    #[arg(long, default_value_t = 0.6, allow_negative_numbers = true)]
     pub working_set: f64,
     /// Fraction of each SSD written at random before the array is built (the paper ages to 0.6).
-    #[arg(long, default_value_t = 0.6)]
+    #[arg(long, default_value_t = 0.6, allow_negative_numbers = true)]
     pub age: f64,
     /// Stop after this many simulated seconds.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub time: Option<f64>,
     /// Stop after writing this many multiples of the array's raw capacity (default 3 when --time is not given).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub footprint: Option<f64>,
     /// Reporting interval in simulated milliseconds.
     #[arg(long, default_value_t = 1000)]
@@ -110,9 +111,26 @@ impl SimArgs {
         let Some(preset) = swan_models::ssd::preset(&self.ssd) else {
             bail!("unknown SSD preset '{}': expected one of {}", self.ssd, swan_models::ssd::PRESET_NAMES.join(", "));
         };
-        let pages = self.ssd_capacity / swan_core::BLOCK_BYTES;
+        self.check_flags()?;
+        let pages = self.ssd_capacity / PAGE_BYTES;
         let ssd = preset.with_user_pages(pages);
-        ssd.validate().with_context(|| format!("SSD of {} bytes", self.ssd_capacity))?;
+        if let Err(e) = ssd.validate() {
+            let given = format_size(self.ssd_capacity);
+            let hint = match min_capacity(&preset) {
+                Some(min) if self.ssd_capacity < min => format!(
+                    "--ssd-capacity {given} is too small for the {} SSD model{}; use --ssd-capacity {} or more",
+                    self.ssd,
+                    if e.field == "over_provisioning" {
+                        ": the blocks its GC holds in reserve would eat its over-provisioning"
+                    } else {
+                        ""
+                    },
+                    format_size(min)
+                ),
+                _ => format!("--ssd-capacity {given} does not fit the {} SSD model", self.ssd),
+            };
+            return Err(anyhow::Error::new(e).context(hint));
+        }
         let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
         let array = ArraySpec {
             kind: self.scheme,
@@ -130,9 +148,6 @@ impl SimArgs {
                 lograid_gc_high: self.gc_high,
             },
         };
-        if !(self.working_set > 0.0 && self.working_set <= 1.0) {
-            bail!("--working-set must be within (0, 1], got {}", self.working_set);
-        }
         let members = u64::from(array.members());
         let parity = u64::from(self.scheme.raid().parity_members());
         let data_members = match self.scheme {
@@ -181,6 +196,77 @@ impl SimArgs {
             stall_limit_s: 600.0,
         })
     }
+}
+
+impl SimArgs {
+    /// Flags that are wrong on their own (or together), named in the error.
+    fn check_flags(&self) -> anyhow::Result<()> {
+        if self.rgroups == 0 {
+            bail!("--rgroups must be at least 1");
+        }
+        if self.ssds_per_rgroup == 0 {
+            bail!("--ssds-per-rgroup must be at least 1");
+        }
+        if !(self.working_set > 0.0 && self.working_set <= 1.0) {
+            bail!("--working-set must be within (0, 1], got {}", self.working_set);
+        }
+        if !(0.0..1.0).contains(&self.age) {
+            bail!("--age must be within [0, 1), got {}", self.age);
+        }
+        if !(0.0..=1.0).contains(&self.rwmixread) {
+            bail!("--rwmixread must be within [0, 1], got {}", self.rwmixread);
+        }
+        match self.rate_iops {
+            Some(iops) if !(iops.is_finite() && iops > 0.0) => {
+                bail!("--rate-iops must be a positive number of requests per second, got {iops}")
+            }
+            None if self.iodepth == 0 => bail!("--iodepth must be at least 1"),
+            _ => {}
+        }
+        if self.interval_ms == 0 {
+            bail!("--interval-ms must be at least 1");
+        }
+        for (flag, value) in [("--time", self.time), ("--footprint", self.footprint)] {
+            if let Some(v) = value {
+                if !(v.is_finite() && v > 0.0) {
+                    bail!("{flag} must be positive, got {v}");
+                }
+            }
+        }
+        let reads_only = match self.rw {
+            Pattern::Read | Pattern::RandRead => true,
+            Pattern::RandRw => self.rwmixread >= 1.0,
+            Pattern::Write | Pattern::RandWrite => false,
+        };
+        if reads_only && self.time.is_none() {
+            bail!(
+                "--rw {} writes nothing, so the run would never reach its --footprint stop; give --time SECONDS",
+                self.rw
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The smallest capacity (a whole number of MiB, up to 1 TiB) the SSD model accepts for
+/// `preset`, if any: below it the GC reserve leaves no room to spare.
+fn min_capacity(preset: &SsdConfig) -> Option<u64> {
+    const MIB_PAGES: u64 = (1 << 20) / PAGE_BYTES;
+    let fits = |mib: u64| preset.with_user_pages(mib * MIB_PAGES).validate().is_ok();
+    // Invariant: `lo` MiB does not fit (0 never does), `hi` MiB does.
+    let (mut lo, mut hi) = (0u64, 1u64 << 20);
+    if !fits(hi) {
+        return None;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi << 20)
 }
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {

@@ -30,6 +30,17 @@ pub fn parse_blocks(s: &str) -> Result<u64, String> {
     Ok(bytes / swan_core::BLOCK_BYTES)
 }
 
+/// `bytes` as people write it: the largest binary unit that divides it exactly
+/// (`1048576` → `1MiB`, `1536` → `1536`), so that [`parse_size`] reads it back unchanged.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes != 0 && bytes.trailing_zeros() >= shift {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +55,9 @@ mod tests {
         assert!(parse_size("abc").is_err());
         assert_eq!(parse_blocks("8k"), Ok(2));
         assert!(parse_blocks("6k").is_err());
+        for (bytes, text) in [(1 << 20, "1MiB"), (3 << 29, "1536MiB"), (4096, "4KiB"), (1000, "1000"), (0, "0")] {
+            assert_eq!(format_size(bytes), text);
+            assert_eq!(parse_size(text), Ok(bytes));
+        }
     }
 }

@@ -1,0 +1,650 @@
+//! End-to-end tests of the `swan` binary: help, `sim` output files (crates/swan-sim/OUTPUT.md),
+//! determinism, `report`, `plan`, `repro`, and clear errors (never a panic) for bad input.
+//!
+//! Every run is small: 8 SSDs of 256 MiB (the smallest the SATA preset accepts) and a
+//! footprint of 1× the array's capacity, well under a second of wall time each.
+
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const SWAN: &str = env!("CARGO_BIN_EXE_swan");
+const SMALL: &[&str] = &["--ssd-capacity", "256MiB", "--footprint", "1", "--quiet"];
+const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel"];
+const SCHEMES: &[&str] = &["raid0", "raid4", "raid5", "lograid0", "lograid4", "lograid5", "swan0", "swan4", "swan5"];
+
+/// A fresh directory under the system temp dir, named after the test and this process,
+/// removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("swan-cli-test-{}-{n}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        Self(dir)
+    }
+
+    fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// No command here takes more than a second or two; a run that goes on is a hang.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs `swan args` to completion, killing it (and failing) after [`DEADLINE`].
+fn swan(args: &[&str]) -> Output {
+    let mut child = Command::new(SWAN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the swan binary");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for swan") {
+            break status;
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("swan {} still running after {DEADLINE:?}: killed", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output { status, stdout: stdout.join().expect("stdout reader"), stderr: stderr.join().expect("stderr reader") }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn describe(args: &[&str], out: &Output) -> String {
+    format!(
+        "swan {}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        args.join(" "),
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+fn assert_no_panic(args: &[&str], out: &Output) {
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "panic: {}", describe(args, out));
+    // 101 is a panic's exit status; 134 an abort (e.g. stack overflow).
+    assert!(!matches!(out.status.code(), Some(101 | 134) | None), "crashed: {}", describe(args, out));
+}
+
+/// Runs `swan args`, asserts success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = swan(args);
+    assert_no_panic(args, &out);
+    assert!(out.status.success(), "expected success: {}", describe(args, &out));
+    text(&out.stdout)
+}
+
+/// Runs `swan args`, asserts a clean failure whose stderr contains every one of `needles`;
+/// returns stderr.
+fn fails(args: &[&str], needles: &[&str]) -> String {
+    let out = swan(args);
+    assert_no_panic(args, &out);
+    assert!(!out.status.success(), "expected failure: {}", describe(args, &out));
+    let stderr = text(&out.stderr);
+    for n in needles {
+        assert!(stderr.contains(n), "stderr lacks {n:?}: {}", describe(args, &out));
+    }
+    stderr
+}
+
+/// `swan sim` with a bad argument: fails before simulating anything (no output directory).
+fn sim_fails(extra: &[&str], needles: &[&str]) -> String {
+    let tmp = TempDir::new("bad-input");
+    let out_dir = tmp.join("run");
+    let out = out_dir.to_str().expect("utf-8 temp path");
+    // The small defaults, except those `extra` gives itself.
+    let mut args = vec!["sim"];
+    for pair in [&["--ssd-capacity", "256MiB"][..], &["--footprint", "1"], &["--quiet"]] {
+        if !extra.contains(&pair[0]) {
+            args.extend_from_slice(pair);
+        }
+    }
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", out]);
+    let stderr = fails(&args, needles);
+    assert!(!out_dir.join("summary.json").exists(), "a failed run wrote a summary: swan {}", args.join(" "));
+    stderr
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number: {}", v[key]))
+}
+
+fn num_or_null(v: &Value, key: &str) -> Option<f64> {
+    assert!(v.get(key).is_some(), "`{key}` missing");
+    if v[key].is_null() {
+        None
+    } else {
+        Some(num(v, key))
+    }
+}
+
+fn svgs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .collect();
+    v.sort();
+    for p in &v {
+        let t = read(p);
+        assert!(t.contains("<svg") && t.trim_end().ends_with("</svg>"), "{} is not an SVG document", p.display());
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------------
+// help
+
+fn help_mentions(args: &[&str], needles: &[&str]) {
+    let out = ok(args);
+    for n in needles {
+        assert!(out.contains(n), "`swan {}` does not mention {n:?}:\n{out}", args.join(" "));
+    }
+}
+
+#[test]
+fn help_top_level() {
+    help_mentions(&["--help"], &["Usage: swan", "sim", "repro", "report", "plan", "bench", "--version"]);
+}
+
+#[test]
+fn help_sim() {
+    help_mentions(
+        &["sim", "--help"],
+        &[
+            "--scheme",
+            "swan0",
+            "lograid0",
+            "--rgroups",
+            "--ssds-per-rgroup",
+            "--ssd ",
+            "--ssd-capacity",
+            "--rw",
+            "--bs",
+            "--dist",
+            "--working-set",
+            "--footprint",
+            "--time",
+            "--seed",
+            "--out",
+            "--quiet",
+        ],
+    );
+}
+
+#[test]
+fn help_repro() {
+    help_mentions(
+        &["repro", "--help"],
+        &["fig5", "fig4b", "fig12", "simple-ssd", "--ssd-gib", "--footprint", "--full", "--seed", "--out", "--format"],
+    );
+}
+
+#[test]
+fn help_plan() {
+    help_mentions(
+        &["plan", "--help"],
+        &[
+            "--erase-ms",
+            "--block-read-us",
+            "--block-write-us",
+            "--segment-blocks",
+            "--disk-utilization",
+            "--segment-utilization",
+            "--network-mbps",
+            "--raid",
+            "--json",
+        ],
+    );
+}
+
+#[test]
+fn help_report() {
+    help_mentions(&["report", "--help"], &["RUNS", "--out", "--format"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sim
+
+/// Runs `swan sim --scheme <scheme>` on 4 × 2 SSDs of 256 MiB and checks everything
+/// OUTPUT.md promises; returns the run directory's summary.
+fn check_sim(scheme: &str) -> Value {
+    let tmp = TempDir::new(&format!("sim-{scheme}"));
+    let dir = tmp.join("run");
+    let d = dir.to_str().expect("utf-8 temp path");
+    let mut args = vec!["sim", "--scheme", scheme, "--rgroups", "4", "--ssds-per-rgroup", "2", "--seed", "7"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(&["--out", d]);
+    let stdout = ok(&args);
+
+    // The seed and every option, as JSON, on the first line.
+    let first = stdout.lines().next().unwrap_or_default();
+    let prefix = "swan sim: seed 7 with options ";
+    assert!(first.starts_with(prefix), "first line should give the seed and options: {first}");
+    let printed: Value = serde_json::from_str(&first[prefix.len()..]).expect("options line is JSON");
+    assert!(stdout.contains(&format!("\n{scheme} ")), "table has no {scheme} row:\n{stdout}");
+
+    for f in ["summary.json", "timeseries.csv", "latency_cdf.csv", "ssd_latency_cdf.csv"] {
+        assert!(dir.join(f).is_file(), "{f} missing from {}", dir.display());
+    }
+
+    // summary.json: every key of OUTPUT.md, with sane values.
+    let s: Value = serde_json::from_str(&read(&dir.join("summary.json"))).expect("summary.json parses");
+    assert_eq!(s["scheme"], scheme);
+    assert_eq!(s["seed"], 7);
+    assert_eq!(s["options"], printed, "summary.options differs from the printed options");
+    assert_eq!(s["options"]["array"]["rgroups"], 4);
+    assert_eq!(s["options"]["array"]["ssds_per_rgroup"], 2);
+    assert_eq!(s["options"]["ssd"]["user_pages"], 65536, "256 MiB of 4 KiB pages");
+    assert!(num(&s, "ssd_write_mbps") > 0.0);
+    if let Some(t) = num_or_null(&s, "gc_onset_s") {
+        assert!(t > 0.0 && t <= num(&s, "sim_s") + 1e-9, "gc_onset_s {t}");
+    }
+    assert!(num(&s, "user_write_mbps_mean") > 0.0);
+    if let Some(m) = num_or_null(&s, "user_write_mbps_after_gc_mean") {
+        assert!(m > 0.0, "after-GC mean {m}");
+    }
+    if let Some(cv) = num_or_null(&s, "user_write_mbps_after_gc_cv") {
+        assert!(cv >= 0.0, "after-GC CV {cv}");
+    }
+    let waf_array = num(&s, "waf_array");
+    let waf_ssd = num(&s, "waf_ssd");
+    assert!(waf_ssd >= 1.0 - 1e-9, "waf_ssd {waf_ssd}");
+    if scheme.starts_with("raid") {
+        assert!((waf_array - 1.0).abs() < 0.01, "in-place RAID0 writes what it is given: waf_array {waf_array}");
+    } else {
+        assert!(waf_array >= 1.0, "log schemes only add writes (GC): waf_array {waf_array}");
+    }
+    let lat = &s["latency_us"];
+    let (p50, p99, p999, max, mean) =
+        (num(lat, "p50"), num(lat, "p99"), num(lat, "p999"), num(lat, "max"), num(lat, "mean"));
+    assert!(0.0 < p50 && p50 <= p99 && p99 <= p999 && p999 <= max, "latency_us {lat}");
+    assert!(0.0 < mean && mean <= max, "latency_us {lat}");
+    let requests = num(&s, "requests");
+    // Footprint 1: at least the raw capacity (8 × 256 MiB) in 8 KiB writes.
+    assert!(requests >= (8u64 << 28) as f64 / 8192.0, "requests {requests}");
+    assert!(num(&s, "wall_s") > 0.0);
+    assert!(num(&s, "requests_per_wall_s") > 0.0);
+    let sim_s = num(&s, "sim_s");
+    assert!(sim_s > 0.0);
+    assert!(num(&s, "ssd_map_dram_bytes") > 0.0);
+    assert!(num(&s, "bytes_per_modelled_block") > 0.0);
+
+    // timeseries.csv: the fixed columns, then four per SSD for each of the 8 SSDs.
+    let ts = read(&dir.join("timeseries.csv"));
+    let mut lines = ts.lines();
+    let header: Vec<&str> = lines.next().expect("timeseries header").split(',').collect();
+    let mut want: Vec<String> =
+        ["t_s", "user_read_mbps", "user_write_mbps", "free_segments", "victim_util", "front_group", "gc_group"]
+            .map(String::from)
+            .to_vec();
+    for i in 0..8 {
+        for c in ["read_mbps", "write_mbps", "gc_read_mbps", "gc_write_mbps"] {
+            want.push(format!("ssd{i}_{c}"));
+        }
+    }
+    assert_eq!(header, want, "timeseries.csv header");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(!rows.is_empty(), "timeseries.csv has no rows");
+    let mut last_t = 0.0;
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "ragged row {r:?}");
+        let t: f64 = r[0].parse().expect("t_s is a number");
+        assert!(t > last_t, "t_s must increase: {t} after {last_t}");
+        last_t = t;
+        let front = r[5];
+        if scheme.starts_with("raid") {
+            assert!(front.is_empty(), "in-place RAID has no front group: {front:?}");
+        } else if scheme.starts_with("swan") {
+            let g: u32 = front.parse().expect("SWAN names its front group");
+            assert!(g < 4, "front group {g}");
+        }
+    }
+    assert!((last_t - sim_s).abs() < 1e-3, "last t_s {last_t} vs sim_s {sim_s}");
+
+    // The two latency CDFs.
+    for (file, ops) in [("latency_cdf.csv", &["all", "read", "write"][..]), ("ssd_latency_cdf.csv", &["read", "write"])]
+    {
+        let cdf = read(&dir.join(file));
+        let mut lines = cdf.lines();
+        assert_eq!(lines.next(), Some("op,latency_us,fraction"), "{file} header");
+        let mut n = 0;
+        for l in lines {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 3, "{file}: {l}");
+            assert!(ops.contains(&f[0]), "{file}: unexpected op in {l}");
+            let frac: f64 = f[2].parse().expect("fraction");
+            assert!(frac > 0.0 && frac <= 1.0 + 1e-9, "{file}: {l}");
+            f[1].parse::<f64>().expect("latency_us");
+            n += 1;
+        }
+        assert!(n > 0, "{file} is empty");
+    }
+    s
+}
+
+#[test]
+fn sim_swan0() {
+    let s = check_sim("swan0");
+    assert!(s["gc_onset_s"].is_number(), "SWAN0 reaches GC at footprint 1");
+}
+
+#[test]
+fn sim_lograid0() {
+    check_sim("lograid0");
+}
+
+#[test]
+fn sim_raid0() {
+    check_sim("raid0");
+}
+
+#[test]
+fn sim_same_seed_same_output() {
+    let tmp = TempDir::new("seed");
+    let run = |name: &str, seed: &str| {
+        let dir = tmp.join(name);
+        let mut args = vec!["sim", "--scheme", "swan0", "--seed", seed];
+        args.extend_from_slice(SMALL);
+        args.extend_from_slice(&["--out", dir.to_str().expect("utf-8 temp path")]);
+        ok(&args);
+        dir
+    };
+    let (a, b, c) = (run("a", "3"), run("b", "3"), run("c", "4"));
+    for f in ["timeseries.csv", "latency_cdf.csv", "ssd_latency_cdf.csv"] {
+        assert!(read(&a.join(f)) == read(&b.join(f)), "seed 3 twice gave different {f}");
+    }
+    assert!(
+        read(&a.join("timeseries.csv")) != read(&c.join("timeseries.csv")),
+        "seeds 3 and 4 gave the same timeseries.csv"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+#[test]
+fn report_writes_svgs() {
+    let tmp = TempDir::new("report");
+    let run = tmp.join("swan0");
+    let figs = tmp.join("figs");
+    let mut args = vec!["sim", "--scheme", "swan0"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(&["--out", run.to_str().expect("utf-8")]);
+    ok(&args);
+    let stdout = ok(&["report", run.to_str().expect("utf-8"), "--out", figs.to_str().expect("utf-8")]);
+    let written = svgs(&figs);
+    assert!(!written.is_empty(), "report wrote no SVG; stdout:\n{stdout}");
+    for p in &written {
+        assert!(stdout.contains(&p.display().to_string()), "stdout does not list {}:\n{stdout}", p.display());
+    }
+    assert!(written.iter().any(|p| p.ends_with("fig5_throughput.svg")), "no throughput figure: {written:?}");
+}
+
+#[test]
+fn report_without_a_run_names_the_missing_file() {
+    let tmp = TempDir::new("report-empty");
+    let empty = tmp.join("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let out = tmp.join("figs");
+    fails(&["report", empty.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8")], &["summary.json"]);
+    let missing = tmp.join("no-such-dir");
+    fails(&["report", missing.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8")], &["no-such-dir"]);
+    fails(&["report"], &["RUNS"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan
+
+/// The number after `=` on the line of `out` that starts (after spaces) with `label`.
+fn value_after(out: &str, label: &str) -> f64 {
+    let line =
+        out.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no {label:?} in\n{out}"));
+    let v = line.split('=').nth(1).and_then(|r| r.split_whitespace().next());
+    v.and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no number in {line:?}"))
+}
+
+#[test]
+fn plan_prints_both_n() {
+    let out = ok(&["plan"]);
+    let with = value_after(&out, "N with erase term");
+    let without = value_after(&out, "N without erase term");
+    assert!((with - 3.05).abs() < 0.01, "N with erase term {with}");
+    assert!((without - 1.86).abs() < 0.01, "N without erase term {without}");
+    assert!(out.contains("4 R-groups") && out.contains("2 R-groups"), "{out}");
+}
+
+#[test]
+fn plan_json() {
+    let out = ok(&["plan", "--json"]);
+    let p: Value = serde_json::from_str(&out).expect("plan --json prints JSON");
+    assert!((num(&p, "rgroups_with_erase") - 3.05).abs() < 0.01, "{p}");
+    assert!((num(&p, "rgroups_without_erase") - 1.86).abs() < 0.01, "{p}");
+    assert_eq!(p["rgroups_with_erase_ceil"], 4);
+    assert_eq!(p["rgroups_without_erase_ceil"], 2);
+    assert_eq!(p["disk_utilization"], 0.6);
+}
+
+#[test]
+fn plan_rejects_bad_disk_utilization() {
+    fails(&["plan", "--disk-utilization", "1.5"], &["--disk-utilization"]);
+    fails(&["plan", "--disk-utilization", "-0.5"], &["--disk-utilization"]);
+    fails(&["plan", "--raid", "6"], &["--raid"]);
+}
+
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    // `swan plan | head -0`: stdout is a pipe whose reader has gone. The reader here is a
+    // process that never reads its stdin and has exited before `swan plan` starts.
+    let mut reader = Command::new(SWAN)
+        .arg("--version")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn the reader");
+    let write_end = reader.stdin.take().expect("pipe");
+    reader.wait().expect("reader exits");
+    let out = Command::new(SWAN)
+        .arg("plan")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run swan plan");
+    assert_no_panic(&["plan"], &out);
+    assert_eq!(out.status.code(), Some(141), "{}", describe(&["plan"], &out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// bad input: a clear message and a failing status, never a panic
+
+#[test]
+fn sim_unknown_scheme_lists_the_valid_ones() {
+    let mut needles = vec!["raid6"];
+    needles.extend_from_slice(SCHEMES);
+    sim_fails(&["--scheme", "raid6"], &needles);
+}
+
+#[test]
+fn sim_impossible_geometry() {
+    sim_fails(&["--scheme", "swan5", "--ssds-per-rgroup", "1"], &["RAID5", "--ssds-per-rgroup"]);
+    sim_fails(&["--scheme", "raid4", "--rgroups", "1", "--ssds-per-rgroup", "1"], &["RAID4", "--ssds-per-rgroup"]);
+    sim_fails(&["--rgroups", "0"], &["--rgroups"]);
+    sim_fails(&["--ssds-per-rgroup", "0"], &["--ssds-per-rgroup"]);
+    sim_fails(&["--segment", "512MiB"], &["segment"]);
+}
+
+#[test]
+fn sim_block_size_not_a_multiple_of_4k() {
+    sim_fails(&["--bs", "6k"], &["--bs", "6k", "4 KiB"]);
+    sim_fails(&["--bs", "0"], &["--bs", "4 KiB"]);
+    sim_fails(&["--bs", "8x"], &["--bs", "unit"]);
+}
+
+#[test]
+fn sim_working_set_out_of_range() {
+    sim_fails(&["--working-set", "0"], &["--working-set", "(0, 1]"]);
+    sim_fails(&["--working-set", "1.5"], &["--working-set", "1.5"]);
+    sim_fails(&["--working-set", "-0.5"], &["--working-set", "-0.5"]);
+}
+
+#[test]
+fn sim_unknown_ssd_preset_lists_presets() {
+    let mut needles = vec!["nvme9000"];
+    needles.extend_from_slice(PRESETS);
+    sim_fails(&["--ssd", "nvme9000"], &needles);
+}
+
+#[test]
+fn sim_unknown_pattern() {
+    sim_fails(&["--rw", "bogus"], &["--rw", "bogus", "randwrite", "randrw"]);
+}
+
+#[test]
+fn sim_bad_zipf_exponent() {
+    sim_fails(&["--dist", "zipf:-1"], &["--dist", "zipf"]);
+    sim_fails(&["--dist", "pareto"], &["--dist", "pareto"]);
+}
+
+#[test]
+fn sim_ssd_too_small_names_the_flag_and_the_minimum() {
+    let stderr = sim_fails(&["--ssd-capacity", "1MiB"], &["--ssd-capacity 1MiB", "too small", "or more"]);
+    sim_fails(&["--ssd-capacity", "0"], &["--ssd-capacity", "or more"]);
+    // The capacity the message suggests is the smallest that runs.
+    let min = stderr
+        .split("use --ssd-capacity ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no suggested capacity in {stderr}"));
+    assert_eq!(min, "256MiB", "{stderr}");
+    let mib: u64 = min.trim_end_matches("MiB").parse().expect("MiB");
+    sim_fails(&["--ssd-capacity", &format!("{}MiB", mib - 1)], &["too small"]);
+    let tmp = TempDir::new("min-capacity");
+    let out = tmp.join("run");
+    ok(&["sim", "--ssd-capacity", min, "--footprint", "0.05", "--quiet", "--out", out.to_str().expect("utf-8")]);
+}
+
+#[test]
+fn sim_bad_numbers_name_their_flag() {
+    sim_fails(&["--footprint", "0"], &["--footprint"]);
+    sim_fails(&["--footprint", "-1"], &["--footprint", "-1"]);
+    sim_fails(&["--time", "0"], &["--time"]);
+    sim_fails(&["--age", "1.5"], &["--age"]);
+    sim_fails(&["--age", "-1"], &["--age"]);
+    sim_fails(&["--rwmixread", "2", "--rw", "randrw"], &["--rwmixread"]);
+    sim_fails(&["--iodepth", "0"], &["--iodepth"]);
+    sim_fails(&["--rate-iops", "0"], &["--rate-iops"]);
+    sim_fails(&["--rate-iops", "-5"], &["--rate-iops"]);
+    sim_fails(&["--interval-ms", "0"], &["--interval-ms"]);
+    sim_fails(&["--victim", "oldest"], &["--victim", "greedy", "cost-benefit"]);
+    sim_fails(&["--no-such-flag"], &["--no-such-flag"]);
+}
+
+#[test]
+fn sim_read_only_workloads() {
+    // Reads alone never reach a write footprint: say so instead of running forever.
+    sim_fails(&["--rw", "randread", "--scheme", "raid0"], &["--rw randread", "--time"]);
+    // In-place RAID reads from the SSDs, an open loop paces the reads, and a closed loop of
+    // reads of a fresh (empty) log is answered without SSD I/O but still advances time (this
+    // used to recurse until the stack overflowed): all run.
+    let tmp = TempDir::new("reads");
+    for (name, extra) in [
+        ("raid0", &["--scheme", "raid0", "--time", "1"][..]),
+        ("open", &["--scheme", "swan0", "--rate-iops", "1000", "--time", "1"]),
+        ("empty-log", &["--scheme", "lograid0", "--time", "0.02", "--interval-ms", "10"]),
+    ] {
+        let out = tmp.join(name);
+        let mut args = vec!["sim", "--rw", "randread", "--ssd-capacity", "256MiB", "--quiet"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().expect("utf-8")]);
+        ok(&args);
+        let s: Value = serde_json::from_str(&read(&out.join("summary.json"))).expect("summary.json");
+        assert!(num(&s, "requests") > 0.0, "{name}: no reads completed");
+    }
+}
+
+#[test]
+fn unknown_command_and_experiment() {
+    fails(&["frobnicate"], &["frobnicate"]);
+    fails(&["repro", "fig99"], &["fig99", "fig5", "fig4b", "fig12", "simple-ssd"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// repro
+
+#[test]
+fn repro_fig5_small() {
+    let tmp = TempDir::new("repro-fig5");
+    let out_dir = tmp.join("fig5");
+    let out = out_dir.to_str().expect("utf-8");
+    let stdout = ok(&["repro", "fig5", "--ssd-gib", "0.25", "--footprint", "1", "--quiet", "--out", out]);
+    assert!(stdout.starts_with("swan repro fig5:"), "{stdout}");
+    assert!(stdout.contains("seed 1"), "the seed is printed:\n{stdout}");
+
+    // The comparison table: a header and a row for each scheme.
+    let header = stdout.lines().find(|l| l.starts_with("scheme")).unwrap_or_else(|| panic!("no table:\n{stdout}"));
+    for col in ["SSDs", "GC onset", "write MB/s", "WAF-a", "p99"] {
+        assert!(header.contains(col), "table header lacks {col}: {header}");
+    }
+    for scheme in ["raid0", "lograid0", "swan0"] {
+        assert!(stdout.lines().any(|l| l.split_whitespace().next() == Some(scheme)), "no {scheme} row:\n{stdout}");
+    }
+
+    // The paper's claims, each with a verdict.
+    let claims: Vec<&str> = stdout.lines().filter(|l| l.starts_with("Fig. ")).collect();
+    for fig in ["Fig. 4(a)", "Fig. 5(a)", "Fig. 5(b)"] {
+        assert!(claims.iter().any(|c| c.starts_with(fig)), "no {fig} claim:\n{stdout}");
+    }
+    for c in &claims {
+        assert!(c.contains("agrees") || c.contains("DISAGREES"), "claim without a verdict: {c}");
+    }
+
+    // Run directories and figures.
+    let figures = out_dir.join("figures");
+    let written = svgs(&figures);
+    assert!(written.iter().any(|p| p.ends_with("fig5_throughput.svg")), "figures: {written:?}");
+    assert!(stdout.contains("figures written to"), "{stdout}");
+    let runs: Vec<PathBuf> = std::fs::read_dir(&out_dir)
+        .expect("list repro out")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    assert!(runs.len() >= 3, "expected a run directory per scheme, found {runs:?}");
+}
