@@ -38,16 +38,16 @@ pub struct SimArgs {
     #[arg(long, default_value = "greedy", value_parser = parse_victim)]
     pub victim: VictimPolicy,
     /// SWAN: run GC while the back-end R-groups hold fewer free segments than this
-    /// (default: one R-group's segments).
+    /// (default: a quarter of an R-group's segments).
     #[arg(long)]
     pub gc_target: Option<u64>,
     /// SWAN: at most this many back-end R-groups collect at once (default: all of them).
     #[arg(long)]
     pub gc_groups: Option<u32>,
-    /// Log-RAID: GC starts below this many free segments (default: 1/8 of the segments).
+    /// Log-RAID: GC starts below this many free segments (default: 1/64 of the segments).
     #[arg(long)]
     pub gc_low: Option<u64>,
-    /// Log-RAID: GC stops at this many free segments (default: 1/4 of the segments).
+    /// Log-RAID: GC stops at this many free segments (default: 1/32 of the segments).
     #[arg(long)]
     pub gc_high: Option<u64>,
     /// The AFA's network interface in MB/s (0 = unlimited).

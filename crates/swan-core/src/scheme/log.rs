@@ -76,17 +76,16 @@ impl LogConfig {
         // segment's payload, and the victim it frees comes back before the next job.
         let reserve_segments = 1;
         // Log-RAID cleans in batches between watermarks, as SOFA/SRC-style arrays do: GC
-        // starts when 1/8 of the segments are free and stops at 1/4. Of the settings we
-        // measured (README, "Log-RAID watermarks") this gives Log-RAID its best throughput:
-        // lower marks leave the SSDs too little trimmed space, higher ones move too much.
-        let lograid_gc_low = (segments / 8).max(reserve_segments + 2);
-        let lograid_gc_high = (segments / 4).max(lograid_gc_low + 2);
-        // SWAN keeps one R-group's worth of clean segments in the back-end, so the next
-        // front-end is an R-group cleaned as a whole, as Eq. 1 assumes. Cleaning less and
-        // later would leave victims emptier, but the dead blocks would then sit untrimmed in
-        // sealed segments, where the SSDs must treat them as live and copy them in their own
-        // GC; measured in the README ("GC target").
-        let swan_gc_target = per_group.max(reserve_segments + 2);
+        // starts when 1/64 of the segments are free and stops at 1/32. Of the settings we
+        // measured (README, "Design") this gives Log-RAID its best throughput; cleaning
+        // earlier only moves more valid blocks per freed segment.
+        let lograid_gc_low = (segments / 64).max(reserve_segments + 2);
+        let lograid_gc_high = (segments / 32).max(lograid_gc_low + 2);
+        // SWAN keeps a quarter of an R-group's segments clean in the back-end. Less, and the
+        // SSDs start copying in their own GC (1/32 of an R-group: SSD WAF 1.18, 518 MB/s on
+        // the README's sweep); more, and victims are cleaned before their blocks have had
+        // time to die (a whole R-group: array WAF 2.04 against 1.45), for no gain.
+        let swan_gc_target = (per_group / 4).max(reserve_segments + 2);
         // Eq. 1 lets every back-end R-group clean while it waits to be front-end again, so by
         // default all of them may collect at once; 1 gives Fig. 6(b)'s single busy R-group.
         let swan_gc_max_groups = geometry.rgroups.saturating_sub(1).max(1);
