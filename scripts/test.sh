@@ -38,4 +38,18 @@ export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/../shared/traces}"
 
 set -x
 cargo build --release --workspace --all-targets --locked
-cargo test --release --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# --lib --bins --tests: every unit and integration test (the crates have no doc tests).
+set +e
+cargo test --release --workspace --locked --lib --bins --tests 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+{ set +x; } 2>/dev/null
+passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
+if [[ $status -ne 0 && $failed -eq 0 ]]; then
+  failed=1 # a build error or a crashed test binary counts as a failure
+fi
+echo "swan: $passed passed, $failed failed"
+exit "$status"
