@@ -1,10 +1,32 @@
 //! The segment table: each segment's state, valid-block count and sequence number, and
-//! per-R-group *buckets* of sealed segments by valid count, so greedy victim selection
-//! ("the segment that has the least number of valid blocks", §3.4) is a short scan of
-//! bucket heads instead of a scan of every segment.
+//! per-R-group *bands* of sealed segments by valid count, so greedy victim selection
+//! ("the segment that has the least number of valid blocks", §3.4) never scans every
+//! segment.
 //!
-//! Buckets are intrusive doubly linked lists threaded through two `Vec<u32>`, so moving a
-//! segment between buckets when one of its blocks dies is O(1) and allocation-free.
+//! Every user write kills an old copy somewhere, so `remove_valid` runs once per written
+//! block against a segment picked at random: its cost matters far more than the victim
+//! choice, which runs once per thousands of writes. Hence:
+//!
+//! - **One record per segment.** A segment's valid count, list links, state and R-group are
+//!   one 16-byte, 16-aligned `Seg`, so a write touches one cache line of the table
+//!   (parallel `Vec`s cost one line each — several misses per write at full scale, where the
+//!   table has ~1 M segments). The seal sequence, cold, lives apart.
+//! - **Bands, not exact buckets.** Sealed segments are linked into intrusive doubly linked
+//!   lists by `valid >> band_shift`, at most [`MAX_BANDS`] bands per R-group (`band_shift`
+//!   is the least that fits `payload_slots`, so small segments keep exact buckets). A block
+//!   death relinks its segment only when the count crosses a band boundary — once per
+//!   `2^band_shift` deaths — instead of on every death (an unlink and a link, touching the
+//!   neighbours' records and the bucket head). A bit mask per R-group says which bands are
+//!   non-empty.
+//! - **The greedy minimum, kept exactly.** Each R-group caches its minimum sealed segment
+//!   under the order (valid count, segment number). A death can only lower one segment's
+//!   key, so keeping the cache is one comparison against a record that stays hot; only when
+//!   the minimum itself leaves (chosen as victim) or gains a block is it recomputed, by a
+//!   scan of the lowest non-empty band. So `min_valid` is O(1) and exactly greedy, with ties
+//!   to the lowest-numbered segment — deterministic, independent of list order.
+//!
+//! [`SegmentTable::lowest_valid`] (cost-benefit's candidates) walks the bands upward,
+//! sorting each band it takes by (valid count, segment number).
 
 /// The life of a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,18 +43,40 @@ pub enum SegState {
 
 const NIL: u32 = u32::MAX;
 
+/// Bands per R-group at most: one bit each in a `u64` mask.
+pub const MAX_BANDS: u32 = 64;
+
+/// A segment's hot fields, together (see the module comment).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(16))]
+struct Seg {
+    valid: u32,
+    /// Neighbours in the band list (sealed segments only).
+    prev: u32,
+    next: u32,
+    state: SegState,
+    group: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Seg>() == 16);
+
 #[derive(Clone, Debug)]
 pub struct SegmentTable {
     segments_per_group: u64,
     payload_slots: u32,
-    state: Vec<SegState>,
-    valid: Vec<u32>,
+    /// A sealed segment lies in band `valid >> band_shift`.
+    band_shift: u32,
+    /// Bands per R-group: `(payload_slots >> band_shift) + 1`, at most [`MAX_BANDS`].
+    bands: u32,
+    segs: Vec<Seg>,
     /// Order in which segments were sealed (0 = never): the "age" for cost-benefit.
     seq: Vec<u64>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    /// heads[group * (payload_slots + 1) + valid]
+    /// heads[group * bands + band]
     heads: Vec<u32>,
+    /// Per R-group, bit `b` set iff band `b` is non-empty.
+    nonempty: Vec<u64>,
+    /// Per R-group, the sealed segment least in (valid count, segment number), or NIL.
+    min: Vec<u32>,
     /// Free segments of each group, as a stack (LIFO keeps reuse local; any order is correct).
     free: Vec<Vec<u32>>,
     total_valid: u64,
@@ -42,6 +86,12 @@ impl SegmentTable {
     pub fn new(groups: u32, segments_per_group: u64, payload_slots: u32) -> Self {
         let n = groups as usize * segments_per_group as usize;
         assert!(n < NIL as usize, "too many segments for 32-bit links");
+        assert!(groups <= u32::from(u16::MAX) + 1, "too many R-groups for 16-bit group numbers");
+        let mut band_shift = 0;
+        while payload_slots >> band_shift >= MAX_BANDS {
+            band_shift += 1;
+        }
+        let bands = (payload_slots >> band_shift) + 1;
         let free = (0..groups)
             .map(|g| {
                 let first = u64::from(g) * segments_per_group;
@@ -49,26 +99,36 @@ impl SegmentTable {
                 (first..first + segments_per_group).rev().map(|s| s as u32).collect()
             })
             .collect();
+        let segs = (0..n)
+            .map(|i| Seg {
+                valid: 0,
+                prev: NIL,
+                next: NIL,
+                state: SegState::Free,
+                group: (i as u64 / segments_per_group) as u16,
+            })
+            .collect();
         Self {
             segments_per_group,
             payload_slots,
-            state: vec![SegState::Free; n],
-            valid: vec![0; n],
+            band_shift,
+            bands,
+            segs,
             seq: vec![0; n],
-            next: vec![NIL; n],
-            prev: vec![NIL; n],
-            heads: vec![NIL; groups as usize * (payload_slots as usize + 1)],
+            heads: vec![NIL; groups as usize * bands as usize],
+            nonempty: vec![0; groups as usize],
+            min: vec![NIL; groups as usize],
             free,
             total_valid: 0,
         }
     }
 
     pub fn len(&self) -> u64 {
-        self.state.len() as u64
+        self.segs.len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
-        self.state.is_empty()
+        self.segs.is_empty()
     }
 
     pub fn groups(&self) -> u32 {
@@ -76,11 +136,11 @@ impl SegmentTable {
     }
 
     pub fn state(&self, seg: u64) -> SegState {
-        self.state[seg as usize]
+        self.segs[seg as usize].state
     }
 
     pub fn valid(&self, seg: u64) -> u32 {
-        self.valid[seg as usize]
+        self.segs[seg as usize].valid
     }
 
     pub fn seq(&self, seg: u64) -> u64 {
@@ -99,165 +159,273 @@ impl SegmentTable {
         self.free.iter().map(|f| f.len() as u64).sum()
     }
 
+    /// Valid blocks per band (the bands' width).
+    pub fn band_width(&self) -> u32 {
+        1 << self.band_shift
+    }
+
     fn group_of(&self, seg: u64) -> usize {
         (seg / self.segments_per_group) as usize
     }
 
-    fn head_index(&self, seg: u64, valid: u32) -> usize {
-        self.group_of(seg) * (self.payload_slots as usize + 1) + valid as usize
+    fn band_of(&self, valid: u32) -> u32 {
+        valid >> self.band_shift
     }
 
-    fn link(&mut self, seg: u64) {
-        let h = self.head_index(seg, self.valid[seg as usize]);
-        let s = seg as u32;
+    /// Push `seg` onto the front of band `band` of its R-group.
+    fn link(&mut self, seg: u32, band: u32) {
+        let group = self.segs[seg as usize].group as usize;
+        let h = group * self.bands as usize + band as usize;
         let old = self.heads[h];
-        self.next[seg as usize] = old;
-        self.prev[seg as usize] = NIL;
+        let e = &mut self.segs[seg as usize];
+        e.next = old;
+        e.prev = NIL;
         if old != NIL {
-            self.prev[old as usize] = s;
+            self.segs[old as usize].prev = seg;
         }
-        self.heads[h] = s;
+        self.heads[h] = seg;
+        self.nonempty[group] |= 1 << band;
     }
 
-    fn unlink(&mut self, seg: u64) {
-        let (p, n) = (self.prev[seg as usize], self.next[seg as usize]);
+    /// Take `seg` out of band `band` of its R-group.
+    fn unlink(&mut self, seg: u32, band: u32) {
+        let Seg { prev: p, next: n, group, .. } = self.segs[seg as usize];
+        let group = group as usize;
         if p != NIL {
-            self.next[p as usize] = n;
+            self.segs[p as usize].next = n;
         } else {
-            let h = self.head_index(seg, self.valid[seg as usize]);
-            debug_assert_eq!(self.heads[h], seg as u32);
+            let h = group * self.bands as usize + band as usize;
+            debug_assert_eq!(self.heads[h], seg);
             self.heads[h] = n;
+            if n == NIL {
+                self.nonempty[group] &= !(1 << band);
+            }
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.segs[n as usize].prev = p;
         }
-        self.next[seg as usize] = NIL;
-        self.prev[seg as usize] = NIL;
+        let e = &mut self.segs[seg as usize];
+        e.next = NIL;
+        e.prev = NIL;
+    }
+
+    /// Whether sealed `a` precedes sealed `b` in greedy order: fewer valid blocks, then the
+    /// lower segment number.
+    #[inline]
+    fn greedier(&self, a: u32, b: u32) -> bool {
+        (self.segs[a as usize].valid, a) < (self.segs[b as usize].valid, b)
+    }
+
+    /// `seg`'s key fell or `seg` just joined its R-group's candidates: it may be the new minimum.
+    #[inline]
+    fn offer_min(&mut self, seg: u32, group: usize) {
+        let m = self.min[group];
+        if m == NIL || (m != seg && self.greedier(seg, m)) {
+            self.min[group] = seg;
+        }
+    }
+
+    /// Recompute `group`'s minimum: the least sealed segment of its lowest non-empty band.
+    fn recompute_min(&mut self, group: usize) {
+        let mask = self.nonempty[group];
+        if mask == 0 {
+            self.min[group] = NIL;
+            return;
+        }
+        let band = mask.trailing_zeros() as usize;
+        let mut best = self.heads[group * self.bands as usize + band];
+        let mut s = self.segs[best as usize].next;
+        while s != NIL {
+            if self.greedier(s, best) {
+                best = s;
+            }
+            s = self.segs[s as usize].next;
+        }
+        self.min[group] = best;
     }
 
     /// Take a free segment of `group` and mark it open.
     pub fn open(&mut self, group: u32) -> Option<u64> {
         let seg = u64::from(self.free[group as usize].pop()?);
-        debug_assert_eq!(self.state[seg as usize], SegState::Free);
-        debug_assert_eq!(self.valid[seg as usize], 0);
-        self.state[seg as usize] = SegState::Open;
+        let e = &mut self.segs[seg as usize];
+        debug_assert_eq!(e.state, SegState::Free);
+        debug_assert_eq!(e.valid, 0);
+        e.state = SegState::Open;
         Some(seg)
     }
 
     /// An open segment is full: it becomes a GC candidate, aged by `seq`.
     pub fn seal(&mut self, seg: u64, seq: u64) {
-        debug_assert_eq!(self.state[seg as usize], SegState::Open);
-        self.state[seg as usize] = SegState::Sealed;
+        let e = &mut self.segs[seg as usize];
+        debug_assert_eq!(e.state, SegState::Open);
+        e.state = SegState::Sealed;
+        let (valid, group) = (e.valid, e.group as usize);
         self.seq[seg as usize] = seq;
-        self.link(seg);
+        self.link(seg as u32, self.band_of(valid));
+        self.offer_min(seg as u32, group);
     }
 
     /// A sealed segment was chosen as a GC victim.
     pub fn mark_victim(&mut self, seg: u64) {
-        debug_assert_eq!(self.state[seg as usize], SegState::Sealed);
-        self.unlink(seg);
-        self.state[seg as usize] = SegState::Victim;
+        let e = self.segs[seg as usize];
+        debug_assert_eq!(e.state, SegState::Sealed);
+        self.unlink(seg as u32, self.band_of(e.valid));
+        self.segs[seg as usize].state = SegState::Victim;
+        if self.min[e.group as usize] == seg as u32 {
+            self.recompute_min(e.group as usize);
+        }
     }
 
     /// A victim has been emptied: it returns to the free pool.
     pub fn release(&mut self, seg: u64) {
-        debug_assert_eq!(self.state[seg as usize], SegState::Victim);
-        assert_eq!(self.valid[seg as usize], 0, "segment {seg} freed while holding live blocks");
-        self.state[seg as usize] = SegState::Free;
+        let e = &mut self.segs[seg as usize];
+        debug_assert_eq!(e.state, SegState::Victim);
+        assert_eq!(e.valid, 0, "segment {seg} freed while holding live blocks");
+        e.state = SegState::Free;
+        let group = e.group as usize;
         self.seq[seg as usize] = 0;
-        let g = self.group_of(seg);
-        self.free[g].push(seg as u32);
+        self.free[group].push(seg as u32);
     }
 
     pub fn add_valid(&mut self, seg: u64) {
-        let sealed = self.state[seg as usize] == SegState::Sealed;
-        if sealed {
-            self.unlink(seg);
-        }
-        self.valid[seg as usize] += 1;
-        debug_assert!(self.valid[seg as usize] <= self.payload_slots);
+        let e = &mut self.segs[seg as usize];
+        let old = e.valid;
+        e.valid = old + 1;
+        debug_assert!(e.valid <= self.payload_slots);
         self.total_valid += 1;
-        if sealed {
-            self.link(seg);
-        }
-    }
-
-    pub fn remove_valid(&mut self, seg: u64) {
-        let sealed = self.state[seg as usize] == SegState::Sealed;
-        if sealed {
-            self.unlink(seg);
-        }
-        debug_assert!(self.valid[seg as usize] > 0, "segment {seg} valid count underflow");
-        self.valid[seg as usize] -= 1;
-        self.total_valid -= 1;
-        if sealed {
-            self.link(seg);
-        }
-    }
-
-    /// The sealed segment of `group` with the fewest valid blocks (greedy), if any.
-    pub fn min_valid(&self, group: u32) -> Option<u64> {
-        let base = group as usize * (self.payload_slots as usize + 1);
-        self.heads[base..base + self.payload_slots as usize + 1].iter().find(|&&h| h != NIL).map(|&h| u64::from(h))
-    }
-
-    /// Sealed segments of `group` in ascending valid count, at most `limit` of them.
-    pub fn lowest_valid(&self, group: u32, limit: usize, out: &mut Vec<u64>) {
-        out.clear();
-        let base = group as usize * (self.payload_slots as usize + 1);
-        for v in 0..=self.payload_slots as usize {
-            let mut s = self.heads[base + v];
-            while s != NIL {
-                if out.len() == limit {
-                    return;
-                }
-                out.push(u64::from(s));
-                s = self.next[s as usize];
+        if e.state == SegState::Sealed {
+            let group = e.group as usize;
+            let (from, to) = (self.band_of(old), self.band_of(old + 1));
+            if from != to {
+                self.unlink(seg as u32, from);
+                self.link(seg as u32, to);
+            }
+            if self.min[group] == seg as u32 {
+                self.recompute_min(group);
             }
         }
+    }
+
+    /// One of `seg`'s blocks died: the hot path (once per user write that overwrites).
+    #[inline]
+    pub fn remove_valid(&mut self, seg: u64) {
+        let e = &mut self.segs[seg as usize];
+        let old = e.valid;
+        debug_assert!(old > 0, "segment {seg} valid count underflow");
+        e.valid = old - 1;
+        self.total_valid -= 1;
+        if e.state == SegState::Sealed {
+            let group = e.group as usize;
+            let (from, to) = (self.band_of(old), self.band_of(old - 1));
+            if from != to {
+                self.unlink(seg as u32, from);
+                self.link(seg as u32, to);
+            }
+            self.offer_min(seg as u32, group);
+        }
+    }
+
+    /// The sealed segment of `group` with the fewest valid blocks (greedy), if any; ties go
+    /// to the lowest-numbered segment.
+    pub fn min_valid(&self, group: u32) -> Option<u64> {
+        let m = self.min[group as usize];
+        (m != NIL).then_some(u64::from(m))
+    }
+
+    /// Sealed segments of `group` in ascending (valid count, segment number), at most
+    /// `limit` of them.
+    pub fn lowest_valid(&self, group: u32, limit: usize, out: &mut Vec<u64>) {
+        out.clear();
+        let mut mask = self.nonempty[group as usize];
+        while mask != 0 && out.len() < limit {
+            let band = mask.trailing_zeros();
+            mask &= mask - 1;
+            let start = out.len();
+            let mut s = self.heads[group as usize * self.bands as usize + band as usize];
+            while s != NIL {
+                out.push(u64::from(s));
+                s = self.segs[s as usize].next;
+            }
+            out[start..].sort_unstable_by_key(|&s| (self.segs[s as usize].valid, s));
+        }
+        out.truncate(limit);
     }
 
     /// Recount everything from scratch and compare (for tests; O(segments)).
     pub fn check_buckets(&self) -> Result<(), String> {
-        let mut linked = vec![false; self.state.len()];
+        let groups = self.free.len();
+        let bands = self.bands as usize;
+        if self.heads.len() != groups * bands || self.nonempty.len() != groups || self.min.len() != groups {
+            return Err("band tables sized wrongly".into());
+        }
+        if self.bands > MAX_BANDS || self.band_of(self.payload_slots) != self.bands - 1 {
+            return Err(format!("{} bands of shift {} for {} slots", self.bands, self.band_shift, self.payload_slots));
+        }
+        let mut linked = vec![false; self.segs.len()];
         for (h, &head) in self.heads.iter().enumerate() {
-            let valid = (h % (self.payload_slots as usize + 1)) as u32;
-            let group = h / (self.payload_slots as usize + 1);
+            let (group, band) = (h / bands, (h % bands) as u32);
+            if (head != NIL) != (self.nonempty[group] & (1 << band) != 0) {
+                return Err(format!("non-empty mask of group {group} wrong at band {band}"));
+            }
             let mut s = head;
             let mut prev = NIL;
             while s != NIL {
                 let i = s as usize;
-                if self.state[i] != SegState::Sealed {
-                    return Err(format!("segment {s} in a bucket but {:?}", self.state[i]));
+                if linked[i] {
+                    return Err(format!("segment {s} linked twice (a cycle?)"));
                 }
-                if self.valid[i] != valid || self.group_of(u64::from(s)) != group {
-                    return Err(format!("segment {s} in the wrong bucket"));
+                let e = &self.segs[i];
+                if e.state != SegState::Sealed {
+                    return Err(format!("segment {s} in a band but {:?}", e.state));
                 }
-                if self.prev[i] != prev {
+                if self.band_of(e.valid) != band || self.group_of(u64::from(s)) != group {
+                    return Err(format!("segment {s} (valid {}) in the wrong band", e.valid));
+                }
+                if e.prev != prev {
                     return Err(format!("segment {s} has a broken back link"));
                 }
                 linked[i] = true;
                 prev = s;
-                s = self.next[i];
+                s = e.next;
             }
         }
-        for (i, st) in self.state.iter().enumerate() {
-            if (*st == SegState::Sealed) != linked[i] {
-                return Err(format!("segment {i} is {st:?} but linked={}", linked[i]));
+        if self.bands < 64 && self.nonempty.iter().any(|&m| m >> self.bands != 0) {
+            return Err("non-empty mask has bits beyond the last band".into());
+        }
+        let mut min = vec![NIL; groups];
+        for (i, e) in self.segs.iter().enumerate() {
+            if usize::from(e.group) != self.group_of(i as u64) {
+                return Err(format!("segment {i} records group {} wrongly", e.group));
             }
+            if e.valid > self.payload_slots {
+                return Err(format!("segment {i} counts {} valid blocks", e.valid));
+            }
+            if (e.state == SegState::Sealed) != linked[i] {
+                return Err(format!("segment {i} is {:?} but linked={}", e.state, linked[i]));
+            }
+            if e.state != SegState::Sealed && (e.prev != NIL || e.next != NIL) {
+                return Err(format!("unlinked segment {i} keeps links"));
+            }
+            let g = usize::from(e.group);
+            if e.state == SegState::Sealed && (min[g] == NIL || self.greedier(i as u32, min[g])) {
+                min[g] = i as u32;
+            }
+        }
+        if min != self.min {
+            return Err(format!("greedy minimum per group is {:?}, cached {:?}", min, self.min));
         }
         for (g, f) in self.free.iter().enumerate() {
             for &s in f {
-                if self.state[s as usize] != SegState::Free || self.group_of(u64::from(s)) != g {
-                    return Err(format!("segment {s} in free list of group {g} is {:?}", self.state[s as usize]));
+                if self.segs[s as usize].state != SegState::Free || self.group_of(u64::from(s)) != g {
+                    return Err(format!("segment {s} in free list of group {g} is {:?}", self.segs[s as usize].state));
                 }
             }
         }
-        let free_states = self.state.iter().filter(|s| **s == SegState::Free).count();
+        let free_states = self.segs.iter().filter(|e| e.state == SegState::Free).count();
         if free_states != self.free.iter().map(Vec::len).sum::<usize>() {
             return Err("free list and free states disagree".into());
         }
-        if self.valid.iter().map(|&v| u64::from(v)).sum::<u64>() != self.total_valid {
+        if self.segs.iter().map(|e| u64::from(e.valid)).sum::<u64>() != self.total_valid {
             return Err("total valid count drifted".into());
         }
         Ok(())
@@ -265,14 +433,17 @@ impl SegmentTable {
 
     /// Memory used, for the bytes-per-block accounting.
     pub fn heap_bytes(&self) -> u64 {
-        let n = self.state.len() as u64;
-        n * (1 + 4 + 8 + 4 + 4) + self.heads.len() as u64 * 4 + n * 4
+        let n = self.segs.len() as u64;
+        let per_group = self.bands as u64 * 4 + 8 + 4;
+        n * (std::mem::size_of::<Seg>() as u64 + 8) + self.free.len() as u64 * per_group + n * 4
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_xoshiro::rand_core::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
 
     #[test]
     fn greedy_finds_the_emptiest_sealed_segment() {
@@ -296,6 +467,7 @@ mod tests {
         assert_eq!(t.min_valid(1), None);
         t.check_buckets().unwrap();
         t.mark_victim(a);
+        assert_eq!(t.min_valid(0), Some(b));
         t.remove_valid(a);
         t.remove_valid(a);
         t.release(a);
@@ -304,6 +476,98 @@ mod tests {
         let mut out = Vec::new();
         t.lowest_valid(0, 10, &mut out);
         assert_eq!(out, vec![b]);
+    }
+
+    #[test]
+    fn bands_cover_the_payload_in_at_most_64() {
+        for (slots, width, bands) in
+            [(8, 1, 9), (63, 1, 64), (64, 2, 33), (4094, 64, 64), (4095, 64, 64), (4096, 128, 33)]
+        {
+            let t = SegmentTable::new(1, 1, slots);
+            assert_eq!((t.band_width(), t.bands), (width, bands), "{slots} slots");
+            t.check_buckets().unwrap();
+        }
+    }
+
+    #[test]
+    fn greedy_is_exact_within_a_band_and_ties_go_to_the_lowest_number() {
+        let mut t = SegmentTable::new(1, 6, 1000); // bands 16 blocks wide
+        assert_eq!(t.band_width(), 16);
+        let segs: Vec<u64> = (0..5).map(|_| t.open(0).unwrap()).collect();
+        for (&s, v) in segs.iter().zip([40, 37, 35, 35, 47]) {
+            for _ in 0..v {
+                t.add_valid(s);
+            }
+            t.seal(s, s + 1);
+        }
+        // 32..47 is one band: the minimum is still exact, ties to the lower number.
+        assert_eq!(t.min_valid(0), Some(segs[2]));
+        let mut out = Vec::new();
+        t.lowest_valid(0, 3, &mut out);
+        assert_eq!(out, vec![segs[2], segs[3], segs[1]]);
+        t.remove_valid(segs[3]);
+        assert_eq!(t.min_valid(0), Some(segs[3]));
+        t.add_valid(segs[3]);
+        t.add_valid(segs[3]);
+        assert_eq!(t.min_valid(0), Some(segs[2]));
+        t.mark_victim(segs[2]);
+        assert_eq!(t.min_valid(0), Some(segs[3]));
+        t.check_buckets().unwrap();
+        t.lowest_valid(0, 10, &mut out);
+        assert_eq!(out, vec![segs[3], segs[1], segs[0], segs[4]]);
+    }
+
+    /// Random operations against a brute-force model, over band widths 1 to 64.
+    #[test]
+    fn banded_table_matches_brute_force() {
+        for (slots, seed) in [(7u32, 1u64), (100, 2), (333, 3), (4095, 4)] {
+            let (groups, per_group) = (3u32, 20u64);
+            let mut t = SegmentTable::new(groups, per_group, slots);
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut seq = 0;
+            let mut out = Vec::new();
+            for step in 0..40_000u32 {
+                let seg = rng.next_u64() % t.len();
+                let group = (seg / per_group) as u32;
+                match (t.state(seg), rng.next_u32() % 8) {
+                    (SegState::Free, _) => {
+                        t.open(group);
+                    }
+                    (SegState::Open, 0) => {
+                        seq += 1;
+                        t.seal(seg, seq);
+                    }
+                    (SegState::Open, _) if t.valid(seg) < slots => {
+                        for _ in 0..=rng.next_u32() % slots.div_ceil(4) {
+                            if t.valid(seg) < slots {
+                                t.add_valid(seg);
+                            }
+                        }
+                    }
+                    (SegState::Sealed, 0) => t.mark_victim(seg),
+                    (SegState::Sealed, 1) if t.valid(seg) < slots => t.add_valid(seg),
+                    (SegState::Sealed | SegState::Victim, _) if t.valid(seg) > 0 => t.remove_valid(seg),
+                    (SegState::Victim, _) => t.release(seg),
+                    _ => {}
+                }
+                for g in 0..groups {
+                    let mut sealed: Vec<(u32, u64)> = (0..t.len())
+                        .filter(|&s| s / per_group == u64::from(g) && t.state(s) == SegState::Sealed)
+                        .map(|s| (t.valid(s), s))
+                        .collect();
+                    sealed.sort_unstable();
+                    assert_eq!(t.min_valid(g), sealed.first().map(|&(_, s)| s), "slots {slots} step {step}");
+                    let limit = (step % 7) as usize;
+                    t.lowest_valid(g, limit, &mut out);
+                    let want: Vec<u64> = sealed.iter().take(limit).map(|&(_, s)| s).collect();
+                    assert_eq!(out, want, "slots {slots} step {step}");
+                }
+                if step % 97 == 0 {
+                    t.check_buckets().unwrap();
+                }
+            }
+            t.check_buckets().unwrap();
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! GC victim policies: which sealed segment of an R-group to clean next.
 //!
-//! - **Greedy** (the paper's choice, §3.4): the segment with the fewest valid blocks.
+//! - **Greedy** (the paper's choice, §3.4): the segment with the fewest valid blocks; ties go
+//!   to the lowest-numbered segment (the table keeps this minimum per R-group, O(1)).
 //! - **Cost-benefit** (Rosenblum & Ousterhout, LFS): maximise `(1 − u) · age / (1 + u)`,
 //!   which prefers old, cold segments. Scanning every segment per victim would cost
-//!   O(segments); swan examines the `COST_BENEFIT_CANDIDATES` least-valid segments instead,
-//!   which contains the cost-benefit choice whenever age differences do not outweigh a
-//!   large utilization gap — an approximation we state rather than hide.
+//!   O(segments); swan examines the `COST_BENEFIT_CANDIDATES` least-valid segments instead
+//!   (in ascending valid count, then segment number), which contains the cost-benefit
+//!   choice whenever age differences do not outweigh a large utilization gap — an
+//!   approximation we state rather than hide.
 
 use crate::segment::SegmentTable;
 use serde::{Deserialize, Serialize};
@@ -37,7 +39,8 @@ impl VictimPolicy {
                     let age = (now_seq.saturating_sub(table.seq(seg)) + 1) as f64;
                     (1.0 - u) * age / (1.0 + u)
                 };
-                // Ties go to the earlier candidate (fewer valid blocks): deterministic.
+                // Ties go to the earlier candidate (fewer valid blocks, then the lower segment
+                // number): deterministic.
                 let mut best: Option<(u64, f64)> = None;
                 for &seg in scratch.iter() {
                     let s = score(seg);
