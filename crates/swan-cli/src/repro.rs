@@ -100,11 +100,17 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig12 => experiments::fig12(scale, args.seed),
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
     };
+    // Report the SSD size the runs really use (an experiment may need larger SSDs).
+    let ssd_gib = configs.first().map_or(scale.ssd_gib, |c| c.ssd.user_pages as f64 / 262_144.0);
+    let footprint = configs.first().and_then(|c| {
+        let raw = u64::from(c.array.members()) * c.ssd.user_pages * swan_core::BLOCK_BYTES;
+        c.stop.write_bytes.map(|b| b as f64 / raw as f64)
+    });
     println!(
         "swan repro {exp}: {} runs, SSDs of {} GiB, footprint {}× capacity, seed {} (results in {})",
         configs.len(),
-        scale.ssd_gib,
-        scale.footprint,
+        ssd_gib,
+        footprint.unwrap_or(scale.footprint),
         args.seed,
         out.display()
     );

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Regenerate the checked-in reference outputs of every reproduction (repro/*.txt and the
+# figures under repro/figures/). Takes a few minutes on two cores.
+#
+#   repro/run.sh            # all of them
+#   repro/run.sh fig5       # one
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -q
+swan=target/release/swan
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p repro/figures
+
+run() { # name, then the swan arguments
+  local name=$1; shift
+  echo "== $name: swan $*" >&2
+  {
+    echo "\$ swan $*"
+    "$swan" "$@" --out "$out/$name" --quiet
+  } | sed "s|$out|out|g" > "repro/$name.txt"
+  rm -rf "repro/figures/$name"
+  mkdir -p "repro/figures/$name"
+  cp "$out/$name"/figures/* "repro/figures/$name/" 2>/dev/null || true
+}
+
+want=${1:-all}
+[[ $want == all || $want == fig5 ]] && run fig5 repro fig5
+[[ $want == all || $want == fig4b ]] && run fig4b repro fig4b
+[[ $want == all || $want == fig12 ]] && run fig12 repro fig12
+[[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
+if [[ $want == all || $want == eq1 ]]; then
+  echo "== eq1: swan plan --verify" >&2
+  { echo '$ swan plan --verify'; "$swan" plan --verify; } > repro/eq1.txt
+fi
+if [[ $want == all || $want == bench ]]; then
+  echo "== bench: swan bench" >&2
+  { echo '$ swan bench'; "$swan" bench --out "$out/bench"; } 2>/dev/null | sed "s|$out|out|g" > repro/bench.txt
+fi
+echo "reference outputs written under repro/" >&2
