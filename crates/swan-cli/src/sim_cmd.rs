@@ -272,6 +272,20 @@ fn min_capacity(preset: &SsdConfig) -> Option<u64> {
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let cfg = args.to_config()?;
     println!("swan sim: seed {} with options {}", cfg.seed, serde_json::to_string(&cfg)?);
+    let stripe = swan_sim::experiments::aligned_segment_rows(&cfg.ssd);
+    if cfg.array.kind.is_log_structured() && cfg.array.segment_rows % stripe != 0 {
+        eprintln!(
+            "swan sim: note: a segment of {} per SSD is not a multiple of the {} model's erase stripe ({} = {} dies × {} KiB blocks); \
+             a victim's TRIM will not free whole erase blocks and the SSDs' own GC will copy what is left (README, \"Segments must match\"); \
+             --segment {} lines them up",
+            crate::units::format_size(u64::from(cfg.array.segment_rows) * swan_core::BLOCK_BYTES),
+            cfg.ssd.name,
+            crate::units::format_size(u64::from(stripe) * swan_core::BLOCK_BYTES),
+            cfg.ssd.units(),
+            u64::from(cfg.ssd.pages_per_block) * swan_core::BLOCK_BYTES / 1024,
+            crate::units::format_size(u64::from(stripe) * swan_core::BLOCK_BYTES),
+        );
+    }
     let job = Job { name: cfg.array.kind.to_string(), cfg, dir: args.out.clone() };
     let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;
     print_table(&summaries);
