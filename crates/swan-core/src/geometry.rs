@@ -236,7 +236,7 @@ impl Geometry {
 
     /// Whether `slot` completes a stripe row (its parity can then be written).
     pub fn slot_ends_row(&self, slot: u32) -> bool {
-        (slot + 1) % self.data_members == 0
+        (slot + 1).is_multiple_of(self.data_members)
     }
 
     pub fn pba(&self, segment: u64, slot: u32) -> u64 {

@@ -82,7 +82,7 @@ impl Summary {
     }
 
     pub fn decode(buf: &[u8]) -> Result<Self, SummaryError> {
-        if buf.is_empty() || buf.len() % BLOCK_SIZE != 0 {
+        if buf.is_empty() || !buf.len().is_multiple_of(BLOCK_SIZE) {
             return Err(SummaryError::Size { got: buf.len() });
         }
         if buf[0..8] != MAGIC {

@@ -303,7 +303,7 @@ mod tests {
         let mut g = Generator::new(&spec, 2000, SimRng::new(3)).unwrap();
         for _ in 0..10_000 {
             let r = g.next_request();
-            assert!(r.lba >= 100 && r.lba + 4 <= 1100 && (r.lba - 100) % 4 == 0);
+            assert!(r.lba >= 100 && r.lba + 4 <= 1100 && (r.lba - 100).is_multiple_of(4));
         }
         let bad = WorkloadSpec { region_blocks: 5000, ..Default::default() };
         assert!(Generator::new(&bad, 2000, SimRng::new(3)).unwrap_err().contains("exceeds"));

@@ -190,7 +190,7 @@ fn skips_figures_without_data() {
     fs::copy(fixture("swan0-3r1").join("summary.json"), bare.join("summary.json")).unwrap();
     let out = dir.join("out");
     let opts = ReportOptions { out_dir: out.clone(), format: Format::Svg };
-    assert!(draw(&[bare.clone()], &opts).unwrap().is_empty());
+    assert!(draw(std::slice::from_ref(&bare), &opts).unwrap().is_empty());
 
     // A time series without victims and without SSD columns, plus only an `all` CDF.
     let lean = dir.join("lean");
@@ -238,7 +238,7 @@ fn malformed_files_name_file_line_and_column() {
     assert!(e.contains("column 3") && e.contains("user_write_mbps") && e.contains("fast"), "{e}");
     // draw() reports the same error.
     let out = dir.parent().unwrap().join("out");
-    let e = draw(&[dir.clone()], &ReportOptions { out_dir: out, format: Format::Svg }).unwrap_err();
+    let e = draw(std::slice::from_ref(&dir), &ReportOptions { out_dir: out, format: Format::Svg }).unwrap_err();
     assert!(format!("{e:#}").contains("timeseries.csv:5:"));
 
     // Ragged row: one field too few on line 7.

@@ -264,7 +264,7 @@ pub(crate) fn check_range(req: &Request, volume: u64) -> Result<(), RequestError
     if req.blocks == 0 {
         return Err(RequestError::Empty);
     }
-    let end = req.lba.checked_add(u64::from(req.blocks)).unwrap_or(u64::MAX);
+    let end = req.lba.saturating_add(u64::from(req.blocks));
     if end > volume {
         return Err(RequestError::OutOfRange { lba: req.lba, end, volume });
     }

@@ -418,7 +418,8 @@ pub fn max_of<'a>(values: impl IntoIterator<Item = &'a Option<f64>>) -> Option<f
 
 /// A "nice" upper bound for an axis showing values up to `max` (≥ max, 1, 2, 2.5 or 5 × 10^k).
 pub fn nice_ceil(max: f64) -> f64 {
-    if !(max > 0.0) || !max.is_finite() {
+    // NaN fails `max > 0.0` too, so it also gets the default.
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
     let max = max * 1.04;

@@ -249,7 +249,7 @@ impl Figure for PerSsd<'_> {
             (0..n).map(|i| sum_opt(col(i, "write_mbps"), col(i, "gc_write_mbps"))).collect();
         let reads: Vec<Vec<Option<f64>>> =
             (0..n).map(|i| sum_opt(col(i, "read_mbps"), col(i, "gc_read_mbps"))).collect();
-        let ssd_max = nice_ceil(writes.iter().chain(&reads).filter_map(|v| max_of(v)).fold(0.0, f64::max));
+        let ssd_max = nice_ceil(writes.iter().chain(&reads).filter_map(max_of).fold(0.0, f64::max));
         let array = ts.numeric("user_write_mbps").unwrap_or(&[]);
         let array_max = nice_ceil(max_of(array).unwrap_or(0.0));
 
