@@ -19,7 +19,6 @@ use swan_core::analytic::Plan;
 use swan_core::scheme::SchemeKind;
 use swan_models::ssd::{FtlKind, SsdConfig};
 use swan_sim::experiments::run_config;
-use swan_sim::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
 
 /// An SSD whose segment write, read and erase times are the plan's `Tw`, `Tr`, `Te`.
 pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
@@ -57,15 +56,7 @@ pub fn verify(plan: &Plan, out: &Path, quiet: bool) -> anyhow::Result<()> {
     candidates.sort_unstable();
     candidates.dedup();
     let ssd = plan_ssd(plan, 256 * 1024);
-    let workload = WorkloadSpec {
-        pattern: Pattern::RandWrite,
-        read_fraction: 0.0,
-        block_blocks: 2,
-        region_start: 0,
-        region_blocks: 0,
-        distribution: Distribution::Uniform,
-        arrival: Arrival::Closed { iodepth: 32 },
-    };
+    let workload = swan_sim::experiments::random_writes(32);
     let jobs: Vec<Job> = candidates
         .iter()
         .map(|&n| {

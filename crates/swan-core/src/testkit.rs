@@ -76,6 +76,30 @@ impl TokenStore for MemStore {
 
 /// Members per parity group of `spec`'s array: the R-group for SWAN, every member for
 /// Log-RAID and in-place RAID (whose single stripe spans the array).
+/// The model checks' request mix, from three random draws: half writes, a third reads,
+/// some trims, a few flushes, 1–8 blocks anywhere in `working_set`, one in seven with FUA.
+pub fn random_request(roll: u32, size: u32, where_: u64, working_set: u64) -> crate::scheme::Request {
+    use crate::scheme::{ReqOp, Request};
+    let roll = roll % 100;
+    let blocks = 1 + size % 8;
+    let lba = where_ % (working_set - u64::from(blocks));
+    let op = match roll {
+        0..=49 => ReqOp::Write,
+        50..=84 => ReqOp::Read,
+        85..=97 => ReqOp::Trim,
+        _ => ReqOp::Flush,
+    };
+    Request { op, lba, blocks, fua: roll.is_multiple_of(7) }
+}
+
+/// Fresh tokens `next..` for a write's payload (nothing for other requests).
+pub fn payload_tokens(req: &crate::scheme::Request, next: u64, out: &mut Vec<u64>) {
+    out.clear();
+    if req.op == crate::scheme::ReqOp::Write {
+        out.extend((0..req.blocks).map(|i| next + u64::from(i)));
+    }
+}
+
 pub fn parity_group_width(spec: &ArraySpec) -> u32 {
     match spec.kind {
         SchemeKind::Swan(_) => spec.ssds_per_rgroup,

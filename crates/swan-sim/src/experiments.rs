@@ -51,8 +51,8 @@ pub fn interval_ms(ssd: &SsdConfig) -> u64 {
     ((1000.0 * gib / 8.0) as u64).clamp(10, 1000)
 }
 
-/// A 8 KiB random-write job over `working_set` of the array's raw data capacity.
-fn random_writes(iodepth: u32) -> WorkloadSpec {
+/// A closed-loop 8 KiB random-write job (its region is set by [`run_config`]).
+pub fn random_writes(iodepth: u32) -> WorkloadSpec {
     WorkloadSpec {
         pattern: Pattern::RandWrite,
         read_fraction: 0.0,

@@ -26,7 +26,8 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{IoPlan, MemberBlock, MemberId, MemberIo};
-use swan_core::scheme::{ArraySpec, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::scheme::{ArraySpec, ReqOp, Scheme, SchemeKind, Submitted};
+use swan_core::testkit;
 use swan_core::testkit::{parity_group_width, Executor, Expect, GcQueue, Reference, TokenStore};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{presets, FtlKind, Ssd, SsdConfig};
@@ -150,20 +151,10 @@ fn deep_check(kind: SchemeKind, ftl: FtlKind, seed: u64) {
             gc.step(scheme.as_mut(), &mut exec);
         }
         gc.start(scheme.as_mut(), 4);
-        let roll = rng.next_u32() % 100;
-        let blocks = 1 + rng.next_u32() % 8;
-        let lba = rng.next_u64() % (working_set - u64::from(blocks));
-        let op = match roll {
-            0..=49 => ReqOp::Write,
-            50..=84 => ReqOp::Read,
-            85..=97 => ReqOp::Trim,
-            _ => ReqOp::Flush,
-        };
-        let req = Request { op, lba, blocks, fua: roll % 7 == 0 };
-        user.clear();
-        if op == ReqOp::Write {
-            user.extend((0..blocks).map(|i| next_token + u64::from(i)));
-        }
+        let (roll, size, where_) = (rng.next_u32(), rng.next_u32(), rng.next_u64());
+        let req = testkit::random_request(roll, size, where_, working_set);
+        let (op, lba, blocks) = (req.op, req.lba, req.blocks);
+        testkit::payload_tokens(&req, next_token, &mut user);
         match scheme.submit(&req, &mut plan).unwrap() {
             Submitted::NoSpace => {
                 // Only legitimate while GC is in flight and will free space.
