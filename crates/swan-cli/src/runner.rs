@@ -20,9 +20,11 @@ pub struct Job {
 pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<Summary> {
     let start = Instant::now();
     let engine = Engine::new(cfg.clone())?;
+    let setup_s = start.elapsed().as_secs_f64();
+    let running = Instant::now();
     let out = engine.run(&mut |f| bar.set_position((f * 1000.0) as u64))?;
-    let wall_s = start.elapsed().as_secs_f64();
-    let summary = Summary::new(cfg, &out, wall_s);
+    let run_s = running.elapsed().as_secs_f64();
+    let summary = Summary::new(cfg, &out, setup_s, run_s);
     write_run(dir, &summary, &out).with_context(|| format!("writing run {}", dir.display()))?;
     Ok(summary)
 }

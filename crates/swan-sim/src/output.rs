@@ -44,7 +44,11 @@ pub struct Summary {
     pub write_latency_us: Option<LatencySummary>,
     pub requests: u64,
     pub sim_s: f64,
+    /// Wall-clock seconds of the whole run, setup (SSD aging, building the array) included.
     pub wall_s: f64,
+    /// Wall-clock seconds of the setup alone.
+    pub setup_wall_s: f64,
+    /// Simulated user requests per wall-clock second of the simulation loop (setup excluded).
     pub requests_per_wall_s: f64,
     pub volume_blocks: u64,
     pub user_write_bytes: u64,
@@ -73,7 +77,10 @@ fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
 }
 
 impl Summary {
-    pub fn new(cfg: &SimConfig, out: &RunOutput, wall_s: f64) -> Self {
+    /// `setup_s` and `run_s` are the wall-clock seconds of building the engine (SSD aging
+    /// included) and of running it; the engine never reads the clock, the caller does.
+    pub fn new(cfg: &SimConfig, out: &RunOutput, setup_s: f64, run_s: f64) -> Self {
+        let wall_s = setup_s + run_s;
         let log = cfg.array.kind.is_log_structured();
         let onset_row =
             out.rows.iter().position(|r| if log { r.array_gc_write_blocks > 0 } else { r.ssd_gc_pages > 0 });
@@ -108,7 +115,8 @@ impl Summary {
             requests: out.requests,
             sim_s,
             wall_s,
-            requests_per_wall_s: if wall_s > 0.0 { out.requests as f64 / wall_s } else { 0.0 },
+            setup_wall_s: setup_s,
+            requests_per_wall_s: if run_s > 0.0 { out.requests as f64 / run_s } else { 0.0 },
             volume_blocks: out.volume_blocks,
             user_write_bytes: out.user_write_blocks * swan_core::BLOCK_BYTES,
             victims: out.counters.victims,

@@ -11,7 +11,7 @@ fn run_into(dir: &Path, seed: u64, which: usize) {
     let cfg = fig5(Scale { ssd_gib: 0.25, footprint: 1.5 }, seed).remove(which);
     let out = Engine::new(cfg.clone()).unwrap().run(&mut |_| {}).unwrap();
     // wall_s is the one field that measures the machine, not the run: pin it.
-    let summary = Summary::new(&cfg, &out, 0.0);
+    let summary = Summary::new(&cfg, &out, 0.0, 0.0);
     write_run(dir, &summary, &out).unwrap();
 }
 
