@@ -401,3 +401,124 @@ mod tests {
         assert_eq!(r.tokens().filter(|&(_, t)| t != 0).collect::<Vec<_>>(), vec![(2, 5)]);
     }
 }
+
+/// What [`drive`] counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DriveStats {
+    pub ops: u64,
+    pub reads_checked: u64,
+    pub no_space: u64,
+    pub gc_jobs: u64,
+    /// Live blocks whose content was checked at the end.
+    pub live_checked: u64,
+}
+
+/// Hooks a [`drive`] calls; what differs between executors (timing, extra invariants).
+pub trait DriveHooks<S> {
+    /// Before each operation (e.g. advance the store's virtual time).
+    fn before_op(&mut self, _exec: &mut Executor<S>) {}
+    /// Check invariants; `when` says where the drive is ("at op N", "at the end").
+    fn check(&mut self, scheme: &dyn Scheme, exec: &Executor<S>, when: &str);
+}
+
+/// The model checks' drive: format the array, then `ops` random requests from
+/// [`random_request`] over 90 % of the volume, GC jobs kept in flight (up to 4) and advanced
+/// a phase at a time between requests, every read checked against a [`Reference`],
+/// `hooks.check` every `check_every` ops; then drain GC, check again, and check every live
+/// block. `draw` is the random source (its top 32 bits serve as 32-bit draws).
+pub fn drive<S: TokenStore>(
+    label: &str,
+    scheme: &mut dyn Scheme,
+    exec: &mut Executor<S>,
+    ops: u64,
+    check_every: u64,
+    draw: &mut dyn FnMut() -> u64,
+    hooks: &mut dyn DriveHooks<S>,
+) -> DriveStats {
+    use crate::scheme::{ReqOp, Submitted};
+    let volume = scheme.volume_blocks();
+    // Write over most of the volume so GC has to work hard.
+    let working_set = volume * 9 / 10;
+    let partial_trims_keep_data = matches!(
+        scheme.kind(),
+        SchemeKind::Raid(crate::geometry::RaidLevel::Raid4 | crate::geometry::RaidLevel::Raid5)
+    );
+    let mut reference = Reference::new(volume);
+    let mut plan = IoPlan::new();
+    let mut gc = GcQueue::new();
+    let (mut next_token, mut user, mut reply, mut scratch) = (1u64, Vec::new(), Vec::new(), Vec::new());
+    let mut stats = DriveStats { ops, ..DriveStats::default() };
+    scheme.format(&mut plan);
+    exec.run_plan(&plan, &[], &mut [], &mut scratch);
+    for op_index in 0..ops {
+        hooks.before_op(exec);
+        // Advance in-flight GC jobs by one phase now and then, so user I/O interleaves.
+        if !gc.is_empty() && (draw() >> 32).is_multiple_of(3) {
+            gc.step(scheme, exec);
+        }
+        gc.start(scheme, 4);
+        let (roll, size) = ((draw() >> 32) as u32, (draw() >> 32) as u32);
+        let req = random_request(roll, size, draw(), working_set);
+        payload_tokens(&req, next_token, &mut user);
+        match scheme.submit(&req, &mut plan).expect("random requests stay inside the volume") {
+            Submitted::NoSpace => {
+                // Only legitimate while GC is in flight and will free space.
+                assert!(!gc.is_empty(), "{label}: out of space with no GC in flight at op {op_index}");
+                stats.no_space += 1;
+                continue;
+            }
+            Submitted::Planned => {}
+        }
+        reply.clear();
+        reply.resize(req.blocks as usize, 0);
+        exec.run_plan(&plan, &user, &mut reply, &mut scratch);
+        match req.op {
+            ReqOp::Write => {
+                reference.write(req.lba, &user);
+                next_token += u64::from(req.blocks);
+            }
+            ReqOp::Trim => reference.trim(req.lba, req.blocks, partial_trims_keep_data),
+            ReqOp::Read => {
+                for (i, &got) in reply.iter().enumerate() {
+                    let lba = req.lba + i as u64;
+                    if let Expect::Token(t) = reference.get(lba) {
+                        assert_eq!(got, t, "{label}: block {lba} read back wrong at op {op_index}");
+                        stats.reads_checked += 1;
+                    }
+                }
+            }
+            ReqOp::Flush => {}
+        }
+        if op_index % check_every == 0 {
+            hooks.check(scheme, exec, &format!("at op {op_index}"));
+        }
+    }
+    gc.drain(scheme, exec);
+    hooks.check(scheme, exec, "at the end");
+    for (lba, t) in reference.tokens() {
+        let got = scheme.locate(lba).map_or(0, |(m, b)| exec.store().peek(m, b));
+        assert_eq!(got, t, "{label}: block {lba} lost");
+        stats.live_checked += u64::from(t != 0);
+    }
+    stats.gc_jobs = gc.started();
+    stats
+}
+
+/// Every stripe row with parity must satisfy it, except rows of log segments still open
+/// (one user and one GC segment per R-group at most). Returns the rows checked.
+pub fn check_parity<S: TokenStore>(label: &str, spec: &ArraySpec, exec: &Executor<S>) -> u64 {
+    if spec.kind.raid() == crate::geometry::RaidLevel::Raid0 {
+        return 0;
+    }
+    let width = exec.group_width();
+    let (mut checked, mut bad) = (0u64, 0u64);
+    for group_first in (0..spec.members()).step_by(width) {
+        for row in 0..spec.member_blocks {
+            checked += 1;
+            bad += u64::from(exec.row_parity(group_first, row) != 0);
+        }
+    }
+    let open_rows = (u64::from(spec.rgroups) + 1) * u64::from(spec.segment_rows) * 2;
+    assert!(bad <= open_rows, "{label}: {bad} of {checked} rows fail parity (at most {open_rows} may be open)");
+    checked
+}

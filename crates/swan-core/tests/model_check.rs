@@ -14,10 +14,8 @@
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
-use swan_core::io::IoPlan;
-use swan_core::scheme::{ArraySpec, ReqOp, SchemeKind, Submitted};
-use swan_core::testkit;
-use swan_core::testkit::{parity_group_width, Executor, Expect, GcQueue, MemStore, Reference};
+use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
+use swan_core::testkit::{check_parity, drive, parity_group_width, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
 
 fn ops_per_scheme() -> u64 {
@@ -47,117 +45,35 @@ fn spec(kind: SchemeKind) -> ArraySpec {
     }
 }
 
+/// The in-memory store has no invariants of its own: check the scheme's.
+struct SchemeChecks;
+
+impl DriveHooks<MemStore> for SchemeChecks {
+    fn check(&mut self, scheme: &dyn Scheme, _exec: &Executor<MemStore>, when: &str) {
+        scheme.check().unwrap_or_else(|e| panic!("{}: invariant broken {when}: {e}", scheme.kind()));
+    }
+}
+
 fn model_check(kind: SchemeKind, seed: u64) {
     let spec = spec(kind);
     let mut scheme = spec.build().unwrap();
     let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), parity_group_width(&spec));
-    let volume = scheme.volume_blocks();
-    // Write over most of the volume so GC has to work hard.
-    let working_set = volume * 9 / 10;
-    let partial_trims_keep_data = matches!(kind, SchemeKind::Raid(RaidLevel::Raid4 | RaidLevel::Raid5));
-    let mut reference = Reference::new(volume);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut plan = IoPlan::new();
-    let mut gc = GcQueue::new();
-    let mut next_token = 1u64;
-    let mut user = Vec::new();
-    let mut reply = Vec::new();
-    let mut scratch = Vec::new();
-    scheme.format(&mut plan);
-    exec.run_plan(&plan, &[], &mut [], &mut scratch);
+    let label = format!("{kind} seed {seed}");
     let ops = ops_per_scheme();
-    let mut stats = (0u64, 0u64); // reads checked, no-space retries
-    for op_index in 0..ops {
-        // Advance in-flight GC jobs by one phase now and then, so user I/O interleaves.
-        if !gc.is_empty() && rng.next_u32() % 3 == 0 {
-            gc.step(scheme.as_mut(), &mut exec);
-        }
-        gc.start(scheme.as_mut(), 4);
-        let (roll, size, where_) = (rng.next_u32(), rng.next_u32(), rng.next_u64());
-        let req = testkit::random_request(roll, size, where_, working_set);
-        let (op, lba, blocks) = (req.op, req.lba, req.blocks);
-        testkit::payload_tokens(&req, next_token, &mut user);
-        match scheme.submit(&req, &mut plan).unwrap() {
-            Submitted::NoSpace => {
-                // Only legitimate while GC is in flight and will free space.
-                assert!(!gc.is_empty(), "{kind}: out of space with no GC in flight at op {op_index}");
-                stats.1 += 1;
-                continue;
-            }
-            Submitted::Planned => {}
-        }
-        reply.clear();
-        reply.resize(blocks as usize, 0);
-        exec.run_plan(&plan, &user, &mut reply, &mut scratch);
-        match op {
-            ReqOp::Write => {
-                reference.write(lba, &user);
-                next_token += u64::from(blocks);
-            }
-            ReqOp::Trim => reference.trim(lba, blocks, partial_trims_keep_data),
-            ReqOp::Read => {
-                for i in 0..u64::from(blocks) {
-                    if let Expect::Token(t) = reference.get(lba + i) {
-                        assert_eq!(
-                            reply[i as usize],
-                            t,
-                            "{kind} seed {seed}: block {} read back wrong at op {op_index}",
-                            lba + i
-                        );
-                        stats.0 += 1;
-                    }
-                }
-            }
-            ReqOp::Flush => {}
-        }
-        if op_index % 20_000 == 0 {
-            scheme.check().unwrap_or_else(|e| panic!("{kind}: invariant broken at op {op_index}: {e}"));
-        }
-    }
-    // Drain GC, then check everything: invariants, every block's content, and parity.
-    gc.drain(scheme.as_mut(), &mut exec);
-    scheme.check().unwrap_or_else(|e| panic!("{kind}: invariant broken at the end: {e}"));
-    for (lba, t) in reference.tokens() {
-        let got = scheme.locate(lba).map_or(0, |(m, b)| exec.store().members[m as usize][b as usize]);
-        assert_eq!(got, t, "{kind}: block {lba} lost");
-    }
-    check_parity(kind, &spec, &exec);
+    let stats = drive(&label, scheme.as_mut(), &mut exec, ops, 20_000, &mut || rng.next_u64(), &mut SchemeChecks);
+    check_parity(&label, &spec, &exec);
     let c = scheme.counters();
     eprintln!(
         "{kind}: {ops} ops, {} reads checked, {} GC jobs ({} blocks moved), {} front-end rotations, {} no-space retries",
-        stats.0,
-        gc.started(),
-        c.gc_blocks_moved,
-        c.front_rotations,
-        stats.1
+        stats.reads_checked, stats.gc_jobs, c.gc_blocks_moved, c.front_rotations, stats.no_space
     );
     if kind.is_log_structured() {
-        assert!(gc.started() > 1000, "{kind}: GC barely ran ({} jobs): the test is too easy", gc.started());
+        assert!(stats.gc_jobs > 1000, "{kind}: GC barely ran ({} jobs): the test is too easy", stats.gc_jobs);
     }
     if matches!(kind, SchemeKind::Swan(_)) {
         assert!(c.front_rotations > 100, "{kind}: the front-end barely rotated");
     }
-}
-
-/// Every stripe row that has parity must satisfy it, except rows of log segments still open.
-fn check_parity(kind: SchemeKind, spec: &ArraySpec, exec: &Executor<MemStore>) {
-    if kind.raid() == RaidLevel::Raid0 {
-        return;
-    }
-    let width = exec.group_width();
-    let mut checked = 0;
-    let mut bad = 0;
-    for group_first in (0..spec.members()).step_by(width) {
-        for row in 0..spec.member_blocks {
-            checked += 1;
-            if exec.row_parity(group_first, row) != 0 {
-                bad += 1;
-            }
-        }
-    }
-    // Open segments (one user, one GC per R-group at most) may hold partial rows.
-    let open_rows = (spec.rgroups as usize + 1) * spec.segment_rows as usize * 2;
-    assert!(bad <= open_rows, "{kind}: {bad} of {checked} rows fail parity (at most {open_rows} may be open)");
 }
 
 macro_rules! model_tests {

@@ -25,10 +25,9 @@
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
-use swan_core::io::{IoPlan, MemberBlock, MemberId, MemberIo};
-use swan_core::scheme::{ArraySpec, ReqOp, Scheme, SchemeKind, Submitted};
-use swan_core::testkit;
-use swan_core::testkit::{parity_group_width, Executor, Expect, GcQueue, Reference, TokenStore};
+use swan_core::io::{MemberBlock, MemberId, MemberIo};
+use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
+use swan_core::testkit::{check_parity, drive, parity_group_width, DriveHooks, Executor, TokenStore};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{presets, FtlKind, Ssd, SsdConfig};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
@@ -121,6 +120,22 @@ fn check_all(kind: SchemeKind, scheme: &dyn Scheme, store: &SsdStore, when: &str
     }
 }
 
+/// Virtual time moves on between operations, and the SSDs' invariants are checked with
+/// the scheme's.
+struct SsdChecks {
+    kind: SchemeKind,
+}
+
+impl DriveHooks<SsdStore> for SsdChecks {
+    fn before_op(&mut self, exec: &mut Executor<SsdStore>) {
+        exec.store_mut().now += OP_GAP_NS;
+    }
+
+    fn check(&mut self, scheme: &dyn Scheme, exec: &Executor<SsdStore>, when: &str) {
+        check_all(self.kind, scheme, exec.store(), when);
+    }
+}
+
 fn deep_check(kind: SchemeKind, ftl: FtlKind, seed: u64) {
     let spec = spec(kind);
     let config = ssd_config(ftl);
@@ -128,124 +143,36 @@ fn deep_check(kind: SchemeKind, ftl: FtlKind, seed: u64) {
     let mut scheme = spec.build().unwrap();
     let ssds = (0..spec.members()).map(|_| Ssd::new(config.clone()).unwrap().with_payload()).collect();
     let mut exec = Executor::new(SsdStore { ssds, now: 0 }, parity_group_width(&spec));
-    let volume = scheme.volume_blocks();
-    // Write over most of the volume so GC has to work hard.
-    let working_set = volume * 9 / 10;
-    let partial_trims_keep_data = matches!(kind, SchemeKind::Raid(RaidLevel::Raid4 | RaidLevel::Raid5));
-    let mut reference = Reference::new(volume);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut plan = IoPlan::new();
-    let mut gc = GcQueue::new();
-    let mut next_token = 1u64;
-    let mut user = Vec::new();
-    let mut reply = Vec::new();
-    let mut scratch = Vec::new();
-    scheme.format(&mut plan);
-    exec.run_plan(&plan, &[], &mut [], &mut scratch);
+    let label = format!("{kind} on {ftl:?} FTL, seed {seed}");
     let ops = ops_per_scheme();
-    let (mut reads_checked, mut no_space) = (0u64, 0u64);
-    for op_index in 0..ops {
-        exec.store_mut().now += OP_GAP_NS;
-        // Advance in-flight GC jobs by one phase now and then, so user I/O interleaves.
-        if !gc.is_empty() && rng.next_u32() % 3 == 0 {
-            gc.step(scheme.as_mut(), &mut exec);
-        }
-        gc.start(scheme.as_mut(), 4);
-        let (roll, size, where_) = (rng.next_u32(), rng.next_u32(), rng.next_u64());
-        let req = testkit::random_request(roll, size, where_, working_set);
-        let (op, lba, blocks) = (req.op, req.lba, req.blocks);
-        testkit::payload_tokens(&req, next_token, &mut user);
-        match scheme.submit(&req, &mut plan).unwrap() {
-            Submitted::NoSpace => {
-                // Only legitimate while GC is in flight and will free space.
-                assert!(!gc.is_empty(), "{kind}: out of space with no GC in flight at op {op_index}");
-                no_space += 1;
-                continue;
-            }
-            Submitted::Planned => {}
-        }
-        reply.clear();
-        reply.resize(blocks as usize, 0);
-        exec.run_plan(&plan, &user, &mut reply, &mut scratch);
-        match op {
-            ReqOp::Write => {
-                reference.write(lba, &user);
-                next_token += u64::from(blocks);
-            }
-            ReqOp::Trim => reference.trim(lba, blocks, partial_trims_keep_data),
-            ReqOp::Read => {
-                for i in 0..u64::from(blocks) {
-                    if let Expect::Token(t) = reference.get(lba + i) {
-                        assert_eq!(
-                            reply[i as usize],
-                            t,
-                            "{kind} on {ftl:?} FTL, seed {seed}: block {} read back wrong at op {op_index}",
-                            lba + i
-                        );
-                        reads_checked += 1;
-                    }
-                }
-            }
-            ReqOp::Flush => {}
-        }
-        if op_index % CHECK_EVERY == 0 {
-            check_all(kind, scheme.as_ref(), exec.store(), &format!("at op {op_index}"));
-        }
-    }
-    // Drain GC, then check everything: invariants, every live block's content, and parity.
-    gc.drain(scheme.as_mut(), &mut exec);
-    check_all(kind, scheme.as_ref(), exec.store(), "at the end");
-    let mut live = 0u64;
-    for (lba, t) in reference.tokens() {
-        let got = scheme.locate(lba).map_or(0, |(m, b)| exec.store().peek(m, b));
-        assert_eq!(got, t, "{kind} on {ftl:?} FTL: block {lba} lost");
-        live += u64::from(t != 0);
-    }
-    let parity_rows = check_parity(kind, &spec, &exec);
+    let mut hooks = SsdChecks { kind };
+    let stats = drive(&label, scheme.as_mut(), &mut exec, ops, CHECK_EVERY, &mut || rng.next_u64(), &mut hooks);
+    let parity_rows = check_parity(&label, &spec, &exec);
     let c = scheme.counters();
     let ssd_copied: u64 = exec.store().ssds.iter().map(|s| s.stats().gc_pages_copied).sum();
     let ssd_erases: u64 = exec.store().ssds.iter().map(|s| s.stats().erases).sum();
     let ssd_written: u64 = exec.store().ssds.iter().map(|s| s.stats().host_pages_written).sum();
     eprintln!(
-        "{kind} ({ftl:?} FTL): {ops} ops, {reads_checked} reads checked, {live} live blocks and {parity_rows} parity rows \
-         checked at the end, {} GC jobs ({} blocks moved), {} front-end rotations, {no_space} no-space retries; \
+        "{kind} ({ftl:?} FTL): {ops} ops, {} reads checked, {} live blocks and {parity_rows} parity rows \
+         checked at the end, {} GC jobs ({} blocks moved), {} front-end rotations, {} no-space retries; \
          SSDs: {ssd_copied} pages copied by internal GC, {ssd_erases} erases, WAF {:.2}",
-        gc.started(),
+        stats.reads_checked,
+        stats.live_checked,
+        stats.gc_jobs,
         c.gc_blocks_moved,
         c.front_rotations,
+        stats.no_space,
         (ssd_written + ssd_copied) as f64 / ssd_written.max(1) as f64,
     );
-    assert!(reads_checked > ops / 10, "{kind}: only {reads_checked} reads checked");
+    assert!(stats.reads_checked > ops / 10, "{kind}: only {} reads checked", stats.reads_checked);
     if kind.is_log_structured() {
-        assert!(gc.started() > 1000, "{kind}: GC barely ran ({} jobs): the test is too easy", gc.started());
+        assert!(stats.gc_jobs > 1000, "{kind}: GC barely ran ({} jobs): the test is too easy", stats.gc_jobs);
     }
     if matches!(kind, SchemeKind::Swan(_)) {
         assert!(c.front_rotations > 100, "{kind}: the front-end barely rotated ({})", c.front_rotations);
     }
     assert!(ssd_copied > 0, "{kind} on {ftl:?} FTL: the SSDs' internal GC never moved a page");
-}
-
-/// Every stripe row that has parity must satisfy it, except rows of log segments still
-/// open. Returns the rows checked.
-fn check_parity(kind: SchemeKind, spec: &ArraySpec, exec: &Executor<SsdStore>) -> u64 {
-    if kind.raid() == RaidLevel::Raid0 {
-        return 0;
-    }
-    let width = exec.group_width();
-    let mut checked = 0;
-    let mut bad = 0;
-    for group_first in (0..spec.members()).step_by(width) {
-        for row in 0..spec.member_blocks {
-            checked += 1;
-            if exec.row_parity(group_first, row) != 0 {
-                bad += 1;
-            }
-        }
-    }
-    // Open segments (one user, one GC per R-group at most) may hold partial rows.
-    let open_rows = (spec.rgroups as u64 + 1) * u64::from(spec.segment_rows) * 2;
-    assert!(bad <= open_rows, "{kind}: {bad} of {checked} rows fail parity (at most {open_rows} may be open)");
-    checked
 }
 
 macro_rules! deep_tests {
