@@ -1,0 +1,280 @@
+//! The server side of the fixed-newstyle handshake as a pure state machine:
+//! feed it the client's bytes, get back what to send and when to stop. NOTLS
+//! mode, simple replies only (`NBD_OPT_STRUCTURED_REPLY` is answered
+//! `NBD_REP_ERR_UNSUP`, which "clients SHOULD be prepared to also handle").
+
+use crate::codec::{
+    decode_client_flags, decode_export_name, decode_info_request, decode_option_header, encode_export_name_reply,
+    encode_greeting, encode_info_block_size, encode_info_export, encode_info_string, encode_rep_ack, encode_rep_error,
+    encode_rep_server, ClientFlags, DecodeError, OptionHeader,
+};
+use crate::consts::{handshake_flags, info, opt, rep, DEFAULT_MAX_OPTION_LEN};
+use crate::validate::ExportLimits;
+
+/// One export the server offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportConfig {
+    /// Export name (empty = the default export).
+    pub name: String,
+    /// Human-readable description (`NBD_REP_SERVER` details, `NBD_INFO_DESCRIPTION`).
+    pub description: String,
+    /// Size, block sizes and transmission flags.
+    pub limits: ExportLimits,
+}
+
+/// Handshake configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Handshake flags to advertise (a subset of `consts::handshake_flags::ALL`).
+    pub handshake_flags: u16,
+    /// Largest option data accepted; beyond it the server hard-disconnects.
+    pub max_option_len: u32,
+    /// Exports offered.
+    pub exports: Vec<ExportConfig>,
+}
+
+impl ServerConfig {
+    /// Fixed newstyle with `NO_ZEROES`, 64 KiB option bound.
+    pub fn new(exports: Vec<ExportConfig>) -> Self {
+        ServerConfig { handshake_flags: handshake_flags::ALL, max_option_len: DEFAULT_MAX_OPTION_LEN, exports }
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        self.exports.iter().position(|e| e.name == name)
+    }
+}
+
+/// What the connection owner must do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Write these bytes to the client.
+    Send(Vec<u8>),
+    /// Handshake done: serve export `export` (index into `ServerConfig::exports`)
+    /// in the transmission phase; `leftover` are bytes already received that
+    /// belong to it.
+    Transmission {
+        /// Index of the chosen export.
+        export: usize,
+        /// Bytes received after the final option.
+        leftover: Vec<u8>,
+    },
+    /// Close the connection (after sending anything queued before it).
+    Close {
+        /// Why, for logs.
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    ClientFlags,
+    OptionHeader,
+    OptionData(OptionHeader),
+    Done,
+}
+
+/// Server-side handshake for one connection.
+#[derive(Debug)]
+pub struct Handshake {
+    config: ServerConfig,
+    state: State,
+    buf: Vec<u8>,
+    client: ClientFlags,
+}
+
+impl Handshake {
+    /// A new handshake; the greeting to send first is in the returned action.
+    pub fn new(config: ServerConfig) -> (Self, Action) {
+        let greeting = encode_greeting(config.handshake_flags).to_vec();
+        let hs = Handshake { config, state: State::ClientFlags, buf: Vec::new(), client: ClientFlags::default() };
+        (hs, Action::Send(greeting))
+    }
+
+    /// The client's flags (meaningful once received).
+    pub fn client_flags(&self) -> ClientFlags {
+        self.client
+    }
+
+    /// Whether the handshake has ended (transmission entered or closed).
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Feeds bytes received from the client.
+    pub fn on_bytes(&mut self, data: &[u8]) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.state == State::Done {
+            return actions;
+        }
+        self.buf.extend_from_slice(data);
+        let mut at = 0;
+        loop {
+            let rest = &self.buf[at..];
+            match self.state {
+                State::Done => break,
+                State::ClientFlags => match decode_client_flags(rest, self.config.handshake_flags) {
+                    Ok(Some((f, n))) => {
+                        self.client = f;
+                        at += n;
+                        self.state = State::OptionHeader;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        // "the server MUST drop the TCP connection if the client
+                        // sets an unknown flag".
+                        self.close(&mut actions, e);
+                        break;
+                    }
+                },
+                State::OptionHeader => match decode_option_header(rest, self.config.max_option_len) {
+                    Ok(Some((h, n))) => {
+                        at += n;
+                        self.state = State::OptionData(h);
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.close(&mut actions, e);
+                        break;
+                    }
+                },
+                State::OptionData(h) => {
+                    let len = h.length as usize;
+                    if rest.len() < len {
+                        break;
+                    }
+                    let data = rest[..len].to_vec();
+                    at += len;
+                    self.state = State::OptionHeader;
+                    if let Some(export) = self.on_option(h, &data, &mut actions) {
+                        let leftover = self.buf[at..].to_vec();
+                        actions.push(Action::Transmission { export, leftover });
+                        self.state = State::Done;
+                    }
+                }
+            }
+        }
+        self.buf.drain(..at.min(self.buf.len()));
+        if self.state == State::Done {
+            self.buf = Vec::new();
+        }
+        actions
+    }
+
+    fn close(&mut self, actions: &mut Vec<Action>, e: DecodeError) {
+        actions.push(Action::Close { reason: e.to_string() });
+        self.state = State::Done;
+    }
+
+    fn error(actions: &mut Vec<Action>, option: u32, kind: u32, msg: &str) {
+        let mut out = Vec::new();
+        // Messages here are short constants or bounded export names.
+        if encode_rep_error(&mut out, option, kind, msg).is_err() {
+            encode_rep_error(&mut out, option, kind, "").unwrap_or(());
+        }
+        actions.push(Action::Send(out));
+    }
+
+    /// Handles one complete option; returns the export index on entering
+    /// transmission.
+    fn on_option(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
+        match h.option {
+            // "If the chosen export does not exist ... the server MUST terminate
+            // the session."
+            opt::EXPORT_NAME => {
+                let idx = match decode_export_name(data, h.length) {
+                    Ok(Some((name, _))) => self.config.find(&name),
+                    _ => None,
+                };
+                match idx {
+                    Some(i) => {
+                        let l = &self.config.exports[i].limits;
+                        actions.push(Action::Send(encode_export_name_reply(
+                            l.size_bytes,
+                            l.transmission_flags,
+                            self.client.no_zeroes,
+                        )));
+                        Some(i)
+                    }
+                    None => {
+                        actions.push(Action::Close { reason: "NBD_OPT_EXPORT_NAME for an unknown export".into() });
+                        self.state = State::Done;
+                        None
+                    }
+                }
+            }
+            // "The server MUST reply with `NBD_REP_ACK`" (and "SHOULD ignore any
+            // data sent by the client"); the client then drops the connection.
+            opt::ABORT => {
+                let mut out = Vec::new();
+                encode_rep_ack(&mut out, h.option);
+                actions.push(Action::Send(out));
+                actions.push(Action::Close { reason: "client sent NBD_OPT_ABORT".into() });
+                self.state = State::Done;
+                None
+            }
+            // "The client MUST NOT send any additional data with the option, and
+            // the server SHOULD reject a request that includes data with
+            // `NBD_REP_ERR_INVALID`."
+            opt::LIST => {
+                if !data.is_empty() {
+                    Self::error(actions, h.option, rep::ERR_INVALID, "NBD_OPT_LIST takes no data");
+                    return None;
+                }
+                let mut out = Vec::new();
+                for e in &self.config.exports {
+                    if encode_rep_server(&mut out, h.option, &e.name, &e.description).is_err() {
+                        encode_rep_server(&mut out, h.option, &e.name, "").unwrap_or(());
+                    }
+                }
+                encode_rep_ack(&mut out, h.option);
+                actions.push(Action::Send(out));
+                None
+            }
+            opt::INFO | opt::GO => {
+                let req = match decode_info_request(data, h.length) {
+                    Ok(Some((r, _))) => r,
+                    _ => {
+                        Self::error(actions, h.option, rep::ERR_INVALID, "malformed INFO/GO request");
+                        return None;
+                    }
+                };
+                let Some(i) = self.config.find(&req.name) else {
+                    Self::error(actions, h.option, rep::ERR_UNKNOWN, "no such export");
+                    return None;
+                };
+                let e = &self.config.exports[i];
+                let l = &e.limits;
+                let mut out = Vec::new();
+                // "The server MUST send an `NBD_INFO_EXPORT` information type at
+                // some point before sending an `NBD_REP_ACK`".
+                encode_info_export(&mut out, h.option, l.size_bytes, l.transmission_flags);
+                // Always sent: "The server MAY send information requests back
+                // which are not explicitly requested", and it "MUST send this
+                // info if it is requested and it intends to enforce block size
+                // constraints other than the defaults".
+                encode_info_block_size(&mut out, h.option, l.min_block, l.preferred_block, l.max_payload);
+                if req.requests.contains(&info::NAME) {
+                    encode_info_string(&mut out, h.option, info::NAME, &e.name).unwrap_or(());
+                }
+                if req.requests.contains(&info::DESCRIPTION) && !e.description.is_empty() {
+                    encode_info_string(&mut out, h.option, info::DESCRIPTION, &e.description).unwrap_or(());
+                }
+                encode_rep_ack(&mut out, h.option);
+                actions.push(Action::Send(out));
+                // "if the reply indicates success (i.e. ends with
+                // `NBD_REP_ACK`), the client and the server both immediately
+                // enter the transmission phase."
+                (h.option == opt::GO).then_some(i)
+            }
+            // NOTLS mode: "If the server receives `NBD_OPT_STARTTLS` it MUST
+            // respond with ... `NBD_REP_ERR_UNSUP` (if it does not support the
+            // `NBD_OPT_STARTTLS` option at all)".
+            // Everything else: "Servers that receive messages which they do not
+            // implement MUST reply to them with `NBD_REP_ERR_UNSUP`".
+            _ => {
+                Self::error(actions, h.option, rep::ERR_UNSUP, "option not supported");
+                None
+            }
+        }
+    }
+}

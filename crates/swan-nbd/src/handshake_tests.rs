@@ -1,0 +1,180 @@
+use crate::consts::*;
+use crate::*;
+
+fn config() -> ServerConfig {
+    ServerConfig::new(vec![
+        ExportConfig {
+            name: "swan0".into(),
+            description: "SWAN array".into(),
+            limits: ExportLimits { min_block: 4096, ..ExportLimits::new(1 << 30) },
+        },
+        ExportConfig {
+            name: String::new(),
+            description: String::new(),
+            limits: ExportLimits::new(1 << 20).with_read_only(true),
+        },
+    ])
+}
+
+fn opt_bytes(option: u32, data: &[u8]) -> Vec<u8> {
+    let mut v = OptionHeader { option, length: data.len() as u32 }.encode().to_vec();
+    v.extend_from_slice(data);
+    v
+}
+
+fn sent(actions: &[Action]) -> Vec<u8> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(b) => Some(b.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+fn replies(mut b: &[u8]) -> Vec<OptionReply> {
+    let mut v = Vec::new();
+    while !b.is_empty() {
+        let (r, n) = decode_option_reply(b, 1 << 16).unwrap().unwrap();
+        v.push(r);
+        b = &b[n..];
+    }
+    v
+}
+
+fn started() -> Handshake {
+    let (mut hs, first) = Handshake::new(config());
+    assert_eq!(first, Action::Send(encode_greeting(handshake_flags::ALL).to_vec()));
+    assert!(hs.on_bytes(&1u32.to_be_bytes()).is_empty());
+    hs
+}
+
+#[test]
+fn go_enters_transmission_with_info() {
+    let mut hs = started();
+    let go = InfoRequest { name: "swan0".into(), requests: vec![info::BLOCK_SIZE, info::NAME] };
+    let mut input = opt_bytes(opt::GO, &go.encode());
+    let next = Request { flags: 0, kind: Command::Read, cookie: 1, offset: 0, length: 4096 }.encode();
+    input.extend_from_slice(&next);
+    let actions = hs.on_bytes(&input);
+    let r = replies(&sent(&actions));
+    let types: Vec<u32> = r.iter().map(|r| r.reply_type).collect();
+    assert_eq!(types, [rep::INFO, rep::INFO, rep::INFO, rep::ACK]);
+    assert!(r.iter().all(|r| r.option == opt::GO));
+    assert_eq!(&r[0].data[2..10], &(1u64 << 30).to_be_bytes());
+    assert_eq!(&r[1].data[2..6], &4096u32.to_be_bytes());
+    assert_eq!(&r[2].data[2..], b"swan0");
+    assert_eq!(actions.last(), Some(&Action::Transmission { export: 0, leftover: next.to_vec() }));
+    assert!(hs.is_done());
+    assert!(hs.on_bytes(b"more").is_empty());
+}
+
+#[test]
+fn byte_at_a_time_matches_bulk() {
+    let mut input = 1u32.to_be_bytes().to_vec();
+    input.extend(opt_bytes(opt::LIST, &[]));
+    input.extend(opt_bytes(opt::STRUCTURED_REPLY, &[]));
+    input.extend(opt_bytes(opt::INFO, &InfoRequest { name: "".into(), requests: vec![] }.encode()));
+    input.extend(opt_bytes(opt::GO, &InfoRequest { name: "swan0".into(), requests: vec![] }.encode()));
+    let (mut bulk, _) = Handshake::new(config());
+    let a = bulk.on_bytes(&input);
+    let (mut slow, _) = Handshake::new(config());
+    let mut b = Vec::new();
+    for byte in &input {
+        b.extend(slow.on_bytes(std::slice::from_ref(byte)));
+    }
+    assert_eq!(sent(&a), sent(&b));
+    assert_eq!(a.last(), b.last());
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+}
+
+#[test]
+fn info_does_not_enter_transmission() {
+    let mut hs = started();
+    let a = hs.on_bytes(&opt_bytes(opt::INFO, &InfoRequest { name: "".into(), requests: vec![] }.encode()));
+    let r = replies(&sent(&a));
+    assert_eq!(r.last().unwrap().reply_type, rep::ACK);
+    // Read-only flag advertised for the default export.
+    let flags = u16::from_be_bytes([r[0].data[10], r[0].data[11]]);
+    assert_ne!(flags & tflags::READ_ONLY, 0);
+    assert!(!hs.is_done());
+}
+
+#[test]
+fn list_and_list_with_data() {
+    let mut hs = started();
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[]))));
+    let types: Vec<u32> = r.iter().map(|r| r.reply_type).collect();
+    assert_eq!(types, [rep::SERVER, rep::SERVER, rep::ACK]);
+    assert_eq!(&r[0].data[4..9], b"swan0");
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[1]))));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].reply_type, rep::ERR_INVALID);
+}
+
+#[test]
+fn unsupported_options_get_err_unsup() {
+    let mut hs = started();
+    for o in [opt::STARTTLS, opt::STRUCTURED_REPLY, opt::SET_META_CONTEXT, 0xdead] {
+        let r = replies(&sent(&hs.on_bytes(&opt_bytes(o, &[1, 2, 3]))));
+        assert_eq!((r.len(), r[0].option, r[0].reply_type), (1, o, rep::ERR_UNSUP));
+    }
+    assert!(!hs.is_done());
+}
+
+#[test]
+fn go_errors_keep_haggling() {
+    let mut hs = started();
+    let r = replies(&sent(
+        &hs.on_bytes(&opt_bytes(opt::GO, &InfoRequest { name: "nope".into(), requests: vec![] }.encode())),
+    ));
+    assert_eq!(r[0].reply_type, rep::ERR_UNKNOWN);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::GO, &[0, 0, 0, 9, 0, 0]))));
+    assert_eq!(r[0].reply_type, rep::ERR_INVALID);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::GO, &[0, 0]))));
+    assert_eq!(r[0].reply_type, rep::ERR_INVALID);
+    assert!(!hs.is_done());
+}
+
+#[test]
+fn export_name_known_and_unknown() {
+    let mut hs = started();
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"swan0"));
+    assert_eq!(sent(&a).len(), 134);
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+
+    let (mut hs, _) = Handshake::new(config());
+    hs.on_bytes(&3u32.to_be_bytes());
+    assert!(hs.client_flags().no_zeroes);
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b""));
+    assert_eq!(sent(&a).len(), 10);
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 1, leftover: vec![] }));
+
+    let mut hs = started();
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"nope"));
+    assert!(matches!(a.as_slice(), [Action::Close { .. }]));
+    assert!(hs.is_done());
+}
+
+#[test]
+fn abort_acks_then_closes() {
+    let mut hs = started();
+    let a = hs.on_bytes(&opt_bytes(opt::ABORT, &[]));
+    assert_eq!(replies(&sent(&a))[0].reply_type, rep::ACK);
+    assert!(matches!(a.last(), Some(Action::Close { .. })));
+}
+
+#[test]
+fn protocol_violations_close() {
+    let (mut hs, _) = Handshake::new(config());
+    assert!(matches!(hs.on_bytes(&4u32.to_be_bytes()).as_slice(), [Action::Close { .. }]));
+
+    let mut hs = started();
+    let huge = OptionHeader { option: opt::GO, length: u32::MAX }.encode();
+    assert!(matches!(hs.on_bytes(&huge).as_slice(), [Action::Close { .. }]));
+
+    let mut hs = started();
+    assert!(matches!(hs.on_bytes(b"IHAVEOPX").as_slice(), [Action::Close { .. }]));
+    assert!(hs.on_bytes(&opt_bytes(opt::LIST, &[])).is_empty());
+}

@@ -1,0 +1,27 @@
+//! The NBD (Network Block Device) protocol for swan's block server: wire
+//! constants, byte-level encoders/decoders for the fixed-newstyle handshake and
+//! the transmission phase (simple replies), and validation of requests against
+//! an export's advertised limits. Pure: no I/O, no clock. The server that owns
+//! sockets drives these functions.
+//!
+//! Source: NetworkBlockDevice/nbd `doc/proto.md`.
+
+pub mod codec;
+pub mod consts;
+pub mod handshake;
+pub mod validate;
+
+pub use codec::{
+    decode_client_flags, decode_export_name, decode_info_request, decode_option_header, decode_option_reply,
+    decode_request, decode_simple_reply, encode_export_name_reply, encode_greeting, encode_info_block_size,
+    encode_info_export, encode_info_string, encode_option_reply, encode_rep_ack, encode_rep_error, encode_rep_server,
+    encode_simple_reply, ClientFlags, Command, DecodeError, Decoded, EncodeError, Errno, InfoRequest, OptionHeader,
+    OptionReply, Request, SimpleReply,
+};
+pub use handshake::{Action, ExportConfig, Handshake, ServerConfig};
+pub use validate::{validate, ExportLimits};
+
+#[cfg(test)]
+mod handshake_tests;
+#[cfg(test)]
+mod tests;
