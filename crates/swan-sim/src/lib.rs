@@ -15,4 +15,5 @@ pub mod metrics;
 pub mod output;
 pub mod report;
 pub mod rng;
+pub mod trace;
 pub mod workload;
