@@ -358,6 +358,26 @@ pub fn segments(t: &[f64], v: &[Option<f64>]) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
+/// Like [`segments`], but a run of empty cells spanning at most `max_gap` (in `t`)
+/// does not break the line: for sampled quantities (e.g. victim utilization, known
+/// only in intervals where victims were chosen) a short gap means "no sample", not zero.
+pub fn bridged_segments(t: &[f64], v: &[Option<f64>], max_gap: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    for (&x, y) in t.iter().zip(v) {
+        if let Some(y) = *y {
+            if cur.last().is_some_and(|&(px, _)| x - px > max_gap) {
+                out.push(std::mem::take(&mut cur));
+            }
+            cur.push((x, y));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 /// Reduce a polyline to at most about `2 * buckets` points, keeping each bucket's
 /// minimum and maximum (in their original order) so peaks and dips survive.
 pub fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
@@ -457,6 +477,72 @@ pub fn compact(v: f64) -> String {
     }
 }
 
+/// Tick label for a time axis in seconds: plain numbers up to 99 999 s.
+pub fn seconds(v: f64) -> String {
+    if v.abs() >= 1e5 {
+        compact(v)
+    } else if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// 1, 2 or 5 × 10^k at or below `v` (> 0).
+pub fn nice_floor_125(v: f64) -> f64 {
+    let p = 10f64.powf(v.log10().floor());
+    let m = v / p;
+    let f = if m >= 5.0 - 1e-9 {
+        5.0
+    } else if m >= 2.0 - 1e-9 {
+        2.0
+    } else {
+        1.0
+    };
+    f * p
+}
+
+/// 1, 2 or 5 × 10^k at or above `v` (> 0).
+pub fn nice_ceil_125(v: f64) -> f64 {
+    let p = 10f64.powf(v.log10().floor());
+    let m = v / p;
+    let f = if m <= 1.0 + 1e-9 {
+        1.0
+    } else if m <= 2.0 + 1e-9 {
+        2.0
+    } else if m <= 5.0 + 1e-9 {
+        5.0
+    } else {
+        10.0
+    };
+    f * p
+}
+
+/// Tick positions on a log axis spanning `lo..hi` (both > 0): the mantissas that leave
+/// room for their labels (1-2-3-5 for about a decade, 1-2-5 for a few, 1 beyond).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let ratio = hi / lo;
+    let keep: &[f64] = if ratio <= 12.0 {
+        &[1.0, 2.0, 3.0, 5.0]
+    } else if ratio <= 2e4 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut ticks = Vec::new();
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    for e in first..=last {
+        for m in keep {
+            let v = m * 10f64.powi(e);
+            if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
+                ticks.push(v);
+            }
+        }
+    }
+    ticks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,6 +571,28 @@ mod tests {
     fn segments_split_on_gaps() {
         let s = segments(&[1.0, 2.0, 3.0, 4.0], &[Some(1.0), None, Some(2.0), Some(3.0)]);
         assert_eq!(s, vec![vec![(1.0, 1.0)], vec![(3.0, 2.0), (4.0, 3.0)]]);
+    }
+
+    #[test]
+    fn log_axis_helpers() {
+        assert_eq!(nice_floor_125(31.0), 20.0);
+        assert_eq!(nice_floor_125(100.0), 100.0);
+        assert_eq!(nice_ceil_125(1600.0), 2000.0);
+        assert_eq!(nice_ceil_125(5000.0), 5000.0);
+        assert_eq!(nice_ceil_125(5100.0), 10000.0);
+        assert_eq!(log_ticks(20.0, 2000.0), vec![20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]);
+        assert_eq!(log_ticks(1000.0, 10000.0), vec![1000.0, 2000.0, 3000.0, 5000.0, 10000.0]);
+        assert_eq!(log_ticks(1.0, 1e6), vec![1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6]);
+        assert_eq!(seconds(1200.0), "1200");
+        assert_eq!(seconds(0.5), "0.5");
+    }
+
+    #[test]
+    fn bridged_segments_bridge_short_gaps_only() {
+        let t = [1.0, 2.0, 3.0, 4.0, 10.0, 11.0];
+        let v = [Some(1.0), None, Some(2.0), None, Some(3.0), Some(4.0)];
+        let s = bridged_segments(&t, &v, 2.0);
+        assert_eq!(s, vec![vec![(1.0, 1.0), (3.0, 2.0)], vec![(10.0, 3.0), (11.0, 4.0)]]);
     }
 
     #[test]

@@ -7,8 +7,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    clip_below, compact, decimate, legend, max_of, nice_ceil, pe, put_text, segments, text, title, Figure, LegendEntry,
-    Swatch, GREY, GRID, READ_RED, WRITE_BLUE,
+    bridged_segments, clip_below, compact, decimate, legend, log_ticks, max_of, nice_ceil, nice_ceil_125,
+    nice_floor_125, pe, put_text, seconds, segments, text, title, Figure, LegendEntry, Swatch, GREY, GRID, READ_RED,
+    WRITE_BLUE,
 };
 use super::load::{Run, TimeSeries};
 
@@ -61,7 +62,7 @@ fn mesh<DB: DrawingBackend>(
         .bold_line_style(GRID)
         .label_style(text(TICK_FONT, BLACK))
         .axis_desc_style(text(DESC_FONT, BLACK))
-        .x_label_formatter(&|v| compact(*v))
+        .x_label_formatter(&|v| seconds(*v))
         .y_label_formatter(y_fmt)
         .draw()
         .map_err(pe)?;
@@ -94,6 +95,16 @@ fn frame<DB: DrawingBackend>(chart: &mut ChartContext<'_, DB, Lin>, x_max: f64, 
         .draw_series(std::iter::once(Rectangle::new([(0.0, 0.0), (x_max, y_max)], BLACK.stroke_width(1))))
         .map_err(pe)?;
     Ok(())
+}
+
+/// Line width for a time series of `rows` points: 2 px while sparse, 1 px when dense.
+/// (Thick polylines that zigzag sharply get long miter spikes in the bitmap backend.)
+fn line_width(rows: usize) -> u32 {
+    if rows <= 300 {
+        2
+    } else {
+        1
+    }
 }
 
 /// Elementwise sum where either side may be missing (missing + missing = missing).
@@ -155,14 +166,15 @@ impl Figure for Throughput<'_> {
         let mut chart = ChartBuilder::on(&area)
             .margin(12)
             .margin_right(40)
-            .x_label_area_size(62)
+            .x_label_area_size(56)
             .y_label_area_size(90)
             .build_cartesian_2d(0.0..t_max, 0.0..y_max)
             .map_err(pe)?;
         mesh(&mut chart, "Simulated time (s)", "User write throughput (MB/s)", &|v| compact(*v))?;
+        let width = line_width(self.series().map(|(_, t)| t.len()).max().unwrap_or(0));
         for (s, ts) in self.series() {
             if let Some(v) = ts.numeric("user_write_mbps") {
-                draw_gapped(&mut chart, ts.time(), v, s.color.stroke_width(2), MAX_BUCKETS)?;
+                draw_gapped(&mut chart, ts.time(), v, s.color.stroke_width(width), MAX_BUCKETS)?;
             }
         }
         for (s, _) in self.series() {
@@ -183,7 +195,7 @@ pub struct PerSsd<'a> {
     style: &'a RunStyle<'a>,
 }
 
-const FIG6_FOOTER: u32 = 62;
+const FIG6_FOOTER: u32 = 54;
 const FIG6_HEADER: u32 = 66 + 34;
 const FIG6_NAME_W: u32 = 86;
 const ARRAY_COLOR: RGBColor = RGBColor(30, 30, 30);
@@ -303,7 +315,7 @@ impl Figure for PerSsd<'_> {
             }
             let y_max = if r < n { ssd_max } else { array_max };
             let mut builder = ChartBuilder::on(&chart_area);
-            builder.margin_top(5).margin_right(24).y_label_area_size(60);
+            builder.margin_top(9).margin_right(24).y_label_area_size(60);
             if last {
                 builder.x_label_area_size(FIG6_FOOTER).margin_bottom(14);
             } else {
@@ -312,12 +324,12 @@ impl Figure for PerSsd<'_> {
             let mut chart = builder.build_cartesian_2d(0.0..t_max, 0.0..y_max).map_err(pe)?;
             let mut m = chart.configure_mesh();
             m.x_labels(12)
-                .y_labels(3)
+                .y_labels(4)
                 .max_light_lines(0)
                 .bold_line_style(GRID)
                 .label_style(text(13.0, BLACK))
                 .axis_desc_style(text(DESC_FONT, BLACK))
-                .x_label_formatter(&|v| compact(*v))
+                .x_label_formatter(&|v| seconds(*v))
                 .y_label_formatter(&|v| compact(*v));
             if last {
                 m.x_desc("Simulated time (s)");
@@ -390,7 +402,7 @@ impl Figure for Victims<'_> {
             ),
         )?;
         let mut entries = vec![
-            LegendEntry::new("victim utilization (left axis)", WRITE_BLUE, Swatch::LineDot),
+            LegendEntry::new("victim utilization (left axis)", WRITE_BLUE, Swatch::Line),
             LegendEntry::new("free segments (right axis)", FREE_COLOR, Swatch::Line),
         ];
         let onset = run.gc_onset_s().filter(|g| (0.0..=t_max).contains(g));
@@ -401,7 +413,7 @@ impl Figure for Victims<'_> {
 
         let mut chart = ChartBuilder::on(&area)
             .margin(12)
-            .x_label_area_size(62)
+            .x_label_area_size(56)
             .y_label_area_size(80)
             .right_y_label_area_size(95)
             .build_cartesian_2d(0.0..t_max, 0.0..1.0)
@@ -417,7 +429,7 @@ impl Figure for Victims<'_> {
             .bold_line_style(GRID)
             .label_style(text(TICK_FONT, BLACK))
             .axis_desc_style(text(DESC_FONT, BLACK))
-            .x_label_formatter(&|v| compact(*v))
+            .x_label_formatter(&|v| seconds(*v))
             .y_label_formatter(&|v| format!("{v:.1}"))
             .draw()
             .map_err(pe)?;
@@ -431,17 +443,22 @@ impl Figure for Victims<'_> {
             .draw()
             .map_err(pe)?;
 
+        let width = line_width(ts.len());
         for seg in segments(t, free) {
             chart
-                .draw_secondary_series(LineSeries::new(decimate(&seg, MAX_BUCKETS), FREE_COLOR.stroke_width(2)))
+                .draw_secondary_series(LineSeries::new(decimate(&seg, MAX_BUCKETS), FREE_COLOR.stroke_width(width)))
                 .map_err(pe)?;
         }
-        let util_segments = segments(t, util);
+        // Victim utilization is sampled (known only where victims were chosen): bridge
+        // short gaps, break the line at long ones, and dot the points a line can't show.
+        let dt = if t.len() > 1 { (t[t.len() - 1] - t[0]) / (t.len() - 1) as f64 } else { 1.0 };
+        let util_segments = bridged_segments(t, util, (0.05 * t_max).max(4.0 * dt));
         let points: usize = util_segments.iter().map(Vec::len).sum();
         for seg in &util_segments {
-            chart.draw_series(LineSeries::new(decimate(seg, MAX_BUCKETS), WRITE_BLUE.stroke_width(2))).map_err(pe)?;
-            // Dots where a line can't show the value (isolated points), or everywhere when sparse.
-            if seg.len() == 1 || points <= 400 {
+            chart
+                .draw_series(LineSeries::new(decimate(seg, MAX_BUCKETS), WRITE_BLUE.stroke_width(width)))
+                .map_err(pe)?;
+            if seg.len() == 1 || points <= 100 {
                 chart.draw_series(seg.iter().map(|&p| Circle::new(p, 3, WRITE_BLUE.filled()))).map_err(pe)?;
             }
         }
@@ -600,14 +617,14 @@ impl Figure for LatencyCdf<'_> {
     }
 }
 
-/// Power-of-ten bounds around `lo..hi` (both > 0).
-fn decade_range(lo: f64, hi: f64) -> (f64, f64) {
-    let lo_p = 10f64.powf(lo.log10().floor());
-    let mut hi_p = 10f64.powf(hi.log10().ceil());
-    if hi_p <= lo_p {
-        hi_p = lo_p * 10.0;
+/// 1-2-5 bounds around `lo..hi` (both > 0).
+fn log_bounds(lo: f64, hi: f64) -> (f64, f64) {
+    let lo_b = nice_floor_125(lo);
+    let mut hi_b = nice_ceil_125(hi);
+    if hi_b <= lo_b {
+        hi_b = nice_ceil_125(lo_b * 1.5);
     }
-    (lo_p, hi_p)
+    (lo_b, hi_b)
 }
 
 /// One CDF panel: caption, log-x latency axis, y from `y_lo` to 1.
@@ -630,14 +647,14 @@ fn cdf_panel<DB: DrawingBackend>(
         put_text(&area, "no data", &text(16.0, GREY), (w as i32 / 2, (h as i32 - 28) / 2), HPos::Center, VPos::Center)?;
         return Ok(());
     }
-    let (x_lo, x_hi) = decade_range(lo, hi);
+    let (x_lo, x_hi) = log_bounds(lo, hi);
 
     let mut chart = ChartBuilder::on(&area)
         .margin(10)
         .margin_right(28)
         .x_label_area_size(58)
         .y_label_area_size(72)
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..1.0)
+        .build_cartesian_2d((x_lo..x_hi).log_scale().with_key_points(log_ticks(x_lo, x_hi)), y_lo..1.0)
         .map_err(pe)?;
     let y_digits = if y_lo > 0.0 { 2 } else { 1 };
     chart
