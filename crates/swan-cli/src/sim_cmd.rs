@@ -98,7 +98,7 @@ pub struct SimArgs {
     pub quiet: bool,
 }
 
-fn parse_victim(s: &str) -> Result<VictimPolicy, String> {
+pub fn parse_victim(s: &str) -> Result<VictimPolicy, String> {
     match s {
         "greedy" => Ok(VictimPolicy::Greedy),
         "cost-benefit" | "costbenefit" | "cb" => Ok(VictimPolicy::CostBenefit),
@@ -146,6 +146,7 @@ impl SimArgs {
                 swan_gc_max_groups: self.gc_groups,
                 lograid_gc_low: self.gc_low,
                 lograid_gc_high: self.gc_high,
+                ..Default::default()
             },
         };
         let members = u64::from(array.members());

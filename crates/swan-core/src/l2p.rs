@@ -44,6 +44,19 @@ impl PackedMap {
         self.bytes[at..at + ENTRY_BYTES].copy_from_slice(&value.to_le_bytes()[..ENTRY_BYTES]);
     }
 
+    /// The entries as stored: 5 bytes each, little-endian (the server's checkpoint format).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// A map from entries in [`PackedMap::as_bytes`] form; `None` unless a whole number of entries.
+    pub fn from_bytes(bytes: Vec<u8>) -> Option<Self> {
+        if !bytes.len().is_multiple_of(ENTRY_BYTES) {
+            return None;
+        }
+        Some(Self { len: (bytes.len() / ENTRY_BYTES) as u64, bytes })
+    }
+
     /// Memory the map occupies, for the bytes-per-block accounting.
     pub fn heap_bytes(&self) -> u64 {
         self.bytes.len() as u64

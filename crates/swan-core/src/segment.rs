@@ -254,6 +254,28 @@ impl SegmentTable {
         Some(seg)
     }
 
+    /// Mark a specific free segment open, when rebuilding a table from a map. The free
+    /// lists are stale until [`SegmentTable::rebuild_free`].
+    pub fn take(&mut self, seg: u64) {
+        let e = &mut self.segs[seg as usize];
+        assert_eq!(e.state, SegState::Free, "segment {seg} taken twice");
+        e.state = SegState::Open;
+    }
+
+    /// Recompute the free lists from the segments' states (after [`SegmentTable::take`]).
+    pub fn rebuild_free(&mut self) {
+        for (g, list) in self.free.iter_mut().enumerate() {
+            let first = g as u64 * self.segments_per_group;
+            list.clear();
+            list.extend(
+                (first..first + self.segments_per_group)
+                    .rev()
+                    .filter(|&s| self.segs[s as usize].state == SegState::Free)
+                    .map(|s| s as u32),
+            );
+        }
+    }
+
     /// An open segment is full: it becomes a GC candidate, aged by `seq`.
     pub fn seal(&mut self, seg: u64, seq: u64) {
         let e = &mut self.segs[seg as usize];

@@ -303,6 +303,10 @@ impl GcQueue {
     fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
         scheme.finish_gc(job.id, &mut self.follow_up);
         exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
+        // A deferring scheme's driver makes the moves durable first; in memory they are.
+        if scheme.release_deferred(&mut self.follow_up) > 0 {
+            exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
+        }
         self.finished += 1;
     }
 }

@@ -31,7 +31,9 @@
 //! time, so two jobs never share a parity row whose data is still in flight.
 
 use super::inplace::push_flushes;
-use super::{check_range, Counters, GcJobId, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted};
+use super::{
+    check_range, Counters, GcJobId, MapChange, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted,
+};
 use crate::geometry::Geometry;
 use crate::io::{Dst, IoClass, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
 use crate::l2p::{PackedMap, UNMAPPED};
@@ -66,6 +68,11 @@ pub struct LogConfig {
     pub swan_gc_max_groups: u32,
     /// Blocks the volume exposes.
     pub volume_blocks: u64,
+    /// Keep GC victims until the driver calls [`Scheme::release_deferred`]. A server sets
+    /// this: a victim may be overwritten only once the moves out of it are durable, or a
+    /// crash would leave the durable map pointing at someone else's data.
+    #[serde(default)]
+    pub defer_release: bool,
 }
 
 impl LogConfig {
@@ -103,6 +110,7 @@ impl LogConfig {
             swan_gc_target,
             swan_gc_max_groups,
             volume_blocks,
+            defer_release: false,
         }
     }
 }
@@ -157,6 +165,10 @@ pub struct LogArray {
     lograid_gc_on: bool,
     counters: Counters,
     scratch: Vec<u64>,
+    /// Changes since the driver last took them, when it asked for them.
+    changes: Option<Vec<MapChange>>,
+    /// Victims emptied by GC, waiting for [`Scheme::release_deferred`]: (R-group, segment).
+    releasing: Vec<(u32, u64)>,
 }
 
 impl LogArray {
@@ -183,9 +195,59 @@ impl LogArray {
             lograid_gc_on: false,
             counters: Counters::default(),
             scratch: Vec::new(),
+            changes: None,
+            releasing: Vec::new(),
             geo,
             cfg,
         }
+    }
+
+    /// Rebuild the array from a recovered map: `lookup(lba)` is where block `lba` lives
+    /// ([`UNMAPPED`] if nowhere) and `seal_seqs[segment]` the sequence number its summary was
+    /// sealed with (0 if it never was). A segment holding live blocks becomes sealed, even one
+    /// that was still open at the crash (the rest of its slots stay unused until GC); a
+    /// segment holding none is free. Fails, naming the block, on a map that cannot be right.
+    pub fn restore(cfg: LogConfig, lookup: impl Fn(u64) -> u64, seal_seqs: &[u64]) -> Result<Self, String> {
+        let mut a = Self::new(cfg);
+        let geo = a.geo;
+        if seal_seqs.len() as u64 != geo.segments() {
+            return Err(format!("{} segment sequence numbers for {} segments", seal_seqs.len(), geo.segments()));
+        }
+        let slots = geo.segments() * u64::from(geo.data_slots);
+        for lba in 0..a.cfg.volume_blocks {
+            let pba = lookup(lba);
+            if pba == UNMAPPED {
+                continue;
+            }
+            if pba >= slots {
+                return Err(format!("block {lba} maps to slot {pba}, beyond the array's {slots} slots"));
+            }
+            let (seg, slot) = geo.split_pba(pba);
+            if slot >= geo.payload_slots() {
+                return Err(format!("block {lba} maps into the summary of segment {seg}"));
+            }
+            if a.is_live(pba) {
+                return Err(format!("block {lba} maps to slot {pba}, which block {} holds too", a.p2l.get(pba)));
+            }
+            if a.segs.state(seg) == SegState::Free {
+                a.segs.take(seg);
+            }
+            a.p2l.set(pba, lba);
+            a.remap(lba, pba);
+        }
+        a.segs.rebuild_free();
+        for seg in 0..geo.segments() {
+            if a.segs.state(seg) == SegState::Open {
+                let seq = seal_seqs[seg as usize];
+                a.seal_seq = a.seal_seq.max(seq);
+                a.segs.seal(seg, seq);
+            }
+        }
+        if a.cfg.layout == Layout::Swan {
+            // The R-group with the most room takes the writes, as at rotation.
+            a.front = (0..geo.rgroups).max_by_key(|&g| (a.allocatable(g), std::cmp::Reverse(g))).unwrap_or(0);
+        }
+        Ok(a)
     }
 
     pub fn config(&self) -> &LogConfig {
@@ -198,6 +260,11 @@ impl LogArray {
 
     pub fn segments(&self) -> &SegmentTable {
         &self.segs
+    }
+
+    /// The L2P map (checkpoints write it as it is stored).
+    pub fn l2p(&self) -> &PackedMap {
+        &self.l2p
     }
 
     fn seg_of(&self, pba: u64) -> u64 {
@@ -258,6 +325,9 @@ impl LogArray {
         }
         self.seal_seq += 1;
         self.segs.seal(seg, self.seal_seq);
+        if let Some(log) = self.changes.as_mut() {
+            log.push(MapChange::Sealed { segment: seg, seq: self.seal_seq });
+        }
     }
 
     /// SWAN: the back-end R-group to become front-end, if any has room.
@@ -332,6 +402,9 @@ impl LogArray {
 
     /// Point `lba` at `pba`, killing its old copy.
     fn remap(&mut self, lba: u64, pba: u64) {
+        if let Some(log) = self.changes.as_mut() {
+            log.push(MapChange::Map { lba, pba });
+        }
         let old = self.l2p.get(lba);
         if old != UNMAPPED {
             self.segs.remove_valid(self.seg_of(old));
@@ -348,7 +421,9 @@ impl LogArray {
     fn gc_target_group(&mut self) -> Option<u32> {
         let payload = self.geo.payload_slots();
         let useful = |this: &Self, g: u32| -> Option<u32> {
-            if this.job_in_flight[g as usize] {
+            // One job per R-group; and a victim waiting for release still holds the space
+            // the next job would need for its moves.
+            if this.job_in_flight[g as usize] || this.releasing.iter().any(|&(rg, _)| rg == g) {
                 return None;
             }
             let seg = this.segs.min_valid(g)?;
@@ -386,6 +461,13 @@ impl LogArray {
                         }
                     }
                 }
+                if best.is_none() && self.user_capacity() == 0 {
+                    // Every back-end R-group is full of live data and the garbage sits in the
+                    // front-end (a workload that rewrote recent data): writes would wait
+                    // forever. Only then does the front-end collect, so the array never
+                    // deadlocks; in steady state GC stays out of the front-end.
+                    return useful(self, self.front).map(|_| self.front);
+                }
                 best.map(|(_, _, g)| g)
             }
         }
@@ -402,6 +484,22 @@ impl LogArray {
             })
             .collect();
         Summary { segment, seq: self.segs.seq(segment), entries }
+    }
+
+    /// Return an emptied victim to the free pool and TRIM it (§4.2), so the SSD can erase it
+    /// without copying anything.
+    fn release_victim(&mut self, group: u32, victim: u64, plan: &mut IoPlan) {
+        self.segs.release(victim);
+        let block = self.geo.row_block(victim, 0);
+        for col in 0..self.geo.ssds_per_rgroup {
+            plan.push(MemberIo {
+                member: self.geo.member(group, col),
+                block,
+                count: self.geo.segment_rows,
+                kind: IoKind::Trim,
+                class: IoClass::Gc,
+            });
+        }
     }
 }
 
@@ -605,18 +703,43 @@ impl Scheme for LogArray {
         });
         self.gc_full[g] = full;
         assert_eq!(self.segs.valid(victim), 0, "victim {victim} still holds live blocks after GC");
-        self.segs.release(victim);
-        let block = self.geo.row_block(victim, 0);
-        for col in 0..self.geo.ssds_per_rgroup {
-            plan.push(MemberIo {
-                member: self.geo.member(group, col),
-                block,
-                count: self.geo.segment_rows,
-                kind: IoKind::Trim,
-                class: IoClass::Gc,
-            });
+        if self.cfg.defer_release {
+            self.releasing.push((group, victim));
+        } else {
+            self.release_victim(group, victim, plan);
         }
         self.job_in_flight[g] = false;
+    }
+
+    fn release_deferred(&mut self, plan: &mut IoPlan) -> usize {
+        plan.clear();
+        let victims = std::mem::take(&mut self.releasing);
+        for &(group, victim) in &victims {
+            self.release_victim(group, victim, plan);
+        }
+        victims.len()
+    }
+
+    fn pending_release(&self) -> usize {
+        self.releasing.len()
+    }
+
+    fn enable_change_log(&mut self) {
+        self.changes.get_or_insert_with(Vec::new);
+    }
+
+    fn take_changes(&mut self, out: &mut Vec<MapChange>) {
+        if let Some(log) = self.changes.as_mut() {
+            out.append(log);
+        }
+    }
+
+    fn summary(&self, segment: u64) -> Option<Summary> {
+        Some(self.summary_of(segment))
+    }
+
+    fn log_array(&self) -> Option<&LogArray> {
+        Some(self)
     }
 
     fn status(&self) -> Status {

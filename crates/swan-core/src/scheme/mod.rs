@@ -16,6 +16,7 @@ pub mod log;
 
 use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};
 use crate::io::{IoPlan, MemberBlock, MemberId};
+use crate::summary::Summary;
 use crate::victim::VictimPolicy;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -151,6 +152,9 @@ pub struct LogTuning {
     pub swan_gc_max_groups: Option<u32>,
     pub lograid_gc_low: Option<u64>,
     pub lograid_gc_high: Option<u64>,
+    /// See [`LogConfig::defer_release`].
+    #[serde(default)]
+    pub defer_release: bool,
 }
 
 impl ArraySpec {
@@ -183,6 +187,7 @@ impl ArraySpec {
                 cfg.swan_gc_max_groups = t.swan_gc_max_groups.unwrap_or(cfg.swan_gc_max_groups).max(1);
                 cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
                 cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
+                cfg.defer_release = t.defer_release;
                 Box::new(LogArray::new(cfg))
             }
         })
@@ -218,8 +223,20 @@ pub struct Counters {
     pub no_space: u64,
 }
 
+/// One change to the durable state of a log-structured array, in the order it happened.
+///
+/// A server journals these so that a restart finds every block where the array last put it:
+/// replaying them in order over a checkpoint of the map reproduces the map exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapChange {
+    /// Logical block `lba` now lives in physical slot `pba` ([`crate::l2p::UNMAPPED`]: nowhere).
+    Map { lba: u64, pba: u64 },
+    /// `segment` was sealed with sequence number `seq`: its summary is written.
+    Sealed { segment: u64, seq: u64 },
+}
+
 /// An array scheme, driven by a simulator or a server.
-pub trait Scheme {
+pub trait Scheme: Send {
     fn kind(&self) -> SchemeKind;
 
     /// Blocks the volume exposes to users.
@@ -255,6 +272,36 @@ pub trait Scheme {
 
     /// Metadata memory the scheme holds, in bytes.
     fn heap_bytes(&self) -> u64;
+
+    /// Start recording [`MapChange`]s (servers journal them; the simulator does not).
+    fn enable_change_log(&mut self) {}
+
+    /// Move the changes recorded so far into `out`, oldest first.
+    fn take_changes(&mut self, _out: &mut Vec<MapChange>) {}
+
+    /// With deferred release ([`LogConfig::defer_release`]), GC victims stay unusable after
+    /// [`Scheme::finish_gc`] until the driver has made the job's moves durable and calls this:
+    /// it frees them and plans their TRIMs into `plan` (cleared first). Returns how many.
+    fn release_deferred(&mut self, plan: &mut IoPlan) -> usize {
+        plan.clear();
+        0
+    }
+
+    /// Victims waiting for [`Scheme::release_deferred`].
+    fn pending_release(&self) -> usize {
+        0
+    }
+
+    /// The log-structured engine behind this scheme, if it is one (checkpoints read its map).
+    fn log_array(&self) -> Option<&LogArray> {
+        None
+    }
+
+    /// The summary of `segment` as it stands, for executors that write real bytes
+    /// ([`crate::io::Src::Summary`]). `None` for schemes without summaries.
+    fn summary(&self, _segment: u64) -> Option<Summary> {
+        None
+    }
 }
 
 pub(crate) fn check_range(req: &Request, volume: u64) -> Result<(), RequestError> {
