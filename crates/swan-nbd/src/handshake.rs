@@ -31,16 +31,33 @@ pub struct ServerConfig {
     pub max_option_len: u32,
     /// Exports offered.
     pub exports: Vec<ExportConfig>,
+    /// The export an empty name selects when no export is named "" (the
+    /// spec's default export, which a server may map to any export it
+    /// offers). `None`: only an export actually named "" answers to it.
+    pub default_export: Option<usize>,
 }
 
 impl ServerConfig {
     /// Fixed newstyle with `NO_ZEROES`, 64 KiB option bound.
     pub fn new(exports: Vec<ExportConfig>) -> Self {
-        ServerConfig { handshake_flags: handshake_flags::ALL, max_option_len: DEFAULT_MAX_OPTION_LEN, exports }
+        ServerConfig {
+            handshake_flags: handshake_flags::ALL,
+            max_option_len: DEFAULT_MAX_OPTION_LEN,
+            exports,
+            default_export: None,
+        }
+    }
+
+    /// Makes an empty export name select `exports[index]`.
+    pub fn with_default_export(mut self, index: usize) -> Self {
+        self.default_export = Some(index);
+        self
     }
 
     fn find(&self, name: &str) -> Option<usize> {
-        self.exports.iter().position(|e| e.name == name)
+        let exact = self.exports.iter().position(|e| e.name == name);
+        let default = || self.default_export.filter(|&i| name.is_empty() && i < self.exports.len());
+        exact.or_else(default)
     }
 }
 

@@ -178,3 +178,40 @@ fn protocol_violations_close() {
     assert!(matches!(hs.on_bytes(b"IHAVEOPX").as_slice(), [Action::Close { .. }]));
     assert!(hs.on_bytes(&opt_bytes(opt::LIST, &[])).is_empty());
 }
+
+#[test]
+fn empty_name_selects_the_default_export() {
+    let named = ExportConfig { name: "swan0".into(), description: String::new(), limits: ExportLimits::new(1 << 20) };
+    let config = ServerConfig::new(vec![named.clone()]);
+    assert_eq!(config.default_export, None);
+
+    // Without a default, "" is an unknown export.
+    let (mut hs, _) = Handshake::new(config.clone());
+    hs.on_bytes(&1u32.to_be_bytes());
+    let r =
+        replies(&sent(&hs.on_bytes(&opt_bytes(opt::GO, &InfoRequest { name: "".into(), requests: vec![] }.encode()))));
+    assert_eq!(r[0].reply_type, rep::ERR_UNKNOWN);
+
+    // With one, GO and EXPORT_NAME with "" reach it; its real name still does.
+    for name in ["", "swan0"] {
+        let (mut hs, _) = Handshake::new(config.clone().with_default_export(0));
+        hs.on_bytes(&1u32.to_be_bytes());
+        let a = hs.on_bytes(&opt_bytes(opt::GO, &InfoRequest { name: name.into(), requests: vec![] }.encode()));
+        assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+        let (mut hs, _) = Handshake::new(config.clone().with_default_export(0));
+        hs.on_bytes(&1u32.to_be_bytes());
+        let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, name.as_bytes()));
+        assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+    }
+
+    // An out-of-range default is ignored, and an export really named "" wins.
+    let (mut hs, _) = Handshake::new(config.clone().with_default_export(7));
+    hs.on_bytes(&1u32.to_be_bytes());
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b""));
+    assert!(matches!(a.as_slice(), [Action::Close { .. }]));
+    let empty = ExportConfig { name: String::new(), ..named.clone() };
+    let (mut hs, _) = Handshake::new(ServerConfig::new(vec![named, empty]).with_default_export(0));
+    hs.on_bytes(&1u32.to_be_bytes());
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b""));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 1, leftover: vec![] }));
+}
