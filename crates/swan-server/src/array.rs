@@ -1,0 +1,393 @@
+//! Creating an array over members, opening it again, and recovering its state.
+//!
+//! `create` writes the superblocks last, so a create that dies half-way leaves members no
+//! swan will mistake for an array. `open` finds each member's place from its superblock,
+//! so members may be named in any order. `recover` loads the newest whole checkpoint and
+//! rolls the journal forward over it (FORMAT.md, "Recovery").
+
+use crate::checkpoint::{self, CheckpointError};
+use crate::journal::{self, Ring};
+use crate::layout::{metadata_sizes, Superblock, SuperblockError};
+use crate::member::{Member, MemberError, OpenOptions, BLOCK};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::PathBuf;
+use swan_core::geometry::GeometryError;
+use swan_core::io::{IoKind, IoPlan};
+use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
+use swan_core::victim::VictimPolicy;
+
+/// What `swan create` asks for.
+#[derive(Clone, Debug)]
+pub struct CreateOptions {
+    pub kind: SchemeKind,
+    pub rgroups: u32,
+    pub ssds_per_rgroup: u32,
+    /// Create missing member files of this size; also the size used on every member.
+    pub member_bytes: Option<u64>,
+    pub segment_bytes: u64,
+    pub chunk_bytes: u64,
+    pub victim: VictimPolicy,
+    /// Overwrite members that belong to another swan array.
+    pub force: bool,
+    /// Seconds since the epoch, recorded in the superblock.
+    pub created: u64,
+}
+
+fn blocks_of(bytes: u64, what: &str) -> Result<u32> {
+    if bytes == 0 || bytes % BLOCK as u64 != 0 {
+        bail!("{what} must be a positive multiple of 4 KiB (got {bytes} bytes)");
+    }
+    u32::try_from(bytes / BLOCK as u64).map_err(|_| anyhow!("{what} of {bytes} bytes is too large"))
+}
+
+fn random_uuid() -> Result<[u8; 16]> {
+    use std::io::Read;
+    let mut u = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut u))
+        .context("reading /dev/urandom for the array UUID")?;
+    u[6] = (u[6] & 0x0f) | 0x40; // RFC 4122 version 4
+    u[8] = (u[8] & 0x3f) | 0x80;
+    Ok(u)
+}
+
+/// Read a member's superblock, if it has one.
+pub fn read_superblock(m: &Member) -> Result<Superblock, SuperblockError> {
+    let mut b = vec![0u8; BLOCK];
+    m.read(0, &mut b).map_err(|_| SuperblockError::NotSwan)?;
+    Superblock::decode(&b)
+}
+
+/// Make a new array over `paths` (in array order).
+pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
+    let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or_else(|| anyhow!("too many members"))?;
+    if members == 0 {
+        bail!("an array needs at least one R-group of at least one SSD");
+    }
+    if paths.len() != members as usize {
+        bail!(
+            "{} R-groups × {} SSDs per R-group need {members} members, but {} were given",
+            o.rgroups,
+            o.ssds_per_rgroup,
+            paths.len()
+        );
+    }
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].contains(p) {
+            bail!("member {} is named twice", p.display());
+        }
+    }
+    let segment_rows = blocks_of(o.segment_bytes, "the segment size (per SSD)")?;
+    let chunk_blocks = blocks_of(o.chunk_bytes, "the chunk size")?;
+    let mut opened = Vec::with_capacity(paths.len());
+    for p in paths {
+        if !p.exists() {
+            let bytes = o.member_bytes.ok_or_else(|| {
+                anyhow!("member {} does not exist; give --member-size to create member files", p.display())
+            })?;
+            Member::create_file(p, bytes, false)?;
+        }
+        let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;
+        if let Some(bytes) = o.member_bytes {
+            if m.blocks() * (BLOCK as u64) < bytes {
+                bail!(
+                    "member {} holds {} bytes, less than --member-size {bytes}",
+                    p.display(),
+                    m.blocks() * BLOCK as u64
+                );
+            }
+        }
+        if let Ok(sb) = read_superblock(&m) {
+            if !o.force {
+                bail!(
+                    "{} is member {} of {} of swan array {}; refusing to overwrite it (use --force to reuse it)",
+                    p.display(),
+                    sb.member_index,
+                    sb.members,
+                    sb.uuid_string()
+                );
+            }
+        }
+        opened.push(m);
+    }
+    let member_blocks = match o.member_bytes {
+        Some(b) => b / BLOCK as u64,
+        None => opened.iter().map(Member::blocks).min().unwrap_or(0),
+    };
+    let log = o.kind.is_log_structured();
+    let (checkpoint_blocks, journal_blocks, meta_blocks) =
+        metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
+    let mut sb = Superblock {
+        uuid: random_uuid()?,
+        member_index: 0,
+        members,
+        kind: o.kind,
+        rgroups: o.rgroups,
+        ssds_per_rgroup: o.ssds_per_rgroup,
+        segment_rows,
+        chunk_blocks,
+        victim: o.victim,
+        member_blocks,
+        meta_blocks,
+        checkpoint_blocks,
+        journal_blocks,
+        volume_blocks: 0,
+        created: o.created,
+    };
+    let mut scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
+    sb.volume_blocks = scheme.volume_blocks();
+    if sb.volume_blocks == 0 {
+        bail!(
+            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; use larger members",
+            (member_blocks * BLOCK as u64) >> 20,
+            (meta_blocks * BLOCK as u64) >> 20
+        );
+    }
+    // Clear what an earlier array may have left: old superblocks, checkpoints, journal.
+    for m in &opened {
+        m.write(0, &vec![0u8; BLOCK])?;
+        m.trim(1, meta_blocks - 1)?;
+    }
+    // A log array starts with every segment trimmed (a free segment is a trimmed segment).
+    let mut plan = IoPlan::new();
+    scheme.format(&mut plan);
+    for io in plan.ios() {
+        if io.kind == IoKind::Trim {
+            opened[io.member as usize].trim(io.block, u64::from(io.count))?;
+        }
+    }
+    if log {
+        let la = scheme.log_array().expect("log-structured");
+        let header = checkpoint::Header {
+            uuid: sb.uuid,
+            seq: 1,
+            journal_pos: 0,
+            journal_seq: 1,
+            volume_blocks: 0,
+            segments: 0,
+            body_crc: 0,
+        };
+        let copies: Vec<&Member> = opened.iter().take(sb.meta_members() as usize).collect();
+        let seqs = vec![0u64; la.geometry().segments() as usize];
+        checkpoint::write(&copies, sb.checkpoint_slot(0), sb.checkpoint_blocks, header, la.l2p(), &seqs)?;
+    }
+    for m in &opened {
+        m.sync()?;
+    }
+    for (i, m) in opened.iter().enumerate() {
+        let member_sb = Superblock { member_index: i as u32, ..sb.clone() };
+        m.write(0, &member_sb.encode())?;
+        m.sync()?;
+    }
+    Ok(sb)
+}
+
+/// Say what would work instead of an impossible geometry.
+fn geometry_advice(e: GeometryError, sb: &Superblock, o: &CreateOptions) -> anyhow::Error {
+    let mib = |blocks: u64| (blocks * BLOCK as u64).div_ceil(1 << 20);
+    match e {
+        GeometryError::MemberTooSmall { .. } => anyhow!(
+            "{e}: each member needs at least {} MiB for this geometry ({} MiB metadata + 2 segments of {} KiB); \
+             use --member-size {}M or more, or a smaller --segment",
+            mib(sb.meta_blocks + 2 * u64::from(sb.segment_rows.max(sb.chunk_blocks))) + 1,
+            mib(sb.meta_blocks),
+            o.segment_bytes >> 10,
+            mib(sb.meta_blocks + 8 * u64::from(sb.segment_rows.max(sb.chunk_blocks)))
+        ),
+        other => anyhow!("{other}"),
+    }
+}
+
+/// An array's members, in array order, with the superblock they agree on.
+pub struct Opened {
+    pub sb: Superblock,
+    pub members: Vec<Member>,
+}
+
+/// Open the members of one array, in any order.
+pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
+    if paths.is_empty() {
+        bail!("no members given");
+    }
+    let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
+    let mut first: Option<Superblock> = None;
+    for p in paths {
+        let m = Member::open(p, OpenOptions { direct, read_only })?;
+        let sb = read_superblock(&m).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        let reference = first.get_or_insert_with(|| sb.clone());
+        if sb.uuid != reference.uuid {
+            bail!(
+                "{} belongs to swan array {}, but {} belongs to {}: members of two arrays were given",
+                p.display(),
+                sb.uuid_string(),
+                paths[0].display(),
+                reference.uuid_string()
+            );
+        }
+        if (Superblock { member_index: 0, ..sb.clone() }) != (Superblock { member_index: 0, ..reference.clone() }) {
+            bail!("{}: its superblock disagrees with the other members' about the array's geometry", p.display());
+        }
+        if m.blocks() < sb.member_blocks {
+            bail!(
+                "{}: holds {} blocks, but the array uses {} per member (was it truncated?)",
+                p.display(),
+                m.blocks(),
+                sb.member_blocks
+            );
+        }
+        found.resize_with(sb.members as usize, || None);
+        let i = sb.member_index as usize;
+        if let Some((other, _)) = &found[i] {
+            bail!("{} and {} both claim to be member {i}", other.path().display(), p.display());
+        }
+        found[i] = Some((m, sb));
+    }
+    let sb = first.expect("at least one member");
+    if paths.len() != sb.members as usize {
+        let missing: Vec<String> =
+            found.iter().enumerate().filter(|(_, f)| f.is_none()).map(|(i, _)| i.to_string()).collect();
+        bail!(
+            "array {} has {} members but {} were given (missing member index {})",
+            sb.uuid_string(),
+            sb.members,
+            paths.len(),
+            missing.join(", ")
+        );
+    }
+    let members = found.into_iter().map(|f| f.expect("every index found").0).collect();
+    Ok(Opened { sb: Superblock { member_index: 0, ..sb }, members })
+}
+
+/// The state a restart found.
+pub struct Recovered {
+    pub scheme: Box<dyn Scheme>,
+    pub ring: Ring,
+    pub checkpoint_seq: u64,
+    /// The checkpoint slot the next checkpoint goes to.
+    pub next_slot: u32,
+    pub records_replayed: u64,
+    pub changes_replayed: u64,
+}
+
+/// Load the newest whole checkpoint and roll the journal forward over it.
+pub fn recover(o: &Opened) -> Result<Recovered> {
+    let sb = &o.sb;
+    let spec = sb.array_spec();
+    let mut scheme = spec.build().map_err(|e| anyhow!("the superblock's geometry is impossible: {e}"))?;
+    if scheme.volume_blocks() != sb.volume_blocks {
+        bail!(
+            "the superblock says {} volume blocks but its geometry gives {}: written by another swan version?",
+            sb.volume_blocks,
+            scheme.volume_blocks()
+        );
+    }
+    if !sb.kind.is_log_structured() {
+        return Ok(Recovered {
+            scheme,
+            ring: Ring::new(0, 0, 1),
+            checkpoint_seq: 0,
+            next_slot: 0,
+            records_replayed: 0,
+            changes_replayed: 0,
+        });
+    }
+    let cfg = scheme.log_array().expect("log-structured").config().clone();
+    let segments = cfg.geometry.segments();
+    // The newest checkpoint that is whole on any copy.
+    let mut best: Option<(checkpoint::Header, swan_core::l2p::PackedMap, Vec<u64>, u32)> = None;
+    let mut errors = Vec::new();
+    for m in o.members.iter().take(sb.meta_members() as usize) {
+        for slot in 0..2 {
+            match checkpoint::read(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
+                Ok((h, map, seqs)) => {
+                    if best.as_ref().is_none_or(|b| h.seq > b.0.seq) {
+                        best = Some((h, map, seqs, slot));
+                    }
+                }
+                Err(CheckpointError::Missing) => {}
+                Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
+            }
+        }
+    }
+    let (header, mut map, mut seqs, slot) =
+        best.ok_or_else(|| anyhow!("no whole checkpoint on the metadata members: {}", errors.join("; ")))?;
+    // The longest valid chain of records on any copy (each record was made durable on
+    // every copy before its flush was acknowledged, so any whole chain is a true prefix).
+    let mut chain: Vec<Vec<MapChange>> = Vec::new();
+    let mut end = (header.journal_pos, header.journal_seq);
+    for m in o.members.iter().take(sb.meta_members() as usize) {
+        let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
+        if records.len() > chain.len() {
+            chain = records;
+            end = at;
+        }
+    }
+    let mut changes = 0u64;
+    for record in &chain {
+        for c in record {
+            match *c {
+                MapChange::Map { lba, pba } if lba < map.len() => map.set(lba, pba),
+                MapChange::Sealed { segment, seq } if segment < segments => seqs[segment as usize] = seq,
+                other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
+            }
+            changes += 1;
+        }
+    }
+    let mut restored = LogArray::restore(cfg, |lba| map.get(lba), &seqs)
+        .map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
+    drop(map);
+    restored.enable_change_log();
+    scheme = Box::new(restored);
+    Ok(Recovered {
+        scheme,
+        ring: Ring::new(sb.journal_blocks, end.0, end.1),
+        checkpoint_seq: header.seq,
+        next_slot: 1 - slot,
+        records_replayed: chain.len() as u64,
+        changes_replayed: changes,
+    })
+}
+
+/// The records found, and the (position, sequence number) where the next one goes.
+type Chain = (Vec<Vec<MapChange>>, (u64, u64));
+
+/// Read records from `pos`/`seq` while each is whole and next in sequence.
+fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Result<Chain> {
+    let ring = sb.journal_blocks;
+    let base = sb.journal_start();
+    let mut out = Vec::new();
+    let mut first = vec![0u8; BLOCK];
+    let mut wrapped_here = false;
+    loop {
+        if pos >= ring {
+            pos = 0;
+        }
+        m.read(base + pos, &mut first).map_err(|e: MemberError| anyhow!("reading the journal: {e}"))?;
+        let head = journal::head(&first).filter(|h| h.seq == seq && pos + u64::from(h.blocks) <= ring);
+        let Some(h) = head else {
+            // The writer starts a record at the ring's start when it does not fit before
+            // the end; look there once.
+            if pos != 0 && !wrapped_here {
+                wrapped_here = true;
+                let saved = pos;
+                pos = 0;
+                m.read(base, &mut first)?;
+                if journal::head(&first).is_some_and(|h| h.seq == seq) {
+                    continue;
+                }
+                pos = saved;
+            }
+            break;
+        };
+        let mut rec = vec![0u8; h.blocks as usize * BLOCK];
+        m.read(base + pos, &mut rec)?;
+        let Some((_, changes)) = journal::decode(&sb.uuid, &rec) else {
+            break; // torn: the flush that wrote it was never acknowledged
+        };
+        out.push(changes);
+        pos += u64::from(h.blocks);
+        seq += 1;
+        wrapped_here = false;
+    }
+    Ok((out, (pos, seq)))
+}

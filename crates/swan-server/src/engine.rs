@@ -1,0 +1,897 @@
+//! The engine: one thread that owns the scheme and carries its plans out on real members.
+//!
+//! The core is a single-threaded state machine, so one thread drives it, as the simulator's
+//! event loop does. Connections hand requests over a channel; the engine plans each with
+//! the scheme (the same SWAN / Log-RAID / RAID code the simulator runs), performs the
+//! member I/O in plan order, and completes the request. Because every plan's I/O is done
+//! before the next request is planned, reads always see the writes replied to before them,
+//! a write on a connection that dies still lands before any later write, and parity
+//! read-modify-writes never interleave.
+//!
+//! Durability (FORMAT.md): a FLUSH, or a FUA write, waits for the next *sync point*:
+//! fdatasync on every member, then one journal record with every map change since the
+//! previous one, made durable on the metadata members. FLUSHes that arrive together share
+//! a sync point. GC victims are released (and trimmed) only after a sync point, so a victim
+//! is never overwritten while the durable map could still point into it.
+//!
+//! Scheduling: user requests are taken first; GC advances one member operation between
+//! batches of user requests, and runs flat out only while writes wait for space. With
+//! `--emulate`, the SSD model in [`crate::emulate`] says when each member operation would
+//! complete, and replies are held until then.
+
+use crate::array::{Opened, Recovered};
+use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
+use crate::checkpoint;
+use crate::emulate::{EmuOp, Emulator};
+use crate::journal::{self, Ring};
+use crate::layout::Superblock;
+use crate::member::{Member, MemberError, BLOCK};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo, Src};
+use swan_core::scheme::{GcJobId, MapChange, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_nbd::Errno;
+
+/// User requests taken per round before GC gets a step.
+const BATCH: usize = 64;
+/// Largest payload a request may carry (what the NBD front advertises).
+pub const MAX_PAYLOAD: u32 = 32 << 20;
+
+pub struct EngineOptions {
+    pub name: String,
+    pub read_only: bool,
+    pub emulate: Option<Emulator>,
+    /// Log to stderr what the engine does at startup and on errors.
+    pub verbose: bool,
+}
+
+enum Msg {
+    Req(BlockRequest, Completion),
+    Status(Sender<StatusReport>),
+    Stop,
+}
+
+/// A running engine; the NBD front submits to it as a [`Backend`].
+pub struct Engine {
+    tx: Mutex<Sender<Msg>>,
+    info: ExportInfo,
+    thread: Mutex<Option<JoinHandle<anyhow::Result<()>>>>,
+}
+
+/// What `swan status` shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatusReport {
+    pub uuid: String,
+    pub scheme: String,
+    pub volume_bytes: u64,
+    pub uptime_s: f64,
+    pub groups: Vec<GroupStatus>,
+    pub members: Vec<MemberStatus>,
+    pub free_segments: u64,
+    pub segments: u64,
+    pub user_bytes_written: u64,
+    pub user_bytes_read: u64,
+    pub gc_blocks_moved: u64,
+    pub victims: u64,
+    pub front_rotations: u64,
+    pub sync_points: u64,
+    pub journal_records: u64,
+    pub checkpoints: u64,
+    pub queued_requests: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupStatus {
+    pub group: u32,
+    /// "front-end", "back-end GC", "back-end idle" (SWAN); "log" or "in-place" otherwise.
+    pub role: String,
+    pub free_segments: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemberStatus {
+    pub path: String,
+    pub user_bytes_written: u64,
+    pub gc_bytes_written: u64,
+    pub bytes_read: u64,
+    pub gc_bytes_read: u64,
+    pub trims: u64,
+    pub errors: u64,
+}
+
+impl Engine {
+    /// Start the engine over a recovered array. It first writes a fresh checkpoint, so the
+    /// journal it rolled forward is never needed again.
+    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> anyhow::Result<Engine> {
+        let sb = opened.sb.clone();
+        let info = ExportInfo {
+            name: opts.name.clone(),
+            description: format!("swan {} array {}", sb.kind, sb.uuid_string()),
+            size_bytes: recovered.scheme.volume_blocks() * BLOCK as u64,
+            min_block: BLOCK as u32,
+            preferred_block: BLOCK as u32,
+            max_payload: MAX_PAYLOAD,
+            read_only: opts.read_only,
+            // Every FLUSH syncs every member and journals every change, whichever
+            // connection made it: multi-conn is honest.
+            multi_conn: true,
+        };
+        let (tx, rx) = mpsc::channel();
+        let mut worker = Worker::new(opened, recovered, opts);
+        if !worker.read_only {
+            worker.sync_all()?;
+            worker.checkpoint()?;
+        }
+        let thread = std::thread::Builder::new().name("swan-engine".into()).spawn(move || worker.run(rx))?;
+        Ok(Engine { tx: Mutex::new(tx), info, thread: Mutex::new(Some(thread)) })
+    }
+
+    fn send(&self, msg: Msg) -> Result<(), Msg> {
+        self.tx.lock().expect("engine sender").send(msg).map_err(|e| e.0)
+    }
+
+    pub fn status(&self) -> Option<StatusReport> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Msg::Status(tx)).ok()?;
+        rx.recv_timeout(Duration::from_secs(10)).ok()
+    }
+
+    /// Finish queued requests, make everything durable, write a checkpoint and stop.
+    pub fn shutdown(&self) -> anyhow::Result<()> {
+        let _ = self.send(Msg::Stop);
+        match self.thread.lock().expect("engine thread").take() {
+            Some(t) => t.join().map_err(|_| anyhow::anyhow!("the engine thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Backend for Engine {
+    fn info(&self) -> ExportInfo {
+        self.info.clone()
+    }
+
+    fn submit(&self, req: BlockRequest, done: Completion) {
+        if let Err(Msg::Req(_, done)) = self.send(Msg::Req(req, done)) {
+            done(Err(Errno::Shutdown));
+        }
+    }
+}
+
+/// A GC job being carried out a member operation at a time.
+struct GcRun {
+    id: GcJobId,
+    plan: IoPlan,
+    staged: Vec<u8>,
+    phase: usize,
+    next: usize,
+    /// Emulation: the phase may not start before the previous one completes on the model.
+    not_before: Instant,
+    phase_end: Instant,
+}
+
+/// A reply held until the emulated SSDs would have completed the request.
+struct Held {
+    at: Instant,
+    seq: u64,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+/// Where a plan's bytes come from and go to.
+struct Buffers<'a> {
+    user: &'a [u8],
+    reply: &'a mut [u8],
+    staged: &'a mut Vec<u8>,
+    /// (member, block) → staged slot of this plan's reads, for parity read-modify-write.
+    old: HashMap<(u32, u64), u32>,
+    summaries: HashMap<u64, Vec<u8>>,
+}
+
+struct Worker {
+    sb: Superblock,
+    members: Vec<Member>,
+    scheme: Box<dyn Scheme>,
+    kind: SchemeKind,
+    read_only: bool,
+    verbose: bool,
+    ring: Ring,
+    checkpoint_seq: u64,
+    next_slot: u32,
+    pending: Vec<MapChange>,
+    plan: IoPlan,
+    follow: IoPlan,
+    /// Running XOR of each open stripe row's data, keyed (parity group, row): the parity a
+    /// row gets when its last data block is written. Log-structured rows fill across many
+    /// requests, so the accumulator outlives a plan.
+    parity: HashMap<(u32, u64), Vec<u8>>,
+    parity_width: u32,
+    has_parity: bool,
+    queue: VecDeque<(BlockRequest, Completion)>,
+    sync_waiters: Vec<Completion>,
+    dirty: bool,
+    release_due: bool,
+    gc_runs: VecDeque<GcRun>,
+    gc_broken: Option<String>,
+    emu: Option<Emulator>,
+    held: BinaryHeap<Reverse<Held>>,
+    held_replies: HashMap<u64, (Completion, Reply)>,
+    held_seq: u64,
+    stats: Vec<MemberStatus>,
+    started: Instant,
+    sync_points: u64,
+    journal_records: u64,
+    checkpoints: u64,
+    stopping: bool,
+}
+
+impl Worker {
+    fn new(opened: Opened, rec: Recovered, opts: EngineOptions) -> Self {
+        let sb = opened.sb;
+        let kind = sb.kind;
+        let parity_width = match kind {
+            SchemeKind::Swan(_) => sb.ssds_per_rgroup,
+            _ => sb.members,
+        };
+        if opts.verbose {
+            eprintln!(
+                "swan: array {} ({kind}, {} members): checkpoint {} + {} journal records ({} changes) replayed",
+                sb.uuid_string(),
+                sb.members,
+                rec.checkpoint_seq,
+                rec.records_replayed,
+                rec.changes_replayed
+            );
+        }
+        let stats = opened
+            .members
+            .iter()
+            .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
+            .collect();
+        Worker {
+            members: opened.members,
+            scheme: rec.scheme,
+            kind,
+            read_only: opts.read_only,
+            verbose: opts.verbose,
+            ring: rec.ring,
+            checkpoint_seq: rec.checkpoint_seq,
+            next_slot: rec.next_slot,
+            pending: Vec::new(),
+            plan: IoPlan::new(),
+            follow: IoPlan::new(),
+            parity: HashMap::new(),
+            parity_width,
+            has_parity: kind.raid() != swan_core::geometry::RaidLevel::Raid0,
+            queue: VecDeque::new(),
+            sync_waiters: Vec::new(),
+            dirty: false,
+            release_due: false,
+            gc_runs: VecDeque::new(),
+            gc_broken: None,
+            emu: opts.emulate,
+            held: BinaryHeap::new(),
+            held_replies: HashMap::new(),
+            held_seq: 0,
+            stats,
+            started: Instant::now(),
+            sync_points: 0,
+            journal_records: 0,
+            checkpoints: 0,
+            stopping: false,
+            sb,
+        }
+    }
+
+    fn run(mut self, rx: Receiver<Msg>) -> anyhow::Result<()> {
+        loop {
+            if !self.receive(&rx) && self.queue.is_empty() {
+                // Every sender is gone: nobody can ask for anything more.
+                self.stopping = true;
+            }
+            self.deliver_held();
+            self.serve_requests();
+            if !self.sync_waiters.is_empty() {
+                self.sync_point();
+            }
+            self.advance_gc();
+            if self.release_due {
+                self.sync_point();
+            }
+            if self.stopping && self.queue.is_empty() {
+                break;
+            }
+        }
+        // Shutdown: replies still held by emulation go out now; then make it all durable.
+        while let Some(Reverse(h)) = self.held.pop() {
+            if let Some((done, reply)) = self.held_replies.remove(&h.seq) {
+                done(reply);
+            }
+        }
+        if !self.read_only {
+            self.sync_all()?;
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+
+    /// Wait for work (or take what is there without waiting when busy). False once every
+    /// sender has hung up.
+    fn receive(&mut self, rx: &Receiver<Msg>) -> bool {
+        let busy = !self.queue.is_empty() || !self.gc_runs.is_empty() || self.release_due;
+        let first = if busy {
+            match rx.try_recv() {
+                Ok(m) => Some(m),
+                Err(mpsc::TryRecvError::Empty) => None,
+                Err(mpsc::TryRecvError::Disconnected) => return false,
+            }
+        } else {
+            let wait = self.held.peek().map_or(Duration::from_millis(100), |Reverse(h)| {
+                h.at.saturating_duration_since(Instant::now()).min(Duration::from_millis(100))
+            });
+            match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return false,
+            }
+        };
+        let mut next = first;
+        while let Some(m) = next {
+            match m {
+                Msg::Req(r, d) => self.queue.push_back((r, d)),
+                Msg::Status(tx) => {
+                    let _ = tx.send(self.status());
+                }
+                Msg::Stop => self.stopping = true,
+            }
+            next = rx.try_recv().ok();
+        }
+        true
+    }
+
+    fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>) {
+        match at {
+            Some(t) if t > Instant::now() => {
+                self.held_seq += 1;
+                self.held.push(Reverse(Held { at: t, seq: self.held_seq }));
+                self.held_replies.insert(self.held_seq, (done, reply));
+            }
+            _ => done(reply),
+        }
+    }
+
+    fn deliver_held(&mut self) {
+        let now = Instant::now();
+        while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
+            let Reverse(h) = self.held.pop().expect("peeked");
+            if let Some((done, reply)) = self.held_replies.remove(&h.seq) {
+                done(reply);
+            }
+        }
+    }
+
+    fn serve_requests(&mut self) {
+        for _ in 0..BATCH {
+            let Some((req, done)) = self.queue.pop_front() else { break };
+            if let Some((req, done)) = self.serve(req, done) {
+                // No space until GC frees some: keep it first in line and let GC run.
+                self.queue.push_front((req, done));
+                self.collect_for_space();
+                break;
+            }
+        }
+    }
+
+    /// Carry out one request. Gives it back if the array has no space for it yet.
+    fn serve(&mut self, req: BlockRequest, done: Completion) -> Option<(BlockRequest, Completion)> {
+        let block = BLOCK as u64;
+        if req.offset % block != 0 || u64::from(req.len) % block != 0 {
+            done(Err(Errno::Inval));
+            return None;
+        }
+        let lba = req.offset / block;
+        let blocks = req.len / BLOCK as u32;
+        let writes = !matches!(req.op, BlockOp::Read | BlockOp::Flush);
+        if writes && self.read_only {
+            done(Err(Errno::Perm));
+            return None;
+        }
+        let (op, payload): (ReqOp, Option<Vec<u8>>) = match &req.op {
+            BlockOp::Read => (ReqOp::Read, None),
+            BlockOp::Flush => {
+                self.sync_waiters.push(done);
+                return None;
+            }
+            BlockOp::Trim => (ReqOp::Trim, None),
+            // An unmapped block of a log array reads as zeroes, and the unmap is journaled
+            // like a write; in-place RAID must write the zeroes.
+            BlockOp::WriteZeroes { may_trim: true } if self.kind.is_log_structured() => (ReqOp::Trim, None),
+            BlockOp::WriteZeroes { .. } => (ReqOp::Write, Some(vec![0u8; req.len as usize])),
+            BlockOp::Write(_) => (ReqOp::Write, None),
+        };
+        let r = Request { op, lba, blocks, fua: false };
+        let mut plan = std::mem::take(&mut self.plan);
+        let submitted = self.scheme.submit(&r, &mut plan);
+        let outcome = match submitted {
+            Err(_) => {
+                self.plan = plan;
+                done(Err(Errno::Inval));
+                return None;
+            }
+            Ok(Submitted::NoSpace) => {
+                self.plan = plan;
+                return Some((req, done));
+            }
+            Ok(Submitted::Planned) => {
+                let mut reply = if op == ReqOp::Read { vec![0u8; req.len as usize] } else { Vec::new() };
+                let user: &[u8] = match (&req.op, &payload) {
+                    (BlockOp::Write(data), _) => data,
+                    (_, Some(zeroes)) => zeroes,
+                    _ => &[],
+                };
+                let mut staged = Vec::new();
+                let res = self.execute(&plan, user, &mut reply, &mut staged, Instant::now());
+                self.plan = plan;
+                res.map(|at| (reply, at))
+            }
+        };
+        self.scheme.take_changes(&mut self.pending);
+        if writes {
+            self.dirty = true;
+        }
+        match outcome {
+            Ok((reply, at)) => {
+                if req.fua && writes {
+                    self.sync_waiters.push(done);
+                } else {
+                    self.complete(done, Ok(reply), at);
+                }
+            }
+            Err(e) => {
+                self.log_error(&e);
+                done(Err(Errno::Io));
+            }
+        }
+        None
+    }
+
+    fn log_error(&self, e: &MemberError) {
+        eprintln!("swan: I/O error: {e}");
+    }
+
+    /// Carry out every phase of `plan`; with emulation, return when the model completes it.
+    fn execute(
+        &mut self,
+        plan: &IoPlan,
+        user: &[u8],
+        reply: &mut [u8],
+        staged: &mut Vec<u8>,
+        start: Instant,
+    ) -> Result<Option<Instant>, MemberError> {
+        let mut bufs = Buffers { user, reply, staged, old: HashMap::new(), summaries: HashMap::new() };
+        let mut t = start;
+        for k in 0..plan.phase_count() {
+            let mut end = t;
+            for io in plan.phase(k) {
+                if let Some(done) = self.do_io(io, &mut bufs, t)? {
+                    end = end.max(done);
+                }
+            }
+            t = end;
+        }
+        Ok(self.emu.is_some().then_some(t))
+    }
+
+    /// One member operation. Returns its emulated completion, if emulating.
+    fn do_io(&mut self, io: &MemberIo, b: &mut Buffers<'_>, issue: Instant) -> Result<Option<Instant>, MemberError> {
+        let m = io.member as usize;
+        let n = io.count as usize * BLOCK;
+        let gc = io.class == IoClass::Gc;
+        let emu_op = match io.kind {
+            IoKind::Read(dst) => {
+                match dst {
+                    Dst::User { offset } => {
+                        let at = offset as usize * BLOCK;
+                        self.members[m].read(io.block, &mut b.reply[at..at + n])?;
+                    }
+                    Dst::Staged { slot } => {
+                        let at = slot as usize * BLOCK;
+                        if b.staged.len() < at + n {
+                            b.staged.resize(at + n, 0);
+                        }
+                        self.members[m].read(io.block, &mut b.staged[at..at + n])?;
+                        if self.has_parity && !gc {
+                            for i in 0..io.count {
+                                b.old.insert((io.member, io.block + u64::from(i)), slot + i);
+                            }
+                        }
+                    }
+                }
+                let s = &mut self.stats[m];
+                if gc {
+                    s.gc_bytes_read += n as u64;
+                } else {
+                    s.bytes_read += n as u64;
+                }
+                EmuOp::Read
+            }
+            IoKind::Write(src) => {
+                let data = self.source(io, src, b);
+                self.members[m].write(io.block, &data)?;
+                let s = &mut self.stats[m];
+                if gc {
+                    s.gc_bytes_written += n as u64;
+                } else {
+                    s.user_bytes_written += n as u64;
+                }
+                EmuOp::Write
+            }
+            IoKind::Trim => {
+                self.members[m].trim(io.block, u64::from(io.count))?;
+                self.stats[m].trims += 1;
+                EmuOp::Trim
+            }
+            // Durability is the sync point's job (FLUSH and FUA both wait for one).
+            IoKind::Flush => return Ok(None),
+        };
+        Ok(self.emu.as_mut().map(|e| e.complete_at(issue, io.member, emu_op, io.block, io.count, io.class)))
+    }
+
+    /// The bytes a member write carries; data blocks also go into their row's parity.
+    fn source(&mut self, io: &MemberIo, src: Src, b: &mut Buffers<'_>) -> Vec<u8> {
+        let n = io.count as usize * BLOCK;
+        let data = match src {
+            Src::User { offset } => b.user[offset as usize * BLOCK..offset as usize * BLOCK + n].to_vec(),
+            Src::Staged { slot } => {
+                let at = slot as usize * BLOCK;
+                b.staged[at..at + n].to_vec()
+            }
+            Src::Zero => vec![0u8; n],
+            Src::Summary { segment, index } => {
+                let scheme = &self.scheme;
+                let blocks = self.summary_blocks();
+                let enc = b.summaries.entry(segment).or_insert_with(|| {
+                    scheme
+                        .summary(segment)
+                        .map(|s| s.encode(blocks))
+                        .unwrap_or_else(|| vec![0u8; blocks as usize * BLOCK])
+                });
+                let at = index as usize * BLOCK;
+                enc[at..at + n].to_vec()
+            }
+            Src::Parity { group, row } => {
+                let mut p = self.parity.remove(&(group, row)).unwrap_or_else(|| vec![0u8; BLOCK]);
+                if let Some(&slot) = b.old.get(&(io.member, row)) {
+                    xor(&mut p, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
+                }
+                return p;
+            }
+        };
+        if self.has_parity {
+            let group = io.member / self.parity_width;
+            for i in 0..io.count as usize {
+                let block = io.block + i as u64;
+                let acc = self.parity.entry((group, block)).or_insert_with(|| vec![0u8; BLOCK]);
+                xor(acc, &data[i * BLOCK..(i + 1) * BLOCK]);
+                // In-place read-modify-write: take the old data out of the parity.
+                if let Some(&slot) = b.old.get(&(io.member, block)) {
+                    xor(acc, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
+                }
+            }
+        }
+        data
+    }
+
+    fn summary_blocks(&self) -> u32 {
+        self.scheme.log_array().map_or(1, |la| la.geometry().summary_blocks)
+    }
+
+    /// Start the GC jobs the scheme wants and advance them: one member operation per round
+    /// while user requests wait, every operation while none do.
+    fn advance_gc(&mut self) {
+        if self.gc_broken.is_some() || self.read_only {
+            return;
+        }
+        self.start_gc_jobs();
+        let steps = if self.queue.is_empty() { 16 } else { 1 };
+        for _ in 0..steps {
+            if !self.gc_step() {
+                break;
+            }
+        }
+    }
+
+    fn start_gc_jobs(&mut self) {
+        loop {
+            let mut plan = IoPlan::new();
+            let Some(id) = self.scheme.start_gc(&mut plan) else { break };
+            let now = Instant::now();
+            self.gc_runs.push_back(GcRun {
+                id,
+                plan,
+                staged: Vec::new(),
+                phase: 0,
+                next: 0,
+                not_before: now,
+                phase_end: now,
+            });
+        }
+    }
+
+    /// One member operation of the first GC job that may proceed. False if none could.
+    fn gc_step(&mut self) -> bool {
+        let now = Instant::now();
+        let Some(i) = self.gc_runs.iter().position(|r| r.not_before <= now) else { return false };
+        let mut run = self.gc_runs.remove(i).expect("position");
+        if run.phase < run.plan.phase_count() {
+            let io = run.plan.phase(run.phase)[run.next];
+            let mut staged = std::mem::take(&mut run.staged);
+            let mut bufs = Buffers {
+                user: &[],
+                reply: &mut [],
+                staged: &mut staged,
+                old: HashMap::new(),
+                summaries: HashMap::new(),
+            };
+            let issue = run.not_before.max(now);
+            match self.do_io(&io, &mut bufs, issue) {
+                Ok(done) => {
+                    if let Some(t) = done {
+                        run.phase_end = run.phase_end.max(t);
+                    }
+                }
+                Err(e) => {
+                    self.log_error(&e);
+                    self.gc_broken = Some(e.to_string());
+                    return false;
+                }
+            }
+            run.staged = staged;
+            run.next += 1;
+            if run.next == run.plan.phase(run.phase).len() {
+                run.phase += 1;
+                run.next = 0;
+                run.not_before = run.phase_end;
+            }
+            self.gc_runs.insert(i, run);
+        } else {
+            self.finish_gc(run);
+        }
+        true
+    }
+
+    fn finish_gc(&mut self, run: GcRun) {
+        let mut follow = std::mem::take(&mut self.follow);
+        self.scheme.finish_gc(run.id, &mut follow);
+        let mut staged = Vec::new();
+        if let Err(e) = self.execute(&follow, &[], &mut [], &mut staged, Instant::now()) {
+            self.log_error(&e);
+            self.gc_broken = Some(e.to_string());
+        }
+        self.follow = follow;
+        self.scheme.take_changes(&mut self.pending);
+        self.dirty = true;
+        self.release_due = self.scheme.pending_release() > 0;
+    }
+
+    /// Writes wait for space: run GC until a victim is released, or say there is none.
+    fn collect_for_space(&mut self) {
+        loop {
+            if self.release_due {
+                self.sync_point();
+                return;
+            }
+            self.start_gc_jobs();
+            if self.gc_runs.is_empty() || self.gc_broken.is_some() {
+                // Nothing can free space: fail the waiting write rather than hang.
+                let st = self.scheme.status();
+                eprintln!(
+                    "swan: no space for a write and GC cannot free any: {} free segments of {}, front-end R-group {:?}, {} victims awaiting release{}",
+                    st.free_segments,
+                    st.segments,
+                    st.front_group,
+                    self.scheme.pending_release(),
+                    self.gc_broken.as_deref().map(|e| format!(", GC stopped after an error: {e}")).unwrap_or_default()
+                );
+                if let Some(la) = self.scheme.log_array() {
+                    for g in 0..self.sb.rgroups {
+                        let segs = la.segments();
+                        eprintln!(
+                            "swan:   R-group {g}: {} free, best victim holds {:?} of {} blocks",
+                            segs.free_count(g),
+                            segs.min_valid(g).map(|s| segs.valid(s)),
+                            la.geometry().payload_slots()
+                        );
+                    }
+                }
+                if let Some((_, done)) = self.queue.pop_front() {
+                    done(Err(Errno::NoSpc));
+                }
+                return;
+            }
+            if !self.gc_step() {
+                // Emulated phases wait for the model's clock.
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    /// Make every completed write durable and journal every change since the last sync
+    /// point; then answer the FLUSHes and FUA writes waiting, and release GC victims.
+    fn sync_point(&mut self) {
+        let result = if self.dirty { self.sync_and_journal() } else { Ok(()) };
+        let reply = match &result {
+            Ok(()) => Ok(Vec::new()),
+            Err(e) => {
+                eprintln!("swan: sync failed: {e}");
+                Err(Errno::Io)
+            }
+        };
+        for done in std::mem::take(&mut self.sync_waiters) {
+            done(reply.clone());
+        }
+        if result.is_ok() && self.scheme.pending_release() > 0 {
+            let mut plan = std::mem::take(&mut self.follow);
+            self.scheme.release_deferred(&mut plan);
+            let mut staged = Vec::new();
+            if let Err(e) = self.execute(&plan, &[], &mut [], &mut staged, Instant::now()) {
+                self.log_error(&e);
+            }
+            self.follow = plan;
+        }
+        self.release_due = false;
+    }
+
+    fn sync_all(&mut self) -> Result<(), MemberError> {
+        for m in &self.members {
+            m.sync()?;
+        }
+        Ok(())
+    }
+
+    fn meta_members(&self) -> usize {
+        self.sb.meta_members() as usize
+    }
+
+    fn sync_and_journal(&mut self) -> anyhow::Result<()> {
+        self.sync_all()?;
+        self.sync_points += 1;
+        self.dirty = false;
+        self.scheme.take_changes(&mut self.pending);
+        if self.pending.is_empty() || !self.kind.is_log_structured() {
+            self.pending.clear();
+            return Ok(());
+        }
+        let start = self.sb.journal_start();
+        let mut wrote = false;
+        for chunk in std::mem::take(&mut self.pending).chunks(journal::MAX_ENTRIES) {
+            let record = journal::encode(&self.sb.uuid, self.ring.next_seq, chunk);
+            let blocks = (record.len() / BLOCK) as u64;
+            if !self.ring.has_room(blocks) {
+                // The checkpoint holds the whole map as it is now: it covers these changes.
+                for m in &self.members[..self.meta_members()] {
+                    m.sync()?;
+                }
+                self.checkpoint()?;
+                return Ok(());
+            }
+            let at = self.ring.place(blocks);
+            for m in &self.members[..self.meta_members()] {
+                m.write(start + at, &record)?;
+            }
+            self.journal_records += 1;
+            wrote = true;
+        }
+        if wrote {
+            for m in &self.members[..self.meta_members()] {
+                m.sync()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the whole map to the next checkpoint slot. Data must be durable already.
+    fn checkpoint(&mut self) -> anyhow::Result<()> {
+        self.pending.clear();
+        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        let segs = la.segments();
+        let seqs: Vec<u64> = (0..segs.len()).map(|s| segs.seq(s)).collect();
+        let header = checkpoint::Header {
+            uuid: self.sb.uuid,
+            seq: self.checkpoint_seq + 1,
+            journal_pos: self.ring.pos,
+            journal_seq: self.ring.next_seq,
+            volume_blocks: 0,
+            segments: 0,
+            body_crc: 0,
+        };
+        let copies: Vec<&Member> = self.members[..self.meta_members()].iter().collect();
+        checkpoint::write(
+            &copies,
+            self.sb.checkpoint_slot(self.next_slot),
+            self.sb.checkpoint_blocks,
+            header,
+            la.l2p(),
+            &seqs,
+        )?;
+        self.checkpoint_seq += 1;
+        self.next_slot ^= 1;
+        self.ring.checkpointed();
+        self.checkpoints += 1;
+        if self.verbose {
+            eprintln!("swan: checkpoint {} written", self.checkpoint_seq);
+        }
+        Ok(())
+    }
+
+    fn status(&self) -> StatusReport {
+        let st = self.scheme.status();
+        let c = self.scheme.counters();
+        let groups = match (self.kind, self.scheme.log_array()) {
+            (SchemeKind::Swan(_), Some(la)) => (0..self.sb.rgroups)
+                .map(|g| GroupStatus {
+                    group: g,
+                    role: if st.front_group == Some(g) {
+                        "front-end".into()
+                    } else if st.gc_groups & (1 << (g % 64)) != 0 {
+                        "back-end GC".into()
+                    } else {
+                        "back-end idle".into()
+                    },
+                    free_segments: la.segments().free_count(g),
+                })
+                .collect(),
+            (_, Some(la)) => vec![GroupStatus {
+                group: 0,
+                role: if st.gc_groups != 0 { "log, GC".into() } else { "log".into() },
+                free_segments: la.segments().free_count(0),
+            }],
+            _ => vec![GroupStatus { group: 0, role: "in-place".into(), free_segments: 0 }],
+        };
+        StatusReport {
+            uuid: self.sb.uuid_string(),
+            scheme: self.kind.to_string(),
+            volume_bytes: self.scheme.volume_blocks() * BLOCK as u64,
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            groups,
+            members: self.stats.clone(),
+            free_segments: st.free_segments,
+            segments: st.segments,
+            user_bytes_written: c.user_blocks_written * BLOCK as u64,
+            user_bytes_read: c.user_blocks_read * BLOCK as u64,
+            gc_blocks_moved: c.gc_blocks_moved,
+            victims: c.victims,
+            front_rotations: c.front_rotations,
+            sync_points: self.sync_points,
+            journal_records: self.journal_records,
+            checkpoints: self.checkpoints,
+            queued_requests: self.queue.len(),
+        }
+    }
+}
+
+fn xor(acc: &mut [u8], data: &[u8]) {
+    for (a, d) in acc.iter_mut().zip(data) {
+        *a ^= d;
+    }
+}

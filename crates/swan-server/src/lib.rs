@@ -1,0 +1,24 @@
+//! swan's block server: the same schemes the simulator drives (SWAN, Log-RAID, in-place
+//! RAID), laid over real files or block devices and served over NBD.
+//!
+//! - [`layout`]: the superblock and the metadata area of every member (FORMAT.md).
+//! - [`checkpoint`], [`journal`]: the durable map: checkpoints and the change journal.
+//! - [`array`]: create an array, open it from its members, recover its state.
+//! - [`engine`]: the thread that drives the scheme over the members (the [`backend::Backend`]).
+//! - [`backend`]: the seam between the NBD front (connections) and the engine.
+//! - [`member`]: one member file or device: positioned I/O, discard, durability.
+//! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
+//! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
+//! - [`control`]: the status socket `swan status` reads.
+
+pub mod array;
+pub mod backend;
+pub mod check;
+pub mod checkpoint;
+pub mod control;
+pub mod emulate;
+pub mod engine;
+pub mod journal;
+pub mod layout;
+pub mod member;
+pub mod nbd;

@@ -1,0 +1,429 @@
+//! One client connection: the handshake under a deadline, then the transmission phase
+//! with a reader (this thread) and a writer thread joined by a channel.
+
+use std::io::{self, BufReader, BufWriter, Cursor, Read, Write};
+use std::net::Shutdown;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context};
+use swan_nbd::consts::{cmd_flags, DEFAULT_MAX_PAYLOAD, REQUEST_HEADER_LEN, SIMPLE_REPLY_LEN};
+use swan_nbd::{
+    decode_request, encode_simple_reply, validate, Action, Command, Errno, ExportLimits, Handshake, Request,
+    ServerConfig,
+};
+
+use super::stream::Stream;
+use super::{Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
+use crate::backend::{Backend, BlockOp, BlockRequest, Completion, Reply};
+
+/// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
+/// saves a system call per request; payloads bigger than this bypass it.
+const IO_BUFFER: usize = 64 << 10;
+
+/// Replies written before a flush, so a steady stream of completions still goes out.
+const MAX_BATCH: usize = 32;
+
+/// What every connection of one server shares.
+pub(super) struct ConnContext {
+    pub backend: Arc<dyn Backend>,
+    pub config: ServerConfig,
+    pub limits: ExportLimits,
+    pub opts: ServerOptions,
+    pub stop: Arc<AtomicBool>,
+    pub stats: Arc<ServerStats>,
+    pub registry: Registry,
+    pub log: Log,
+}
+
+/// Runs one connection to its end and logs how it ended.
+pub(super) fn serve_connection(ctx: &Arc<ConnContext>, mut stream: Stream, id: u64) {
+    let peer = stream.peer();
+    ctx.log.say(format_args!("connection {id} from {peer}"));
+    let outcome = match handshake(ctx, &mut stream) {
+        Ok(Some(leftover)) => transmission(ctx, stream, leftover, id),
+        Ok(None) => Ok("closed during the handshake".to_string()),
+        Err(e) => Err(e.context("handshake")),
+    };
+    match outcome {
+        Ok(why) => ctx.log.say(format_args!("connection {id} ({peer}) ended: {why}")),
+        Err(e) => ctx.log.say(format_args!("connection {id} ({peer}) dropped: {e:#}")),
+    }
+}
+
+// ---------------------------------------------------------------- handshake
+
+/// Drives [`Handshake`] until transmission (returning the bytes already received for
+/// it), an orderly close (`None`), or the deadline.
+fn handshake(ctx: &ConnContext, stream: &mut Stream) -> anyhow::Result<Option<Vec<u8>>> {
+    let deadline = Instant::now() + ctx.opts.handshake_timeout;
+    let (mut hs, greeting) = Handshake::new(ctx.config.clone());
+    let mut actions = vec![greeting];
+    let mut buf = [0u8; 4096];
+    loop {
+        for action in actions.drain(..) {
+            match action {
+                Action::Send(bytes) => send_before(stream, &bytes, deadline)?,
+                Action::Transmission { leftover, .. } => return Ok(Some(leftover)),
+                Action::Close { reason } => {
+                    ctx.log.say(format_args!("handshake closed: {reason}"));
+                    return Ok(None);
+                }
+            }
+        }
+        let n = recv_before(stream, &mut buf, deadline, &ctx.stop)?;
+        if n == 0 {
+            bail!("client closed the connection");
+        }
+        // The state machine buffers at most one option, bounded by its max_option_len.
+        actions = hs.on_bytes(&buf[..n]);
+    }
+}
+
+/// One read that gives up at `deadline` or when the server stops. Short read timeouts
+/// keep both noticed while a client sends nothing.
+fn recv_before(stream: &mut Stream, buf: &mut [u8], deadline: Instant, stop: &AtomicBool) -> anyhow::Result<usize> {
+    loop {
+        if stop.load(Ordering::Acquire) {
+            bail!("server stopping");
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("handshake timed out");
+        }
+        stream.set_read_timeout(Some(left.min(STOP_POLL)))?;
+        match stream.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if is_retry(&e) => continue,
+            Err(e) => return Err(e).context("receiving"),
+        }
+    }
+}
+
+fn send_before(stream: &mut Stream, bytes: &[u8], deadline: Instant) -> anyhow::Result<()> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        bail!("handshake timed out");
+    }
+    stream.set_write_timeout(Some(left))?;
+    stream.write_all(bytes).context("sending")
+}
+
+fn is_retry(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+}
+
+// ------------------------------------------------------------- transmission
+
+/// Serves requests until the client disconnects, sends `NBD_CMD_DISC`, breaks the
+/// protocol beyond recovery, or the writer fails; then waits for every in-flight reply
+/// to be sent (or fail) and closes.
+fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u64) -> anyhow::Result<String> {
+    // Idle clients may stay connected indefinitely; a stuck send may not.
+    stream.set_read_timeout(None)?;
+    stream.set_write_timeout(Some(ctx.opts.send_timeout))?;
+    let flight = Arc::new(Inflight::new(ctx.opts.max_inflight_per_conn, ctx.opts.max_inflight_bytes_per_conn));
+    let (tx, rx) = mpsc::channel();
+    let writer = spawn_writer(ctx, stream.try_clone()?, rx, Arc::clone(&flight), id)?;
+    let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(stream.try_clone()?));
+    let outcome = Reader { ctx, flight, tx, input }.run();
+    // The writer ends once the reader's sender and every completion's clone are gone,
+    // i.e. after the last in-flight reply.
+    let _ = writer.join();
+    let _ = stream.shutdown(Shutdown::Both);
+    outcome
+}
+
+fn spawn_writer(
+    ctx: &ConnContext,
+    stream: Stream,
+    rx: Receiver<Outgoing>,
+    flight: Arc<Inflight>,
+    id: u64,
+) -> anyhow::Result<thread::JoinHandle<()>> {
+    let counted = ThreadGuard::new(&ctx.stats);
+    let (log, limit) = (ctx.log, ctx.opts.send_timeout);
+    let spawned = thread::Builder::new().name(format!("nbd-send-{id}")).spawn(move || {
+        let _counted = counted;
+        if let Err(e) = write_replies(&stream, &rx, &flight) {
+            if is_retry(&e) {
+                log.say(format_args!("connection {id}: client read nothing for {limit:?}"));
+            } else {
+                log.say(format_args!("connection {id}: sending a reply failed: {e}"));
+            }
+            // Wake the reader wherever it waits: on admission, or on the socket.
+            flight.kill();
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    });
+    spawned.context("starting the reply thread")
+}
+
+/// One reply, ready to send.
+struct Outgoing {
+    header: [u8; SIMPLE_REPLY_LEN],
+    data: Vec<u8>,
+    /// Released from the in-flight budget once sent.
+    cost: usize,
+}
+
+impl Outgoing {
+    fn error(cookie: u64, errno: Errno) -> Self {
+        Outgoing { header: encode_simple_reply(cookie, Some(errno)), data: Vec::new(), cost: 0 }
+    }
+
+    /// The reply to a backend's outcome; `read_len` is the data a successful read owes.
+    fn from_reply(cookie: u64, read_len: usize, cost: usize, reply: Reply) -> Self {
+        match reply {
+            Ok(_) if read_len == 0 => Outgoing { header: encode_simple_reply(cookie, None), data: Vec::new(), cost },
+            Ok(data) if data.len() == read_len => Outgoing { header: encode_simple_reply(cookie, None), data, cost },
+            // A short or long read would desynchronise the client: report an I/O error.
+            Ok(_) => Outgoing { cost, ..Outgoing::error(cookie, Errno::Io) },
+            Err(errno) => Outgoing { cost, ..Outgoing::error(cookie, errno) },
+        }
+    }
+}
+
+/// Sends replies in batches, releasing their budget once they are on the socket.
+fn write_replies(stream: &Stream, rx: &Receiver<Outgoing>, flight: &Inflight) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(IO_BUFFER, stream.try_clone()?);
+    let result = send_batches(&mut out, rx, flight);
+    if result.is_err() {
+        // Drop what is buffered: flushing it on drop would wait out the send timeout again.
+        let _ = out.into_parts();
+    }
+    result
+}
+
+fn send_batches(out: &mut impl Write, rx: &Receiver<Outgoing>, flight: &Inflight) -> io::Result<()> {
+    let mut sent = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(msg) = next {
+            out.write_all(&msg.header)?;
+            out.write_all(&msg.data)?;
+            sent.push(msg.cost);
+            next = if sent.len() < MAX_BATCH { rx.try_recv().ok() } else { None };
+        }
+        out.flush()?;
+        for cost in sent.drain(..) {
+            flight.release(cost);
+        }
+    }
+    Ok(())
+}
+
+/// What the reader does after one request.
+enum Flow {
+    Continue,
+    End(String),
+}
+
+struct Reader<'a, R> {
+    ctx: &'a ConnContext,
+    flight: Arc<Inflight>,
+    tx: Sender<Outgoing>,
+    input: R,
+}
+
+impl<R: Read> Reader<'_, R> {
+    fn run(mut self) -> anyhow::Result<String> {
+        loop {
+            let Some(req) = self.next_request()? else {
+                return Ok("client closed the connection".into());
+            };
+            if let Flow::End(why) = self.handle(req)? {
+                return Ok(why);
+            }
+        }
+    }
+
+    /// The next request header; `None` on a clean end of stream between requests.
+    fn next_request(&mut self) -> anyhow::Result<Option<Request>> {
+        let mut header = [0u8; REQUEST_HEADER_LEN];
+        let got = read_full(&mut self.input, &mut header)?;
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < header.len() {
+            bail!("client closed the connection inside a request header");
+        }
+        // A bad magic means the stream is out of step: nothing after it can be trusted,
+        // and there is no cookie to reply to.
+        match decode_request(&header) {
+            Ok(Some((req, _))) => Ok(Some(req)),
+            Ok(None) => unreachable!("a whole header always decodes"),
+            Err(e) => Err(anyhow!("{e}; closing")),
+        }
+    }
+
+    fn handle(&mut self, req: Request) -> anyhow::Result<Flow> {
+        if req.kind == Command::Disc {
+            // No reply, even to a malformed DISC: the client sends nothing after it.
+            return Ok(Flow::End("client sent NBD_CMD_DISC".into()));
+        }
+        match validate(&req, &self.ctx.limits) {
+            Ok(()) => self.submit(req),
+            Err(errno) => self.refuse(req, errno),
+        }
+    }
+
+    /// Answers a request the export's limits forbid, keeping the stream in step.
+    fn refuse(&mut self, req: Request, errno: Errno) -> anyhow::Result<Flow> {
+        self.ctx.log.say(format_args!("refusing {req:?}: {errno}"));
+        let payload = u64::from(req.payload_len());
+        if payload > self.discard_limit() {
+            // Skipping that much would let one client tie up the connection for a long
+            // time; the spec allows a hard disconnect for such a payload.
+            self.reply(Outgoing::error(req.cookie, errno))?;
+            return Ok(Flow::End(format!("WRITE payload of {payload} bytes too large to skip")));
+        }
+        let skipped = io::copy(&mut (&mut self.input).take(payload), &mut io::sink())?;
+        if skipped < payload {
+            return Ok(Flow::End("client closed the connection inside a WRITE payload".into()));
+        }
+        self.reply(Outgoing::error(req.cookie, errno))?;
+        Ok(Flow::Continue)
+    }
+
+    /// Payload bytes of a refused WRITE the reader reads and drops rather than
+    /// disconnecting. At least the spec's 32 MiB, which "SHOULD NOT be considered a
+    /// denial of service attack" whatever the advertised maximum.
+    fn discard_limit(&self) -> u64 {
+        let max = self.ctx.limits.max_payload.max(DEFAULT_MAX_PAYLOAD);
+        2 * u64::from(max)
+    }
+
+    /// Sends a reply that needs no backend, within the in-flight budget.
+    fn reply(&mut self, out: Outgoing) -> anyhow::Result<()> {
+        if !self.flight.acquire(out.cost) {
+            bail!("reply thread gone");
+        }
+        self.tx.send(out).map_err(|_| anyhow!("reply thread gone"))
+    }
+
+    /// Hands a validated request to the backend once the in-flight budget allows.
+    fn submit(&mut self, req: Request) -> anyhow::Result<Flow> {
+        let len = req.length as usize;
+        let cost = match req.kind {
+            Command::Read | Command::Write => len,
+            _ => 0,
+        };
+        // Admission before reading a WRITE payload: that payload is what the budget bounds.
+        if !self.flight.acquire(cost) {
+            bail!("reply thread gone");
+        }
+        let op = match req.kind {
+            Command::Read => BlockOp::Read,
+            Command::Write => match self.read_payload(len)? {
+                Some(data) => BlockOp::Write(data),
+                None => {
+                    self.flight.release(cost);
+                    return Ok(Flow::End("client closed the connection inside a WRITE payload".into()));
+                }
+            },
+            Command::Flush => BlockOp::Flush,
+            Command::Trim => BlockOp::Trim,
+            Command::WriteZeroes => BlockOp::WriteZeroes { may_trim: req.flags & cmd_flags::NO_HOLE == 0 },
+            // validate() refuses everything else (CACHE and BLOCK_STATUS are not
+            // advertised); kept total in case it ever lets one through.
+            _ => {
+                self.tx.send(Outgoing::error(req.cookie, Errno::Inval)).map_err(|_| anyhow!("reply thread gone"))?;
+                return Ok(Flow::Continue);
+            }
+        };
+        let read_len = if req.kind == Command::Read { len } else { 0 };
+        let tx = self.tx.clone();
+        let cookie = req.cookie;
+        let done: Completion = Box::new(move |reply| {
+            // Fails only when the writer has died, and then the connection is over.
+            let _ = tx.send(Outgoing::from_reply(cookie, read_len, cost, reply));
+        });
+        let fua = req.flags & cmd_flags::FUA != 0;
+        self.ctx.backend.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);
+        Ok(Flow::Continue)
+    }
+
+    /// Exactly `len` payload bytes, or `None` if the stream ended first.
+    fn read_payload(&mut self, len: usize) -> io::Result<Option<Vec<u8>>> {
+        // Filled by the reads themselves rather than zeroed first.
+        let mut data = Vec::with_capacity(len);
+        (&mut self.input).take(len as u64).read_to_end(&mut data)?;
+        Ok((data.len() == len).then_some(data))
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+// ---------------------------------------------------------------- budget
+
+/// Requests of one connection between admission and their reply being sent.
+struct Inflight {
+    max_count: usize,
+    max_bytes: usize,
+    state: Mutex<FlightState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct FlightState {
+    count: usize,
+    bytes: usize,
+    /// The writer failed: admit nothing more.
+    dead: bool,
+}
+
+impl Inflight {
+    fn new(max_count: usize, max_bytes: usize) -> Self {
+        Inflight { max_count, max_bytes, state: Mutex::default(), changed: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FlightState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Blocks until a request of `cost` bytes fits; false once the writer is dead. With
+    /// nothing in flight anything fits, so a request larger than the byte budget still
+    /// goes through, alone.
+    fn acquire(&self, cost: usize) -> bool {
+        let mut s = self.lock();
+        loop {
+            if s.dead {
+                return false;
+            }
+            if s.count == 0 || (s.count < self.max_count && s.bytes + cost <= self.max_bytes) {
+                s.count += 1;
+                s.bytes += cost;
+                return true;
+            }
+            s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn release(&self, cost: usize) {
+        let mut s = self.lock();
+        s.count -= 1;
+        s.bytes -= cost;
+        self.changed.notify_all();
+    }
+
+    fn kill(&self) {
+        self.lock().dead = true;
+        self.changed.notify_all();
+    }
+}

@@ -1,0 +1,406 @@
+//! The NBD front of swan's block server: one export, backed by a [`Backend`], served over
+//! TCP or a unix-domain socket to any number of clients.
+//!
+//! The protocol itself (handshake state machine, request decoding, validation against the
+//! export's limits, reply encoding) is `swan_nbd`, which does no I/O; this module owns the
+//! sockets and threads:
+//!
+//! - the thread that calls [`NbdServer::run`] accepts connections until `stop` is set,
+//!   polling so that it notices within [`STOP_POLL`];
+//! - each connection has a reader thread (handshake, then decoding, validating and
+//!   submitting requests) and a writer thread that sends every reply, fed by a channel, so
+//!   a backend completing a request never blocks on a slow client;
+//! - each connection's memory is bounded: a request counts against
+//!   `max_inflight_per_conn` and `max_inflight_bytes_per_conn` until its reply has been
+//!   written, and while either is reached the reader reads nothing more (TCP's own flow
+//!   control then holds the client back).
+//!
+//! Anything wrong with one connection (protocol violation, timeout, peer gone, even a
+//! panic) ends that connection only. On stop, the server stops accepting, stops reading
+//! new requests, lets in-flight replies go out for up to `shutdown_grace`, then cuts what
+//! is left and returns.
+
+mod conn;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write as _;
+use std::net::{Shutdown, SocketAddr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use swan_nbd::consts::{tflags, DEFAULT_MAX_PAYLOAD, MAX_STRING_LEN, NBD_PORT};
+use swan_nbd::{ExportConfig, ExportLimits, ServerConfig};
+
+use crate::backend::{Backend, ExportInfo};
+use conn::ConnContext;
+use stream::{Listener, Stream};
+
+/// Where the server listens unless told otherwise: loopback, the IANA NBD port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:10809";
+
+/// How often the accept loop and handshakes look at `stop`.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// After `shutdown_grace`, how long to wait for connections whose sockets were cut.
+const CUT_WAIT: Duration = Duration::from_secs(1);
+
+/// A listening address: `IP:PORT`, or `unix:PATH` for a unix-domain socket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listen {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+impl FromStr for Listen {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Listen> {
+        if let Some(path) = s.strip_prefix("unix:") {
+            if path.is_empty() {
+                bail!("empty unix socket path in {s:?}");
+            }
+            return Ok(Listen::Unix(path.into()));
+        }
+        let addr = s.parse().with_context(|| format!("{s:?} is neither IP:PORT nor unix:PATH"))?;
+        Ok(Listen::Tcp(addr))
+    }
+}
+
+impl fmt::Display for Listen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Listen::Tcp(a) => write!(f, "{a}"),
+            Listen::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// How the server listens and what it allows each client; see [`ServerOptions::default`].
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Default [`DEFAULT_LISTEN`].
+    pub listen: Listen,
+    /// From accept to the start of transmission; a client slower than this is dropped.
+    /// Once in transmission an idle client may stay connected indefinitely.
+    pub handshake_timeout: Duration,
+    /// Requests read but not yet replied to, per connection (one is always allowed).
+    pub max_inflight_per_conn: usize,
+    /// Bytes of read and write payload held for requests in flight, per connection. A
+    /// single request larger than this is still admitted when nothing else is in flight.
+    pub max_inflight_bytes_per_conn: usize,
+    /// Connections beyond this are closed as soon as they are accepted.
+    pub max_connections: usize,
+    /// A reply send that makes no progress for this long ends the connection (a client
+    /// that stopped reading must not pin its memory forever).
+    pub send_timeout: Duration,
+    /// On stop, how long connections get to send their in-flight replies.
+    pub shutdown_grace: Duration,
+    /// Log connections and refused requests to stderr.
+    pub verbose: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))),
+            handshake_timeout: Duration::from_secs(10),
+            max_inflight_per_conn: 128,
+            max_inflight_bytes_per_conn: 64 << 20,
+            max_connections: 256,
+            send_timeout: Duration::from_secs(60),
+            shutdown_grace: Duration::from_secs(5),
+            verbose: false,
+        }
+    }
+}
+
+/// Counters a running server keeps, readable from any thread.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    active: AtomicUsize,
+    threads: AtomicUsize,
+}
+
+impl ServerStats {
+    /// Connections accepted and served (not those refused for `max_connections`).
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::Acquire)
+    }
+
+    /// Connections closed at once because `max_connections` were open.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Acquire)
+    }
+
+    /// Connections whose threads have not all finished yet.
+    pub fn active_connections(&self) -> usize {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Connection threads (readers and writers) still running.
+    pub fn live_threads(&self) -> usize {
+        self.threads.load(Ordering::Acquire)
+    }
+}
+
+/// Writes to stderr when verbose; a failing stderr is ignored rather than fatal (unlike
+/// `eprintln!`, which panics).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Log {
+    verbose: bool,
+}
+
+impl Log {
+    pub(crate) fn say(self, args: fmt::Arguments<'_>) {
+        if self.verbose {
+            let _ = writeln!(std::io::stderr().lock(), "swan nbd: {args}");
+        }
+    }
+}
+
+/// Sockets of open connections, so that shutdown can wake their threads.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    open: Mutex<HashMap<u64, Stream>>,
+}
+
+impl Registry {
+    fn insert(&self, id: u64, s: Stream) {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner).insert(id, s);
+    }
+
+    fn remove(&self, id: u64) {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    }
+
+    fn shutdown_all(&self, how: Shutdown) {
+        for s in self.open.lock().unwrap_or_else(PoisonError::into_inner).values() {
+            let _ = s.shutdown(how);
+        }
+    }
+}
+
+/// A bound, not yet running server. Binding first lets a caller learn the real address
+/// (port 0) before serving.
+#[derive(Debug)]
+pub struct NbdServer {
+    listener: Listener,
+    opts: ServerOptions,
+    stats: Arc<ServerStats>,
+}
+
+impl NbdServer {
+    /// Binds `opts.listen`. A unix socket file left by a dead server is removed first;
+    /// one a live server still answers on is an error.
+    pub fn bind(opts: ServerOptions) -> anyhow::Result<NbdServer> {
+        let listener = Listener::bind(&opts.listen)?;
+        Ok(NbdServer { listener, opts, stats: Arc::default() })
+    }
+
+    /// `IP:PORT` (the real port when bound to port 0) or the unix socket's path.
+    pub fn local_addr(&self) -> String {
+        self.listener.local_addr()
+    }
+
+    /// The server's counters; they stay readable after [`NbdServer::run`] returns.
+    pub fn stats(&self) -> Arc<ServerStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Serves `backend`'s export until `stop` is set, then shuts down (see the module
+    /// doc) and returns. A unix socket's file is removed on return.
+    pub fn run(self, backend: Arc<dyn Backend>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+        let info = backend.info();
+        let limits = export_limits(&info)?;
+        let export = ExportConfig { name: info.name.clone(), description: info.description.clone(), limits };
+        let log = Log { verbose: self.opts.verbose };
+        log.say(format_args!("serving {:?} ({} bytes) on {}", info.name, info.size_bytes, self.local_addr()));
+        let ctx = Arc::new(ConnContext {
+            backend,
+            // The one export answers to its name and to "" (the default export), which
+            // is what clients given a bare `nbd://host` ask for.
+            config: ServerConfig::new(vec![export]).with_default_export(0),
+            limits,
+            opts: self.opts.clone(),
+            stop: Arc::clone(&stop),
+            stats: Arc::clone(&self.stats),
+            registry: Registry::default(),
+            log,
+        });
+        let result = self.accept_loop(&ctx);
+        self.drain(&ctx);
+        result
+    }
+
+    fn accept_loop(&self, ctx: &Arc<ConnContext>) -> anyhow::Result<()> {
+        let mut next_id = 0u64;
+        while !ctx.stop.load(Ordering::Acquire) {
+            if !self.listener.wait_readable(STOP_POLL).context("polling the listener")? {
+                continue;
+            }
+            match self.listener.accept() {
+                Ok(stream) => {
+                    next_id += 1;
+                    self.start_connection(ctx, stream, next_id);
+                }
+                Err(e) if is_transient_accept_error(&e) => {}
+                Err(e) => {
+                    // Typically EMFILE/ENFILE/ENOMEM: back off instead of spinning, keep
+                    // serving the connections already open.
+                    ctx.log.say(format_args!("accept failed: {e}"));
+                    thread::sleep(STOP_POLL);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start_connection(&self, ctx: &Arc<ConnContext>, stream: Stream, id: u64) {
+        if self.stats.active_connections() >= self.opts.max_connections {
+            self.stats.refused.fetch_add(1, Ordering::AcqRel);
+            ctx.log.say(format_args!("refusing {}: {} connections open", stream.peer(), self.opts.max_connections));
+            return;
+        }
+        let handle = match stream.configure().and_then(|()| stream.try_clone()) {
+            Ok(h) => h,
+            Err(e) => {
+                // Usually a peer that reset before we got to it: drop it, accept on.
+                ctx.log.say(format_args!("dropping {}: {e}", stream.peer()));
+                return;
+            }
+        };
+        // Counted and registered before the thread starts, so that shutdown never misses it.
+        let guard = ConnGuard::new(Arc::clone(ctx), id, handle);
+        let counted = ThreadGuard::new(&self.stats);
+        let ctx2 = Arc::clone(ctx);
+        let spawned = thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
+            let _guards = (guard, counted);
+            conn::serve_connection(&ctx2, stream, id);
+        });
+        match spawned {
+            Ok(_) => {
+                self.stats.accepted.fetch_add(1, Ordering::AcqRel);
+            }
+            // The closure (and with it the guards) has been dropped: nothing to undo.
+            Err(e) => ctx.log.say(format_args!("connection {id}: cannot start a thread: {e}")),
+        }
+    }
+
+    /// Stops reading on every connection, waits up to `shutdown_grace` for them to send
+    /// what is in flight and finish, then cuts the rest.
+    fn drain(&self, ctx: &ConnContext) {
+        // A read shutdown wakes readers blocked on their sockets; writers keep sending.
+        ctx.registry.shutdown_all(Shutdown::Read);
+        if !wait_until_idle(&self.stats, self.opts.shutdown_grace) {
+            ctx.log.say(format_args!(
+                "{} connection(s) still busy after {:?}; closing them",
+                self.stats.active_connections(),
+                self.opts.shutdown_grace
+            ));
+            ctx.registry.shutdown_all(Shutdown::Both);
+            if !wait_until_idle(&self.stats, CUT_WAIT) {
+                // Only a backend that never completes a request can hold a connection
+                // past its socket being shut down.
+                ctx.log
+                    .say(format_args!("{} connection(s) left waiting on the backend", self.stats.active_connections()));
+            }
+        }
+        ctx.log.say(format_args!("stopped after {} connection(s)", self.stats.accepted()));
+    }
+}
+
+/// Serves `backend` on `opts.listen` until `stop` is set (see [`NbdServer::run`]).
+pub fn serve(backend: Arc<dyn Backend>, opts: ServerOptions, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+    NbdServer::bind(opts)?.run(backend, stop)
+}
+
+/// The limits and transmission flags advertised for `info`, checked against the spec.
+fn export_limits(info: &ExportInfo) -> anyhow::Result<ExportLimits> {
+    if info.name.len() > MAX_STRING_LEN || info.name.contains('\0') {
+        bail!("export name must be at most {MAX_STRING_LEN} bytes without NUL");
+    }
+    let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH | tflags::SEND_FUA | tflags::SEND_TRIM;
+    flags |= tflags::SEND_WRITE_ZEROES;
+    if info.multi_conn {
+        flags |= tflags::CAN_MULTI_CONN;
+    }
+    if info.read_only {
+        flags |= tflags::READ_ONLY;
+    }
+    let limits = ExportLimits {
+        size_bytes: info.size_bytes,
+        min_block: info.min_block,
+        preferred_block: info.preferred_block,
+        // Larger payloads are a denial-of-service risk the spec lets clients refuse, and
+        // each one is a buffer this server allocates.
+        max_payload: info.max_payload.min(DEFAULT_MAX_PAYLOAD),
+        transmission_flags: flags,
+    };
+    limits.check().map_err(|e| anyhow::anyhow!("export {:?}: {e}", info.name))?;
+    Ok(limits)
+}
+
+fn is_transient_accept_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), WouldBlock | Interrupted | ConnectionAborted | ConnectionReset)
+}
+
+/// Polls `stats` until no connection is active; false if `limit` passed first.
+fn wait_until_idle(stats: &ServerStats, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while stats.active_connections() > 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// One open connection: counted and registered while alive, however its thread ends.
+struct ConnGuard {
+    ctx: Arc<ConnContext>,
+    id: u64,
+}
+
+impl ConnGuard {
+    fn new(ctx: Arc<ConnContext>, id: u64, socket: Stream) -> Self {
+        ctx.stats.active.fetch_add(1, Ordering::AcqRel);
+        ctx.registry.insert(id, socket);
+        ConnGuard { ctx, id }
+    }
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.ctx.registry.remove(self.id);
+        self.ctx.stats.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Counts a running connection thread.
+pub(crate) struct ThreadGuard(Arc<ServerStats>);
+
+impl ThreadGuard {
+    pub(crate) fn new(stats: &Arc<ServerStats>) -> Self {
+        stats.threads.fetch_add(1, Ordering::AcqRel);
+        ThreadGuard(Arc::clone(stats))
+    }
+}
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        self.0.threads.fetch_sub(1, Ordering::AcqRel);
+    }
+}
