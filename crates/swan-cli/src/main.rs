@@ -7,6 +7,7 @@
 mod plan;
 mod repro;
 mod runner;
+mod server_cmd;
 mod sim_cmd;
 mod units;
 mod verify;
@@ -41,6 +42,14 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Measure the simulator's speed: simulated user requests per wall-clock second.
     Bench(repro::BenchArgs),
+    /// Make a real array over member files or block devices.
+    Create(server_cmd::CreateArgs),
+    /// Serve a real array over NBD (recovering it first).
+    Serve(server_cmd::ServeArgs),
+    /// Show a running server's state: R-group roles, free segments, per-member traffic.
+    Status(server_cmd::StatusArgs),
+    /// Check an array offline: map, summaries, parity.
+    Check(server_cmd::CheckArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -72,6 +81,10 @@ fn main() -> ExitCode {
             }
         }),
         Some(Command::Bench(args)) => repro::bench(&args),
+        Some(Command::Create(args)) => server_cmd::create(&args),
+        Some(Command::Serve(args)) => server_cmd::serve(&args),
+        Some(Command::Status(args)) => server_cmd::status(&args),
+        Some(Command::Check(args)) => server_cmd::check(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,262 @@
+//! `swan create`, `swan serve`, `swan status`, `swan check`: the real array over files or
+//! block devices, served over NBD.
+
+use crate::units::parse_size;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use swan_core::scheme::SchemeKind;
+use swan_core::victim::VictimPolicy;
+use swan_server::array::{self, CreateOptions};
+use swan_server::engine::{Engine, EngineOptions};
+use swan_server::nbd::{Listen, NbdServer, ServerOptions};
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Example:\n  swan create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size 128M m0 m1 m2 m3 m4 m5\n\n\
+Members are given in array order: R-group 0's SSDs first. Missing member files are created \
+with --member-size; existing files and block devices are used as they are (the array uses \
+--member-size bytes of each, or the smallest member's size). A member that belongs to another \
+swan array is refused unless --force."
+)]
+pub struct CreateArgs {
+    /// raid0|raid4|raid5 (in place), lograid0|4|5 (one log over all SSDs), swan0|4|5.
+    #[arg(long, default_value = "swan0")]
+    pub scheme: SchemeKind,
+    /// R-groups (SWAN); in-place RAID and Log-RAID stripe over all rgroups × ssds-per-rgroup members.
+    #[arg(long, default_value_t = 3)]
+    pub rgroups: u32,
+    #[arg(long, default_value_t = 2)]
+    pub ssds_per_rgroup: u32,
+    /// Size of each member (created if missing), e.g. 128M, 4G.
+    #[arg(long, value_parser = size)]
+    pub member_size: Option<u64>,
+    /// Segment size per SSD (log-structured schemes), e.g. 1M. Match the SSD's erase unit.
+    #[arg(long, default_value = "1M", value_parser = size)]
+    pub segment: u64,
+    /// Chunk size (in-place RAID).
+    #[arg(long, default_value = "512K", value_parser = size)]
+    pub chunk: u64,
+    /// GC victim policy: greedy or cost-benefit.
+    #[arg(long, default_value = "greedy", value_parser = crate::sim_cmd::parse_victim)]
+    pub victim: VictimPolicy,
+    /// Reuse members that belong to another swan array (their data is lost).
+    #[arg(long)]
+    pub force: bool,
+    /// Member files or block devices, in array order.
+    #[arg(required = true)]
+    pub members: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example:\n  swan serve --listen 127.0.0.1:10809 m0 m1 m2 m3 m4 m5\n  \
+nbdinfo nbd://127.0.0.1:10809\n\n\
+Members may be given in any order: each one's superblock says where it belongs. The server \
+recovers the array (newest checkpoint, then the journal), serves it until SIGINT or SIGTERM, \
+then makes everything durable, writes a checkpoint and exits.")]
+pub struct ServeArgs {
+    /// IP:PORT, or unix:PATH for a unix socket.
+    #[arg(long, default_value = "127.0.0.1:10809")]
+    pub listen: String,
+    /// Serve on a unix socket at PATH (same as --listen unix:PATH).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+    /// Export name clients ask for (the default export "" is always served too).
+    #[arg(long, default_value = "swan")]
+    pub name: String,
+    /// Open members with O_DIRECT (bypass the page cache).
+    #[arg(long)]
+    pub direct: bool,
+    /// Refuse writes.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel) in front
+    /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
+    #[arg(long, value_name = "PRESET")]
+    pub emulate: Option<String>,
+    /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
+    #[arg(long, default_value_t = 0.0)]
+    pub emulate_age: f64,
+    /// Log connections and refused requests.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Member files or block devices.
+    #[arg(required = true)]
+    pub members: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// Print the raw JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The control socket (default: found from the members' array UUID).
+    #[arg(long)]
+    pub control: Option<PathBuf>,
+    /// Any member of the array (to find its server).
+    pub members: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Checks, offline (the array must not be served): superblocks, the newest \
+checkpoint and journal, the map (no two blocks in one slot, valid counts), every sealed \
+segment's summary (checksum, sequence number, and that it names each live block), and parity \
+of every stripe row (RAID4/5). Exits 1 if anything is wrong.")]
+pub struct CheckArgs {
+    /// Member files or block devices.
+    #[arg(required = true)]
+    pub members: Vec<PathBuf>,
+}
+
+pub fn create(a: &CreateArgs) -> Result<()> {
+    let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let o = CreateOptions {
+        kind: a.scheme,
+        rgroups: a.rgroups,
+        ssds_per_rgroup: a.ssds_per_rgroup,
+        member_bytes: a.member_size,
+        segment_bytes: a.segment,
+        chunk_bytes: a.chunk,
+        victim: a.victim,
+        force: a.force,
+        created,
+    };
+    let sb = array::create(&a.members, &o)?;
+    println!(
+        "created {} array {}: {} R-group(s) × {} SSD(s), {} MiB per member, volume {} MiB",
+        sb.kind,
+        sb.uuid_string(),
+        sb.rgroups,
+        sb.ssds_per_rgroup,
+        (sb.member_blocks * 4096) >> 20,
+        (sb.volume_blocks * 4096) >> 20
+    );
+    Ok(())
+}
+
+pub fn serve(a: &ServeArgs) -> Result<()> {
+    let listen: Listen = match &a.socket {
+        Some(p) => Listen::Unix(p.clone()),
+        None => a.listen.parse()?,
+    };
+    if let Listen::Tcp(addr) = &listen {
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "swan: warning: serving plain NBD (no TLS) on {addr}, which is not a loopback address: \
+                 anyone who can reach it can read and overwrite the volume"
+            );
+        }
+    }
+    let opened = array::open(&a.members, a.direct, a.read_only)?;
+    let uuid = opened.sb.uuid_string();
+    let emulate = match &a.emulate {
+        Some(preset) => {
+            let mut e = swan_server::emulate::Emulator::new(preset, opened.sb.members, opened.sb.member_blocks)?;
+            if a.emulate_age > 0.0 {
+                e.age(a.emulate_age, 1);
+            }
+            Some(e)
+        }
+        None => None,
+    };
+    let recovered = array::recover(&opened).context("recovering the array")?;
+    eprintln!(
+        "swan: array {uuid} ({}): checkpoint {}, {} journal record(s) rolled forward",
+        opened.sb.kind, recovered.checkpoint_seq, recovered.records_replayed
+    );
+    let engine = Arc::new(Engine::start(
+        opened,
+        recovered,
+        EngineOptions { name: a.name.clone(), read_only: a.read_only, emulate, verbose: a.verbose },
+    )?);
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handler")?;
+    }
+    let control = swan_server::control::socket_path(&uuid);
+    let control_thread = swan_server::control::serve(control.clone(), Arc::clone(&engine), Arc::clone(&stop))
+        .with_context(|| format!("opening the control socket {}", control.display()))?;
+    let opts = ServerOptions { listen, verbose: a.verbose, ..ServerOptions::default() };
+    let server = NbdServer::bind(opts)?;
+    eprintln!("swan: serving on {} (status: swan status {})", server.local_addr(), a.members[0].display());
+    let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::backend::Backend>, Arc::clone(&stop));
+    stop.store(true, Ordering::Relaxed);
+    let _ = control_thread.join();
+    let stopped = engine.shutdown();
+    served?;
+    stopped?;
+    eprintln!("swan: stopped cleanly (checkpoint written)");
+    Ok(())
+}
+
+pub fn status(a: &StatusArgs) -> Result<()> {
+    let path = match (&a.control, a.members.first()) {
+        (Some(p), _) => p.clone(),
+        (None, Some(m)) => {
+            let member = swan_server::member::Member::open(
+                m,
+                swan_server::member::OpenOptions { direct: false, read_only: true },
+            )?;
+            let sb = array::read_superblock(&member).map_err(|e| anyhow!("{}: {e}", m.display()))?;
+            swan_server::control::socket_path(&sb.uuid_string())
+        }
+        (None, None) => bail!("name a member of the array (or --control PATH)"),
+    };
+    let v = swan_server::control::query(&path)
+        .with_context(|| format!("no swan server answers on {} (is the array being served?)", path.display()))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let g = |k: &str| v.get(k).cloned().unwrap_or_default();
+    println!(
+        "array {} ({}), volume {} MiB, up {:.0} s, free segments {}/{}",
+        g("uuid").as_str().unwrap_or("?"),
+        g("scheme").as_str().unwrap_or("?"),
+        g("volume_bytes").as_u64().unwrap_or(0) >> 20,
+        g("uptime_s").as_f64().unwrap_or(0.0),
+        g("free_segments"),
+        g("segments")
+    );
+    println!(
+        "user written {} MiB, read {} MiB; GC moved {} blocks from {} victims; {} front-end rotations; {} sync points, {} checkpoints",
+        g("user_bytes_written").as_u64().unwrap_or(0) >> 20,
+        g("user_bytes_read").as_u64().unwrap_or(0) >> 20,
+        g("gc_blocks_moved"),
+        g("victims"),
+        g("front_rotations"),
+        g("sync_points"),
+        g("checkpoints")
+    );
+    println!("{:>7}  {:<14} {:>13}", "R-group", "role", "free segments");
+    for gr in g("groups").as_array().into_iter().flatten() {
+        println!("{:>7}  {:<14} {:>13}", gr["group"], gr["role"].as_str().unwrap_or("?"), gr["free_segments"]);
+    }
+    println!("{:<40} {:>12} {:>12} {:>12} {:>12}", "member", "user MiB w", "GC MiB w", "read MiB", "GC MiB r");
+    for m in g("members").as_array().into_iter().flatten() {
+        let mib = |k: &str| m[k].as_u64().unwrap_or(0) >> 20;
+        println!(
+            "{:<40} {:>12} {:>12} {:>12} {:>12}",
+            m["path"].as_str().unwrap_or("?"),
+            mib("user_bytes_written"),
+            mib("gc_bytes_written"),
+            mib("bytes_read"),
+            mib("gc_bytes_read")
+        );
+    }
+    Ok(())
+}
+
+pub fn check(a: &CheckArgs) -> Result<()> {
+    let report = swan_server::check::check(&a.members)?;
+    print!("{}", report.text);
+    if report.problems > 0 {
+        bail!("{} problem(s) found", report.problems);
+    }
+    Ok(())
+}

@@ -1,0 +1,432 @@
+#!/usr/bin/env bash
+# Benchmark swan's NBD server against the peers an operator would otherwise put in front of
+# the same disk: nbdkit's file plugin and qemu-nbd. A benchmark, not a test: it prints a
+# markdown table and writes it to $OUT; it asserts nothing about the figures.
+#
+#   scripts/bench-nbd.sh                                       # everything (~25 min)
+#   SERVERS="nbdkit qemu-nbd" RUNTIME=5 RUNS=1 scripts/bench-nbd.sh   # the peers alone, quickly
+#   scripts/bench-nbd.sh --help
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/bench-nbd.sh [--help]
+
+Compares NBD servers over the same disk with fio's nbd engine (one job, iodepth 32):
+
+  randwrite-4k    4 KiB random writes
+  randwrite-8k    8 KiB random writes
+  seqwrite-128k   128 KiB sequential writes (IOPS and MB/s)
+  randread-4k     4 KiB random reads, after a sequential 1 MiB write pass over the whole
+                  export (done for every server alike, so reads hit written data)
+
+Servers (each over files in BENCH_DIR):
+  swan      target/release/swan create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2
+              --member-size MEMBER_SIZE DIR/m0 .. DIR/m5    (once per invocation)
+            target/release/swan serve --listen 127.0.0.1:PORT [--direct] DIR/m0 .. DIR/m5
+            (built with `cargo build --release -p swan-cli` if missing or lacking `serve`)
+  nbdkit    nbdkit -f -p PORT -i 127.0.0.1 file DIR/plain.img [direct-I/O args]
+  qemu-nbd  qemu-nbd -f raw -p PORT -b 127.0.0.1 -x '' -t --shared=8
+              --cache=writeback --aio=threads  (buffered) | --cache=none --aio=native (direct)
+            DIR/plain.img
+  plain.img is one file of exactly swan's export size (as `nbdinfo --size` reports it),
+  written full of zeros once, so it is allocated on the same disk as swan's members.
+
+Modes:
+  buffered  through the page cache
+  direct    swan --direct (O_DIRECT members), qemu-nbd --cache=none --aio=native (O_DIRECT),
+            nbdkit cache=none, the file plugin's closest option (in nbdkit 1.32, Debian 12's,
+            it is buffered I/O that evicts each request's pages afterwards, not O_DIRECT;
+            the table's notes say which; NBDKIT_DIRECT_ARGS overrides)
+
+Each (server, mode, job) gets a fresh server process on a fresh port (page cache dropped
+before it starts when /proc/sys/vm/drop_caches is writable), waits until `nbdinfo` answers,
+runs RUNS fio runs (median reported), records the server's peak RSS (VmHWM), then stops it
+with SIGTERM and waits for it to exit. Servers are killed on any exit of this script.
+
+Environment:
+  RUNTIME       seconds per fio run, after a 2 s ramp          (default 15)
+  RUNS          fio runs per cell; the median is reported      (default 3)
+  MEMBER_SIZE   size of each of swan's 6 member files          (default 1G)
+  BENCH_DIR     scratch dir, on a real disk (not tmpfs)        (default /var/tmp/swan-bench)
+  OUT           markdown report                                (default repro/bench-nbd.md)
+  SERVERS       subset of "swan nbdkit qemu-nbd"               (default all three)
+  MODES         subset of "buffered direct"                    (default both)
+  JOBS          subset of "randwrite-4k randwrite-8k seqwrite-128k randread-4k" (default all)
+  EXPORT_SIZE   export size in bytes when swan is not run; otherwise the size swan reported
+                last time in BENCH_DIR (swan-export-size), else 6 x MEMBER_SIZE
+  SWAN_BIN      swan binary                                    (default target/release/swan)
+  PORT_BASE     first TCP port tried on 127.0.0.1              (default 10900)
+  READY_TIMEOUT seconds to wait for a server to answer         (default 60)
+  STOP_TIMEOUT  seconds to wait for a server to exit on SIGTERM (default 60)
+  NBDKIT_DIRECT_ARGS  override the nbdkit file-plugin args used in direct mode
+  ALLOW_TMPFS=1 run even if BENCH_DIR is on tmpfs (figures then measure memory, not a disk)
+
+Raw fio JSON of every run goes to BENCH_DIR/raw/<timestamp>/, server logs beside it.
+Needs fio (with the nbd engine), nbdkit, qemu-nbd, nbdinfo and python3; as root the missing
+Debian packages (fio nbdkit qemu-utils libnbd-bin) are installed with apt-get.
+EOF
+}
+
+for arg in "$@"; do
+  case $arg in
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench-nbd.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+die() { echo "bench-nbd.sh: error: $*" >&2; exit 1; }
+log() { echo "bench-nbd.sh: $*" >&2; }
+need_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+RUNTIME=${RUNTIME:-15}
+RUNS=${RUNS:-3}
+MEMBER_SIZE=${MEMBER_SIZE:-1G}
+BENCH_DIR=${BENCH_DIR:-/var/tmp/swan-bench}
+OUT=${OUT:-repro/bench-nbd.md}
+SERVERS=${SERVERS:-swan nbdkit qemu-nbd}
+MODES=${MODES:-buffered direct}
+JOBS=${JOBS:-randwrite-4k randwrite-8k seqwrite-128k randread-4k}
+SWAN_BIN=${SWAN_BIN:-target/release/swan}
+PORT_BASE=${PORT_BASE:-10900}
+READY_TIMEOUT=${READY_TIMEOUT:-60}
+STOP_TIMEOUT=${STOP_TIMEOUT:-60}
+IODEPTH=32
+RAMP=2
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_uint "$RUNTIME" && ((RUNTIME > 0)) || die "RUNTIME must be a positive integer (got '$RUNTIME')"
+is_uint "$RUNS" && ((RUNS > 0)) || die "RUNS must be a positive integer (got '$RUNS')"
+is_uint "$PORT_BASE" && ((PORT_BASE > 1023 && PORT_BASE < 65000)) || die "PORT_BASE must be in 1024..64999"
+is_uint "$READY_TIMEOUT" || die "READY_TIMEOUT must be an integer"
+is_uint "$STOP_TIMEOUT" || die "STOP_TIMEOUT must be an integer"
+read -r -a SERVER_LIST <<<"$SERVERS"
+read -r -a MODE_LIST <<<"$MODES"
+read -r -a JOB_LIST <<<"$JOBS"
+((${#SERVER_LIST[@]})) || die "SERVERS is empty"
+((${#MODE_LIST[@]})) || die "MODES is empty"
+((${#JOB_LIST[@]})) || die "JOBS is empty"
+for s in "${SERVER_LIST[@]}"; do
+  case $s in swan | nbdkit | qemu-nbd) ;; *) die "unknown server '$s' in SERVERS (swan nbdkit qemu-nbd)" ;; esac
+done
+for m in "${MODE_LIST[@]}"; do
+  case $m in buffered | direct) ;; *) die "unknown mode '$m' in MODES (buffered direct)" ;; esac
+done
+
+# job name -> fio --rw and --bs
+job_rw() {
+  case $1 in
+    randwrite-4k | randwrite-8k) echo randwrite ;;
+    seqwrite-128k) echo write ;;
+    randread-4k) echo randread ;;
+    *) return 1 ;;
+  esac
+}
+job_bs() {
+  case $1 in
+    randwrite-4k | randread-4k) echo 4k ;;
+    randwrite-8k) echo 8k ;;
+    seqwrite-128k) echo 128k ;;
+    *) return 1 ;;
+  esac
+}
+for j in "${JOB_LIST[@]}"; do
+  job_rw "$j" >/dev/null || die "unknown job '$j' in JOBS (randwrite-4k randwrite-8k seqwrite-128k randread-4k)"
+done
+has_server() { [[ " ${SERVER_LIST[*]} " == *" $1 "* ]]; }
+
+# ---------------------------------------------------------------- tools
+DEB_TOOLS=(fio:fio nbdkit:nbdkit qemu-nbd:qemu-utils nbdinfo:libnbd-bin)
+missing=()
+for pair in "${DEB_TOOLS[@]}"; do
+  cmd=${pair%%:*}; pkg=${pair#*:}
+  need_cmd "$cmd" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    die "missing packages ${missing[*]} and not root to install them; run: sudo apt-get install -y ${missing[*]}"
+  fi
+  log "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+for pair in "${DEB_TOOLS[@]}"; do need_cmd "${pair%%:*}" || die "${pair%%:*} still missing after install"; done
+need_cmd python3 || die "python3 not found (the summary needs it)"
+fio --enghelp=nbd >/dev/null 2>&1 || die "this fio ($(fio --version)) has no nbd ioengine (Debian's fio has it)"
+
+# ---------------------------------------------------------------- scratch dir
+mkdir -p "$BENCH_DIR"
+BENCH_DIR=$(cd "$BENCH_DIR" && pwd)
+fstype=$(df --output=fstype "$BENCH_DIR" | tail -1 | tr -d ' ')
+if [[ $fstype == tmpfs || $fstype == ramfs ]] && [[ ${ALLOW_TMPFS:-0} != 1 ]]; then
+  die "BENCH_DIR=$BENCH_DIR is on $fstype: the figures would measure memory, not a disk (set BENCH_DIR to a disk, or ALLOW_TMPFS=1)"
+fi
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RAW=$BENCH_DIR/raw/$STAMP
+mkdir -p "$RAW/logs"
+RESULTS=$RAW/results.tsv
+RSS=$RAW/rss.tsv
+META=$RAW/meta.tsv
+: >"$RESULTS"
+: >"$RSS"
+: >"$META"
+meta() { printf '%s\t%s\n' "$1" "$2" >>"$META"; }
+MEMBERS=()
+for i in 0 1 2 3 4 5; do MEMBERS+=("$BENCH_DIR/m$i"); done
+PLAIN=$BENCH_DIR/plain.img
+
+# ---------------------------------------------------------------- server lifecycle
+SRV_PID=
+SRV_PORT=
+SRV_NAME=
+NEXT_PORT=$PORT_BASE
+
+FIO_PID=
+cleanup() {
+  local rc=$?
+  if [[ -n $FIO_PID ]]; then kill -TERM "$FIO_PID" 2>/dev/null || true; wait "$FIO_PID" 2>/dev/null || true; fi
+  if [[ -n $SRV_PID ]] && kill -0 "$SRV_PID" 2>/dev/null; then
+    log "stopping $SRV_NAME (pid $SRV_PID) on exit"
+    kill -TERM "$SRV_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SRV_PID" 2>/dev/null || true
+    wait "$SRV_PID" 2>/dev/null || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+fresh_port() {
+  while port_in_use "$NEXT_PORT"; do NEXT_PORT=$((NEXT_PORT + 1)); done
+  ((NEXT_PORT < 65535)) || die "ran out of ports"
+  SRV_PORT=$NEXT_PORT
+  NEXT_PORT=$((NEXT_PORT + 1))
+}
+
+drop_caches() {
+  sync
+  if [[ -w /proc/sys/vm/drop_caches ]]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi
+}
+
+# The nbdkit file-plugin arguments for each mode, chosen from what the installed plugin knows.
+NBDKIT_HELP=$(nbdkit file --help 2>&1 || true)
+NBDKIT_BUFFERED_ARGS=()
+NBDKIT_DIRECT=(cache=none)
+if [[ -n ${NBDKIT_DIRECT_ARGS:-} ]]; then
+  read -r -a NBDKIT_DIRECT <<<"$NBDKIT_DIRECT_ARGS"
+  NBDKIT_DIRECT_NOTE="args from NBDKIT_DIRECT_ARGS"
+elif grep -qi 'o_direct' <<<"$NBDKIT_HELP"; then
+  NBDKIT_DIRECT_NOTE="cache=none; this nbdkit's 'file --help' mentions O_DIRECT: check it is what cache=none selects, or set NBDKIT_DIRECT_ARGS"
+else
+  NBDKIT_DIRECT_NOTE="this nbdkit's file plugin has no O_DIRECT option ('nbdkit file --help'); cache=none keeps buffered I/O but evicts the pages of each request from the page cache afterwards, the closest it offers"
+fi
+
+server_cmd() { # server mode port -> the command line in SRV_CMD
+  local server=$1 mode=$2 port=$3
+  case $server in
+    swan)
+      SRV_CMD=("$SWAN_BIN" serve --listen "127.0.0.1:$port")
+      [[ $mode == direct ]] && SRV_CMD+=(--direct)
+      SRV_CMD+=("${MEMBERS[@]}")
+      ;;
+    nbdkit)
+      SRV_CMD=(nbdkit -f --exit-with-parent --log=stderr -p "$port" -i 127.0.0.1 file "file=$PLAIN")
+      if [[ $mode == direct ]]; then SRV_CMD+=("${NBDKIT_DIRECT[@]}"); else SRV_CMD+=("${NBDKIT_BUFFERED_ARGS[@]}"); fi
+      ;;
+    qemu-nbd)
+      SRV_CMD=(qemu-nbd -f raw -p "$port" -b 127.0.0.1 -x '' -t --shared=8)
+      if [[ $mode == direct ]]; then SRV_CMD+=(--cache=none --aio=native); else SRV_CMD+=(--cache=writeback --aio=threads); fi
+      SRV_CMD+=("$PLAIN")
+      ;;
+  esac
+}
+
+SIZE_SEEN=
+start_server() { # server mode tag
+  local server=$1 mode=$2 tag=$3 deadline size
+  drop_caches
+  fresh_port
+  server_cmd "$server" "$mode" "$SRV_PORT"
+  SRV_NAME="$server/$mode"
+  SRV_LOG=$RAW/logs/$server-$mode-$tag.log
+  echo "\$ $(printf '%q ' "${SRV_CMD[@]}")" >"$SRV_LOG"
+  "${SRV_CMD[@]}" >>"$SRV_LOG" 2>&1 </dev/null &
+  SRV_PID=$!
+  deadline=$((SECONDS + READY_TIMEOUT))
+  while :; do
+    if ! kill -0 "$SRV_PID" 2>/dev/null; then
+      wait "$SRV_PID" 2>/dev/null || true
+      SRV_PID=
+      tail -n 20 "$SRV_LOG" >&2
+      die "$server ($mode) exited before answering on port $SRV_PORT; log: $SRV_LOG"
+    fi
+    if size=$(nbdinfo --size "nbd://127.0.0.1:$SRV_PORT" 2>/dev/null) && is_uint "$size"; then
+      SIZE_SEEN=$size
+      return 0
+    fi
+    ((SECONDS < deadline)) || die "$server ($mode) did not answer on port $SRV_PORT within ${READY_TIMEOUT}s; log: $SRV_LOG"
+    sleep 0.2
+  done
+}
+
+PEAK_KB=0
+CUR_KB=0
+stop_server() { # records VmHWM/VmRSS of the running server, SIGTERMs it, waits for it
+  local pid=$SRV_PID rc=0 deadline
+  PEAK_KB=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  CUR_KB=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + STOP_TIMEOUT))
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      SRV_PID=
+      die "$SRV_NAME (pid $pid) did not exit within ${STOP_TIMEOUT}s of SIGTERM; killed it. log: $SRV_LOG"
+    fi
+    sleep 0.1
+  done
+  wait "$pid" 2>/dev/null || rc=$?
+  SRV_PID=
+  # 0, or 143 (killed by the TERM signal itself), are both a clean stop.
+  if ((rc != 0 && rc != 143)); then
+    log "warning: $SRV_NAME exited with status $rc after SIGTERM; log: $SRV_LOG"
+  fi
+}
+
+run_fio() { # name rw bs size output [extra fio args...]
+  local name=$1 rw=$2 bs=$3 size=$4 out=$5
+  shift 5
+  local rc=0
+  # In the background and waited for, so that a signal to this script stops it at once.
+  fio --name="$name" --ioengine=nbd --uri="nbd://127.0.0.1:$SRV_PORT" \
+    --rw="$rw" --bs="$bs" --iodepth="$IODEPTH" --numjobs=1 --size="$size" \
+    --output-format=json --output="$out" "$@" >>"$RAW/logs/fio.log" 2>&1 </dev/null &
+  FIO_PID=$!
+  wait "$FIO_PID" || rc=$?
+  FIO_PID=
+  if ((rc != 0)); then
+    tail -n 20 "$RAW/logs/fio.log" >&2
+    die "fio $name failed against $SRV_NAME; see $RAW/logs/fio.log and $SRV_LOG"
+  fi
+}
+
+# ---------------------------------------------------------------- swan binary and members
+bytes_of() { numfmt --from=iec "${1%B}" 2>/dev/null || die "cannot parse size '$1'"; }
+
+swan_usable() { [[ -x $SWAN_BIN ]] && "$SWAN_BIN" serve --help >/dev/null 2>&1 && "$SWAN_BIN" create --help >/dev/null 2>&1; }
+
+EXPORT=
+SIZE_NOTE=
+if has_server swan; then
+  if ! swan_usable; then
+    need_cmd cargo || die "$SWAN_BIN is missing or lacks 'serve'/'create', and cargo is not installed to build it"
+    log "building swan (cargo build --release -p swan-cli)"
+    cargo build --release -p swan-cli
+    swan_usable || die "$SWAN_BIN still has no 'serve' and 'create' subcommands after building; is the NBD server in swan-cli yet?"
+  fi
+  log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE in $BENCH_DIR"
+  rm -f "${MEMBERS[@]}"
+  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" "${MEMBERS[@]}" \
+    >"$RAW/logs/swan-create.log" 2>&1 || { cat "$RAW/logs/swan-create.log" >&2; die "swan create failed"; }
+  start_server swan buffered probe
+  EXPORT=$SIZE_SEEN
+  stop_server
+  printf '%s %s\n' "$MEMBER_SIZE" "$EXPORT" >"$BENCH_DIR/swan-export-size"
+  SIZE_NOTE="swan's export size (nbdinfo --size)"
+elif [[ -n ${EXPORT_SIZE:-} ]]; then
+  EXPORT=$(bytes_of "$EXPORT_SIZE")
+  SIZE_NOTE="EXPORT_SIZE"
+elif [[ -f $BENCH_DIR/swan-export-size ]] && read -r ms sz <"$BENCH_DIR/swan-export-size" && [[ $ms == "$MEMBER_SIZE" ]] && is_uint "$sz"; then
+  EXPORT=$sz
+  SIZE_NOTE="swan's export size from an earlier run ($BENCH_DIR/swan-export-size)"
+else
+  EXPORT=$(($(bytes_of "$MEMBER_SIZE") * 6))
+  SIZE_NOTE="6 x MEMBER_SIZE (swan not run here, and no earlier swan export size in BENCH_DIR)"
+fi
+is_uint "$EXPORT" && ((EXPORT >= 1048576)) || die "export size '$EXPORT' is not a usable number of bytes"
+# fio sizes must cover whole blocks of the largest block size used (1 MiB prefill).
+FIO_SIZE=$((EXPORT / 1048576 * 1048576))
+log "export size $EXPORT bytes ($SIZE_NOTE); fio uses $FIO_SIZE"
+
+if has_server nbdkit || has_server qemu-nbd; then
+  have=$(stat -c %s "$PLAIN" 2>/dev/null || echo -1)
+  alloc=$(($(stat -c %b "$PLAIN" 2>/dev/null || echo 0) * $(stat -c %B "$PLAIN" 2>/dev/null || echo 512)))
+  if [[ $have != "$EXPORT" ]] || ((alloc < EXPORT)); then
+    avail=$(($(df -k --output=avail "$BENCH_DIR" | tail -1) * 1024))
+    ((avail > EXPORT + (1 << 30))) || die "not enough space in $BENCH_DIR for a $EXPORT-byte plain.img"
+    log "writing $PLAIN ($EXPORT bytes of zeros, allocated on disk)"
+    rm -f "$PLAIN"
+    dd if=/dev/zero of="$PLAIN" bs=1M count=$(((EXPORT + 1048575) / 1048576)) oflag=direct conv=fsync status=none
+    truncate -s "$EXPORT" "$PLAIN"
+  fi
+fi
+
+# ---------------------------------------------------------------- machine
+meta "command" "SERVERS=\"$SERVERS\" MODES=\"$MODES\" JOBS=\"$JOBS\" RUNTIME=$RUNTIME RUNS=$RUNS MEMBER_SIZE=$MEMBER_SIZE BENCH_DIR=$BENCH_DIR scripts/bench-nbd.sh"
+meta "date" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta "nproc" "$(nproc)"
+meta "memory" "$(awk '/^MemTotal:/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+meta "kernel" "$(uname -r)"
+meta "fio" "$(fio --version)"
+meta "nbdkit" "$(nbdkit --version 2>&1 | head -1)"
+meta "qemu-nbd" "$(qemu-nbd --version 2>&1 | head -1)"
+meta "libnbd" "$(nbdinfo --version 2>&1 | tail -1)"
+if has_server swan; then meta "swan" "$("$SWAN_BIN" --version 2>&1 | head -1), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo '+dirty')"; fi
+meta "disk (df -T $BENCH_DIR)" "$(df -hT "$BENCH_DIR" | tail -1 | awk '{print $1" "$2", "$3" total, "$5" free, mounted on "$7}')"
+dev=$(df --output=source "$BENCH_DIR" | tail -1)
+bdev=$(basename "$(readlink -f "$dev")")
+if [[ -r /sys/class/block/$bdev/queue/rotational ]]; then
+  meta "block device" "/dev/$bdev, rotational=$(cat "/sys/class/block/$bdev/queue/rotational"), scheduler $(cat "/sys/class/block/$bdev/queue/scheduler" 2>/dev/null || echo '?')"
+fi
+meta "export size" "$EXPORT bytes ($SIZE_NOTE); fio --size=$FIO_SIZE"
+meta "fio" "--ioengine=nbd --iodepth=$IODEPTH --numjobs=1 --time_based --runtime=$RUNTIME --ramp_time=$RAMP, median of $RUNS run(s)"
+if [[ -w /proc/sys/vm/drop_caches ]]; then meta "page cache" "dropped (sync; drop_caches=3) before every server start"; else meta "page cache" "NOT dropped between servers (not root)"; fi
+for mode in "${MODE_LIST[@]}"; do
+  for server in "${SERVER_LIST[@]}"; do
+    server_cmd "$server" "$mode" PORT
+    meta "cmd $server $mode" "$(printf '%q ' "${SRV_CMD[@]}" | sed 's/ $//')"
+  done
+done
+has_server nbdkit && [[ " ${MODE_LIST[*]} " == *" direct "* ]] && meta "nbdkit direct" "$NBDKIT_DIRECT_NOTE"
+
+# ---------------------------------------------------------------- the runs
+total=$((${#SERVER_LIST[@]} * ${#MODE_LIST[@]} * ${#JOB_LIST[@]}))
+n=0
+for mode in "${MODE_LIST[@]}"; do
+  for job in "${JOB_LIST[@]}"; do
+    rw=$(job_rw "$job")
+    bs=$(job_bs "$job")
+    for server in "${SERVER_LIST[@]}"; do
+      n=$((n + 1))
+      start_server "$server" "$mode" "$job"
+      [[ $SIZE_SEEN == "$EXPORT" ]] || log "warning: $server ($mode) exports $SIZE_SEEN bytes, expected $EXPORT"
+      log "[$n/$total] $server $mode $job (port $SRV_PORT, pid $SRV_PID)"
+      if [[ $rw == randread ]]; then
+        log "  pre-filling the export with sequential 1 MiB writes"
+        run_fio prefill write 1M "$FIO_SIZE" "$RAW/$server-$mode-$job-prefill.json"
+      fi
+      for r in $(seq 1 "$RUNS"); do
+        out=$RAW/$server-$mode-$job-run$r.json
+        run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP"
+        printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$r" "$out" >>"$RESULTS"
+      done
+      stop_server
+      printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$PEAK_KB" "$CUR_KB" >>"$RSS"
+    done
+  done
+done
+
+# ---------------------------------------------------------------- the table
+mkdir -p "$(dirname "$OUT")"
+python3 "$ROOT/scripts/bench-nbd-summarize.py" \
+  --results "$RESULTS" --rss "$RSS" --meta "$META" \
+  --servers "$SERVERS" --modes "$MODES" --jobs "$JOBS" --raw "$RAW" >"$RAW/table.md"
+cp "$RAW/table.md" "$OUT"
+cat "$RAW/table.md"
+log "wrote $OUT; raw fio JSON in $RAW"
