@@ -267,6 +267,8 @@ pub struct Recovered {
     pub next_slot: u32,
     pub records_replayed: u64,
     pub changes_replayed: u64,
+    /// Tail records not replayed because a block they name never reached stable storage.
+    pub tail_dropped: u64,
 }
 
 /// Load the newest whole checkpoint and roll the journal forward over it.
@@ -289,6 +291,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             next_slot: 0,
             records_replayed: 0,
             changes_replayed: 0,
+            tail_dropped: 0,
         });
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
@@ -311,9 +314,11 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     }
     let (header, mut map, mut seqs, slot) =
         best.ok_or_else(|| anyhow!("no whole checkpoint on the metadata members: {}", errors.join("; ")))?;
-    // The longest valid chain of records on any copy (each record was made durable on
-    // every copy before its flush was acknowledged, so any whole chain is a true prefix).
-    let mut chain: Vec<Vec<MapChange>> = Vec::new();
+    // The longest valid chain of records on any copy (a synced record was made durable on
+    // every copy before its flush was acknowledged, so any whole chain is a true prefix). The
+    // journal continues after the whole chain, dropped tail included, so the new records'
+    // sequence numbers never meet a stale one.
+    let mut chain: Vec<journal::Record> = Vec::new();
     let mut end = (header.journal_pos, header.journal_seq);
     for m in o.members.iter().take(sb.meta_members() as usize) {
         let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
@@ -322,17 +327,41 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             end = at;
         }
     }
+    // Records up to the last synced one name only durable data. After it comes the tail,
+    // written before its data was synced: replay it while every block it names holds what
+    // was written there, and stop at the first that does not (that write never reached
+    // stable storage, and nothing after it was acknowledged as durable either).
+    let trusted = chain.iter().rposition(|r| r.synced).map_or(0, |i| i + 1);
+    let geo = cfg.geometry;
+    let mut block = vec![0u8; BLOCK];
     let mut changes = 0u64;
-    for record in &chain {
-        for c in record {
-            match *c {
+    let mut kept = 0usize;
+    'records: for (i, record) in chain.iter().enumerate() {
+        if i >= trusted {
+            for &(c, crc) in &record.entries {
+                if let MapChange::Map { pba, .. } = c {
+                    if pba != swan_core::l2p::UNMAPPED && pba < geo.segments() * u64::from(geo.data_slots) {
+                        let (seg, slot) = geo.split_pba(pba);
+                        let (member, at) = geo.slot_location(seg, slot);
+                        o.members[member as usize].read(at, &mut block)?;
+                        if crc32c::crc32c(&block) != crc {
+                            break 'records;
+                        }
+                    }
+                }
+            }
+        }
+        for &(c, _) in &record.entries {
+            match c {
                 MapChange::Map { lba, pba } if lba < map.len() => map.set(lba, pba),
                 MapChange::Sealed { segment, seq } if segment < segments => seqs[segment as usize] = seq,
                 other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
             }
             changes += 1;
         }
+        kept += 1;
     }
+    let tail_dropped = chain.len() - kept;
     let mut restored = LogArray::restore(cfg, |lba| map.get(lba), &seqs)
         .map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
     drop(map);
@@ -343,13 +372,14 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         ring: Ring::new(sb.journal_blocks, end.0, end.1),
         checkpoint_seq: header.seq,
         next_slot: 1 - slot,
-        records_replayed: chain.len() as u64,
+        records_replayed: kept as u64,
         changes_replayed: changes,
+        tail_dropped: tail_dropped as u64,
     })
 }
 
 /// The records found, and the (position, sequence number) where the next one goes.
-type Chain = (Vec<Vec<MapChange>>, (u64, u64));
+type Chain = (Vec<journal::Record>, (u64, u64));
 
 /// Read records from `pos`/`seq` while each is whole and next in sequence.
 fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Result<Chain> {
@@ -381,10 +411,10 @@ fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Resu
         };
         let mut rec = vec![0u8; h.blocks as usize * BLOCK];
         m.read(base + pos, &mut rec)?;
-        let Some((_, changes)) = journal::decode(&sb.uuid, &rec) else {
-            break; // torn: the flush that wrote it was never acknowledged
+        let Some(record) = journal::decode(&sb.uuid, &rec) else {
+            break; // torn: the batch that wrote it was never acknowledged
         };
-        out.push(changes);
+        out.push(record);
         pos += u64::from(h.blocks);
         seq += 1;
         wrapped_here = false;

@@ -8,11 +8,14 @@
 //! a write on a connection that dies still lands before any later write, and parity
 //! read-modify-writes never interleave.
 //!
-//! Durability (FORMAT.md): a FLUSH, or a FUA write, waits for the next *sync point*:
-//! fdatasync on every member, then one journal record with every map change since the
-//! previous one, made durable on the metadata members. FLUSHes that arrive together share
-//! a sync point. GC victims are released (and trimmed) only after a sync point, so a victim
-//! is never overwritten while the durable map could still point into it.
+//! Durability (FORMAT.md): after every batch of requests, one *tail* journal record with
+//! their map changes (and a CRC of every block they name) is written, not synced, before
+//! their replies go out: a server killed at any moment loses no acknowledged write, since
+//! the page cache outlives the process. A FLUSH, or a FUA write, waits for the next *sync
+//! point*: fdatasync on every member, then a *synced* record, made durable on the
+//! metadata members. FLUSHes that arrive together share a sync point. GC victims are
+//! released (and trimmed) only after a sync point, so a victim is never overwritten while
+//! the durable map could still point into it.
 //!
 //! Scheduling: user requests are taken first; GC advances one member operation between
 //! batches of user requests, and runs flat out only while writes wait for space. With
@@ -88,6 +91,8 @@ pub struct StatusReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupStatus {
     pub group: u32,
+    /// GC jobs (victims) started in this R-group since the server started.
+    pub gc_jobs: u64,
     /// "front-end", "back-end GC", "back-end idle" (SWAN); "log" or "in-place" otherwise.
     pub role: String,
     pub free_segments: u64,
@@ -218,7 +223,14 @@ struct Worker {
     ring: Ring,
     checkpoint_seq: u64,
     next_slot: u32,
-    pending: Vec<MapChange>,
+    /// Changes not journaled yet, with the CRC of the block each maps.
+    pending: Vec<journal::Entry>,
+    changes: Vec<MapChange>,
+    /// Tail records written since the last synced one.
+    tail_records: bool,
+    /// Replies of the current batch, sent once its tail record is written.
+    replies: Vec<(Completion, Reply)>,
+    gc_jobs: Vec<u64>,
     plan: IoPlan,
     follow: IoPlan,
     /// Running XOR of each open stripe row's data, keyed (parity group, row): the parity a
@@ -278,6 +290,10 @@ impl Worker {
             checkpoint_seq: rec.checkpoint_seq,
             next_slot: rec.next_slot,
             pending: Vec::new(),
+            changes: Vec::new(),
+            tail_records: false,
+            replies: Vec::new(),
+            gc_jobs: vec![0; sb.rgroups as usize],
             plan: IoPlan::new(),
             follow: IoPlan::new(),
             parity: HashMap::new(),
@@ -311,11 +327,12 @@ impl Worker {
             }
             self.deliver_held();
             self.serve_requests();
-            if !self.sync_waiters.is_empty() {
-                self.sync_point();
-            }
             self.advance_gc();
-            if self.release_due {
+            self.journal_tail();
+            for (done, reply) in std::mem::take(&mut self.replies) {
+                done(reply);
+            }
+            if !self.sync_waiters.is_empty() || self.release_due {
                 self.sync_point();
             }
             if self.stopping && self.queue.is_empty() {
@@ -369,6 +386,7 @@ impl Worker {
         true
     }
 
+    /// Reply once this batch's tail record is written (and, emulating, once the model says).
     fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>) {
         match at {
             Some(t) if t > Instant::now() => {
@@ -376,7 +394,7 @@ impl Worker {
                 self.held.push(Reverse(Held { at: t, seq: self.held_seq }));
                 self.held_replies.insert(self.held_seq, (done, reply));
             }
-            _ => done(reply),
+            _ => self.replies.push((done, reply)),
         }
     }
 
@@ -452,10 +470,13 @@ impl Worker {
                 let mut staged = Vec::new();
                 let res = self.execute(&plan, user, &mut reply, &mut staged, Instant::now());
                 self.plan = plan;
+                self.journal_changes(|lba| {
+                    let at = (lba - r.lba) as usize * BLOCK;
+                    crc32c::crc32c(&user[at..at + BLOCK])
+                });
                 res.map(|at| (reply, at))
             }
         };
-        self.scheme.take_changes(&mut self.pending);
         if writes {
             self.dirty = true;
         }
@@ -473,6 +494,81 @@ impl Worker {
             }
         }
         None
+    }
+
+    /// Move the scheme's new changes into the journal queue; `crc_of(lba)` gives the CRC of
+    /// the block a map change points `lba` at.
+    fn journal_changes(&mut self, crc_of: impl Fn(u64) -> u32) {
+        self.scheme.take_changes(&mut self.changes);
+        for c in self.changes.drain(..) {
+            let crc = match c {
+                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => crc_of(lba),
+                _ => 0,
+            };
+            self.pending.push((c, crc));
+        }
+    }
+
+    /// Write the batch's tail record (not synced): the replies that follow it survive a
+    /// crash of this process.
+    fn journal_tail(&mut self) {
+        self.take_changes_reading_crcs();
+        if self.pending.is_empty() || !self.kind.is_log_structured() {
+            self.pending.clear();
+            return;
+        }
+        if let Err(e) = self.append_records(false) {
+            eprintln!("swan: journal write failed: {e}");
+        }
+    }
+
+    /// CRC32C of the block in physical slot `pba`, read back from its member.
+    fn block_crc(&self, pba: u64) -> u32 {
+        let Some(la) = self.scheme.log_array() else { return 0 };
+        let geo = la.geometry();
+        let (seg, slot) = geo.split_pba(pba);
+        let (m, at) = geo.slot_location(seg, slot);
+        let mut b = vec![0u8; BLOCK];
+        match self.members[m as usize].read(at, &mut b) {
+            Ok(()) => crc32c::crc32c(&b),
+            Err(_) => 0,
+        }
+    }
+
+    /// Append `pending` as records; a synced one is made durable. Checkpoints instead
+    /// when the ring is half full.
+    fn append_records(&mut self, synced: bool) -> anyhow::Result<()> {
+        let start = self.sb.journal_start();
+        let pending = std::mem::take(&mut self.pending);
+        let mut chunks: Vec<&[journal::Entry]> = pending.chunks(journal::MAX_ENTRIES).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]); // a synced marker with no changes of its own
+        }
+        for chunk in chunks {
+            let record = journal::encode(&self.sb.uuid, self.ring.next_seq, synced, chunk);
+            let blocks = (record.len() / BLOCK) as u64;
+            if !self.ring.has_room(blocks) {
+                // The checkpoint holds the whole map as it is now: it covers everything.
+                self.sync_all()?;
+                self.checkpoint()?;
+                self.tail_records = false;
+                return Ok(());
+            }
+            let at = self.ring.place(blocks);
+            for m in &self.members[..self.meta_members()] {
+                m.write(start + at, &record)?;
+            }
+            self.journal_records += 1;
+        }
+        if synced {
+            for m in &self.members[..self.meta_members()] {
+                m.sync()?;
+            }
+            self.tail_records = false;
+        } else {
+            self.tail_records = true;
+        }
+        Ok(())
     }
 
     fn log_error(&self, e: &MemberError) {
@@ -624,7 +720,14 @@ impl Worker {
     fn start_gc_jobs(&mut self) {
         loop {
             let mut plan = IoPlan::new();
+            let before = self.scheme.status().gc_groups;
             let Some(id) = self.scheme.start_gc(&mut plan) else { break };
+            let started = self.scheme.status().gc_groups & !before;
+            if started != 0 {
+                if let Some(n) = self.gc_jobs.get_mut(started.trailing_zeros() as usize) {
+                    *n += 1;
+                }
+            }
             let now = Instant::now();
             self.gc_runs.push_back(GcRun {
                 id,
@@ -689,7 +792,7 @@ impl Worker {
             self.gc_broken = Some(e.to_string());
         }
         self.follow = follow;
-        self.scheme.take_changes(&mut self.pending);
+        self.take_changes_reading_crcs();
         self.dirty = true;
         self.release_due = self.scheme.pending_release() > 0;
     }
@@ -777,37 +880,29 @@ impl Worker {
         self.sync_all()?;
         self.sync_points += 1;
         self.dirty = false;
-        self.scheme.take_changes(&mut self.pending);
-        if self.pending.is_empty() || !self.kind.is_log_structured() {
+        self.take_changes_reading_crcs();
+        if !self.kind.is_log_structured() {
             self.pending.clear();
             return Ok(());
         }
-        let start = self.sb.journal_start();
-        let mut wrote = false;
-        for chunk in std::mem::take(&mut self.pending).chunks(journal::MAX_ENTRIES) {
-            let record = journal::encode(&self.sb.uuid, self.ring.next_seq, chunk);
-            let blocks = (record.len() / BLOCK) as u64;
-            if !self.ring.has_room(blocks) {
-                // The checkpoint holds the whole map as it is now: it covers these changes.
-                for m in &self.members[..self.meta_members()] {
-                    m.sync()?;
-                }
-                self.checkpoint()?;
-                return Ok(());
-            }
-            let at = self.ring.place(blocks);
-            for m in &self.members[..self.meta_members()] {
-                m.write(start + at, &record)?;
-            }
-            self.journal_records += 1;
-            wrote = true;
+        if self.pending.is_empty() && !self.tail_records {
+            return Ok(());
         }
-        if wrote {
-            for m in &self.members[..self.meta_members()] {
-                m.sync()?;
-            }
+        self.append_records(true)
+    }
+
+    /// Queue the scheme's new changes, reading back the CRC of each block they map (GC
+    /// moves: the copies are in the page cache; user writes are queued with theirs by
+    /// [`Worker::journal_changes`] instead).
+    fn take_changes_reading_crcs(&mut self) {
+        self.scheme.take_changes(&mut self.changes);
+        for c in std::mem::take(&mut self.changes) {
+            let crc = match c {
+                MapChange::Map { pba, .. } if pba != swan_core::l2p::UNMAPPED => self.block_crc(pba),
+                _ => 0,
+            };
+            self.pending.push((c, crc));
         }
-        Ok(())
     }
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
@@ -851,6 +946,7 @@ impl Worker {
             (SchemeKind::Swan(_), Some(la)) => (0..self.sb.rgroups)
                 .map(|g| GroupStatus {
                     group: g,
+                    gc_jobs: self.gc_jobs[g as usize],
                     role: if st.front_group == Some(g) {
                         "front-end".into()
                     } else if st.gc_groups & (1 << (g % 64)) != 0 {
@@ -863,10 +959,11 @@ impl Worker {
                 .collect(),
             (_, Some(la)) => vec![GroupStatus {
                 group: 0,
+                gc_jobs: self.gc_jobs[0],
                 role: if st.gc_groups != 0 { "log, GC".into() } else { "log".into() },
                 free_segments: la.segments().free_count(0),
             }],
-            _ => vec![GroupStatus { group: 0, role: "in-place".into(), free_segments: 0 }],
+            _ => vec![GroupStatus { group: 0, gc_jobs: 0, role: "in-place".into(), free_segments: 0 }],
         };
         StatusReport {
             uuid: self.sb.uuid_string(),

@@ -1,8 +1,16 @@
 //! The journal: every map change since the last checkpoint, in the order it happened.
 //!
-//! A flush makes the data durable first and then appends one record holding the changes
-//! made since the previous record (group commit: one record per flush, however many
-//! connections asked), so a record never points at data that is not on stable storage.
+//! Two kinds of record share the ring:
+//!
+//! - a **tail** record is written (not synced) after every batch of requests, before their
+//!   replies go out, so a process that dies (kill -9: the page cache survives) never loses
+//!   an acknowledged write. Its data may not be durable yet, so each entry carries the
+//!   CRC32C of the block it names, and recovery replays tail records only while every block
+//!   still matches;
+//! - a **synced** record is written at a sync point (FLUSH, FUA, GC victim release) after
+//!   the data is durable, and made durable itself: everything it and earlier records name
+//!   is on stable storage, so recovery trusts them without reading the data.
+//!
 //! Records go into a ring after the checkpoint slots; a checkpoint is taken before the ring
 //! could overwrite a record it does not cover.
 //!
@@ -14,8 +22,9 @@
 //! | 8 | 8 | record sequence number (consecutive from the checkpoint's) |
 //! | 16 | 4 | entry count `n` |
 //! | 20 | 4 | blocks the record spans |
-//! | 24 | 4 | CRC32C of the record's `32 + 12·n` bytes with this field zeroed |
-//! | 32 | 12·n | entries: tag (1 = map, 2 = sealed), 5-byte a, 5-byte b, 1 byte zero |
+//! | 24 | 4 | CRC32C (seeded with the array UUID) of the record's `32 + 16·n` bytes with this field zeroed |
+//! | 28 | 1 | 1 = synced record, 0 = tail record |
+//! | 32 | 16·n | entries: tag (1 = map, 2 = sealed), 5-byte a, 5-byte b, CRC32C of the named block (4), 1 byte zero |
 //!
 //! A map entry is (logical block, physical slot or all-ones for none); a sealed entry is
 //! (segment, seal sequence number). Recovery reads records from the checkpoint's position
@@ -28,7 +37,7 @@ use swan_core::scheme::MapChange;
 
 pub const MAGIC: [u8; 8] = *b"SWANJRN1";
 const HEADER: usize = 32;
-const ENTRY: usize = 12;
+const ENTRY: usize = 16;
 /// Entries per record at most, so one record stays a bounded write.
 pub const MAX_ENTRIES: usize = 64 * 1024;
 
@@ -48,8 +57,11 @@ fn crc(uuid: &[u8; 16], bytes: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(uuid), bytes)
 }
 
+/// A journaled change with the CRC32C of the block it maps (0 for trims and seals).
+pub type Entry = (MapChange, u32);
+
 /// Encode `changes` (at most [`MAX_ENTRIES`]) as record `seq`, padded to whole blocks.
-pub fn encode(uuid: &[u8; 16], seq: u64, changes: &[MapChange]) -> Vec<u8> {
+pub fn encode(uuid: &[u8; 16], seq: u64, synced: bool, changes: &[Entry]) -> Vec<u8> {
     assert!(changes.len() <= MAX_ENTRIES, "record of {} entries", changes.len());
     let len = HEADER + ENTRY * changes.len();
     let blocks = len.div_ceil(BLOCK);
@@ -58,7 +70,8 @@ pub fn encode(uuid: &[u8; 16], seq: u64, changes: &[MapChange]) -> Vec<u8> {
     b[8..16].copy_from_slice(&seq.to_le_bytes());
     b[16..20].copy_from_slice(&(changes.len() as u32).to_le_bytes());
     b[20..24].copy_from_slice(&(blocks as u32).to_le_bytes());
-    for (i, c) in changes.iter().enumerate() {
+    b[28] = u8::from(synced);
+    for (i, (c, block_crc)) in changes.iter().enumerate() {
         let e = &mut b[HEADER + i * ENTRY..HEADER + (i + 1) * ENTRY];
         let (tag, a, v) = match *c {
             MapChange::Map { lba, pba } => (1, lba, pba),
@@ -67,6 +80,7 @@ pub fn encode(uuid: &[u8; 16], seq: u64, changes: &[MapChange]) -> Vec<u8> {
         e[0] = tag;
         put40(&mut e[1..6], a);
         put40(&mut e[6..11], v);
+        e[11..15].copy_from_slice(&block_crc.to_le_bytes());
     }
     let crc = crc(uuid, &b[..len]);
     b[24..28].copy_from_slice(&crc.to_le_bytes());
@@ -79,6 +93,7 @@ pub struct RecordHead {
     pub seq: u64,
     pub entries: u32,
     pub blocks: u32,
+    pub synced: bool,
 }
 
 pub fn head(first_block: &[u8]) -> Option<RecordHead> {
@@ -91,11 +106,24 @@ pub fn head(first_block: &[u8]) -> Option<RecordHead> {
     if entries as usize > MAX_ENTRIES || blocks as usize != len.div_ceil(BLOCK) {
         return None;
     }
-    Some(RecordHead { seq: u64::from_le_bytes(first_block[8..16].try_into().ok()?), entries, blocks })
+    Some(RecordHead {
+        seq: u64::from_le_bytes(first_block[8..16].try_into().ok()?),
+        entries,
+        blocks,
+        synced: first_block[28] == 1,
+    })
+}
+
+/// A decoded record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub seq: u64,
+    pub synced: bool,
+    pub entries: Vec<Entry>,
 }
 
 /// Decode a whole record (all its blocks); `None` if torn or corrupt.
-pub fn decode(uuid: &[u8; 16], record: &[u8]) -> Option<(u64, Vec<MapChange>)> {
+pub fn decode(uuid: &[u8; 16], record: &[u8]) -> Option<Record> {
     let h = head(record)?;
     let len = HEADER + ENTRY * h.entries as usize;
     if record.len() < len {
@@ -109,13 +137,14 @@ pub fn decode(uuid: &[u8; 16], record: &[u8]) -> Option<(u64, Vec<MapChange>)> {
     let mut out = Vec::with_capacity(h.entries as usize);
     for e in record[HEADER..len].chunks_exact(ENTRY) {
         let (a, v) = (get40(&e[1..6]), get40(&e[6..11]));
-        out.push(match e[0] {
+        let change = match e[0] {
             1 => MapChange::Map { lba: a, pba: v },
             2 => MapChange::Sealed { segment: a, seq: v },
             _ => return None,
-        });
+        };
+        out.push((change, u32::from_le_bytes(e[11..15].try_into().ok()?)));
     }
-    Some((h.seq, out))
+    Some(Record { seq: h.seq, synced: h.synced, entries: out })
 }
 
 /// Where the next record goes in a ring of `blocks` blocks, and how full it is.
@@ -168,23 +197,27 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_tears_are_caught() {
-        let changes: Vec<MapChange> = (0..1000)
+        let changes: Vec<Entry> = (0..1000)
             .map(|i| {
                 if i % 100 == 7 {
-                    MapChange::Sealed { segment: i, seq: i * 3 }
+                    (MapChange::Sealed { segment: i, seq: i * 3 }, 0)
                 } else {
-                    MapChange::Map { lba: i, pba: if i % 5 == 0 { UNMAPPED } else { i * 7 + (1 << 39) } }
+                    (
+                        MapChange::Map { lba: i, pba: if i % 5 == 0 { UNMAPPED } else { i * 7 + (1 << 39) } },
+                        i as u32 * 77,
+                    )
                 }
             })
             .collect();
         let uuid = [9u8; 16];
-        let rec = encode(&uuid, 42, &changes);
+        let rec = encode(&uuid, 42, true, &changes);
         assert_eq!(rec.len() % BLOCK, 0);
-        assert_eq!(head(&rec).unwrap(), RecordHead { seq: 42, entries: 1000, blocks: 3 });
-        assert_eq!(decode(&uuid, &rec), Some((42, changes.clone())));
+        assert_eq!(head(&rec).unwrap(), RecordHead { seq: 42, entries: 1000, blocks: 4, synced: true });
+        assert_eq!(decode(&uuid, &rec), Some(Record { seq: 42, synced: true, entries: changes.clone() }));
+        assert!(!decode(&uuid, &encode(&uuid, 43, false, &changes)).unwrap().synced);
         assert_eq!(decode(&[8u8; 16], &rec), None, "another array's record does not replay");
         let mut torn = rec.clone();
-        torn[BLOCK * 2..].fill(0);
+        torn[BLOCK * 3..].fill(0);
         assert_eq!(decode(&uuid, &torn), None, "a record missing its last block is torn");
         let mut flipped = rec;
         flipped[100] ^= 0x10;
