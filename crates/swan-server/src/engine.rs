@@ -42,6 +42,10 @@ use swan_nbd::Errno;
 
 /// User requests taken per round before GC gets a step.
 const BATCH: usize = 64;
+/// GC victims released together by one sync point...
+const RELEASE_BATCH: usize = 8;
+/// ...or after the oldest has waited this long.
+const RELEASE_AFTER: Duration = Duration::from_millis(500);
 /// Largest payload a request may carry (what the NBD front advertises).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 
@@ -243,6 +247,7 @@ struct Worker {
     sync_waiters: Vec<Completion>,
     dirty: bool,
     release_due: bool,
+    release_pending_since: Option<Instant>,
     gc_runs: VecDeque<GcRun>,
     gc_broken: Option<String>,
     emu: Option<Emulator>,
@@ -303,6 +308,7 @@ impl Worker {
             sync_waiters: Vec::new(),
             dirty: false,
             release_due: false,
+            release_pending_since: None,
             gc_runs: VecDeque::new(),
             gc_broken: None,
             emu: opts.emulate,
@@ -328,6 +334,7 @@ impl Worker {
             self.deliver_held();
             self.serve_requests();
             self.advance_gc();
+            self.release_check();
             self.journal_tail();
             for (done, reply) in std::mem::take(&mut self.replies) {
                 done(reply);
@@ -356,6 +363,8 @@ impl Worker {
     /// sender has hung up.
     fn receive(&mut self, rx: &Receiver<Msg>) -> bool {
         let busy = !self.queue.is_empty() || !self.gc_runs.is_empty() || self.release_due;
+        let idle_wait =
+            if self.release_pending_since.is_some() { Duration::from_millis(20) } else { Duration::from_millis(100) };
         let first = if busy {
             match rx.try_recv() {
                 Ok(m) => Some(m),
@@ -363,9 +372,10 @@ impl Worker {
                 Err(mpsc::TryRecvError::Disconnected) => return false,
             }
         } else {
-            let wait = self.held.peek().map_or(Duration::from_millis(100), |Reverse(h)| {
-                h.at.saturating_duration_since(Instant::now()).min(Duration::from_millis(100))
-            });
+            let wait = self
+                .held
+                .peek()
+                .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(Instant::now()).min(idle_wait));
             match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -794,13 +804,28 @@ impl Worker {
         self.follow = follow;
         self.take_changes_reading_crcs();
         self.dirty = true;
-        self.release_due = self.scheme.pending_release() > 0;
+        self.release_pending_since.get_or_insert_with(Instant::now);
+    }
+
+    /// Victims wait for a sync point to be released; one sync point releases many. Release
+    /// when enough have gathered or the oldest has waited long enough (writes that run out
+    /// of space release at once, in [`Worker::collect_for_space`]).
+    fn release_check(&mut self) {
+        let pending = self.scheme.pending_release();
+        if pending == 0 {
+            self.release_pending_since = None;
+            return;
+        }
+        let waited = self.release_pending_since.is_some_and(|t| t.elapsed() >= RELEASE_AFTER);
+        if pending >= RELEASE_BATCH.max(2 * self.sb.rgroups as usize) || waited {
+            self.release_due = true;
+        }
     }
 
     /// Writes wait for space: run GC until a victim is released, or say there is none.
     fn collect_for_space(&mut self) {
         loop {
-            if self.release_due {
+            if self.release_due || self.scheme.pending_release() > 0 {
                 self.sync_point();
                 return;
             }
@@ -861,6 +886,7 @@ impl Worker {
                 self.log_error(&e);
             }
             self.follow = plan;
+            self.release_pending_since = None;
         }
         self.release_due = false;
     }

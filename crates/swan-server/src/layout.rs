@@ -232,7 +232,7 @@ pub fn metadata_sizes(members: u32, member_blocks: u64, segment_rows: u32, log_s
     let (checkpoint_blocks, journal_blocks) = if log_structured {
         let bound = u64::from(members) * member_blocks;
         let segments_bound = bound / u64::from(segment_rows.max(1)) + 1;
-        (crate::checkpoint::blocks_for(bound, segments_bound), (member_blocks / 64).clamp(4096, 65_536))
+        (crate::checkpoint::blocks_for(bound, segments_bound), (member_blocks / 8).clamp(4096, 65_536))
     } else {
         (0, 0)
     };

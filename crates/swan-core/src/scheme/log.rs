@@ -421,9 +421,10 @@ impl LogArray {
     fn gc_target_group(&mut self) -> Option<u32> {
         let payload = self.geo.payload_slots();
         let useful = |this: &Self, g: u32| -> Option<u32> {
-            // One job per R-group; and a victim waiting for release still holds the space
-            // the next job would need for its moves.
-            if this.job_in_flight[g as usize] || this.releasing.iter().any(|&(rg, _)| rg == g) {
+            // One job per R-group, and only with a free segment for its moves: a job moves
+            // less than a segment, so one fresh segment beyond the open GC segment always
+            // holds it. (Victims awaiting a deferred release do not count as free.)
+            if this.job_in_flight[g as usize] || this.segs.free_count(g) == 0 {
                 return None;
             }
             let seg = this.segs.min_valid(g)?;
