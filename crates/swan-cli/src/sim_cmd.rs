@@ -253,21 +253,8 @@ impl SimArgs {
 /// `preset`, if any: below it the GC reserve leaves no room to spare.
 fn min_capacity(preset: &SsdConfig) -> Option<u64> {
     const MIB_PAGES: u64 = (1 << 20) / PAGE_BYTES;
-    let fits = |mib: u64| preset.with_user_pages(mib * MIB_PAGES).validate().is_ok();
-    // Invariant: `lo` MiB does not fit (0 never does), `hi` MiB does.
-    let (mut lo, mut hi) = (0u64, 1u64 << 20);
-    if !fits(hi) {
-        return None;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi << 20)
+    let pages = preset.min_user_pages((1u64 << 20) * MIB_PAGES)?;
+    Some(pages.div_ceil(MIB_PAGES) << 20)
 }
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {

@@ -277,21 +277,7 @@ impl Emulator {
 /// even its full size does not. The GC reserve has a fixed part (a block per unit and
 /// more), so below some size it leaves GC no room; above it, every size works.
 fn min_user_pages(preset: &SsdConfig) -> Option<u64> {
-    let fits = |pages: u64| preset.with_user_pages(pages).validate().is_ok();
-    // Invariant: `lo` does not fit (0 never does), `hi` does.
-    let (mut lo, mut hi) = (0u64, preset.user_pages);
-    if !fits(hi) {
-        return None;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi)
+    preset.min_user_pages(preset.user_pages)
 }
 
 #[cfg(test)]

@@ -634,22 +634,14 @@ impl Worker {
                     }
                 }
                 let s = &mut self.stats[m];
-                if gc {
-                    s.gc_bytes_read += n as u64;
-                } else {
-                    s.bytes_read += n as u64;
-                }
+                *if gc { &mut s.gc_bytes_read } else { &mut s.bytes_read } += n as u64;
                 EmuOp::Read
             }
             IoKind::Write(src) => {
                 let data = self.source(io, src, b);
                 self.members[m].write(io.block, &data)?;
                 let s = &mut self.stats[m];
-                if gc {
-                    s.gc_bytes_written += n as u64;
-                } else {
-                    s.user_bytes_written += n as u64;
-                }
+                *if gc { &mut s.gc_bytes_written } else { &mut s.user_bytes_written } += n as u64;
                 EmuOp::Write
             }
             IoKind::Trim => {

@@ -127,6 +127,27 @@ impl SsdConfig {
         Self { user_pages, ..self.clone() }
     }
 
+    /// The smallest user capacity, in pages and at most `max_pages`, that the model accepts
+    /// for this device, if any. Validity is monotonic in size (a small device leaves GC no
+    /// spare blocks; any larger one works), so a binary search finds it.
+    pub fn min_user_pages(&self, max_pages: u64) -> Option<u64> {
+        let fits = |pages: u64| self.with_user_pages(pages).validate().is_ok();
+        // Invariant: `lo` does not fit (0 never does), `hi` does.
+        let (mut lo, mut hi) = (0u64, max_pages);
+        if !fits(hi) {
+            return None;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    }
+
     /// [`SsdConfig::with_user_pages`] for a capacity in bytes (rounded down to whole pages).
     pub fn with_user_bytes(&self, bytes: u64) -> Self {
         self.with_user_pages(bytes / PAGE_BYTES)
