@@ -58,8 +58,22 @@ pub fn read_superblock(m: &Member) -> Result<Superblock, SuperblockError> {
     Superblock::decode(&b)
 }
 
-/// Make a new array over `paths` (in array order).
+/// Make a new array over `paths` (in array order). Member files it had to create are
+/// removed again if it fails, so the suggested retry finds nothing in its way.
 pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
+    let existed: Vec<bool> = paths.iter().map(|p| p.exists()).collect();
+    let result = create_inner(paths, o);
+    if result.is_err() {
+        for (p, &was) in paths.iter().zip(&existed) {
+            if !was {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+    result
+}
+
+fn create_inner(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
     let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or_else(|| anyhow!("too many members"))?;
     if members == 0 {
         bail!("an array needs at least one R-group of at least one SSD");
@@ -97,15 +111,23 @@ pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
                 );
             }
         }
-        if let Ok(sb) = read_superblock(&m) {
-            if !o.force {
-                bail!(
+        if !o.force {
+            match read_superblock(&m) {
+                Ok(sb) => bail!(
                     "{} is member {} of {} of swan array {}; refusing to overwrite it (use --force to reuse it)",
                     p.display(),
                     sb.member_index,
                     sb.members,
                     sb.uuid_string()
-                );
+                ),
+                // A damaged superblock is still a member of some array: one bad bit must not
+                // make it look blank.
+                Err(SuperblockError::NotSwan) => {}
+                Err(e) => bail!(
+                    "{} carries a swan superblock that cannot be read ({e}); it may belong to an array whose \
+                     other members are intact; refusing to overwrite it (use --force to reuse it)",
+                    p.display()
+                ),
             }
         }
         opened.push(m);
@@ -137,10 +159,13 @@ pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
     let mut scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
     sb.volume_blocks = scheme.volume_blocks();
     if sb.volume_blocks == 0 {
+        let unit = u64::from(if log { segment_rows } else { chunk_blocks });
         bail!(
-            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; use larger members",
+            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; \
+             use --member-size {}M or more",
             (member_blocks * BLOCK as u64) >> 20,
-            (meta_blocks * BLOCK as u64) >> 20
+            (meta_blocks * BLOCK as u64) >> 20,
+            ((meta_blocks + 8 * unit) * BLOCK as u64).div_ceil(1 << 20)
         );
     }
     // Clear what an earlier array may have left: old superblocks, checkpoints, journal.
@@ -186,14 +211,20 @@ pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
 fn geometry_advice(e: GeometryError, sb: &Superblock, o: &CreateOptions) -> anyhow::Error {
     let mib = |blocks: u64| (blocks * BLOCK as u64).div_ceil(1 << 20);
     match e {
-        GeometryError::MemberTooSmall { .. } => anyhow!(
-            "{e}: each member needs at least {} MiB for this geometry ({} MiB metadata + 2 segments of {} KiB); \
-             use --member-size {}M or more, or a smaller --segment",
-            mib(sb.meta_blocks + 2 * u64::from(sb.segment_rows.max(sb.chunk_blocks))) + 1,
-            mib(sb.meta_blocks),
-            o.segment_bytes >> 10,
-            mib(sb.meta_blocks + 8 * u64::from(sb.segment_rows.max(sb.chunk_blocks)))
-        ),
+        GeometryError::MemberTooSmall { .. } => {
+            let (unit, knob, rows) = if o.kind.is_log_structured() {
+                ("segments", "--segment", sb.segment_rows)
+            } else {
+                ("chunks", "--chunk", sb.chunk_blocks)
+            };
+            anyhow!(
+                "{e}: this geometry needs {} MiB of metadata per member plus room for data and the GC \
+                 reserve ({unit} of {} KiB); use --member-size {}M or more, or a smaller {knob}",
+                mib(sb.meta_blocks),
+                u64::from(rows) * 4,
+                mib(sb.meta_blocks + 8 * u64::from(rows))
+            )
+        }
         other => anyhow!("{other}"),
     }
 }
