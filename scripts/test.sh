@@ -16,7 +16,7 @@ DEB_TOOLS=(
   "fio:fio"
   "nbdinfo:libnbd-bin"
   "nbdcopy:libnbd-bin"
-  "nbdfuse:nbdfuse"
+  "nbdfuse:libnbd-bin"
   "qemu-img:qemu-utils"
   "nbdkit:nbdkit"
   "db_bench:rocksdb-tools"

@@ -63,6 +63,17 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
         assert_eq!(a.locate(lba), b.locate(lba), "{label}: block {lba} moved across the restart");
     }
     b.check().unwrap_or_else(|e| panic!("{label}: restored array broken: {e}"));
+    // A sealed segment keeps its summary's sequence number; one still open (or reused since
+    // an old seal) is adopted without a summary (sequence 0), never given a stale one.
+    for seg in 0..cfg.geometry.segments() {
+        let want = match a.segments().state(seg) {
+            swan_core::segment::SegState::Sealed | swan_core::segment::SegState::Victim => a.segments().seq(seg),
+            _ => 0,
+        };
+        if b.segments().state(seg) != swan_core::segment::SegState::Free {
+            assert_eq!(b.segments().seq(seg), want, "{label}: segment {seg} restored with the wrong seal");
+        }
+    }
     assert_eq!(a.segments().total_valid(), b.segments().total_valid());
     // The rebuilt array must keep working: another long run over it.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 100);

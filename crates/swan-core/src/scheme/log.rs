@@ -491,6 +491,12 @@ impl LogArray {
     /// without copying anything.
     fn release_victim(&mut self, group: u32, victim: u64, plan: &mut IoPlan) {
         self.segs.release(victim);
+        // Journal the release as "sealed with sequence 0": a restart that finds blocks in
+        // this segment again (it was reused) must adopt it as unsealed, not trust the
+        // summary an older checkpoint remembers.
+        if let Some(log) = self.changes.as_mut() {
+            log.push(MapChange::Sealed { segment: victim, seq: 0 });
+        }
         let block = self.geo.row_block(victim, 0);
         for col in 0..self.geo.ssds_per_rgroup {
             plan.push(MemberIo {
