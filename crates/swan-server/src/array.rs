@@ -327,20 +327,28 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
     let segments = cfg.geometry.segments();
-    // The newest checkpoint that is whole on any copy.
-    let mut best: Option<(checkpoint::Header, swan_core::l2p::PackedMap, Vec<u64>, u32)> = None;
+    // The newest checkpoint that is whole on any copy: headers first (a block each), then
+    // bodies newest first until one passes its checksum, so only one map is read and held.
+    let mut candidates = Vec::new();
     let mut errors = Vec::new();
     for m in o.members.iter().take(sb.meta_members() as usize) {
         for slot in 0..2 {
-            match checkpoint::read(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
-                Ok((h, map, seqs)) => {
-                    if best.as_ref().is_none_or(|b| h.seq > b.0.seq) {
-                        best = Some((h, map, seqs, slot));
-                    }
-                }
+            match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
+                Ok(h) => candidates.push((h, m, slot)),
                 Err(CheckpointError::Missing) => {}
                 Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
             }
+        }
+    }
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
+    let mut best = None;
+    for (h, m, slot) in candidates {
+        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h) {
+            Ok((map, seqs)) => {
+                best = Some((h, map, seqs, slot));
+                break;
+            }
+            Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
         }
     }
     let (header, mut map, mut seqs, slot) =

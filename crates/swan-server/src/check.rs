@@ -7,7 +7,7 @@
 //! stripe row that should have it.
 
 use crate::array::{self, Opened};
-use crate::member::BLOCK;
+use crate::member::{Member, BLOCK};
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -22,12 +22,7 @@ pub struct CheckReport {
     pub problems: u64,
 }
 
-struct Report {
-    text: String,
-    problems: u64,
-}
-
-impl Report {
+impl CheckReport {
     fn problem(&mut self, msg: String) {
         self.problems += 1;
         if self.problems <= 50 {
@@ -39,7 +34,7 @@ impl Report {
 pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
     let opened = array::open(paths, false, true)?;
     let rec = array::recover(&opened)?;
-    let mut r = Report { text: String::new(), problems: 0 };
+    let mut r = CheckReport { text: String::new(), problems: 0 };
     let sb = &opened.sb;
     let _ = writeln!(
         r.text,
@@ -70,10 +65,10 @@ pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
         "{}",
         if r.problems == 0 { "clean".to_string() } else { format!("{} problem(s)", r.problems) }
     );
-    Ok(CheckReport { text: r.text, problems: r.problems })
+    Ok(r)
 }
 
-fn check_log(o: &Opened, la: &LogArray, r: &mut Report) -> Result<()> {
+fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
     let geo = *la.geometry();
     let segs = la.segments();
     // Live blocks per segment, from the map.
@@ -130,15 +125,9 @@ fn check_log(o: &Opened, la: &LogArray, r: &mut Report) -> Result<()> {
             let group = geo.group_of_segment(seg);
             for row in 0..geo.segment_rows {
                 let block = geo.row_block(seg, row);
-                row_xor.fill(0);
-                for col in 0..geo.ssds_per_rgroup {
-                    o.members[geo.member(group, col) as usize].read(block, &mut one)?;
-                    for (a, d) in row_xor.iter_mut().zip(&one) {
-                        *a ^= d;
-                    }
-                }
+                let members = (0..geo.ssds_per_rgroup).map(|col| &o.members[geo.member(group, col) as usize]);
                 rows += 1;
-                if row_xor.iter().any(|&x| x != 0) {
+                if !row_is_consistent(members, block, &mut one, &mut row_xor)? {
                     r.problem(format!("segment {seg} row {row}: parity does not match the data"));
                 }
             }
@@ -157,20 +146,30 @@ fn check_log(o: &Opened, la: &LogArray, r: &mut Report) -> Result<()> {
     Ok(())
 }
 
-fn check_inplace_parity(o: &Opened, geo: &StripeGeometry, r: &mut Report) -> Result<()> {
+/// Whether a stripe row (data and parity at `block` on `members`) XORs to zero.
+fn row_is_consistent<'a>(
+    members: impl Iterator<Item = &'a Member>,
+    block: u64,
+    one: &mut [u8],
+    acc: &mut [u8],
+) -> Result<bool> {
+    acc.fill(0);
+    for m in members {
+        m.read(block, one)?;
+        for (a, d) in acc.iter_mut().zip(one.iter()) {
+            *a ^= d;
+        }
+    }
+    Ok(acc.iter().all(|&x| x == 0))
+}
+
+fn check_inplace_parity(o: &Opened, geo: &StripeGeometry, r: &mut CheckReport) -> Result<()> {
     let mut one = vec![0u8; BLOCK];
     let mut acc = vec![0u8; BLOCK];
     let rows = geo.stripes * u64::from(geo.chunk_blocks);
     for i in 0..rows {
         let block = geo.member_offset + i;
-        acc.fill(0);
-        for m in &o.members {
-            m.read(block, &mut one)?;
-            for (a, d) in acc.iter_mut().zip(&one) {
-                *a ^= d;
-            }
-        }
-        if acc.iter().any(|&x| x != 0) {
+        if !row_is_consistent(o.members.iter(), block, &mut one, &mut acc)? {
             r.problem(format!("stripe row at member block {block}: parity does not match the data"));
         }
     }

@@ -91,9 +91,9 @@ impl Header {
         if b[0..8] != MAGIC {
             return Err(CheckpointError::Missing);
         }
-        let mut copy = b[..BLOCK].to_vec();
-        copy[8..12].fill(0);
-        if crc32c::crc32c(&copy) != u32::from_le_bytes(b[8..12].try_into().expect("4")) {
+        if crate::layout::crc_with_field_zeroed(0, &b[..BLOCK], 8)
+            != u32::from_le_bytes(b[8..12].try_into().expect("4"))
+        {
             return Err(CheckpointError::HeaderChecksum);
         }
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
@@ -147,11 +147,8 @@ pub fn write(
     if need > slot_blocks {
         return Err(CheckpointError::TooBig { need, have: slot_blocks });
     }
+    // The header goes last, so the body's CRC is taken in the same pass that writes it.
     let mut crc = 0u32;
-    body_chunks(map, seqs, |c| {
-        crc = crc32c::crc32c_append(crc, c);
-        Ok(())
-    })?;
     let mut at = start + 1;
     let mut pending: Vec<u8> = Vec::with_capacity(CHUNK + BLOCK);
     let flush = |pending: &mut Vec<u8>, at: &mut u64, all: bool| -> Result<(), CheckpointError> {
@@ -168,6 +165,7 @@ pub fn write(
         Ok(())
     };
     body_chunks(map, seqs, |c| {
+        crc = crc32c::crc32c_append(crc, c);
         pending.extend_from_slice(c);
         if pending.len() >= CHUNK {
             flush(&mut pending, &mut at, false)?;
@@ -186,14 +184,15 @@ pub fn write(
     Ok(())
 }
 
-/// Read and verify the checkpoint in slot `start` of `member`.
-pub fn read(
+/// Read and check the header of the checkpoint in slot `start` of `member` (cheap: one
+/// block), so a restart reads the body of only the newest candidate.
+pub fn read_header(
     member: &Member,
     start: u64,
     uuid: &[u8; 16],
     volume_blocks: u64,
     segments: u64,
-) -> Result<(Header, PackedMap, Vec<u64>), CheckpointError> {
+) -> Result<Header, CheckpointError> {
     let mut block = vec![0u8; BLOCK];
     member.read(start, &mut block)?;
     let header = Header::decode(&block)?;
@@ -208,6 +207,12 @@ pub fn read(
             want_segments: segments,
         });
     }
+    Ok(header)
+}
+
+/// Read and verify the body of the checkpoint whose header [`read_header`] returned.
+pub fn read_body(member: &Member, start: u64, header: &Header) -> Result<(PackedMap, Vec<u64>), CheckpointError> {
+    let (volume_blocks, segments) = (header.volume_blocks, header.segments);
     let map_bytes = (volume_blocks * MAP_ENTRY) as usize;
     let total = map_bytes + (segments * SEQ_ENTRY) as usize;
     let mut map = Vec::with_capacity(map_bytes);
@@ -233,5 +238,5 @@ pub fn read(
     }
     let map = PackedMap::from_bytes(map).expect("whole entries");
     let seqs = seq_bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
-    Ok((header, map, seqs))
+    Ok((map, seqs))
 }

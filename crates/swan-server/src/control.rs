@@ -1,10 +1,10 @@
 //! The control socket: a unix socket next to a running server that answers every
-//! connection with one line of JSON, the engine's [`StatusReport`]. `swan status` reads it.
+//! connection with one line of JSON, the engine's [`crate::engine::StatusReport`]. `swan status` reads it.
 //!
 //! The socket lives at `$SWAN_RUN_DIR/swan-<uuid>.sock` (default `/tmp`), so `swan status`
 //! finds a server from any member's superblock.
 
-use crate::engine::{Engine, StatusReport};
+use crate::engine::Engine;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -55,9 +55,4 @@ pub fn query(path: &Path) -> std::io::Result<serde_json::Value> {
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line)?;
     serde_json::from_str(&line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-}
-
-/// For callers that hold a report already.
-pub fn to_json(r: &StatusReport) -> String {
-    serde_json::to_string_pretty(r).unwrap_or_default()
 }

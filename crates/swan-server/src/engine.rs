@@ -185,9 +185,12 @@ struct GcRun {
 }
 
 /// A reply held until the emulated SSDs would have completed the request.
+/// Ordered by (`at`, `seq`): `seq` keeps replies due at the same instant in issue order.
 struct Held {
     at: Instant,
     seq: u64,
+    done: Completion,
+    reply: Reply,
 }
 
 impl PartialEq for Held {
@@ -252,7 +255,6 @@ struct Worker {
     gc_broken: Option<String>,
     emu: Option<Emulator>,
     held: BinaryHeap<Reverse<Held>>,
-    held_replies: HashMap<u64, (Completion, Reply)>,
     held_seq: u64,
     stats: Vec<MemberStatus>,
     started: Instant,
@@ -313,7 +315,6 @@ impl Worker {
             gc_broken: None,
             emu: opts.emulate,
             held: BinaryHeap::new(),
-            held_replies: HashMap::new(),
             held_seq: 0,
             stats,
             started: Instant::now(),
@@ -348,9 +349,7 @@ impl Worker {
         }
         // Shutdown: replies still held by emulation go out now; then make it all durable.
         while let Some(Reverse(h)) = self.held.pop() {
-            if let Some((done, reply)) = self.held_replies.remove(&h.seq) {
-                done(reply);
-            }
+            (h.done)(h.reply);
         }
         if !self.read_only {
             self.sync_all()?;
@@ -401,8 +400,7 @@ impl Worker {
         match at {
             Some(t) if t > Instant::now() => {
                 self.held_seq += 1;
-                self.held.push(Reverse(Held { at: t, seq: self.held_seq }));
-                self.held_replies.insert(self.held_seq, (done, reply));
+                self.held.push(Reverse(Held { at: t, seq: self.held_seq, done, reply }));
             }
             _ => self.replies.push((done, reply)),
         }
@@ -412,9 +410,7 @@ impl Worker {
         let now = Instant::now();
         while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
             let Reverse(h) = self.held.pop().expect("peeked");
-            if let Some((done, reply)) = self.held_replies.remove(&h.seq) {
-                done(reply);
-            }
+            (h.done)(h.reply);
         }
     }
 
@@ -480,7 +476,7 @@ impl Worker {
                 let mut staged = Vec::new();
                 let res = self.execute(&plan, user, &mut reply, &mut staged, Instant::now());
                 self.plan = plan;
-                self.journal_changes(|lba| {
+                self.journal_changes(|_, lba, _| {
                     let at = (lba - r.lba) as usize * BLOCK;
                     crc32c::crc32c(&user[at..at + BLOCK])
                 });
@@ -506,23 +502,31 @@ impl Worker {
         None
     }
 
-    /// Move the scheme's new changes into the journal queue; `crc_of(lba)` gives the CRC of
-    /// the block a map change points `lba` at.
-    fn journal_changes(&mut self, crc_of: impl Fn(u64) -> u32) {
-        self.scheme.take_changes(&mut self.changes);
-        for c in self.changes.drain(..) {
+    /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
+    /// the CRC of the block a map change puts `lba` at (user writes: from the payload; GC
+    /// moves: read back from the member, where the copy sits in the page cache).
+    fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
+        let mut changes = std::mem::take(&mut self.changes);
+        self.scheme.take_changes(&mut changes);
+        for c in changes.drain(..) {
             let crc = match c {
-                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => crc_of(lba),
+                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => crc_of(self, lba, pba),
                 _ => 0,
             };
             self.pending.push((c, crc));
         }
+        self.changes = changes;
+    }
+
+    /// [`Worker::journal_changes`] for changes whose blocks are read back.
+    fn journal_changes_read_back(&mut self) {
+        self.journal_changes(|w, _, pba| w.block_crc(pba));
     }
 
     /// Write the batch's tail record (not synced): the replies that follow it survive a
     /// crash of this process.
     fn journal_tail(&mut self) {
-        self.take_changes_reading_crcs();
+        self.journal_changes_read_back();
         if self.pending.is_empty() || !self.kind.is_log_structured() {
             self.pending.clear();
             return;
@@ -794,7 +798,7 @@ impl Worker {
             self.gc_broken = Some(e.to_string());
         }
         self.follow = follow;
-        self.take_changes_reading_crcs();
+        self.journal_changes_read_back();
         self.dirty = true;
         self.release_pending_since.get_or_insert_with(Instant::now);
     }
@@ -898,7 +902,7 @@ impl Worker {
         self.sync_all()?;
         self.sync_points += 1;
         self.dirty = false;
-        self.take_changes_reading_crcs();
+        self.journal_changes_read_back();
         if !self.kind.is_log_structured() {
             self.pending.clear();
             return Ok(());
@@ -907,20 +911,6 @@ impl Worker {
             return Ok(());
         }
         self.append_records(true)
-    }
-
-    /// Queue the scheme's new changes, reading back the CRC of each block they map (GC
-    /// moves: the copies are in the page cache; user writes are queued with theirs by
-    /// [`Worker::journal_changes`] instead).
-    fn take_changes_reading_crcs(&mut self) {
-        self.scheme.take_changes(&mut self.changes);
-        for c in std::mem::take(&mut self.changes) {
-            let crc = match c {
-                MapChange::Map { pba, .. } if pba != swan_core::l2p::UNMAPPED => self.block_crc(pba),
-                _ => 0,
-            };
-            self.pending.push((c, crc));
-        }
     }
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.

@@ -129,9 +129,8 @@ pub fn decode(uuid: &[u8; 16], record: &[u8]) -> Option<Record> {
     if record.len() < len {
         return None;
     }
-    let mut copy = record[..len].to_vec();
-    copy[24..28].fill(0);
-    if crc(uuid, &copy) != u32::from_le_bytes(record[24..28].try_into().ok()?) {
+    let computed = crate::layout::crc_with_field_zeroed(crc32c::crc32c(uuid), &record[..len], 24);
+    if computed != u32::from_le_bytes(record[24..28].try_into().ok()?) {
         return None;
     }
     let mut out = Vec::with_capacity(h.entries as usize);

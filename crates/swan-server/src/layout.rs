@@ -24,6 +24,14 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Copies of the checkpoints and journal: two, so one failed member loses neither.
 pub const META_COPIES: u32 = 2;
 
+/// CRC32C (continuing `seed`) of `bytes` as if the 4-byte checksum field at `at` held zero:
+/// how every on-disk structure here checks itself, without copying it to zero the field.
+pub(crate) fn crc_with_field_zeroed(seed: u32, bytes: &[u8], at: usize) -> u32 {
+    let crc = crc32c::crc32c_append(seed, &bytes[..at]);
+    let crc = crc32c::crc32c_append(crc, &[0; 4]);
+    crc32c::crc32c_append(crc, &bytes[at + 4..])
+}
+
 /// What every member's block 0 says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superblock {
@@ -128,9 +136,7 @@ impl Superblock {
         let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
         let stored = u32_at(12);
-        let mut copy = b[..BLOCK].to_vec();
-        copy[12..16].fill(0);
-        let computed = crc32c::crc32c(&copy);
+        let computed = crc_with_field_zeroed(0, &b[..BLOCK], 12);
         if stored != computed {
             return Err(SuperblockError::Checksum { stored, computed });
         }
