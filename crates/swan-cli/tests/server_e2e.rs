@@ -19,6 +19,9 @@
 //! The server listens on 127.0.0.1:0 and the test reads the port it got from its log, so
 //! parallel tests never race for a port.
 
+mod common;
+
+use common::Rng;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -376,19 +379,7 @@ impl Drop for Server {
 
 // ------------------------------------------------------------------ utilities
 
-/// splitmix64: deterministic bytes for images and patterns.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
+/// Deterministic bytes for images and patterns (splitmix64).
 fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
     let mut rng = Rng(seed);
     let mut v = vec![0u8; len];

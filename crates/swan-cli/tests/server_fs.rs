@@ -14,31 +14,15 @@
 //! Needs root (losetup, mount), /dev/fuse and loop devices. Every process, mount and loop
 //! device is released by guards, in order, whatever fails.
 
-use serde_json::Value;
+mod common;
+
+use common::*;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const SWAN: &str = env!("CARGO_BIN_EXE_swan");
 const KEYS: u32 = 200_000;
-
-// ---------------------------------------------------------------------------------------------
-// tools, processes, deadlines
-
-/// The full path of `tool`, or a loud failure naming the Debian package that provides it.
-fn require(tool: &str, package: &str) -> PathBuf {
-    find(tool).unwrap_or_else(|| panic!("`{tool}` not found: this test needs it; install the Debian package {package}"))
-}
-
-fn find(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = std::env::split_paths(&path).chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from));
-    dirs.map(|d| d.join(tool)).find(|p| p.is_file())
-}
 
 struct Tools {
     nbdfuse: PathBuf,
@@ -63,86 +47,6 @@ impl Tools {
             umount: require("umount", "mount"),
             db_bench: require("db_bench", "rocksdb-tools"),
             fusermount: find("fusermount3").or_else(|| find("fusermount")),
-        }
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!(
-        "{what}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    )
-}
-
-fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = r.read_to_end(&mut buf);
-        buf
-    })
-}
-
-/// Runs `cmd` to completion; kills it and fails if it is still running after `deadline`.
-fn run(cmd: &mut Command, what: &str, deadline: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    let stdout = drain(child.stdout.take().expect("stdout"));
-    let stderr = drain(child.stderr.take().expect("stderr"));
-    let status = wait_deadline(&mut child, deadline).unwrap_or_else(|| {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("{what}: still running after {deadline:?}: killed");
-    });
-    Output { status, stdout: stdout.join().expect("stdout reader"), stderr: stderr.join().expect("stderr reader") }
-}
-
-/// Runs `cmd`, which must succeed; returns its stdout.
-fn ok(cmd: &mut Command, what: &str, deadline: Duration) -> String {
-    let out = run(cmd, what, deadline);
-    assert!(out.status.success(), "{}", describe(what, &out));
-    text(&out.stdout)
-}
-
-/// Waits for `child` to exit, for at most `deadline`.
-fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait for a child") {
-            return Some(status);
-        }
-        if start.elapsed() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// A child process killed (SIGKILL) and reaped when dropped, whatever happened.
-struct Guard {
-    child: Option<Child>,
-}
-
-impl Guard {
-    fn child(&mut self) -> &mut Child {
-        self.child.as_mut().expect("a live child")
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
         }
     }
 }
@@ -180,89 +84,6 @@ impl Drop for SafeDir {
             }
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// the server
-
-/// A running `swan serve` on 127.0.0.1 (an ephemeral port: its stderr says which).
-struct Server {
-    proc: Guard,
-    addr: String,
-    log: Arc<Mutex<String>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(run_dir: &Path, members: &[PathBuf]) -> Server {
-        let mut cmd = Command::new(SWAN);
-        cmd.args(["serve", "--listen", "127.0.0.1:0"])
-            .args(members)
-            .env("SWAN_RUN_DIR", run_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut proc = Guard { child: Some(cmd.spawn().expect("start swan serve")) };
-        let stderr = proc.child().stderr.take().expect("server stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let sink = Arc::clone(&log);
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.split("serving on ").nth(1) {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
-                }
-                let mut l = sink.lock().expect("server log");
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-        let addr = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(a) => a,
-            Err(e) => {
-                let status = proc.child().try_wait().ok().flatten();
-                panic!("swan serve did not start serving ({e}; exit {status:?}):\n{}", log.lock().expect("log"));
-            }
-        };
-        Server { proc, addr, log, reader: Some(reader) }
-    }
-
-    fn uri(&self) -> String {
-        format!("nbd://{}", self.addr)
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().expect("server log").clone()
-    }
-
-    /// SIGTERM, then the clean stop must finish (checkpoint written) and exit 0.
-    fn stop(mut self) {
-        let pid = self.proc.child().id().to_string();
-        ok(Command::new("kill").args(["-TERM", &pid]), "kill -TERM the server", Duration::from_secs(10));
-        let status = wait_deadline(self.proc.child(), Duration::from_secs(120))
-            .unwrap_or_else(|| panic!("swan serve still running 120 s after SIGTERM:\n{}", self.log()));
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        let log = self.log();
-        assert!(status.success(), "swan serve exited {status} after SIGTERM:\n{log}");
-        assert!(log.contains("stopped cleanly"), "no clean stop in the server's log:\n{log}");
-    }
-}
-
-fn swan(args: &[&str], run_dir: &Path) -> Output {
-    run(
-        Command::new(SWAN).args(args).env("SWAN_RUN_DIR", run_dir),
-        &format!("swan {}", args.join(" ")),
-        Duration::from_secs(120),
-    )
-}
-
-fn status(member: &Path, run_dir: &Path) -> Value {
-    let out = swan(&["status", "--json", member.to_str().expect("utf-8 path")], run_dir);
-    assert!(out.status.success(), "{}", describe("swan status --json", &out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("swan status --json: {e}: {}", text(&out.stdout)))
 }
 
 // ---------------------------------------------------------------------------------------------

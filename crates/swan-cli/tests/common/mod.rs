@@ -1,0 +1,250 @@
+//! What the server's crash and filesystem tests share: finding tools (loudly), running
+//! processes under deadlines, a guarded `swan serve` on an ephemeral port, `swan` commands
+//! and a deterministic PRNG. Each test binary uses a different part of it.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const SWAN: &str = env!("CARGO_BIN_EXE_swan");
+
+// ---------------------------------------------------------------------------------------------
+// tools, processes, deadlines
+
+/// The full path of `tool`, or a loud failure naming the Debian package that provides it.
+pub fn require(tool: &str, package: &str) -> PathBuf {
+    find(tool).unwrap_or_else(|| panic!("`{tool}` not found: this test needs it; install the Debian package {package}"))
+}
+
+pub fn find(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from));
+    dirs.map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn describe(what: &str, out: &Output) -> String {
+    format!(
+        "{what}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+pub fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Runs `cmd` to completion; kills it and fails if it is still running after `deadline`.
+pub fn run(cmd: &mut Command, what: &str, deadline: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let status = wait_deadline(&mut child, deadline).unwrap_or_else(|| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what}: still running after {deadline:?}: killed");
+    });
+    Output { status, stdout: stdout.join().expect("stdout reader"), stderr: stderr.join().expect("stderr reader") }
+}
+
+/// Runs `cmd`, which must succeed; returns its stdout.
+pub fn ok(cmd: &mut Command, what: &str, deadline: Duration) -> String {
+    let out = run(cmd, what, deadline);
+    assert!(out.status.success(), "{}", describe(what, &out));
+    text(&out.stdout)
+}
+
+/// Waits for `child` to exit, for at most `deadline`.
+pub fn wait_deadline(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for a child") {
+            return Some(status);
+        }
+        if start.elapsed() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A child process killed (SIGKILL) and reaped when dropped, whatever happened.
+pub struct Guard {
+    pub child: Option<Child>,
+}
+
+impl Guard {
+    pub fn new(child: Child) -> Self {
+        Self { child: Some(child) }
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        self.child.as_mut().expect("a live child")
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the server
+
+/// A running `swan serve` on 127.0.0.1 (an ephemeral port: its stderr says which).
+pub struct Server {
+    proc: Guard,
+    addr: String,
+    log: Arc<Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(run_dir: &Path, members: &[PathBuf]) -> Server {
+        let mut cmd = Command::new(SWAN);
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(members)
+            .env("SWAN_RUN_DIR", run_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut proc = Guard::new(cmd.spawn().expect("start swan serve"));
+        let stderr = proc.child().stderr.take().expect("server stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::clone(&log);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.split("serving on ").nth(1) {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
+                }
+                let mut l = sink.lock().expect("server log");
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(a) => a,
+            Err(e) => {
+                let status = proc.child().try_wait().ok().flatten();
+                panic!("swan serve did not start serving ({e}; exit {status:?}):\n{}", log.lock().expect("log"));
+            }
+        };
+        Server { proc, addr, log, reader: Some(reader) }
+    }
+
+    pub fn uri(&self) -> String {
+        format!("nbd://{}", self.addr)
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().expect("server log").clone()
+    }
+
+    /// Journal records the server said it rolled forward at startup.
+    pub fn replayed(&self) -> u64 {
+        let log = self.log();
+        log.split(" journal record(s) rolled forward")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no 'journal record(s) rolled forward' in the server's log:\n{log}"))
+    }
+
+    /// SIGKILL: the process dies wherever it is.
+    pub fn kill9(mut self) {
+        let child = self.proc.child();
+        child.kill().expect("kill -9 the server");
+        let status = wait_deadline(child, Duration::from_secs(30)).expect("the killed server is reaped");
+        assert!(status.code().is_none(), "the server exited by itself ({status}) before the kill:\n{}", self.log());
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+
+    /// SIGTERM, then the clean stop must finish (checkpoint written) and exit 0.
+    pub fn stop(mut self) {
+        let pid = self.proc.child().id().to_string();
+        let out = run(Command::new("kill").args(["-TERM", &pid]), "kill -TERM the server", Duration::from_secs(10));
+        assert!(out.status.success(), "{}", describe("kill -TERM", &out));
+        let status = wait_deadline(self.proc.child(), Duration::from_secs(120))
+            .unwrap_or_else(|| panic!("swan serve still running 120 s after SIGTERM:\n{}", self.log()));
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        let log = self.log();
+        assert!(status.success(), "swan serve exited {status} after SIGTERM:\n{log}");
+        assert!(log.contains("stopped cleanly"), "no clean stop in the server's log:\n{log}");
+    }
+}
+
+pub fn swan(args: &[&str], run_dir: &Path) -> Output {
+    run(
+        Command::new(SWAN).args(args).env("SWAN_RUN_DIR", run_dir),
+        &format!("swan {}", args.join(" ")),
+        Duration::from_secs(120),
+    )
+}
+
+pub fn status(member: &Path, run_dir: &Path) -> Value {
+    let m = member.to_str().expect("utf-8 path");
+    let out = swan(&["status", "--json", m], run_dir);
+    assert!(out.status.success(), "{}", describe("swan status --json", &out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("swan status --json: {e}: {}", text(&out.stdout)))
+}
+
+pub fn u64_of(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("`{key}` missing from {v}"))
+}
+
+pub fn check_clean(members: &[PathBuf], run_dir: &Path, when: &str) {
+    let mut args = vec!["check"];
+    args.extend(members.iter().map(|m| m.to_str().expect("utf-8 path")));
+    let out = swan(&args, run_dir);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("clean"),
+        "{when}: swan check does not find the array clean\n{}",
+        describe("swan check", &out)
+    );
+}
+
+/// splitmix64: a deterministic PRNG for delays and regions.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
