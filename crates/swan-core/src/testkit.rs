@@ -16,10 +16,13 @@
 //! - [`GcQueue`]: GC jobs kept in flight across user requests and advanced one phase at a
 //!   time, so a test can interleave them with user I/O.
 //! - [`Reference`]: what each logical block must read back as.
+//! - [`SummaryStore`]: the summaries a plan wrote, kept as the scheme described them, so a
+//!   scheme that keeps victims' P2L only in summaries can read them back.
 
 use crate::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
-use crate::scheme::{ArraySpec, GcJobId, Scheme, SchemeKind};
-use std::collections::VecDeque;
+use crate::scheme::{ArraySpec, GcJobId, Scheme, SchemeKind, SummarySource};
+use crate::summary::{Summary, DEAD};
+use std::collections::{HashMap, VecDeque};
 
 /// Marker in the high bits of a summary block's token; the low bits hold the segment.
 pub const SUMMARY_TOKEN: u64 = 0xD00D << 48;
@@ -226,10 +229,54 @@ pub struct GcJob {
     pub staged: Vec<u64>,
 }
 
+/// The summaries plans have written, as the scheme described them when they ran: what a
+/// member would return for the segment's summary blocks. [`SummarySource`] for GC.
+#[derive(Clone, Debug, Default)]
+pub struct SummaryStore {
+    written: HashMap<u64, Summary>,
+    /// Return every summary with its live entries naming the wrong block (a stale or
+    /// misdirected summary): the scheme must notice and fall back to its map.
+    pub lie: bool,
+    /// Summaries read back.
+    pub reads: u64,
+}
+
+impl SummaryStore {
+    /// Keep the summary of every segment `plan` (just run) wrote, then tell the scheme they
+    /// are written.
+    pub fn record(&mut self, plan: &IoPlan, scheme: &mut dyn Scheme) {
+        for k in 0..plan.phase_count() {
+            for io in plan.phase(k) {
+                if let IoKind::Write(Src::Summary { segment, index: 0 }) = io.kind {
+                    if let Some(s) = scheme.summary(segment) {
+                        self.written.insert(segment, s);
+                    }
+                }
+            }
+        }
+        scheme.summaries_written();
+    }
+}
+
+impl SummarySource for SummaryStore {
+    fn read_summary(&mut self, segment: u64) -> Option<Summary> {
+        self.reads += 1;
+        let mut s = self.written.get(&segment)?.clone();
+        if self.lie {
+            for e in s.entries.iter_mut().filter(|e| e.lba != DEAD) {
+                e.lba += 1;
+            }
+        }
+        Some(s)
+    }
+}
+
 /// GC jobs kept in flight across user requests, oldest first.
 #[derive(Clone, Debug, Default)]
 pub struct GcQueue {
     jobs: VecDeque<GcJob>,
+    /// Summaries written so far, for schemes that read victims' P2L back from them.
+    pub summaries: SummaryStore,
     follow_up: IoPlan,
     scratch: Vec<u64>,
     started: u64,
@@ -263,7 +310,7 @@ impl GcQueue {
     pub fn start(&mut self, scheme: &mut dyn Scheme, max_in_flight: usize) {
         while self.jobs.len() < max_in_flight {
             let mut plan = IoPlan::new();
-            match scheme.start_gc(&mut plan) {
+            match scheme.start_gc_with(&mut plan, &mut self.summaries) {
                 Some(id) => {
                     self.started += 1;
                     self.jobs.push_back(GcJob { id, plan, next_phase: 0, staged: Vec::new() });
@@ -303,6 +350,7 @@ impl GcQueue {
     fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
         scheme.finish_gc(job.id, &mut self.follow_up);
         exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
+        self.summaries.record(&self.follow_up, scheme);
         // A deferring scheme's driver makes the moves durable first; in memory they are.
         if scheme.release_deferred(&mut self.follow_up) > 0 {
             exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
@@ -415,6 +463,8 @@ pub struct DriveStats {
     pub gc_jobs: u64,
     /// Live blocks whose content was checked at the end.
     pub live_checked: u64,
+    /// Summaries GC read back (schemes keeping P2L in summaries).
+    pub summaries_read: u64,
 }
 
 /// Hooks a [`drive`] calls; what differs between executors (timing, extra invariants).
@@ -423,6 +473,10 @@ pub trait DriveHooks<S> {
     fn before_op(&mut self, _exec: &mut Executor<S>) {}
     /// Check invariants; `when` says where the drive is ("at op N", "at the end").
     fn check(&mut self, scheme: &dyn Scheme, exec: &Executor<S>, when: &str);
+    /// Whether summaries read back should lie (see [`SummaryStore::lie`]).
+    fn lying_summaries(&self) -> bool {
+        false
+    }
 }
 
 /// The model checks' drive: format the array, then `ops` random requests from
@@ -450,6 +504,7 @@ pub fn drive<S: TokenStore>(
     let mut reference = Reference::new(volume);
     let mut plan = IoPlan::new();
     let mut gc = GcQueue::new();
+    gc.summaries.lie = hooks.lying_summaries();
     let (mut next_token, mut user, mut reply, mut scratch) = (1u64, Vec::new(), Vec::new(), Vec::new());
     let mut stats = DriveStats { ops, ..DriveStats::default() };
     scheme.format(&mut plan);
@@ -476,6 +531,7 @@ pub fn drive<S: TokenStore>(
         reply.clear();
         reply.resize(req.blocks as usize, 0);
         exec.run_plan(&plan, &user, &mut reply, &mut scratch);
+        gc.summaries.record(&plan, scheme);
         match req.op {
             ReqOp::Write => {
                 reference.write(req.lba, &user);
@@ -505,6 +561,7 @@ pub fn drive<S: TokenStore>(
         stats.live_checked += u64::from(t != 0);
     }
     stats.gc_jobs = gc.started();
+    stats.summaries_read = gc.summaries.reads;
     stats
 }
 

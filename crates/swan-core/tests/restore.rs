@@ -58,7 +58,8 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
     let mut changes = Vec::new();
     a.take_changes(&mut changes);
     let (map, seqs) = replay(&cfg, &changes);
-    let mut b = LogArray::restore(cfg.clone(), |lba| map.get(lba), &seqs).unwrap();
+    // The restarted array keeps victims' P2L only in their summaries, as a server does.
+    let mut b = LogArray::restore(LogConfig { p2l_in_summaries: true, ..cfg.clone() }, map, &seqs).unwrap();
     for lba in 0..cfg.volume_blocks {
         assert_eq!(a.locate(lba), b.locate(lba), "{label}: block {lba} moved across the restart");
     }
@@ -79,6 +80,10 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 100);
     let stats = drive(&label, &mut b, &mut exec, 60_000, 10_000, &mut || rng.next_u64(), &mut SchemeChecks);
     assert!(stats.gc_jobs > 50, "{label}: GC barely ran after the restart");
+    // Segments sealed before the restart have no summary in this run's store; every later
+    // victim's P2L came from its summary.
+    let c = b.counters();
+    assert!(c.p2l_scans < c.victims / 2, "{label}: {} of {} victims rebuilt from the map", c.p2l_scans, c.victims);
     check_parity(
         &label,
         &swan_core::scheme::ArraySpec {
@@ -117,10 +122,21 @@ fn a_map_into_a_summary_slot_is_refused() {
     let geo = cfg.geometry;
     let summary_slot = geo.pba(0, geo.payload_slots());
     let seqs = vec![0; geo.segments() as usize];
-    let err = LogArray::restore(cfg.clone(), |lba| if lba == 3 { summary_slot } else { UNMAPPED }, &seqs)
-        .err()
-        .expect("refused");
+    let map_of = |f: &dyn Fn(u64) -> u64| {
+        let mut m = PackedMap::new(cfg.volume_blocks);
+        (0..cfg.volume_blocks).for_each(|lba| m.set(lba, f(lba)));
+        m
+    };
+    let into_summary = map_of(&|lba| if lba == 3 { summary_slot } else { UNMAPPED });
+    let err = LogArray::restore(cfg.clone(), into_summary, &seqs).err().expect("refused");
     assert!(err.contains("block 3") && err.contains("summary"), "{err}");
-    let err = LogArray::restore(cfg, |lba| if lba < 2 { 5 } else { UNMAPPED }, &seqs).err().expect("refused");
+    let twice = map_of(&|lba| if lba < 2 { 5 } else { UNMAPPED });
+    let err = LogArray::restore(cfg.clone(), twice.clone(), &seqs).err().expect("refused");
     assert!(err.contains("block 1") && err.contains("block 0 holds too"), "{err}");
+    let open_only = LogConfig { p2l_in_summaries: true, ..cfg.clone() };
+    let err = LogArray::restore(open_only, twice, &seqs).err().expect("refused");
+    assert!(err.contains("block 1") && err.contains("holds too"), "{err}");
+    let short = PackedMap::new(cfg.volume_blocks - 1);
+    let err = LogArray::restore(cfg, short, &seqs).err().expect("refused");
+    assert!(err.contains("map of"), "{err}");
 }

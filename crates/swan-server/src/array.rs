@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use swan_core::geometry::GeometryError;
 use swan_core::io::{IoKind, IoPlan};
+use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
 use swan_core::victim::VictimPolicy;
 
@@ -306,7 +307,7 @@ pub struct Recovered {
 pub fn recover(o: &Opened) -> Result<Recovered> {
     let sb = &o.sb;
     let spec = sb.array_spec();
-    let mut scheme = spec.build().map_err(|e| anyhow!("the superblock's geometry is impossible: {e}"))?;
+    let scheme = spec.build().map_err(|e| anyhow!("the superblock's geometry is impossible: {e}"))?;
     if scheme.volume_blocks() != sb.volume_blocks {
         bail!(
             "the superblock says {} volume blocks but its geometry gives {}: written by another swan version?",
@@ -326,7 +327,10 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         });
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
+    // The recovered map becomes the array's own; do not hold an empty one beside it.
+    drop(scheme);
     let segments = cfg.geometry.segments();
+    let slots = segments * u64::from(cfg.geometry.data_slots);
     // The newest checkpoint that is whole on any copy: headers first (a block each), then
     // bodies newest first until one passes its checksum, so only one map is read and held.
     let mut candidates = Vec::new();
@@ -343,7 +347,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
     let mut best = None;
     for (h, m, slot) in candidates {
-        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h) {
+        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
             Ok((map, seqs)) => {
                 best = Some((h, map, seqs, slot));
                 break;
@@ -379,7 +383,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         if i >= trusted {
             for &(c, crc) in &record.entries {
                 if let MapChange::Map { pba, .. } = c {
-                    if pba != swan_core::l2p::UNMAPPED && pba < geo.segments() * u64::from(geo.data_slots) {
+                    if pba != UNMAPPED && pba < slots {
                         let (seg, slot) = geo.split_pba(pba);
                         let (member, at) = geo.slot_location(seg, slot);
                         o.members[member as usize].read(at, &mut block)?;
@@ -392,7 +396,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         }
         for &(c, _) in &record.entries {
             match c {
-                MapChange::Map { lba, pba } if lba < map.len() => map.set(lba, pba),
+                MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => map.set(lba, pba),
                 MapChange::Sealed { segment, seq } if segment < segments => seqs[segment as usize] = seq,
                 other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
             }
@@ -401,13 +405,11 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         kept += 1;
     }
     let tail_dropped = chain.len() - kept;
-    let mut restored = LogArray::restore(cfg, |lba| map.get(lba), &seqs)
-        .map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
-    drop(map);
+    let mut restored =
+        LogArray::restore(cfg, map, &seqs).map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
     restored.enable_change_log();
-    scheme = Box::new(restored);
     Ok(Recovered {
-        scheme,
+        scheme: Box::new(restored),
         ring: Ring::new(sb.journal_blocks, end.0, end.1),
         checkpoint_seq: header.seq,
         next_slot: 1 - slot,

@@ -95,12 +95,7 @@ fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
             adopted += 1;
             continue;
         }
-        // The summary occupies the last payload slots; read them slot by slot.
-        let payload = geo.payload_slots();
-        for i in 0..geo.summary_blocks {
-            let (m, b) = geo.slot_location(seg, payload + i);
-            o.members[m as usize].read(b, &mut buf[i as usize * BLOCK..(i as usize + 1) * BLOCK])?;
-        }
+        crate::summaries::read_raw(&o.members, &geo, seg, &mut buf)?;
         match Summary::decode(&buf) {
             Err(e) => r.problem(format!("segment {seg}: summary: {e}")),
             Ok(s) => {

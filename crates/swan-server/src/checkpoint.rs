@@ -21,10 +21,10 @@
 //!
 //! Body (from block 1): `v` × 5-byte map entries, then `s` × 8-byte seal sequence numbers.
 //! It is written and read in chunks, so a checkpoint of a large map never needs a second
-//! copy of the map in memory.
+//! copy of the map in memory. Entries are 5 bytes here whatever width the map has in memory.
 
 use crate::member::{Member, MemberError, BLOCK};
-use swan_core::l2p::PackedMap;
+use swan_core::l2p::{PackedMap, ENTRY40_BYTES};
 use thiserror::Error;
 
 pub const MAGIC: [u8; 8] = *b"SWANCKP1";
@@ -61,6 +61,8 @@ pub enum CheckpointError {
     Shape { got: u64, want: u64, got_segments: u64, want_segments: u64 },
     #[error("checkpoint body checksum mismatch (torn or corrupt)")]
     BodyChecksum,
+    #[error("checkpoint map {0}: corrupt, or written for another geometry")]
+    Entry(String),
     #[error("checkpoint of {need} blocks does not fit its {have}-block slot")]
     TooBig { need: u64, have: u64 },
     #[error(transparent)]
@@ -115,10 +117,17 @@ fn body_chunks(
     seqs: &[u64],
     mut emit: impl FnMut(&[u8]) -> Result<(), CheckpointError>,
 ) -> Result<(), CheckpointError> {
-    for chunk in map.as_bytes().chunks(CHUNK) {
-        emit(chunk)?;
-    }
+    let per_chunk = (CHUNK / ENTRY40_BYTES) as u64;
     let mut buf = Vec::with_capacity(CHUNK);
+    let mut first = 0;
+    while first < map.len() {
+        let n = per_chunk.min(map.len() - first);
+        buf.clear();
+        map.encode40(first, n, &mut buf);
+        emit(&buf)?;
+        first += n;
+    }
+    buf.clear();
     for s in seqs {
         buf.extend_from_slice(&s.to_le_bytes());
         if buf.len() >= CHUNK {
@@ -210,12 +219,24 @@ pub fn read_header(
     Ok(header)
 }
 
-/// Read and verify the body of the checkpoint whose header [`read_header`] returned.
-pub fn read_body(member: &Member, start: u64, header: &Header) -> Result<(PackedMap, Vec<u64>), CheckpointError> {
+/// Read and verify the body of the checkpoint whose header [`read_header`] returned, into a
+/// map sized for values up to `max_value` (the array's slots). The map is decoded as it is
+/// read, so only one copy of it is ever in memory; a body that fails its checksum or holds
+/// a value beyond `max_value` is an error.
+pub fn read_body(
+    member: &Member,
+    start: u64,
+    header: &Header,
+    max_value: u64,
+) -> Result<(PackedMap, Vec<u64>), CheckpointError> {
     let (volume_blocks, segments) = (header.volume_blocks, header.segments);
     let map_bytes = (volume_blocks * MAP_ENTRY) as usize;
     let total = map_bytes + (segments * SEQ_ENTRY) as usize;
-    let mut map = Vec::with_capacity(map_bytes);
+    let mut map = PackedMap::for_values(volume_blocks, max_value);
+    let mut decoded = 0u64; // entries
+    let mut carry: Vec<u8> = Vec::with_capacity(ENTRY40_BYTES);
+    let mut map_read = 0usize;
+    let mut bad: Option<String> = None;
     let mut seq_bytes = Vec::with_capacity(total - map_bytes);
     let mut crc = 0u32;
     let mut at = start + 1;
@@ -223,20 +244,93 @@ pub fn read_body(member: &Member, start: u64, header: &Header) -> Result<(Packed
     let mut buf = vec![0u8; CHUNK];
     while left > 0 {
         let n = left.min(CHUNK);
-        let whole = n.div_ceil(BLOCK) * BLOCK;
-        member.read(at, &mut buf[..whole])?;
+        let read_len = n.div_ceil(BLOCK) * BLOCK;
+        member.read(at, &mut buf[..read_len])?;
         let data = &buf[..n];
         crc = crc32c::crc32c_append(crc, data);
-        let to_map = (map_bytes - map.len()).min(n);
-        map.extend_from_slice(&data[..to_map]);
+        let to_map = (map_bytes - map_read).min(n);
+        map_read += to_map;
+        let mut part = &data[..to_map];
+        // An entry may straddle two chunks: finish the carried one first.
+        if !carry.is_empty() {
+            let take = (ENTRY40_BYTES - carry.len()).min(part.len());
+            carry.extend_from_slice(&part[..take]);
+            part = &part[take..];
+            if carry.len() == ENTRY40_BYTES {
+                if let Err(e) = map.decode40(decoded, &carry, max_value) {
+                    bad.get_or_insert(e);
+                }
+                decoded += 1;
+                carry.clear();
+            }
+        }
+        let entries_len = part.len() / ENTRY40_BYTES * ENTRY40_BYTES;
+        if bad.is_none() {
+            if let Err(e) = map.decode40(decoded, &part[..entries_len], max_value) {
+                bad = Some(e);
+            }
+        }
+        decoded += (entries_len / ENTRY40_BYTES) as u64;
+        carry.extend_from_slice(&part[entries_len..]);
         seq_bytes.extend_from_slice(&data[to_map..]);
-        at += (whole / BLOCK) as u64;
+        at += (read_len / BLOCK) as u64;
         left -= n;
     }
     if crc != header.body_crc {
         return Err(CheckpointError::BodyChecksum);
     }
-    let map = PackedMap::from_bytes(map).expect("whole entries");
+    if let Some(e) = bad {
+        return Err(CheckpointError::Entry(e));
+    }
+    debug_assert_eq!(decoded, volume_blocks);
     let seqs = seq_bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
     Ok((map, seqs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::member::OpenOptions;
+    use swan_core::l2p::UNMAPPED;
+
+    /// A map several chunks long, whose entries straddle chunk boundaries, survives the trip
+    /// in either in-memory width; a value beyond what the reader allows is refused.
+    #[test]
+    fn a_large_map_round_trips_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        let entries = 3 * (CHUNK as u64 / ENTRY40_BYTES as u64) + 17;
+        let segments = 1000u64;
+        let blocks = blocks_for(entries, segments);
+        Member::create_file(&path, (blocks + 1) * BLOCK as u64, false).unwrap();
+        let m = Member::open(&path, OpenOptions::default()).unwrap();
+        let max = 5 * entries;
+        for mut map in [PackedMap::new(entries), PackedMap::for_values(entries, max)] {
+            for i in 0..entries {
+                map.set(i, if i % 11 == 0 { UNMAPPED } else { (i * 7919) % max });
+            }
+            let seqs: Vec<u64> = (0..segments).map(|s| s * 3).collect();
+            let h = Header {
+                uuid: [7; 16],
+                seq: 4,
+                journal_pos: 0,
+                journal_seq: 1,
+                volume_blocks: 0,
+                segments: 0,
+                body_crc: 0,
+            };
+            write(&[&m], 0, blocks, h, &map, &seqs).unwrap();
+            let header = read_header(&m, 0, &[7; 16], entries, segments).unwrap();
+            let (back, back_seqs) = read_body(&m, 0, &header, max).unwrap();
+            assert_eq!(back_seqs, seqs);
+            assert_eq!(back.entry_bytes(), 4, "a map of values below 2^32 is read back narrow");
+            for i in 0..entries {
+                assert_eq!(back.get(i), map.get(i), "entry {i}");
+            }
+            let Err(err) = read_body(&m, 0, &header, max / 2) else {
+                panic!("a value beyond the array's slots was accepted")
+            };
+            assert!(err.to_string().contains("beyond"), "{err}");
+        }
+    }
 }

@@ -29,7 +29,9 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
+use crate::summaries::MemberSummaries;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -253,6 +255,8 @@ struct Worker {
     release_pending_since: Option<Instant>,
     gc_runs: VecDeque<GcRun>,
     gc_broken: Option<String>,
+    /// Where a GC victim's summary is read.
+    summary_buf: Vec<u8>,
     emu: Option<Emulator>,
     held: BinaryHeap<Reverse<Held>>,
     held_seq: u64,
@@ -313,6 +317,7 @@ impl Worker {
             release_pending_since: None,
             gc_runs: VecDeque::new(),
             gc_broken: None,
+            summary_buf: Vec::new(),
             emu: opts.emulate,
             held: BinaryHeap::new(),
             held_seq: 0,
@@ -609,6 +614,8 @@ impl Worker {
             }
             t = end;
         }
+        // Every summary the plan sealed is on the members now: the scheme may forget it.
+        self.scheme.summaries_written();
         Ok(self.emu.is_some().then_some(t))
     }
 
@@ -659,34 +666,35 @@ impl Worker {
         Ok(self.emu.as_mut().map(|e| e.complete_at(issue, io.member, emu_op, io.block, io.count, io.class)))
     }
 
-    /// The bytes a member write carries; data blocks also go into their row's parity.
-    fn source(&mut self, io: &MemberIo, src: Src, b: &mut Buffers<'_>) -> Vec<u8> {
+    /// The bytes a member write carries (borrowed from the plan's buffers where they are
+    /// there already: no copy of user data); data blocks also go into their row's parity.
+    fn source<'b>(&mut self, io: &MemberIo, src: Src, b: &'b mut Buffers<'_>) -> Cow<'b, [u8]> {
         let n = io.count as usize * BLOCK;
-        let data = match src {
-            Src::User { offset } => b.user[offset as usize * BLOCK..offset as usize * BLOCK + n].to_vec(),
+        if let Src::Summary { segment, .. } = src {
+            let scheme = &self.scheme;
+            let blocks = self.summary_blocks();
+            b.summaries.entry(segment).or_insert_with(|| {
+                scheme.summary(segment).map(|s| s.encode(blocks)).unwrap_or_else(|| vec![0u8; blocks as usize * BLOCK])
+            });
+        }
+        let b: &'b Buffers<'_> = b;
+        let data: Cow<'b, [u8]> = match src {
+            Src::User { offset } => Cow::Borrowed(&b.user[offset as usize * BLOCK..offset as usize * BLOCK + n]),
             Src::Staged { slot } => {
                 let at = slot as usize * BLOCK;
-                b.staged[at..at + n].to_vec()
+                Cow::Borrowed(&b.staged[at..at + n])
             }
-            Src::Zero => vec![0u8; n],
+            Src::Zero => Cow::Owned(vec![0u8; n]),
             Src::Summary { segment, index } => {
-                let scheme = &self.scheme;
-                let blocks = self.summary_blocks();
-                let enc = b.summaries.entry(segment).or_insert_with(|| {
-                    scheme
-                        .summary(segment)
-                        .map(|s| s.encode(blocks))
-                        .unwrap_or_else(|| vec![0u8; blocks as usize * BLOCK])
-                });
                 let at = index as usize * BLOCK;
-                enc[at..at + n].to_vec()
+                Cow::Borrowed(&b.summaries[&segment][at..at + n])
             }
             Src::Parity { group, row } => {
                 let mut p = self.parity.remove(&(group, row)).unwrap_or_else(|| vec![0u8; BLOCK]);
                 if let Some(&slot) = b.old.get(&(io.member, row)) {
                     xor(&mut p, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
                 }
-                return p;
+                return Cow::Owned(p);
             }
         };
         if self.has_parity {
@@ -727,7 +735,16 @@ impl Worker {
         loop {
             let mut plan = IoPlan::new();
             let before = self.scheme.status().gc_groups;
-            let Some(id) = self.scheme.start_gc(&mut plan) else { break };
+            let geo = self.scheme.log_array().map(|la| *la.geometry());
+            let started_job = match geo {
+                // The array keeps no P2L of sealed segments: GC reads the victim's summary.
+                Some(geo) => {
+                    let mut source = MemberSummaries { members: &self.members, geo, buf: &mut self.summary_buf };
+                    self.scheme.start_gc_with(&mut plan, &mut source)
+                }
+                None => self.scheme.start_gc(&mut plan),
+            };
+            let Some(id) = started_job else { break };
             let started = self.scheme.status().gc_groups & !before;
             if started != 0 {
                 if let Some(n) = self.gc_jobs.get_mut(started.trailing_zeros() as usize) {

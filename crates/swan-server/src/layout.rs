@@ -218,7 +218,7 @@ impl Superblock {
             segment_rows: self.segment_rows,
             chunk_blocks: self.chunk_blocks,
             victim: self.victim,
-            tuning: LogTuning { defer_release: true, ..LogTuning::default() },
+            tuning: LogTuning { defer_release: true, p2l_in_summaries: true, ..LogTuning::default() },
         }
     }
 

@@ -10,6 +10,7 @@
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
+//! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
 
 pub mod array;
 pub mod backend;
@@ -22,3 +23,4 @@ pub mod journal;
 pub mod layout;
 pub mod member;
 pub mod nbd;
+pub mod summaries;

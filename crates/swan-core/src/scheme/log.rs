@@ -31,8 +31,10 @@
 //! time, so two jobs never share a parity row whose data is still in flight.
 
 use super::inplace::push_flushes;
+use super::p2l::ReverseMap;
 use super::{
-    check_range, Counters, GcJobId, MapChange, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted,
+    check_range, Counters, GcJobId, MapChange, NoSummaries, ReqOp, Request, RequestError, Scheme, SchemeKind, Status,
+    Submitted, SummarySource,
 };
 use crate::geometry::Geometry;
 use crate::io::{Dst, IoClass, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
@@ -73,6 +75,12 @@ pub struct LogConfig {
     /// crash would leave the durable map pointing at someone else's data.
     #[serde(default)]
     pub defer_release: bool,
+    /// Keep the P2L of sealed segments only in their summaries on the members, and read a
+    /// victim's back through the driver's [`SummarySource`]. A server sets this, so that its
+    /// memory is the L2P map and little else; the simulator, whose members hold no bytes,
+    /// keeps every slot's in memory.
+    #[serde(default)]
+    pub p2l_in_summaries: bool,
 }
 
 impl LogConfig {
@@ -111,6 +119,7 @@ impl LogConfig {
             swan_gc_max_groups,
             volume_blocks,
             defer_release: false,
+            p2l_in_summaries: false,
         }
     }
 }
@@ -140,8 +149,11 @@ pub struct LogArray {
     geo: Geometry,
     l2p: PackedMap,
     /// Which logical block each physical slot was written for; a slot is live only if the
-    /// L2P map points back at it.
-    p2l: PackedMap,
+    /// L2P map points back at it. Every slot's, or only unsealed segments' (see
+    /// [`LogConfig::p2l_in_summaries`]).
+    p2l: ReverseMap,
+    /// A victim's P2L read back from its summary (reused between jobs).
+    victim_p2l: Vec<u64>,
     /// One bit per physical slot: set while the slot holds the live copy of its block
     /// (exactly when `l2p[p2l[slot]] == slot`). GC finds a victim's live blocks by scanning
     /// these bits instead of looking every slot up in the L2P map.
@@ -173,12 +185,23 @@ pub struct LogArray {
 
 impl LogArray {
     pub fn new(cfg: LogConfig) -> Self {
+        let slots = cfg.geometry.segments() * u64::from(cfg.geometry.data_slots);
+        let l2p = PackedMap::for_values(cfg.volume_blocks, slots);
+        Self::with_l2p(cfg, l2p)
+    }
+
+    fn with_l2p(cfg: LogConfig, l2p: PackedMap) -> Self {
         let geo = cfg.geometry;
         let groups = geo.rgroups as usize;
         let segs = SegmentTable::new(geo.rgroups, geo.segments_per_group, geo.payload_slots());
         Self {
-            l2p: PackedMap::new(cfg.volume_blocks),
-            p2l: PackedMap::new(geo.segments() * u64::from(geo.data_slots)),
+            l2p,
+            p2l: if cfg.p2l_in_summaries {
+                ReverseMap::open_only(geo.data_slots)
+            } else {
+                ReverseMap::dense(geo.segments(), geo.data_slots, cfg.volume_blocks)
+            },
+            victim_p2l: Vec::new(),
             live: vec![0; (geo.segments() * u64::from(geo.data_slots)).div_ceil(64) as usize],
             inbound: vec![0; geo.segments() as usize],
             segs,
@@ -202,20 +225,24 @@ impl LogArray {
         }
     }
 
-    /// Rebuild the array from a recovered map: `lookup(lba)` is where block `lba` lives
+    /// Rebuild the array from a recovered map: `map[lba]` is where block `lba` lives
     /// ([`UNMAPPED`] if nowhere) and `seal_seqs[segment]` the sequence number its summary was
     /// sealed with (0 if it never was). A segment holding live blocks becomes sealed, even one
     /// that was still open at the crash (the rest of its slots stay unused until GC); a
     /// segment holding none is free. Fails, naming the block, on a map that cannot be right.
-    pub fn restore(cfg: LogConfig, lookup: impl Fn(u64) -> u64, seal_seqs: &[u64]) -> Result<Self, String> {
-        let mut a = Self::new(cfg);
+    /// The map becomes the array's own (no second copy is made).
+    pub fn restore(cfg: LogConfig, map: PackedMap, seal_seqs: &[u64]) -> Result<Self, String> {
+        if map.len() != cfg.volume_blocks {
+            return Err(format!("a map of {} blocks for a volume of {}", map.len(), cfg.volume_blocks));
+        }
+        let mut a = Self::with_l2p(cfg, PackedMap::new(0));
         let geo = a.geo;
         if seal_seqs.len() as u64 != geo.segments() {
             return Err(format!("{} segment sequence numbers for {} segments", seal_seqs.len(), geo.segments()));
         }
         let slots = geo.segments() * u64::from(geo.data_slots);
         for lba in 0..a.cfg.volume_blocks {
-            let pba = lookup(lba);
+            let pba = map.get(lba);
             if pba == UNMAPPED {
                 continue;
             }
@@ -227,14 +254,21 @@ impl LogArray {
                 return Err(format!("block {lba} maps into the summary of segment {seg}"));
             }
             if a.is_live(pba) {
-                return Err(format!("block {lba} maps to slot {pba}, which block {} holds too", a.p2l.get(pba)));
+                return Err(match a.p2l.is_dense() {
+                    true => format!("block {lba} maps to slot {pba}, which block {} holds too", a.p2l.get(pba)),
+                    false => format!("block {lba} maps to slot {pba}, which an earlier block holds too"),
+                });
             }
             if a.segs.state(seg) == SegState::Free {
                 a.segs.take(seg);
             }
-            a.p2l.set(pba, lba);
-            a.remap(lba, pba);
+            if a.p2l.is_dense() {
+                a.p2l.set(pba, lba);
+            }
+            a.segs.add_valid(seg);
+            a.set_live(pba, true);
         }
+        a.l2p = map;
         a.segs.rebuild_free();
         for seg in 0..geo.segments() {
             if a.segs.state(seg) == SegState::Open {
@@ -476,15 +510,71 @@ impl LogArray {
 
     /// The summary content of `segment` as it stands (for executors that write real bytes).
     pub fn summary_of(&self, segment: u64) -> Summary {
-        let entries = (0..self.geo.payload_slots())
-            .map(|slot| {
-                let pba = self.geo.pba(segment, slot);
-                let lba = self.p2l.get(pba);
-                let live = lba != UNMAPPED && lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba;
-                Entry { lba: if live { lba } else { summary::DEAD }, crc: 0 }
-            })
-            .collect();
+        let scanned;
+        let lba_at = |slot: u32| -> u64 {
+            let pba = self.geo.pba(segment, slot);
+            let lba = self.p2l.get(pba);
+            let live = lba != UNMAPPED && lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba;
+            if live {
+                lba
+            } else {
+                summary::DEAD
+            }
+        };
+        let entries = if self.p2l.knows(segment) {
+            (0..self.geo.payload_slots()).map(|slot| Entry { lba: lba_at(slot), crc: 0 }).collect()
+        } else {
+            // A driver asking after it said the summaries were written: not expected, but the
+            // map alone still gives the right answer.
+            scanned = self.scan_p2l(segment);
+            scanned
+                .iter()
+                .map(|&lba| Entry { lba: if lba == UNMAPPED { summary::DEAD } else { lba }, crc: 0 })
+                .collect()
+        };
         Summary { segment, seq: self.segs.seq(segment), entries }
+    }
+
+    /// The live blocks of `segment`, slot by slot ([`UNMAPPED`] where none), found by
+    /// scanning the whole L2P map: O(volume), for when no P2L is at hand.
+    fn scan_p2l(&self, segment: u64) -> Vec<u64> {
+        let mut out = vec![UNMAPPED; self.geo.payload_slots() as usize];
+        let first = self.geo.pba(segment, 0);
+        let end = first + u64::from(self.geo.payload_slots());
+        for lba in 0..self.cfg.volume_blocks {
+            let pba = self.l2p.get(lba);
+            if (first..end).contains(&pba) {
+                out[(pba - first) as usize] = lba;
+            }
+        }
+        out
+    }
+
+    /// Fill `victim_p2l` with the blocks of `victim`'s live slots when the in-memory P2L does
+    /// not hold them: from its summary if that reads back whole and agrees with the map on
+    /// every live slot, else by scanning the map. A summary is trusted for nothing the map
+    /// does not confirm, so a torn, stale or corrupt one costs time, never data.
+    fn load_victim_p2l(&mut self, victim: u64, summaries: &mut dyn SummarySource) {
+        let payload = self.geo.payload_slots();
+        let seq = self.segs.seq(victim);
+        let from_summary = (seq != 0)
+            .then(|| summaries.read_summary(victim))
+            .flatten()
+            .filter(|s| s.segment == victim && s.seq == seq && s.entries.len() == payload as usize)
+            .filter(|s| {
+                (0..payload).all(|slot| {
+                    let pba = self.geo.pba(victim, slot);
+                    let lba = s.entries[slot as usize].lba;
+                    !self.is_live(pba) || (lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba)
+                })
+            });
+        self.victim_p2l = match from_summary {
+            Some(s) => s.entries.iter().map(|e| e.lba).collect(),
+            None => {
+                self.counters.p2l_scans += 1;
+                self.scan_p2l(victim)
+            }
+        };
     }
 
     /// Return an emptied victim to the free pool and TRIM it (§4.2), so the SSD can erase it
@@ -597,11 +687,20 @@ impl Scheme for LogArray {
     }
 
     fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId> {
+        self.start_gc_with(plan, &mut NoSummaries)
+    }
+
+    fn start_gc_with(&mut self, plan: &mut IoPlan, summaries: &mut dyn SummarySource) -> Option<GcJobId> {
         plan.clear();
         let group = self.gc_target_group()?;
         let victim =
             self.cfg.victim.select(&self.segs, group, self.geo.payload_slots(), self.seal_seq, &mut self.scratch)?;
         debug_assert_eq!(self.inbound[victim as usize], 0);
+        // An empty victim needs no P2L at all: nothing moves.
+        let in_memory = self.p2l.knows(victim) || self.segs.valid(victim) == 0;
+        if !in_memory {
+            self.load_victim_p2l(victim, summaries);
+        }
         self.segs.mark_victim(victim);
         self.counters.victims += 1;
         self.counters.victim_valid_blocks += u64::from(self.segs.valid(victim));
@@ -619,7 +718,7 @@ impl Scheme for LogArray {
                 }
                 let pba = self.geo.pba(victim, slot);
                 if self.is_live(pba) {
-                    let lba = self.p2l.get(pba);
+                    let lba = if in_memory { self.p2l.get(pba) } else { self.victim_p2l[slot as usize] };
                     debug_assert_eq!(self.l2p.get(lba), pba);
                     let (member, block) = self.geo.slot_location(victim, slot);
                     plan.push_merged(MemberIo {
@@ -745,6 +844,11 @@ impl Scheme for LogArray {
         Some(self.summary_of(segment))
     }
 
+    fn summaries_written(&mut self) {
+        let segs = &self.segs;
+        self.p2l.forget_unless(|seg| segs.state(seg) == SegState::Open);
+    }
+
     fn log_array(&self) -> Option<&LogArray> {
         Some(self)
     }
@@ -786,7 +890,7 @@ impl Scheme for LogArray {
             if slot >= self.geo.payload_slots() {
                 return Err(format!("block {lba} mapped into the summary of segment {seg}"));
             }
-            if self.p2l.get(pba) != lba {
+            if self.p2l.knows(seg) && self.p2l.get(pba) != lba {
                 return Err(format!("block {lba} maps to slot {pba} whose P2L says {}", self.p2l.get(pba)));
             }
             match self.segs.state(seg) {
@@ -826,6 +930,7 @@ impl Scheme for LogArray {
     fn heap_bytes(&self) -> u64 {
         self.l2p.heap_bytes()
             + self.p2l.heap_bytes()
+            + self.victim_p2l.capacity() as u64 * 8
             + self.live.len() as u64 * 8
             + self.segs.heap_bytes()
             + self.inbound.len() as u64 * 4

@@ -13,6 +13,7 @@
 
 pub mod inplace;
 pub mod log;
+mod p2l;
 
 use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};
 use crate::io::{IoPlan, MemberBlock, MemberId};
@@ -155,6 +156,9 @@ pub struct LogTuning {
     /// See [`LogConfig::defer_release`].
     #[serde(default)]
     pub defer_release: bool,
+    /// See [`LogConfig::p2l_in_summaries`].
+    #[serde(default)]
+    pub p2l_in_summaries: bool,
 }
 
 impl ArraySpec {
@@ -188,6 +192,7 @@ impl ArraySpec {
                 cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
                 cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
                 cfg.defer_release = t.defer_release;
+                cfg.p2l_in_summaries = t.p2l_in_summaries;
                 Box::new(LogArray::new(cfg))
             }
         })
@@ -221,6 +226,25 @@ pub struct Counters {
     pub victim_payload_blocks: u64,
     pub front_rotations: u64,
     pub no_space: u64,
+    /// Victims whose P2L had to be rebuilt by scanning the L2P map, because their summary
+    /// could not be read back or did not agree with the map (see [`SummarySource`]).
+    pub p2l_scans: u64,
+}
+
+/// Reads a sealed segment's summary back from the members, for a scheme that keeps the P2L
+/// of sealed segments only there ([`LogConfig::p2l_in_summaries`]).
+pub trait SummarySource {
+    /// The summary of `segment` as the members hold it; `None` if it cannot be read or decoded.
+    fn read_summary(&mut self, segment: u64) -> Option<Summary>;
+}
+
+/// For drivers with no summaries to read (a scheme then rebuilds a victim's P2L from its map).
+pub struct NoSummaries;
+
+impl SummarySource for NoSummaries {
+    fn read_summary(&mut self, _segment: u64) -> Option<Summary> {
+        None
+    }
 }
 
 /// One change to the durable state of a log-structured array, in the order it happened.
@@ -255,6 +279,16 @@ pub trait Scheme: Send {
 
     /// If the scheme wants a GC job now, plan it into `plan` (cleared first) and return its id.
     fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId>;
+
+    /// [`Scheme::start_gc`], for a driver that can read summaries back from its members:
+    /// a scheme keeping victims' P2L only in their summaries asks `summaries` for it.
+    fn start_gc_with(&mut self, plan: &mut IoPlan, _summaries: &mut dyn SummarySource) -> Option<GcJobId> {
+        self.start_gc(plan)
+    }
+
+    /// The driver has written every summary planned so far: a scheme keeping P2L only for
+    /// segments whose summary is not yet written may drop the rest.
+    fn summaries_written(&mut self) {}
 
     /// Every I/O of job `job` has completed. Plans the follow-up (summaries, TRIMs) into `plan`
     /// (cleared first); the follow-up is fire-and-forget for the scheme.
