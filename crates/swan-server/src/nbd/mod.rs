@@ -114,7 +114,10 @@ impl Default for ServerOptions {
             listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))),
             handshake_timeout: Duration::from_secs(10),
             max_inflight_per_conn: 128,
-            max_inflight_bytes_per_conn: 64 << 20,
+            // What one client may park in the server's memory. 16 MiB is 16 writes of 1 MiB
+            // in flight (more than the members need to stay busy) and keeps the server's RSS
+            // near its map's size under bulk writes; a single larger request still passes.
+            max_inflight_bytes_per_conn: 16 << 20,
             max_connections: 256,
             send_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(5),
