@@ -175,6 +175,8 @@ pub struct LogArray {
     last_front: Vec<u64>,
     /// Log-RAID: between the watermarks, whether GC is on.
     lograid_gc_on: bool,
+    /// Blocks of the last write refused for want of space (0 once a write fits).
+    starved_for: u64,
     counters: Counters,
     scratch: Vec<u64>,
     /// Changes since the driver last took them, when it asked for them.
@@ -216,6 +218,7 @@ impl LogArray {
             move_pool: Vec::new(),
             last_front: vec![0; groups],
             lograid_gc_on: false,
+            starved_for: 0,
             counters: Counters::default(),
             scratch: Vec::new(),
             changes: None,
@@ -496,11 +499,12 @@ impl LogArray {
                         }
                     }
                 }
-                if best.is_none() && self.user_capacity() == 0 {
+                if best.is_none() && self.user_capacity() < self.starved_for.max(1) {
                     // Every back-end R-group is full of live data and the garbage sits in the
                     // front-end (a workload that rewrote recent data): writes would wait
                     // forever. Only then does the front-end collect, so the array never
-                    // deadlocks; in steady state GC stays out of the front-end.
+                    // deadlocks; in steady state GC stays out of the front-end. "Writes wait"
+                    // means the last refused write does not fit, not that no room is left.
                     return useful(self, self.front).map(|_| self.front);
                 }
                 best.map(|(_, _, g)| g)
@@ -658,8 +662,10 @@ impl Scheme for LogArray {
             ReqOp::Write => {
                 if self.user_capacity() < n {
                     self.counters.no_space += 1;
+                    self.starved_for = n;
                     return Ok(Submitted::NoSpace);
                 }
+                self.starved_for = 0;
                 self.counters.user_blocks_written += n;
                 for i in 0..req.blocks {
                     let lba = req.lba + u64::from(i);

@@ -199,19 +199,19 @@ fn write_replies(stream: &Stream, rx: &Receiver<Outgoing>, flight: &Inflight) ->
 }
 
 fn send_batches(out: &mut impl Write, rx: &Receiver<Outgoing>, flight: &Inflight) -> io::Result<()> {
-    let mut sent = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = rx.recv() {
+        let (mut count, mut bytes) = (0usize, 0usize);
         let mut next = Some(first);
         while let Some(msg) = next {
             out.write_all(&msg.header)?;
             out.write_all(&msg.data)?;
-            sent.push(msg.cost);
-            next = if sent.len() < MAX_BATCH { rx.try_recv().ok() } else { None };
+            count += 1;
+            bytes += msg.cost;
+            next = if count < MAX_BATCH { rx.try_recv().ok() } else { None };
         }
         out.flush()?;
-        for cost in sent.drain(..) {
-            flight.release(cost);
-        }
+        // One release per batch: the reader waiting for room wakes once, not per reply.
+        flight.release(count, bytes);
     }
     Ok(())
 }
@@ -321,7 +321,7 @@ impl<R: Read> Reader<'_, R> {
             Command::Write => match self.read_payload(len)? {
                 Some(data) => BlockOp::Write(data),
                 None => {
-                    self.flight.release(cost);
+                    self.flight.release(1, cost);
                     return Ok(Flow::End("client closed the connection inside a WRITE payload".into()));
                 }
             },
@@ -415,10 +415,11 @@ impl Inflight {
         }
     }
 
-    fn release(&self, cost: usize) {
+    /// `count` requests of `bytes` in all have been answered.
+    fn release(&self, count: usize, bytes: usize) {
         let mut s = self.lock();
-        s.count -= 1;
-        s.bytes -= cost;
+        s.count -= count;
+        s.bytes -= bytes;
         self.changed.notify_all();
     }
 
