@@ -195,6 +195,7 @@ impl SimArgs {
             seed: self.seed,
             age_fraction: self.age,
             stall_limit_s: 600.0,
+            trace: None,
         })
     }
 }
