@@ -69,7 +69,8 @@ pub struct Summary {
     pub replay: Option<crate::replay::ReplayReport>,
 }
 
-fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
+/// Percentiles, maximum and mean of a latency histogram (µs).
+pub fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
     LatencySummary {
         p50: h.value_at_quantile(0.50),
         p99: h.value_at_quantile(0.99),
