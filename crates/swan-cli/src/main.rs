@@ -5,6 +5,7 @@
 //! and writes the figures.
 
 mod plan;
+mod replay_cmd;
 mod repro;
 mod runner;
 mod server_cmd;
@@ -50,6 +51,8 @@ enum Command {
     Status(server_cmd::StatusArgs),
     /// Check an array offline: map, summaries, parity.
     Check(server_cmd::CheckArgs),
+    /// Replay a block trace against an NBD server (swan serve, or any other).
+    Replay(Box<replay_cmd::ReplayArgs>),
 }
 
 #[derive(clap::Args, Debug)]
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => server_cmd::serve(&args),
         Some(Command::Status(args)) => server_cmd::status(&args),
         Some(Command::Check(args)) => server_cmd::check(&args),
+        Some(Command::Replay(args)) => replay_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,7 +7,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
-use swan_sim::engine::{Engine, SimConfig};
+use swan_sim::engine::SimConfig;
 use swan_sim::output::{write_run, Summary};
 
 pub struct Job {
@@ -19,12 +19,21 @@ pub struct Job {
 /// Run one configuration into `dir`; returns its summary.
 pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<Summary> {
     let start = Instant::now();
-    let engine = Engine::new(cfg.clone())?;
+    // A trace run reads its trace here (format, errors, span) and states what it will do.
+    let (engine, replay) = swan_sim::replay::engine(cfg)?;
+    if let Some(r) = &replay {
+        if bar.is_hidden() {
+            println!("{}", r.statement());
+        } else {
+            bar.println(r.statement());
+        }
+    }
     let setup_s = start.elapsed().as_secs_f64();
     let running = Instant::now();
     let out = engine.run(&mut |f| bar.set_position((f * 1000.0) as u64))?;
     let run_s = running.elapsed().as_secs_f64();
-    let summary = Summary::new(cfg, &out, setup_s, run_s);
+    let mut summary = Summary::new(cfg, &out, setup_s, run_s);
+    summary.replay = replay;
     write_run(dir, &summary, &out).with_context(|| format!("writing run {}", dir.display()))?;
     Ok(summary)
 }

@@ -9,6 +9,8 @@ use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{SsdConfig, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
+use swan_sim::replay::{ReplayMode, ReplaySpec};
+use swan_sim::trace::{AddressPolicy, TraceFormat};
 use swan_sim::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
 
 #[derive(clap::Args, Debug)]
@@ -54,30 +56,53 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     pub network_mbps: u64,
     /// fio pattern: read, write, randread, randwrite, randrw.
-    #[arg(long, default_value = "randwrite")]
+    #[arg(long, default_value = "randwrite", conflicts_with = "trace")]
     pub rw: Pattern,
     /// Fraction of reads for randrw.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true, conflicts_with = "trace")]
     pub rwmixread: f64,
     /// Request size.
-    #[arg(long, default_value = "8k", value_parser = parse_blocks)]
+    #[arg(long, default_value = "8k", value_parser = parse_blocks, conflicts_with = "trace")]
     pub bs: u64,
     /// Outstanding requests (closed loop). Ignored with --rate-iops.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, conflicts_with = "trace")]
     pub iodepth: u32,
     /// Open loop: issue this many requests per simulated second regardless of completions.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "trace")]
     pub rate_iops: Option<f64>,
     /// Address distribution: uniform, zipf (θ = 0.99) or zipf:THETA.
-    #[arg(long, default_value = "uniform")]
+    #[arg(long, default_value = "uniform", conflicts_with = "trace")]
     pub dist: Distribution,
     /// Region the workload touches, as a fraction of the array's raw data capacity
     /// (the disk utilization ud of §3.5; the paper's runs use 0.6).
-    #[arg(long, default_value_t = 0.6, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.6, allow_negative_numbers = true, conflicts_with = "trace")]
     pub working_set: f64,
     /// Fraction of each SSD written at random before the array is built (the paper ages to 0.6).
     #[arg(long, default_value_t = 0.6, allow_negative_numbers = true)]
     pub age: f64,
+    /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
+    /// every request of the trace, to its end (or --time, --max-requests).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The trace's format: msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics
+    /// (default: guessed from the extension, then the content, and said so).
+    #[arg(long, value_name = "FORMAT", requires = "trace")]
+    pub trace_format: Option<TraceFormat>,
+    /// recorded (the trace's own times), accel=N (times divided by N) or closed=DEPTH (as fast
+    /// as the array allows, DEPTH requests outstanding).
+    #[arg(long, default_value = "recorded", value_name = "MODE", requires = "trace")]
+    pub replay: ReplayMode,
+    /// Fitting trace addresses into the volume: wrap (block address modulo the volume) or
+    /// scale (by volume / trace span). Requests are expanded to the 4 KiB blocks they cover.
+    #[arg(long, default_value = "wrap", value_name = "POLICY", requires = "trace")]
+    pub address_policy: AddressPolicy,
+    /// Skip malformed trace lines and count them (default: the first one is an error naming
+    /// its file and line).
+    #[arg(long, requires = "trace")]
+    pub skip_bad: bool,
+    /// Replay only the trace's first N requests.
+    #[arg(long, value_name = "N", requires = "trace")]
+    pub max_requests: Option<u64>,
     /// Stop after this many simulated seconds.
     #[arg(long, allow_negative_numbers = true)]
     pub time: Option<f64>,
@@ -180,10 +205,18 @@ impl SimArgs {
             distribution: self.dist,
             arrival,
         };
-        let footprint = match (self.time, self.footprint) {
-            (None, None) => Some(3.0),
-            (_, f) => f,
+        let footprint = match (self.time, self.footprint, &self.trace) {
+            (None, None, None) => Some(3.0),
+            (_, f, _) => f,
         };
+        let trace = self.trace.as_ref().map(|path| ReplaySpec {
+            path: path.clone(),
+            format: self.trace_format,
+            mode: self.replay,
+            policy: self.address_policy,
+            skip_bad: self.skip_bad,
+            max_requests: self.max_requests,
+        });
         let raw_bytes = members * array.member_blocks * swan_core::BLOCK_BYTES;
         Ok(SimConfig {
             array,
@@ -195,6 +228,7 @@ impl SimArgs {
             seed: self.seed,
             age_fraction: self.age,
             stall_limit_s: 600.0,
+            trace,
         })
     }
 }
@@ -239,7 +273,10 @@ impl SimArgs {
             Pattern::RandRw => self.rwmixread >= 1.0,
             Pattern::Write | Pattern::RandWrite => false,
         };
-        if reads_only && self.time.is_none() {
+        if self.max_requests == Some(0) {
+            bail!("--max-requests must be at least 1");
+        }
+        if reads_only && self.time.is_none() && self.trace.is_none() {
             bail!(
                 "--rw {} writes nothing, so the run would never reach its --footprint stop; give --time SECONDS",
                 self.rw
@@ -277,6 +314,27 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let job = Job { name: cfg.array.kind.to_string(), cfg, dir: args.out.clone() };
     let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;
     print_table(&summaries);
+    if let Some(replay) = &summaries[0].replay {
+        print_replay(&summaries[0], replay);
+    }
     println!("run written to {}", args.out.display());
     Ok(())
+}
+
+/// What a trace run measured, beside the usual table.
+fn print_replay(s: &swan_sim::output::Summary, replay: &swan_sim::replay::ReplayReport) {
+    let iops = if s.sim_s > 0.0 { s.requests as f64 / s.sim_s } else { 0.0 };
+    println!(
+        "\nreplayed {} requests of {} in {:.3} simulated s ({iops:.0} IOPS; read {:.1} MB/s, write {:.1} MB/s), {} malformed lines skipped",
+        s.requests, replay.file, s.sim_s, s.user_read_mbps_mean, s.user_write_mbps_mean, replay.skipped_lines
+    );
+    for (what, l) in [("read", &s.read_latency_us), ("write", &s.write_latency_us)] {
+        if let Some(l) = l {
+            println!(
+                "  {what:<5} latency µs: mean {:.1}  p50 {}  p99 {}  p99.9 {}  max {}",
+                l.mean, l.p50, l.p99, l.p999, l.max
+            );
+        }
+    }
+    println!("  {} {}", replay.address_policy, replay.address_mapping);
 }

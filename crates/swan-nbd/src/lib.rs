@@ -6,6 +6,7 @@
 //!
 //! Source: NetworkBlockDevice/nbd `doc/proto.md`.
 
+pub mod client;
 pub mod codec;
 pub mod consts;
 pub mod handshake;

@@ -1,6 +1,9 @@
 //! The event-driven engine: one scheme, its member SSD models, a network link and a
 //! workload, run in virtual time.
 //!
+//! Requests come from an [`ArrivalSource`] (the fio-like generator, or a block trace through
+//! [`crate::replay`]), which the engine asks for the next request when one is due.
+//!
 //! Events are typed values in a binary heap ordered by (time, insertion sequence), so ties
 //! resolve in a fixed order and a seed reproduces a run exactly. The hot path is per
 //! request, not per page: a phase of member I/O is handed to the SSD models, which answer
@@ -12,7 +15,8 @@
 
 use crate::metrics::{Latencies, MemberTraffic, MemberTrafficMbps, Row};
 use crate::rng::SimRng;
-use crate::workload::{Arrival, Generator, WorkloadSpec};
+use crate::source::{ArrivalSource, Next, Pacing, SyntheticSource};
+use crate::workload::{Generator, WorkloadSpec};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -57,6 +61,9 @@ pub struct SimConfig {
     pub age_fraction: f64,
     /// Give up if no user request completes for this many simulated seconds.
     pub stall_limit_s: f64,
+    /// Replay this block trace instead of drawing `workload` (built by [`crate::replay::engine`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::replay::ReplaySpec>,
 }
 
 #[derive(Debug, Error)]
@@ -69,6 +76,8 @@ pub enum SimError {
     Workload(String),
     #[error("invalid run: {0}")]
     Config(String),
+    #[error("{0}")]
+    Source(String),
     #[error("the array stalled: no user request completed for {seconds} simulated seconds at t = {at_s:.1} s ({stalled} requests waiting for free space); GC cannot keep up or cannot make progress")]
     Stalled { seconds: f64, at_s: f64, stalled: usize },
 }
@@ -186,7 +195,14 @@ pub struct Engine {
     scheme: Box<dyn Scheme>,
     ssds: Vec<Ssd>,
     link: Link,
-    gen: Generator,
+    source: Box<dyn ArrivalSource>,
+    pacing: Pacing,
+    /// A timed source's next request, already scheduled as an `Issue` event.
+    upcoming: Option<Next>,
+    /// The source has no more requests: the run ends once the outstanding ones complete.
+    exhausted: bool,
+    /// Why the source failed; ends the run after the current event.
+    source_error: Option<String>,
     events: BinaryHeap<Event>,
     seq: u64,
     now: Nanos,
@@ -228,12 +244,26 @@ struct Interval {
 }
 
 impl Engine {
+    /// An engine drawing its requests from `cfg.workload`.
     pub fn new(cfg: SimConfig) -> Result<Self, SimError> {
+        if cfg.trace.is_some() {
+            return Err(SimError::Config("a trace run needs its trace opened: build it with replay::engine".into()));
+        }
+        let (workload, seed) = (cfg.workload.clone(), cfg.seed);
+        Self::with_source(cfg, move |volume_blocks| {
+            let gen = Generator::new(&workload, volume_blocks, SimRng::fork(seed, 1)).map_err(SimError::Workload)?;
+            Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Config)?))
+        })
+    }
+
+    /// An engine drawing its requests from the source `make_source` builds for a volume of
+    /// the given number of blocks.
+    pub fn with_source(
+        cfg: SimConfig,
+        make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
+    ) -> Result<Self, SimError> {
         if cfg.interval_ms == 0 {
             return Err(SimError::Config("the reporting interval must be at least 1 ms".into()));
-        }
-        if cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
-            return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
         }
         if !(0.0..1.0).contains(&cfg.age_fraction) {
             return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
@@ -256,15 +286,21 @@ impl Engine {
             }
             ssds.push(ssd);
         }
-        let gen = Generator::new(&cfg.workload, scheme.volume_blocks(), SimRng::fork(cfg.seed, 1))
-            .map_err(SimError::Workload)?;
+        let source = make_source(scheme.volume_blocks())?;
+        if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
+            return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
+        }
         let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
         let members = scheme.members() as usize;
         Ok(Self {
             link: Link::new(cfg.network_mbps, 0),
             scheme,
             ssds,
-            gen,
+            pacing: source.pacing(),
+            source,
+            upcoming: None,
+            exhausted: false,
+            source_error: None,
             events: BinaryHeap::new(),
             seq: 0,
             now: 0,
@@ -311,18 +347,13 @@ impl Engine {
         self.scheme.format(&mut self.plan);
         let n = self.plan.len();
         self.submit_ios(0, n, None);
-        match self.cfg.workload.arrival {
-            Arrival::Closed { iodepth } => {
-                for _ in 0..iodepth.max(1) {
+        match self.pacing {
+            Pacing::Closed { depth } => {
+                for _ in 0..depth.max(1) {
                     self.push(0, What::Issue);
                 }
             }
-            Arrival::Open { iops } => {
-                if !(iops > 0.0 && iops.is_finite()) {
-                    return Err(SimError::Config(format!("open-loop rate must be positive, got {iops}")));
-                }
-                self.push(0, What::Issue);
-            }
+            Pacing::Timed => self.schedule_next(),
         }
         let first_tick = self.interval_ns();
         self.push(first_tick, What::Tick);
@@ -341,21 +372,68 @@ impl Engine {
                     }
                 }
             }
+            if let Some(e) = self.source_error.take() {
+                return Err(SimError::Source(e));
+            }
             self.pump_gc();
         }
         Ok(self.finish())
+    }
+
+    /// Ask a timed source for its next request and schedule its arrival.
+    fn schedule_next(&mut self) {
+        match self.source.next(self.now) {
+            Ok(Some(next)) => {
+                self.upcoming = Some(next);
+                self.push(next.at.max(self.now), What::Issue);
+            }
+            Ok(None) => self.exhaust(),
+            Err(e) => self.source_error = Some(e),
+        }
+    }
+
+    fn exhaust(&mut self) {
+        self.exhausted = true;
+        self.end_if_drained();
+    }
+
+    /// Requests issued and not yet completed (waiting for space included).
+    fn outstanding(&self) -> usize {
+        self.reqs.len() - self.free_reqs.len()
+    }
+
+    /// Once the source is exhausted, the run ends with its last request.
+    fn end_if_drained(&mut self) {
+        if self.exhausted && !self.stopping && self.outstanding() == 0 {
+            self.stopping = true;
+            self.push(self.now, What::Tick);
+        }
     }
 
     fn issue(&mut self) {
         if self.stopping {
             return;
         }
-        if let Arrival::Open { iops } = self.cfg.workload.arrival {
-            let gap = (NS_PER_S / iops).max(1.0) as Nanos;
-            let next = self.now + gap;
-            self.push(next, What::Issue);
+        let next = match self.pacing {
+            Pacing::Timed => match self.upcoming.take() {
+                Some(next) => next,
+                None => return,
+            },
+            Pacing::Closed { .. } => match self.source.next(self.now) {
+                Ok(Some(next)) => next,
+                Ok(None) => return self.exhaust(),
+                Err(e) => {
+                    self.source_error = Some(e);
+                    return;
+                }
+            },
+        };
+        if self.outstanding() == 0 {
+            // An idle array is not a stalled one: measure quiet time from here (a trace may
+            // pause for minutes).
+            self.last_completion = self.now;
         }
-        let req = self.gen.next_request();
+        let req = next.req;
         let slot = match self.free_reqs.pop() {
             Some(s) => s,
             None => {
@@ -366,6 +444,10 @@ impl Engine {
         let r = &mut self.reqs[slot as usize];
         r.req = Some(req);
         r.issued_at = self.now;
+        if self.pacing == Pacing::Timed {
+            // Only now, with this request outstanding, may an exhausted source end the run.
+            self.schedule_next();
+        }
         if req.op == ReqOp::Write {
             let arrives = self.link.inbound(self.now, u64::from(req.blocks) * BLOCK_BYTES);
             if arrives > self.now {
@@ -378,7 +460,7 @@ impl Engine {
 
     fn arrive(&mut self, slot: u32) {
         let req = self.reqs[slot as usize].req.expect("live request");
-        match self.scheme.submit(&req, &mut self.plan).expect("the generator stays inside the volume") {
+        match self.scheme.submit(&req, &mut self.plan).expect("sources stay inside the volume") {
             Submitted::NoSpace => {
                 if self.stalled.is_empty() {
                     self.stall_since = Some(self.now);
@@ -502,9 +584,10 @@ impl Engine {
             }
             ReqOp::Trim | ReqOp::Flush => {}
         }
-        if matches!(self.cfg.workload.arrival, Arrival::Closed { .. }) {
+        if matches!(self.pacing, Pacing::Closed { .. }) {
             self.issue();
         }
+        self.end_if_drained();
     }
 
     /// Start every GC job the scheme wants now.
@@ -636,12 +719,15 @@ impl Engine {
         if let Some(limit) = self.cfg.stop.write_bytes {
             fraction = fraction.max((self.user_write_blocks * BLOCK_BYTES) as f64 / limit as f64);
         }
+        if let Some(f) = self.source.fraction_done() {
+            fraction = fraction.max(f);
+        }
         progress(fraction.min(1.0));
         if done {
             return Ok(true);
         }
         let quiet = (self.now - self.last_completion) as f64 / NS_PER_S;
-        if quiet > self.cfg.stall_limit_s {
+        if quiet > self.cfg.stall_limit_s && self.outstanding() > 0 {
             return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled: self.stalled.len() });
         }
         if !self.stopping {

@@ -112,6 +112,7 @@ pub fn run_config(
         seed,
         age_fraction: age,
         stall_limit_s: 600.0,
+        trace: None,
     }
 }
 

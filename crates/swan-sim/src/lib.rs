@@ -4,7 +4,10 @@
 //! virtual time over the device models of `swan-models`. See `OUTPUT.md` for what a run writes.
 //!
 //! - [`engine`]: the event loop (no clock, no files).
+//! - [`source`]: the seam the engine draws requests from ([`source::ArrivalSource`]).
 //! - [`workload`]: fio-like request generators.
+//! - [`trace`]: block-trace readers; [`replay`]: a trace as a request source (simulator and
+//!   the NBD replay client alike).
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
@@ -13,7 +16,9 @@ pub mod engine;
 pub mod experiments;
 pub mod metrics;
 pub mod output;
+pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod source;
 pub mod trace;
 pub mod workload;

@@ -64,9 +64,13 @@ pub struct Summary {
     pub ssd_ftl: String,
     /// Simulator memory (scheme metadata + SSD models) per modelled 4 KiB block.
     pub bytes_per_modelled_block: f64,
+    /// For a trace run: the trace, its format, the address policy, span and volume size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplayReport>,
 }
 
-fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
+/// Percentiles, maximum and mean of a latency histogram (µs).
+pub fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
     LatencySummary {
         p50: h.value_at_quantile(0.50),
         p99: h.value_at_quantile(0.99),
@@ -129,6 +133,7 @@ impl Summary {
             ssd_ftl: format!("{:?}", cfg.ssd.ftl).to_lowercase(),
             bytes_per_modelled_block: (out.scheme_heap_bytes + out.ssd_heap_bytes) as f64
                 / out.modelled_blocks.max(1) as f64,
+            replay: None,
         }
     }
 }

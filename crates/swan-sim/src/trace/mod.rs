@@ -27,6 +27,7 @@ pub mod mqsim;
 pub mod msr;
 pub mod spc;
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io::BufRead;
 use std::str::FromStr;
@@ -101,7 +102,8 @@ impl TraceError {
 }
 
 /// The supported trace formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TraceFormat {
     Msr,
     Spc,
@@ -278,7 +280,8 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 }
 
 /// How trace addresses are fitted into a smaller volume.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AddressPolicy {
     /// Block address modulo the volume size: keeps locality within each volume-sized window,
     /// folds distant regions onto each other.

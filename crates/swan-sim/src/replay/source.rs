@@ -1,0 +1,66 @@
+//! A trace as the simulator's request source, and the engine built around it.
+
+use super::{open, ReplayMode, ReplayReport, Replayer};
+use crate::engine::{Engine, SimConfig, SimError};
+use crate::source::{ArrivalSource, Next, Pacing};
+use crate::trace::TraceOp;
+use std::io::BufRead;
+use swan_core::scheme::{ReqOp, Request};
+use swan_models::Nanos;
+
+/// Replays a trace into the engine: timed (recorded, accelerated) or a closed loop.
+pub struct TraceSource<R> {
+    replayer: Replayer<R>,
+    pacing: Pacing,
+}
+
+impl<R: BufRead> TraceSource<R> {
+    pub fn new(replayer: Replayer<R>, mode: ReplayMode) -> Self {
+        let pacing = match mode {
+            ReplayMode::Closed(depth) => Pacing::Closed { depth },
+            ReplayMode::Recorded | ReplayMode::Accel(_) => Pacing::Timed,
+        };
+        TraceSource { replayer, pacing }
+    }
+}
+
+impl<R: BufRead> ArrivalSource for TraceSource<R> {
+    fn pacing(&self) -> Pacing {
+        self.pacing
+    }
+
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+        let Some(r) = self.replayer.next() else { return Ok(None) };
+        let r = r.map_err(|e| format!("{e:#}"))?;
+        let op = match r.op {
+            TraceOp::Read => ReqOp::Read,
+            TraceOp::Write => ReqOp::Write,
+        };
+        // Pieces are at most MAX_REQUEST_BLOCKS, far below u32::MAX.
+        let blocks = u32::try_from(r.blocks).expect("a replay request fits in u32 blocks");
+        Ok(Some(Next { at: r.at_ns.max(now), req: Request::new(op, r.block, blocks) }))
+    }
+
+    fn finite(&self) -> bool {
+        true
+    }
+
+    fn fraction_done(&self) -> Option<f64> {
+        Some(self.replayer.records_done() as f64 / self.replayer.records_total().max(1) as f64)
+    }
+}
+
+/// The engine for `cfg`: its trace replayed when `cfg.trace` is set (then with what the
+/// replay states), its synthetic workload otherwise. Reads the trace once here (format,
+/// errors, span) and streams it again during the run.
+pub fn engine(cfg: &SimConfig) -> anyhow::Result<(Engine, Option<ReplayReport>)> {
+    let Some(spec) = &cfg.trace else { return Ok((Engine::new(cfg.clone())?, None)) };
+    let trace = open(spec)?;
+    let mut report = None;
+    let engine = Engine::with_source(cfg.clone(), |volume_blocks| {
+        report = Some(trace.report(spec, volume_blocks));
+        let replayer = trace.replayer(spec, volume_blocks).map_err(|e| SimError::Source(format!("{e:#}")))?;
+        Ok(Box::new(TraceSource::new(replayer, spec.mode)))
+    })?;
+    Ok((engine, report))
+}

@@ -1,0 +1,216 @@
+use super::*;
+use crate::engine::SimConfig;
+use crate::experiments::{random_writes, run_config, sata_ssd};
+use crate::trace::{TraceOp, BLOCK_BYTES};
+use std::fs;
+use swan_core::scheme::SchemeKind;
+
+/// A trace file in a fresh temporary directory (removed at the end of the test process's
+/// life is not needed: names are unique per process and test).
+fn trace_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("swan-replay-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+fn spec(path: &Path, mode: ReplayMode) -> ReplaySpec {
+    ReplaySpec {
+        path: path.to_path_buf(),
+        format: None,
+        mode,
+        policy: AddressPolicy::Wrap,
+        skip_bad: false,
+        max_requests: None,
+    }
+}
+
+fn requests(spec: &ReplaySpec, volume_blocks: u64) -> Vec<ReplayRequest> {
+    let t = open(spec).unwrap();
+    t.replayer(spec, volume_blocks).unwrap().map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn replay_modes_parse_and_print() {
+    for (text, mode) in
+        [("recorded", ReplayMode::Recorded), ("accel=10", ReplayMode::Accel(10.0)), ("closed=8", ReplayMode::Closed(8))]
+    {
+        assert_eq!(text.parse::<ReplayMode>().unwrap(), mode);
+        assert_eq!(mode.to_string(), text);
+    }
+    assert_eq!("accel=0.5".parse::<ReplayMode>().unwrap(), ReplayMode::Accel(0.5));
+    assert!("accel=0".parse::<ReplayMode>().unwrap_err().contains("positive"));
+    assert!("accel=x".parse::<ReplayMode>().unwrap_err().contains("positive"));
+    assert!("closed=0".parse::<ReplayMode>().unwrap_err().contains("at least 1"));
+    assert!("fast".parse::<ReplayMode>().unwrap_err().contains("expected recorded, accel=FACTOR"));
+    assert_eq!(ReplayMode::Accel(4.0).arrival_ns(1_000), 250);
+    assert_eq!(ReplayMode::Closed(2).arrival_ns(1_000), 0);
+}
+
+#[test]
+fn requests_cover_their_blocks_and_keep_order_in_time() {
+    // MQSim: ns, sectors. Record 2 is unaligned (1 sector at sector 7 → block 0),
+    // record 3 straddles a block boundary (2 blocks), record 4 is earlier than record 3.
+    let p = trace_file("cover.mqsim", "1000 0 8 8 1\n2000 0 7 1 0\n5000 0 15 2 0\n4000 0 0 0 1\n4500 0 16 8 1\n");
+    let reqs = requests(&spec(&p, ReplayMode::Recorded), 100);
+    let got: Vec<(u64, TraceOp, u64, u64)> = reqs.iter().map(|r| (r.at_ns, r.op, r.block, r.blocks)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, TraceOp::Read, 1, 1),
+            (1000, TraceOp::Write, 0, 1),
+            (4000, TraceOp::Write, 1, 2),
+            (4000, TraceOp::Read, 2, 1)
+        ],
+        "the empty record is not replayed; the late one arrives with its predecessor"
+    );
+    let t = open(&spec(&p, ReplayMode::Recorded)).unwrap();
+    assert_eq!((t.scan.records, t.scan.empty_records, t.scan.unaligned_records), (4, 1, 2));
+    assert_eq!(t.scan.span_bytes, 24 * 512);
+    let accel = requests(&spec(&p, ReplayMode::Accel(1000.0)), 100);
+    assert_eq!(accel.iter().map(|r| r.at_ns).collect::<Vec<_>>(), vec![0, 1, 4, 4]);
+}
+
+#[test]
+fn big_records_are_cut_and_addresses_fitted() {
+    // Heimdall: bytes. 40 MiB at 1 GiB: two pieces (32 + 8 MiB).
+    let gib = 1u64 << 30;
+    let text = format!("0.0 0 {gib} {} 0\n1.0 0 0 4096 1\n", 40u64 << 20);
+    let p = trace_file("big.heimdall", &text);
+    let volume = 4u64 << 18; // 4 GiB in blocks
+    let reqs = requests(&spec(&p, ReplayMode::Closed(4)), volume);
+    assert_eq!(reqs.len(), 3);
+    assert_eq!((reqs[0].block, reqs[0].blocks), (gib / BLOCK_BYTES, MAX_REQUEST_BLOCKS));
+    assert_eq!((reqs[1].block, reqs[1].blocks), (gib / BLOCK_BYTES + MAX_REQUEST_BLOCKS, 2048));
+    let t = open(&spec(&p, ReplayMode::Closed(4))).unwrap();
+    assert_eq!((t.scan.records, t.scan.requests, t.scan.split_records), (2, 3, 1));
+    // A 1 GiB volume: wrap folds the 1 GiB offset onto block 0; scale compresses by the span.
+    let small = 1u64 << 18;
+    let wrapped = requests(&spec(&p, ReplayMode::Closed(4)), small);
+    assert_eq!(wrapped[0].block, 0);
+    let mut s = spec(&p, ReplayMode::Closed(4));
+    s.policy = AddressPolicy::Scale;
+    let scaled = requests(&s, small);
+    let span_blocks = (gib + (40 << 20)) / BLOCK_BYTES;
+    assert_eq!(scaled[0].block, (gib / BLOCK_BYTES) * small / span_blocks);
+    assert!(scaled.iter().all(|r| r.block + r.blocks <= small));
+    let report = t.report(&s, small);
+    assert_eq!(report.trace_span_bytes, gib + (40 << 20));
+    assert!(
+        report.statement().contains("address policy scale: the trace spans 1.0 GiB, the volume holds 1.0 GiB"),
+        "{}",
+        report.statement()
+    );
+}
+
+#[test]
+fn malformed_lines_name_file_and_line_unless_skipped() {
+    let p = trace_file("bad.csv", "version,time,op,size,lbn\n1,5,28,512,0\n1,5,zz,512,0\n1,6,2a,512,1\n");
+    let err = open(&spec(&p, ReplayMode::Recorded)).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}:3: field 3 (op): expected a SCSI opcode in hex (28 = READ(10), 2a = WRITE(10)), got 'zz' (--skip-bad skips and counts such lines)",
+            p.display()
+        )
+    );
+    let mut s = spec(&p, ReplayMode::Recorded);
+    s.skip_bad = true;
+    let t = open(&s).unwrap();
+    assert_eq!((t.scan.records, t.scan.skipped_lines, t.scan.lines), (2, 1, 4));
+    assert_eq!(requests(&s, 10).len(), 2);
+    assert!(t.report(&s, 10).statement().contains("1 malformed skipped"));
+}
+
+#[test]
+fn formats_are_guessed_from_extension_then_content() {
+    // Decimal ms and byte sizes fit both Heimdall and DiskSim: the extension settles it.
+    let text = "0.5 1 4096 8192 1\n";
+    let d = trace_file("x.disksim", text);
+    assert_eq!(guess_format(&d).unwrap(), (TraceFormat::DiskSim, "guessed from the extension .disksim".into()));
+    let h = trace_file("x.txt", text);
+    assert_eq!(guess_format(&h).unwrap(), (TraceFormat::Heimdall, "guessed from the first 1 lines".into()));
+    // An extension whose format does not fit falls back to the content.
+    let m = trace_file("y.heimdall", "128166385295514663,hm,0,Write,9056014336,2048,2833\n");
+    assert_eq!(guess_format(&m).unwrap().0, TraceFormat::Msr);
+    let bad = trace_file("z.trace", "hello world\n");
+    assert!(guess_format(&bad).unwrap_err().to_string().contains("give --trace-format"));
+    let empty = trace_file("empty.csv", "version,time,op,size,lbn\n");
+    let mut s = spec(&empty, ReplayMode::Recorded);
+    s.format = Some(TraceFormat::CloudPhysics);
+    assert!(open(&s).unwrap_err().to_string().contains("no request to replay"));
+}
+
+#[test]
+fn max_requests_takes_a_prefix() {
+    let p = trace_file("prefix.mqsim", "0 0 0 8 1\n10 0 8 8 0\n20 0 16 8 1\n30 0 24 8 1\n");
+    let mut s = spec(&p, ReplayMode::Recorded);
+    s.max_requests = Some(2);
+    let t = open(&s).unwrap();
+    assert!(t.scan.truncated);
+    assert_eq!(t.scan.span_bytes, 16 * 512);
+    assert_eq!(requests(&s, 100).len(), 2);
+}
+
+fn small_config(trace: ReplaySpec) -> SimConfig {
+    let mut cfg = run_config(
+        "swan0".parse::<SchemeKind>().unwrap(),
+        2,
+        2,
+        sata_ssd(0.25, "sata850pro"),
+        random_writes(8),
+        0.6,
+        0.0,
+        1.0,
+        1,
+    );
+    cfg.stop.write_bytes = None;
+    cfg.trace = Some(trace);
+    cfg
+}
+
+#[test]
+fn the_engine_replays_every_request_in_each_mode() {
+    let mut text = String::new();
+    for i in 0..300u64 {
+        // 300 µs apart, alternating 8 KiB writes and 4 KiB reads, beyond a small volume.
+        let op = i % 2;
+        let _ = std::fmt::Write::write_fmt(
+            &mut text,
+            format_args!("{} 0 {} {} {op}\n", i * 300_000, i * 1_000_008, 16 - 8 * op),
+        );
+    }
+    let p = trace_file("engine.mqsim", &text);
+    for mode in [ReplayMode::Recorded, ReplayMode::Accel(100.0), ReplayMode::Closed(4)] {
+        let cfg = small_config(spec(&p, mode));
+        let (engine, report) = engine(&cfg).unwrap();
+        let report = report.unwrap();
+        assert_eq!(report.records, 300);
+        assert_eq!(report.mode, mode);
+        let out = engine.run(&mut |_| {}).unwrap();
+        assert_eq!(out.requests, 300, "{mode}");
+        assert_eq!(out.user_write_blocks, 150 * 2, "{mode}");
+        assert_eq!(out.user_read_blocks, 150, "{mode}");
+        let sim_ms = out.sim_ns as f64 / 1e6;
+        match mode {
+            // The last arrival is at 89.7 ms; it completes shortly after.
+            ReplayMode::Recorded => assert!((89.7..95.0).contains(&sim_ms), "{sim_ms}"),
+            ReplayMode::Accel(_) => assert!((0.897..5.0).contains(&sim_ms), "{sim_ms}"),
+            ReplayMode::Closed(_) => assert!(sim_ms < 89.7, "{sim_ms}"),
+        }
+    }
+    // A synthetic run's engine refuses a trace it cannot open.
+    let cfg = small_config(spec(&p, ReplayMode::Recorded));
+    assert!(crate::engine::Engine::new(cfg).is_err());
+}
+
+#[test]
+fn an_idle_trace_is_not_a_stalled_array() {
+    // 20 minutes between two requests: longer than the stall limit (600 s), nothing waiting.
+    let p = trace_file("idle.heimdall", "0.0 0 0 4096 0\n1200000.0 0 4096 4096 1\n");
+    let cfg = small_config(spec(&p, ReplayMode::Recorded));
+    let out = engine(&cfg).unwrap().0.run(&mut |_| {}).unwrap();
+    assert_eq!(out.requests, 2);
+    assert!(out.sim_ns >= 1_200_000_000_000);
+}
