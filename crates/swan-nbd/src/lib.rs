@@ -1,8 +1,9 @@
 //! The NBD (Network Block Device) protocol for swan's block server: wire
 //! constants, byte-level encoders/decoders for the fixed-newstyle handshake and
 //! the transmission phase (simple replies), and validation of requests against
-//! an export's advertised limits. Pure: no I/O, no clock. The server that owns
-//! sockets drives these functions.
+//! an export's advertised limits. These are pure (no I/O, no clock): the server
+//! that owns sockets drives them. The one exception is [`client`], a blocking NBD
+//! client over TCP or unix sockets (what `swan replay --nbd` sends requests with).
 //!
 //! Source: NetworkBlockDevice/nbd `doc/proto.md`.
 
