@@ -68,6 +68,8 @@ fn handshake(ctx: &ConnContext, stream: &mut Stream) -> anyhow::Result<Option<Ve
             match action {
                 Action::Send(bytes) => send_before(stream, &bytes, deadline)?,
                 Action::Transmission { leftover, .. } => return Ok(Some(leftover)),
+                // The configuration offers no TLS, so the handshake never starts it.
+                Action::StartTls { .. } => bail!("NBD_OPT_STARTTLS acknowledged without TLS configured"),
                 Action::Close { reason } => {
                     ctx.log.say(format_args!("handshake closed: {reason}"));
                     return Ok(None);
