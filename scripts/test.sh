@@ -17,6 +17,8 @@ DEB_TOOLS=(
   "nbdinfo:libnbd-bin"
   "nbdcopy:libnbd-bin"
   "nbdfuse:libnbd-bin"
+  "nbdsh:python3-libnbd"
+  "openssl:openssl"
   "qemu-img:qemu-utils"
   "nbdkit:nbdkit"
   "db_bench:rocksdb-tools"
