@@ -315,9 +315,10 @@ fn tls_require_serves_real_clients_over_tls_only() {
     server.stop();
 }
 
-/// `--tls on`: TLS is offered, and plaintext clients are served too.
+/// `--tls on`: TLS is offered, and plaintext clients are served too. A clean stop is not held
+/// up by TLS clients left idle in transmission or in the middle of their TLS handshake.
 #[test]
-fn tls_on_serves_plaintext_and_tls_clients() {
+fn tls_on_serves_plaintext_and_tls_clients_and_stops_with_them_open() {
     let f = Fixture::new();
     let server = f.serve(&f.certs.flags("on"));
     let plain = nbdinfo_json(&server.uri());
@@ -325,7 +326,18 @@ fn tls_on_serves_plaintext_and_tls_clients() {
     let tls = nbdinfo_json(&f.certs.uri(server.addr()));
     assert_eq!(tls["TLS"], true, "{tls:#}");
     assert_eq!(plain["exports"][0]["export-size"], tls["exports"][0]["export-size"]);
+
+    let config = tls_client_config(&f.certs.ca);
+    let mut idle = starttls(greeted(server.addr()), &config);
+    let export = go(&mut idle, "").expect("NBD_OPT_GO under TLS");
+    let mut idle = Conn::new(idle, export);
+    idle.read(0, 4096);
+    let mut halfway = greeted(server.addr());
+    assert_eq!(opt_single(&mut halfway, OPT_STARTTLS, &[]), REP_ACK);
+    let start = std::time::Instant::now();
     server.stop();
+    assert!(start.elapsed() < Duration::from_secs(15), "stopping with idle TLS clients took {:?}", start.elapsed());
+    drop((idle, halfway));
 }
 
 /// Bad TLS flags are refused before anything is served, with a message naming the problem;
