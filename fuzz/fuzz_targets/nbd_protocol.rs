@@ -51,10 +51,11 @@ fn check_replies(mut out: &[u8], mode: TlsMode, tls: bool) {
         if r.reply_type == rep::ERR_TLS_REQD {
             assert!(mode == TlsMode::Require && !tls, "TLS_REQD in {mode:?} (tls active: {tls})");
         }
-        // FORCEDTLS before TLS: nothing but refusals, STARTTLS's and ABORT's ACK.
+        // FORCEDTLS before TLS: nothing but refusals (of STARTTLS too: with data, or from a
+        // client without fixed newstyle), and the ACKs of STARTTLS and ABORT.
         if mode == TlsMode::Require && !tls {
             let allowed = r.reply_type == rep::ERR_TLS_REQD
-                || (r.option == opt::STARTTLS && matches!(r.reply_type, rep::ACK | rep::ERR_INVALID))
+                || (r.option == opt::STARTTLS && matches!(r.reply_type, rep::ACK | rep::ERR_INVALID | rep::ERR_POLICY))
                 || (r.option == opt::ABORT && r.reply_type == rep::ACK);
             assert!(allowed, "reply {:#x} to option {} before TLS under FORCEDTLS", r.reply_type, r.option);
         }

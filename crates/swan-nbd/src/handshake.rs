@@ -300,6 +300,14 @@ impl Handshake {
             Self::error(actions, h.option, rep::ERR_INVALID, "TLS is already active");
             return Next::Haggle;
         }
+        // "The server MUST operate in NOTLS mode unless the server set flag
+        // `NBD_FLAG_FIXED_NEWSTYLE` and the client replied with
+        // `NBD_FLAG_C_FIXED_NEWSTYLE`." Under FORCEDTLS such a client is then
+        // served nothing at all.
+        if !self.client.fixed_newstyle {
+            Self::error(actions, h.option, rep::ERR_POLICY, "TLS needs NBD_FLAG_C_FIXED_NEWSTYLE");
+            return Next::Haggle;
+        }
         // The option carries no data ("Data: none"); a request with some is
         // malformed, and starting TLS on a stream already out of step would only
         // hide that.

@@ -298,6 +298,24 @@ fn forcedtls_export_name_after_starttls_enters_transmission() {
 }
 
 #[test]
+fn starttls_needs_a_fixed_newstyle_client() {
+    for mode in [TlsMode::On, TlsMode::Require] {
+        let (mut hs, _) = Handshake::new(config().with_tls(mode));
+        assert!(hs.on_bytes(&0u32.to_be_bytes()).is_empty());
+        let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::STARTTLS, &[]))));
+        assert_eq!((r.len(), r[0].reply_type), (1, rep::ERR_POLICY), "{mode:?}");
+        assert!(!hs.tls_started());
+        // Under FORCEDTLS such a client gets nothing; with TLS optional it is served plainly.
+        let a = hs.on_bytes(&go("swan0"));
+        if mode == TlsMode::Require {
+            assert_eq!(replies(&sent(&a))[0].reply_type, rep::ERR_TLS_REQD);
+        } else {
+            assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+        }
+    }
+}
+
+#[test]
 fn starttls_with_data_is_invalid() {
     for mode in [TlsMode::On, TlsMode::Require] {
         let mut hs = started_tls(mode);
