@@ -17,6 +17,8 @@ DEB_TOOLS=(
   "nbdinfo:libnbd-bin"
   "nbdcopy:libnbd-bin"
   "nbdfuse:libnbd-bin"
+  "nbdsh:python3-libnbd"
+  "openssl:openssl"
   "qemu-img:qemu-utils"
   "nbdkit:nbdkit"
   "db_bench:rocksdb-tools"
@@ -61,6 +63,28 @@ passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
   failed=1 # a build error or a crashed test binary counts as a failure
+fi
+
+# The NBD protocol fuzz target (fuzz/README.md), for a bounded time from the committed seeds
+# (real client transcripts) into a scratch corpus. Stable Rust: no sanitizer, coverage on.
+if ! need_cmd cargo-fuzz; then
+  echo "test.sh: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
+fuzz_seconds=${SWAN_FUZZ_SECONDS:-45}
+fuzz_corpus=$(mktemp -d)
+fuzz_log=$(mktemp)
+trap 'rm -rf "$log" "$fuzz_corpus" "$fuzz_log"' EXIT
+if (cd fuzz && cargo fuzz run -s none nbd_protocol "$fuzz_corpus" corpus/nbd_protocol -- \
+  -max_total_time="$fuzz_seconds" -print_final_stats=1) >"$fuzz_log" 2>&1; then
+  runs=$(grep -o 'number_of_executed_units: [0-9]*' "$fuzz_log" | awk '{print $2}')
+  echo "fuzz nbd_protocol: ${runs:-?} executions in ${fuzz_seconds} s, no crash"
+  passed=$((passed + 1))
+else
+  tail -n 60 "$fuzz_log"
+  echo "fuzz nbd_protocol: FAILED (the crashing input is under fuzz/artifacts/nbd_protocol/)"
+  failed=$((failed + 1))
+  status=1
 fi
 echo "swan: $passed passed, $failed failed"
 exit "$status"

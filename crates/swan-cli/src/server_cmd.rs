@@ -10,7 +10,7 @@ use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
 use swan_server::engine::{Engine, EngineOptions};
-use swan_server::nbd::{Listen, NbdServer, ServerOptions};
+use swan_server::nbd::{Listen, NbdServer, ServerOptions, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
     parse_size(s)
@@ -72,9 +72,24 @@ pub struct ServeArgs {
     /// Open members with O_DIRECT (bypass the page cache).
     #[arg(long)]
     pub direct: bool,
-    /// Refuse writes.
+    /// Refuse writes: the export is advertised read-only (NBD_FLAG_READ_ONLY) and writes,
+    /// trims and write-zeroes fail with EPERM.
     #[arg(long)]
     pub read_only: bool,
+    /// TLS (NBD_OPT_STARTTLS): off; on (offered, plaintext allowed); require (nothing but
+    /// STARTTLS before TLS, the protocol's FORCEDTLS mode).
+    #[arg(long, value_enum, default_value = "off")]
+    pub tls: TlsArg,
+    /// The server's certificate chain, PEM (leaf first). Needed with --tls on|require.
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key, PEM. Needed with --tls on|require.
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+    /// Seconds from accept to the end of the handshake before a client is dropped (tests
+    /// shorten it).
+    #[arg(long, hide = true, default_value_t = 10.0)]
+    pub handshake_timeout: f64,
     /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel) in front
     /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
     #[arg(long, value_name = "PRESET")]
@@ -88,6 +103,49 @@ pub struct ServeArgs {
     /// Member files or block devices.
     #[arg(required = true)]
     pub members: Vec<PathBuf>,
+}
+
+/// `--tls`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsArg {
+    Off,
+    On,
+    Require,
+}
+
+/// The warning `swan serve` prints before serving, if any: plain NBD anywhere but on loopback
+/// or a unix socket lets anyone who reaches the address read and overwrite the volume.
+pub fn exposure_warning(listen: &Listen, tls: TlsArg) -> Option<String> {
+    let Listen::Tcp(addr) = listen else { return None };
+    if addr.ip().is_loopback() {
+        return None;
+    }
+    match tls {
+        TlsArg::Require => None,
+        TlsArg::Off => Some(format!(
+            "swan: warning: TLS is off and {addr} is not a loopback address: anyone who can reach it can read \
+             and overwrite the volume in plain NBD (use --tls require with --tls-cert and --tls-key)"
+        )),
+        TlsArg::On => Some(format!(
+            "swan: warning: TLS is optional (--tls on) and {addr} is not a loopback address: clients that do not \
+             ask for TLS are served in plain NBD (use --tls require to refuse them)"
+        )),
+    }
+}
+
+fn tls_options(a: &ServeArgs) -> Result<Tls> {
+    let files = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some((c, k)),
+        (None, None) => None,
+        _ => bail!("--tls-cert and --tls-key go together"),
+    };
+    Ok(match (a.tls, files) {
+        (TlsArg::Off, None) => Tls::Off,
+        (TlsArg::Off, Some(_)) => bail!("--tls-cert/--tls-key given but --tls is off; add --tls on or --tls require"),
+        (_, None) => bail!("--tls {:?} needs --tls-cert and --tls-key", a.tls),
+        (TlsArg::On, Some((c, k))) => Tls::On(swan_server::nbd::tls::load_config(c, k)?),
+        (TlsArg::Require, Some((c, k))) => Tls::Require(swan_server::nbd::tls::load_config(c, k)?),
+    })
 }
 
 #[derive(clap::Args, Debug)]
@@ -144,14 +202,15 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         Some(p) => Listen::Unix(p.clone()),
         None => a.listen.parse()?,
     };
-    if let Listen::Tcp(addr) = &listen {
-        if !addr.ip().is_loopback() {
-            eprintln!(
-                "swan: warning: serving plain NBD (no TLS) on {addr}, which is not a loopback address: \
-                 anyone who can reach it can read and overwrite the volume"
-            );
-        }
+    if let Some(w) = exposure_warning(&listen, a.tls) {
+        eprintln!("{w}");
     }
+    // Checked before the array is opened: a bad certificate should not cost a recovery.
+    let tls = tls_options(a)?;
+    if !(a.handshake_timeout > 0.0 && a.handshake_timeout <= 3600.0) {
+        bail!("--handshake-timeout must be in (0, 3600] seconds");
+    }
+    let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
     let opened = array::open(&a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
     let emulate = match &a.emulate {
@@ -181,9 +240,15 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let control = swan_server::control::socket_path(&uuid);
     let control_thread = swan_server::control::serve(control.clone(), Arc::clone(&engine), Arc::clone(&stop))
         .with_context(|| format!("opening the control socket {}", control.display()))?;
-    let opts = ServerOptions { listen, verbose: a.verbose, ..ServerOptions::default() };
+    let opts = ServerOptions { listen, verbose: a.verbose, tls, handshake_timeout, ..ServerOptions::default() };
     let server = NbdServer::bind(opts)?;
-    eprintln!("swan: serving on {} (status: swan status {})", server.local_addr(), a.members[0].display());
+    eprintln!(
+        "swan: serving on {} (TLS {}{}; status: swan status {})",
+        server.local_addr(),
+        format!("{:?}", a.tls).to_lowercase(),
+        if a.read_only { ", read-only" } else { "" },
+        a.members[0].display()
+    );
     let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::backend::Backend>, Arc::clone(&stop));
     stop.store(true, Ordering::Relaxed);
     let _ = control_thread.join();
@@ -259,4 +324,27 @@ pub fn check(a: &CheckArgs) -> Result<()> {
         bail!("{} problem(s) found", report.problems);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_nbd_off_loopback_warns_that_tls_is_off() {
+        let any: Listen = "0.0.0.0:10809".parse().unwrap();
+        let lan: Listen = "192.168.1.5:10809".parse().unwrap();
+        let v6: Listen = "[::]:10809".parse().unwrap();
+        for l in [&any, &lan, &v6] {
+            let w = exposure_warning(l, TlsArg::Off).expect("a warning");
+            assert!(w.contains("TLS is off") && w.contains("--tls require"), "{w}");
+            let w = exposure_warning(l, TlsArg::On).expect("a warning");
+            assert!(w.contains("TLS is optional"), "{w}");
+            assert_eq!(exposure_warning(l, TlsArg::Require), None, "TLS required: nothing to warn about");
+        }
+        for quiet in ["127.0.0.1:10809", "127.3.4.5:1", "[::1]:10809", "unix:/tmp/x.sock"] {
+            let l: Listen = quiet.parse().unwrap();
+            assert_eq!(exposure_warning(&l, TlsArg::Off), None, "{quiet}");
+        }
+    }
 }

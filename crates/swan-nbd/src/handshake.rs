@@ -1,7 +1,12 @@
 //! The server side of the fixed-newstyle handshake as a pure state machine:
-//! feed it the client's bytes, get back what to send and when to stop. NOTLS
-//! mode, simple replies only (`NBD_OPT_STRUCTURED_REPLY` is answered
-//! `NBD_REP_ERR_UNSUP`, which "clients SHOULD be prepared to also handle").
+//! feed it the client's bytes, get back what to send and when to stop. Simple
+//! replies only (`NBD_OPT_STRUCTURED_REPLY` is answered `NBD_REP_ERR_UNSUP`,
+//! which "clients SHOULD be prepared to also handle").
+//!
+//! TLS (`NBD_OPT_STARTTLS`) in the spec's three modes ([`TlsMode`]): the state
+//! machine decides when TLS starts and what is allowed before it; the
+//! connection owner runs the TLS session itself (this crate does no I/O) and,
+//! after [`Action::StartTls`], feeds only decrypted bytes.
 
 use crate::codec::{
     decode_client_flags, decode_export_name, decode_info_request, decode_option_header, encode_export_name_reply,
@@ -22,6 +27,18 @@ pub struct ExportConfig {
     pub limits: ExportLimits,
 }
 
+/// How the server treats TLS ("TLS support" in the spec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TlsMode {
+    /// NOTLS: `NBD_OPT_STARTTLS` is answered `NBD_REP_ERR_UNSUP`.
+    #[default]
+    Off,
+    /// SELECTIVETLS with no TLS-only export: a client may upgrade, or not.
+    On,
+    /// FORCEDTLS: nothing but `NBD_OPT_STARTTLS` and `NBD_OPT_ABORT` before TLS.
+    Require,
+}
+
 /// Handshake configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -35,6 +52,8 @@ pub struct ServerConfig {
     /// spec's default export, which a server may map to any export it
     /// offers). `None`: only an export actually named "" answers to it.
     pub default_export: Option<usize>,
+    /// Whether `NBD_OPT_STARTTLS` is offered, and whether it is required.
+    pub tls: TlsMode,
 }
 
 impl ServerConfig {
@@ -45,7 +64,14 @@ impl ServerConfig {
             max_option_len: DEFAULT_MAX_OPTION_LEN,
             exports,
             default_export: None,
+            tls: TlsMode::Off,
         }
+    }
+
+    /// Sets the TLS mode.
+    pub fn with_tls(mut self, tls: TlsMode) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Makes an empty export name select `exports[index]`.
@@ -75,11 +101,29 @@ pub enum Action {
         /// Bytes received after the final option.
         leftover: Vec<u8>,
     },
+    /// Start TLS now: everything sent before this action goes out in plaintext
+    /// (the `NBD_REP_ACK` to `NBD_OPT_STARTTLS`), then the owner runs the TLS
+    /// handshake as the server and feeds [`Handshake::on_bytes`] only what it
+    /// decrypts. `leftover` are bytes the client sent after its
+    /// `NBD_OPT_STARTTLS` option: they belong to the TLS layer (the start of
+    /// its ClientHello), never to option haggling, so plaintext a client or a
+    /// meddler appended cannot be taken for options sent under TLS.
+    StartTls {
+        /// Bytes received after `NBD_OPT_STARTTLS`, to be read as TLS records.
+        leftover: Vec<u8>,
+    },
     /// Close the connection (after sending anything queued before it).
     Close {
         /// Why, for logs.
         reason: String,
     },
+}
+
+/// What follows one option.
+enum Next {
+    Haggle,
+    Transmission(usize),
+    StartTls,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,13 +141,21 @@ pub struct Handshake {
     state: State,
     buf: Vec<u8>,
     client: ClientFlags,
+    /// `NBD_OPT_STARTTLS` has been acknowledged: what arrives now is decrypted.
+    tls: bool,
 }
 
 impl Handshake {
     /// A new handshake; the greeting to send first is in the returned action.
     pub fn new(config: ServerConfig) -> (Self, Action) {
         let greeting = encode_greeting(config.handshake_flags).to_vec();
-        let hs = Handshake { config, state: State::ClientFlags, buf: Vec::new(), client: ClientFlags::default() };
+        let hs = Handshake {
+            config,
+            state: State::ClientFlags,
+            buf: Vec::new(),
+            client: ClientFlags::default(),
+            tls: false,
+        };
         (hs, Action::Send(greeting))
     }
 
@@ -115,6 +167,11 @@ impl Handshake {
     /// Whether the handshake has ended (transmission entered or closed).
     pub fn is_done(&self) -> bool {
         self.state == State::Done
+    }
+
+    /// Whether TLS has been started ([`Action::StartTls`] was returned).
+    pub fn tls_started(&self) -> bool {
+        self.tls
     }
 
     /// Feeds bytes received from the client.
@@ -162,10 +219,21 @@ impl Handshake {
                     let data = rest[..len].to_vec();
                     at += len;
                     self.state = State::OptionHeader;
-                    if let Some(export) = self.on_option(h, &data, &mut actions) {
-                        let leftover = self.buf[at..].to_vec();
-                        actions.push(Action::Transmission { export, leftover });
-                        self.state = State::Done;
+                    match self.on_option(h, &data, &mut actions) {
+                        Next::Haggle => {}
+                        Next::Transmission(export) => {
+                            let leftover = self.buf[at..].to_vec();
+                            actions.push(Action::Transmission { export, leftover });
+                            self.state = State::Done;
+                        }
+                        Next::StartTls => {
+                            // Whatever follows the option in this buffer is TLS's,
+                            // not ours: hand it over and forget it.
+                            let leftover = self.buf[at..].to_vec();
+                            at = self.buf.len();
+                            actions.push(Action::StartTls { leftover });
+                            break;
+                        }
                     }
                 }
             }
@@ -191,9 +259,78 @@ impl Handshake {
         actions.push(Action::Send(out));
     }
 
-    /// Handles one complete option; returns the export index on entering
-    /// transmission.
-    fn on_option(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
+    /// Handles one complete option.
+    fn on_option(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Next {
+        if h.option == opt::STARTTLS {
+            return self.on_starttls(h, data, actions);
+        }
+        // FORCEDTLS: "If the server receives any other option, including
+        // `NBD_OPT_INFO` and unsupported options, it MUST reply with
+        // `NBD_REP_ERR_TLS_REQD` if TLS has not been initiated ... If the server
+        // receives a request to enter transmission mode via `NBD_OPT_EXPORT_NAME`
+        // when TLS has not been initiated, then as this request cannot error, it
+        // MUST terminate the session." `NBD_OPT_ABORT` is answered as always.
+        if self.config.tls == TlsMode::Require && !self.tls && h.option != opt::ABORT {
+            if h.option == opt::EXPORT_NAME {
+                actions.push(Action::Close { reason: "NBD_OPT_EXPORT_NAME before TLS, which is required".into() });
+                self.state = State::Done;
+            } else {
+                Self::error(actions, h.option, rep::ERR_TLS_REQD, "TLS is required: send NBD_OPT_STARTTLS first");
+            }
+            return Next::Haggle;
+        }
+        match self.on_plain_option(h, data, actions) {
+            Some(export) => Next::Transmission(export),
+            None => Next::Haggle,
+        }
+    }
+
+    /// `NBD_OPT_STARTTLS`: "If the server receives `NBD_OPT_STARTTLS` prior to
+    /// negotiating TLS, it MUST reply with `NBD_REP_ACK`. If the server receives
+    /// `NBD_OPT_STARTTLS` when TLS has already been negotiated, it MUST reply
+    /// with `NBD_REP_ERR_INVALID`." In NOTLS mode it "MUST respond with ...
+    /// `NBD_REP_ERR_UNSUP` (if it does not support the `NBD_OPT_STARTTLS` option
+    /// at all)".
+    fn on_starttls(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Next {
+        if self.config.tls == TlsMode::Off {
+            Self::error(actions, h.option, rep::ERR_UNSUP, "TLS is not configured on this server");
+            return Next::Haggle;
+        }
+        if self.tls {
+            Self::error(actions, h.option, rep::ERR_INVALID, "TLS is already active");
+            return Next::Haggle;
+        }
+        // "The server MUST operate in NOTLS mode unless the server set flag
+        // `NBD_FLAG_FIXED_NEWSTYLE` and the client replied with
+        // `NBD_FLAG_C_FIXED_NEWSTYLE`." Under FORCEDTLS such a client is then
+        // served nothing at all.
+        if !self.client.fixed_newstyle {
+            Self::error(actions, h.option, rep::ERR_POLICY, "TLS needs NBD_FLAG_C_FIXED_NEWSTYLE");
+            return Next::Haggle;
+        }
+        // The option carries no data ("Data: none"); a request with some is
+        // malformed, and starting TLS on a stream already out of step would only
+        // hide that.
+        if !data.is_empty() {
+            Self::error(actions, h.option, rep::ERR_INVALID, "NBD_OPT_STARTTLS takes no data");
+            return Next::Haggle;
+        }
+        let mut out = Vec::new();
+        encode_rep_ack(&mut out, h.option);
+        actions.push(Action::Send(out));
+        // Nothing negotiated in plaintext survives the upgrade (the lesson of
+        // nbdkit's CVE-2021-3716, where a meddler's plaintext
+        // NBD_OPT_STRUCTURED_REPLY outlived STARTTLS): haggling starts over, and
+        // only the client flags, which precede all options, are kept.
+        // (The bytes buffered after this option are taken by on_bytes.)
+        self.tls = true;
+        self.state = State::OptionHeader;
+        Next::StartTls
+    }
+
+    /// An option other than `NBD_OPT_STARTTLS`, once TLS rules allow it; returns
+    /// the export index on entering transmission.
+    fn on_plain_option(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
         match h.option {
             // "If the chosen export does not exist ... the server MUST terminate
             // the session."
@@ -283,11 +420,8 @@ impl Handshake {
                 // enter the transmission phase."
                 (h.option == opt::GO).then_some(i)
             }
-            // NOTLS mode: "If the server receives `NBD_OPT_STARTTLS` it MUST
-            // respond with ... `NBD_REP_ERR_UNSUP` (if it does not support the
-            // `NBD_OPT_STARTTLS` option at all)".
-            // Everything else: "Servers that receive messages which they do not
-            // implement MUST reply to them with `NBD_REP_ERR_UNSUP`".
+            // "Servers that receive messages which they do not implement MUST
+            // reply to them with `NBD_REP_ERR_UNSUP`".
             _ => {
                 Self::error(actions, h.option, rep::ERR_UNSUP, "option not supported");
                 None

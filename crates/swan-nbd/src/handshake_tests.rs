@@ -215,3 +215,182 @@ fn empty_name_selects_the_default_export() {
     let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b""));
     assert_eq!(a.last(), Some(&Action::Transmission { export: 1, leftover: vec![] }));
 }
+
+// ------------------------------------------------------------------ TLS
+
+fn started_tls(mode: TlsMode) -> Handshake {
+    let (mut hs, _) = Handshake::new(config().with_tls(mode));
+    assert!(hs.on_bytes(&1u32.to_be_bytes()).is_empty());
+    hs
+}
+
+fn go(name: &str) -> Vec<u8> {
+    opt_bytes(opt::GO, &InfoRequest { name: name.into(), requests: vec![] }.encode())
+}
+
+/// Feeds `input`, expects exactly one `NBD_OPT_STARTTLS` acknowledged, and returns its leftover.
+fn start_tls(hs: &mut Handshake, input: &[u8]) -> Vec<u8> {
+    let a = hs.on_bytes(input);
+    let Some(Action::StartTls { leftover }) = a.last() else { panic!("no StartTls in {a:?}") };
+    let r = replies(&sent(&a));
+    assert_eq!((r.last().unwrap().option, r.last().unwrap().reply_type), (opt::STARTTLS, rep::ACK));
+    assert!(hs.tls_started());
+    leftover.clone()
+}
+
+#[test]
+fn tls_off_answers_starttls_unsup() {
+    let mut hs = started_tls(TlsMode::Off);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::STARTTLS, &[]))));
+    assert_eq!((r.len(), r[0].reply_type), (1, rep::ERR_UNSUP));
+    assert!(!hs.tls_started());
+}
+
+#[test]
+fn forcedtls_refuses_everything_but_starttls_and_abort_before_tls() {
+    let mut hs = started_tls(TlsMode::Require);
+    let info = InfoRequest { name: "swan0".into(), requests: vec![info::BLOCK_SIZE] }.encode();
+    for (o, data) in [
+        (opt::LIST, vec![]),
+        (opt::INFO, info.clone()),
+        (opt::GO, info.clone()),
+        (opt::STRUCTURED_REPLY, vec![]),
+        (opt::SET_META_CONTEXT, vec![1, 2, 3]),
+        (0xdead, vec![9; 40]),
+    ] {
+        let a = hs.on_bytes(&opt_bytes(o, &data));
+        let r = replies(&sent(&a));
+        assert_eq!((r.len(), r[0].option, r[0].reply_type), (1, o, rep::ERR_TLS_REQD), "option {o}");
+        assert!(!hs.is_done());
+    }
+    // "it MUST terminate the session" on NBD_OPT_EXPORT_NAME before TLS, even for a real export.
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"swan0"));
+    assert!(matches!(a.as_slice(), [Action::Close { .. }]), "{a:?}");
+    assert!(hs.is_done());
+    // ABORT is still answered.
+    let mut hs = started_tls(TlsMode::Require);
+    let a = hs.on_bytes(&opt_bytes(opt::ABORT, &[]));
+    assert_eq!(replies(&sent(&a))[0].reply_type, rep::ACK);
+    assert!(matches!(a.last(), Some(Action::Close { .. })));
+}
+
+#[test]
+fn forcedtls_serves_after_starttls_and_never_says_tls_reqd_again() {
+    let mut hs = started_tls(TlsMode::Require);
+    assert!(start_tls(&mut hs, &opt_bytes(opt::STARTTLS, &[])).is_empty());
+    // Now decrypted bytes: options work, a second STARTTLS is invalid, unknown ones unsupported.
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::STARTTLS, &[]))));
+    assert_eq!((r.len(), r[0].reply_type), (1, rep::ERR_INVALID));
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(0xdead, &[]))));
+    assert_eq!(r[0].reply_type, rep::ERR_UNSUP);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[]))));
+    assert_eq!(r.last().unwrap().reply_type, rep::ACK);
+    let a = hs.on_bytes(&go("swan0"));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+}
+
+#[test]
+fn forcedtls_export_name_after_starttls_enters_transmission() {
+    let mut hs = started_tls(TlsMode::Require);
+    start_tls(&mut hs, &opt_bytes(opt::STARTTLS, &[]));
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"swan0"));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+}
+
+#[test]
+fn starttls_needs_a_fixed_newstyle_client() {
+    for mode in [TlsMode::On, TlsMode::Require] {
+        let (mut hs, _) = Handshake::new(config().with_tls(mode));
+        assert!(hs.on_bytes(&0u32.to_be_bytes()).is_empty());
+        let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::STARTTLS, &[]))));
+        assert_eq!((r.len(), r[0].reply_type), (1, rep::ERR_POLICY), "{mode:?}");
+        assert!(!hs.tls_started());
+        // Under FORCEDTLS such a client gets nothing; with TLS optional it is served plainly.
+        let a = hs.on_bytes(&go("swan0"));
+        if mode == TlsMode::Require {
+            assert_eq!(replies(&sent(&a))[0].reply_type, rep::ERR_TLS_REQD);
+        } else {
+            assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+        }
+    }
+}
+
+#[test]
+fn starttls_with_data_is_invalid() {
+    for mode in [TlsMode::On, TlsMode::Require] {
+        let mut hs = started_tls(mode);
+        let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::STARTTLS, &[0; 4]))));
+        assert_eq!((r.len(), r[0].reply_type), (1, rep::ERR_INVALID));
+        assert!(!hs.tls_started());
+    }
+}
+
+#[test]
+fn selective_tls_serves_plaintext_and_upgrades_on_request() {
+    let mut hs = started_tls(TlsMode::On);
+    let a = hs.on_bytes(&go("swan0"));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+    let mut hs = started_tls(TlsMode::On);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[]))));
+    assert_eq!(r.last().unwrap().reply_type, rep::ACK);
+    start_tls(&mut hs, &opt_bytes(opt::STARTTLS, &[]));
+    let a = hs.on_bytes(&go(""));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 1, leftover: vec![] }));
+}
+
+/// Root cause of nbdkit's CVE-2021-3716 and of the STARTTLS buffering bugs of SMTP/IMAP
+/// servers: state (or buffered bytes) from before the upgrade acted on after it. A meddler
+/// injects plaintext options before STARTTLS and appends more after it in the same segment:
+/// the ones after it must go to the TLS layer as ciphertext, never be haggled.
+#[test]
+fn cve_2021_3716_state_is_not_carried_across_starttls() {
+    for mode in [TlsMode::On, TlsMode::Require] {
+        let mut hs = started_tls(mode);
+        let mut input = opt_bytes(opt::STRUCTURED_REPLY, &[]);
+        input.extend(opt_bytes(opt::STARTTLS, &[]));
+        let injected = [go("swan0"), opt_bytes(opt::LIST, &[])].concat();
+        input.extend(&injected);
+        let a = hs.on_bytes(&input);
+        let r = replies(&sent(&a));
+        // STRUCTURED_REPLY refused (TLS_REQD or UNSUP), STARTTLS acknowledged, nothing else answered.
+        let expect_sr = if mode == TlsMode::Require { rep::ERR_TLS_REQD } else { rep::ERR_UNSUP };
+        let got: Vec<(u32, u32)> = r.iter().map(|r| (r.option, r.reply_type)).collect();
+        assert_eq!(got, [(opt::STRUCTURED_REPLY, expect_sr), (opt::STARTTLS, rep::ACK)], "{mode:?}");
+        assert_eq!(a.last(), Some(&Action::StartTls { leftover: injected.clone() }));
+        assert!(!a.iter().any(|a| matches!(a, Action::Transmission { .. })));
+        // Under TLS the handshake starts from an empty buffer: a decrypted GO is served with
+        // simple-reply semantics exactly as if nothing had come before.
+        let a = hs.on_bytes(&go("swan0"));
+        let r = replies(&sent(&a));
+        assert!(r.iter().all(|r| r.option == opt::GO), "{r:?}");
+        assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+    }
+}
+
+/// Byte-at-a-time delivery across the STARTTLS boundary: the leftover is exactly what came
+/// after the option, however it was split.
+#[test]
+fn starttls_split_anywhere_hands_over_the_same_bytes() {
+    let mut input = 1u32.to_be_bytes().to_vec();
+    input.extend(opt_bytes(opt::STARTTLS, &[]));
+    let tail = b"\x16\x03\x01 not plaintext options".to_vec();
+    input.extend(&tail);
+    for split in 0..input.len() {
+        let (mut hs, _) = Handshake::new(config().with_tls(TlsMode::Require));
+        let mut actions = hs.on_bytes(&input[..split]);
+        let mut after = Vec::new();
+        if hs.tls_started() {
+            after.extend_from_slice(&input[split..]);
+        } else {
+            actions.extend(hs.on_bytes(&input[split..]));
+        }
+        let leftover = actions
+            .iter()
+            .find_map(|a| match a {
+                Action::StartTls { leftover } => Some(leftover.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("split {split}: no StartTls"));
+        assert_eq!([leftover, after].concat(), tail, "split {split}");
+    }
+}

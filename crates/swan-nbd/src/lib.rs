@@ -20,9 +20,11 @@ pub use codec::{
     encode_simple_reply, ClientFlags, Command, DecodeError, Decoded, EncodeError, Errno, InfoRequest, OptionHeader,
     OptionReply, Request, SimpleReply,
 };
-pub use handshake::{Action, ExportConfig, Handshake, ServerConfig};
+pub use handshake::{Action, ExportConfig, Handshake, ServerConfig, TlsMode};
 pub use validate::{validate, ExportLimits};
 
+#[cfg(test)]
+mod cve_tests;
 #[cfg(test)]
 mod handshake_tests;
 #[cfg(test)]

@@ -124,8 +124,14 @@ pub struct Server {
 
 impl Server {
     pub fn start(run_dir: &Path, members: &[PathBuf]) -> Server {
+        Server::start_with(run_dir, members, &[])
+    }
+
+    /// `swan serve` with more flags (`--tls ...`, `--read-only`, ...).
+    pub fn start_with(run_dir: &Path, members: &[PathBuf], flags: &[&str]) -> Server {
         let mut cmd = Command::new(SWAN);
         cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(flags)
             .args(members)
             .env("SWAN_RUN_DIR", run_dir)
             .stdin(Stdio::null())
@@ -159,6 +165,23 @@ impl Server {
 
     pub fn uri(&self) -> String {
         format!("nbd://{}", self.addr)
+    }
+
+    /// `IP:PORT`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    pub fn pid(&mut self) -> u32 {
+        self.proc.child().id()
+    }
+
+    /// Fails the test if the server has exited.
+    pub fn assert_alive(&mut self, after: &str) {
+        if let Some(status) = self.proc.child().try_wait().expect("wait for swan serve") {
+            std::thread::sleep(Duration::from_millis(100));
+            panic!("swan serve exited ({status}) after {after}:\n{}", self.log());
+        }
     }
 
     pub fn log(&self) -> String {
@@ -247,4 +270,88 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TLS certificates
+
+/// A throw-away CA and a server certificate it signed (for 127.0.0.1 and localhost), made
+/// with the openssl CLI in `dir` at test time: no key is ever committed. `client_dir` is laid
+/// out as libnbd's `tls-certificates` directory wants it (`ca-cert.pem`).
+pub struct Certs {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub client_dir: PathBuf,
+}
+
+impl Certs {
+    pub fn make(dir: &Path, name: &str) -> Certs {
+        require("openssl", "openssl");
+        let d = dir.join(name);
+        let client_dir = d.join("client");
+        std::fs::create_dir_all(&client_dir).expect("certificate directory");
+        let p = |f: &str| d.join(f).to_str().expect("utf-8 path").to_string();
+        let openssl = |args: &[&str], what: &str| {
+            ok(Command::new("openssl").args(args), what, Duration::from_secs(60));
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+        openssl(
+            &[&["req", "-x509"], &ec[..], &["-keyout", &p("ca-key.pem"), "-out", &p("ca-cert.pem")]]
+                .concat()
+                .iter()
+                .chain(&["-days", "2", "-subj", "/CN=swan test CA", "-addext", "basicConstraints=critical,CA:TRUE"])
+                .chain(&["-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+                .copied()
+                .collect::<Vec<_>>(),
+            "openssl: the test CA",
+        );
+        openssl(
+            &[
+                &["req"],
+                &ec[..],
+                &["-keyout", &p("server-key.pem"), "-out", &p("server.csr"), "-subj", "/CN=localhost"],
+            ]
+            .concat(),
+            "openssl: the server key",
+        );
+        std::fs::write(
+            d.join("ext.cnf"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("extensions file");
+        openssl(
+            &["x509", "-req", "-in", &p("server.csr"), "-CA", &p("ca-cert.pem"), "-CAkey", &p("ca-key.pem")]
+                .iter()
+                .chain(&["-CAcreateserial", "-out", &p("server-cert.pem"), "-days", "2", "-extfile", &p("ext.cnf")])
+                .copied()
+                .collect::<Vec<_>>(),
+            "openssl: the server certificate",
+        );
+        std::fs::copy(d.join("ca-cert.pem"), client_dir.join("ca-cert.pem")).expect("client CA");
+        Certs { ca: d.join("ca-cert.pem"), cert: d.join("server-cert.pem"), key: d.join("server-key.pem"), client_dir }
+    }
+
+    /// `swan serve` flags for `--tls MODE` with this certificate.
+    pub fn flags(&self, mode: &str) -> Vec<String> {
+        let s = |p: &Path| p.to_str().expect("utf-8 path").to_string();
+        vec!["--tls".into(), mode.into(), "--tls-cert".into(), s(&self.cert), "--tls-key".into(), s(&self.key)]
+    }
+
+    /// An `nbds://` URI for libnbd tools trusting this CA.
+    pub fn uri(&self, addr: &str) -> String {
+        format!("nbds://{addr}/?tls-certificates={}", self.client_dir.display())
+    }
+}
+
+/// `swan create` of a small RAID0 array (2 members of 64 MiB) in `dir`; returns its members.
+pub fn small_array(dir: &Path) -> Vec<PathBuf> {
+    let members: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("m{i}"))).collect();
+    let mut args = vec!["create", "--scheme", "raid0", "--rgroups", "1", "--ssds-per-rgroup", "2"];
+    args.extend(["--member-size", "64M"]);
+    args.extend(members.iter().map(|m| m.to_str().expect("utf-8 path")));
+    let out = swan(&args, dir);
+    assert!(out.status.success(), "{}", describe("swan create", &out));
+    members
 }

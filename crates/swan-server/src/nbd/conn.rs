@@ -17,7 +17,7 @@ use swan_nbd::{
 };
 
 use super::stream::Stream;
-use super::{Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
+use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
 use crate::backend::{Backend, BlockOp, BlockRequest, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
@@ -40,11 +40,11 @@ pub(super) struct ConnContext {
 }
 
 /// Runs one connection to its end and logs how it ended.
-pub(super) fn serve_connection(ctx: &Arc<ConnContext>, mut stream: Stream, id: u64) {
+pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) {
     let peer = stream.peer();
     ctx.log.say(format_args!("connection {id} from {peer}"));
-    let outcome = match handshake(ctx, &mut stream) {
-        Ok(Some(leftover)) => transmission(ctx, stream, leftover, id),
+    let outcome = match handshake(ctx, stream, id) {
+        Ok(Some((stream, leftover))) => transmission(ctx, stream, leftover, id),
         Ok(None) => Ok("closed during the handshake".to_string()),
         Err(e) => Err(e.context("handshake")),
     };
@@ -56,9 +56,11 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, mut stream: Stream, id: u
 
 // ---------------------------------------------------------------- handshake
 
-/// Drives [`Handshake`] until transmission (returning the bytes already received for
-/// it), an orderly close (`None`), or the deadline.
-fn handshake(ctx: &ConnContext, stream: &mut Stream) -> anyhow::Result<Option<Vec<u8>>> {
+/// Drives [`Handshake`] until transmission (returning the stream to serve it on, which is
+/// the plaintext side of TLS once `NBD_OPT_STARTTLS` succeeded, and the bytes already
+/// received for it), an orderly close (`None`), or the deadline. The deadline covers the
+/// TLS handshake too: a client that never completes it is dropped like any other.
+fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> anyhow::Result<Option<(Stream, Vec<u8>)>> {
     let deadline = Instant::now() + ctx.opts.handshake_timeout;
     let (mut hs, greeting) = Handshake::new(ctx.config.clone());
     let mut actions = vec![greeting];
@@ -66,15 +68,24 @@ fn handshake(ctx: &ConnContext, stream: &mut Stream) -> anyhow::Result<Option<Ve
     loop {
         for action in actions.drain(..) {
             match action {
-                Action::Send(bytes) => send_before(stream, &bytes, deadline)?,
-                Action::Transmission { leftover, .. } => return Ok(Some(leftover)),
+                Action::Send(bytes) => send_before(&mut stream, &bytes, deadline)?,
+                Action::Transmission { leftover, .. } => return Ok(Some((stream, leftover))),
+                Action::StartTls { leftover } => {
+                    // The handshake only starts TLS when the mode offers it.
+                    let Some(config) = ctx.opts.tls.config() else {
+                        bail!("NBD_OPT_STARTTLS acknowledged without TLS configured");
+                    };
+                    let (stats, timeout, log) = (&ctx.stats, ctx.opts.send_timeout, ctx.log);
+                    stream = tls::start(config, stream, leftover, stats, timeout, log, id)?;
+                    ctx.log.say(format_args!("connection {id}: TLS started"));
+                }
                 Action::Close { reason } => {
                     ctx.log.say(format_args!("handshake closed: {reason}"));
                     return Ok(None);
                 }
             }
         }
-        let n = recv_before(stream, &mut buf, deadline, &ctx.stop)?;
+        let n = recv_before(&mut stream, &mut buf, deadline, &ctx.stop)?;
         if n == 0 {
             bail!("client closed the connection");
         }

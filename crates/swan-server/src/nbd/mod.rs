@@ -24,6 +24,7 @@ mod conn;
 mod stream;
 #[cfg(test)]
 mod tests;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -38,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use swan_nbd::consts::{tflags, DEFAULT_MAX_PAYLOAD, MAX_STRING_LEN, NBD_PORT};
-use swan_nbd::{ExportConfig, ExportLimits, ServerConfig};
+use swan_nbd::{ExportConfig, ExportLimits, ServerConfig, TlsMode};
 
 use crate::backend::{Backend, ExportInfo};
 use conn::ConnContext;
@@ -84,6 +85,36 @@ impl fmt::Display for Listen {
     }
 }
 
+/// Whether clients may or must upgrade to TLS with `NBD_OPT_STARTTLS`.
+#[derive(Clone, Debug, Default)]
+pub enum Tls {
+    /// No TLS: `NBD_OPT_STARTTLS` is answered `NBD_REP_ERR_UNSUP`.
+    #[default]
+    Off,
+    /// TLS offered, plaintext allowed (the spec's SELECTIVETLS with no TLS-only export).
+    On(Arc<rustls::ServerConfig>),
+    /// TLS required before anything else (FORCEDTLS).
+    Require(Arc<rustls::ServerConfig>),
+}
+
+impl Tls {
+    /// The handshake's view of it.
+    pub fn mode(&self) -> TlsMode {
+        match self {
+            Tls::Off => TlsMode::Off,
+            Tls::On(_) => TlsMode::On,
+            Tls::Require(_) => TlsMode::Require,
+        }
+    }
+
+    pub(crate) fn config(&self) -> Option<&Arc<rustls::ServerConfig>> {
+        match self {
+            Tls::Off => None,
+            Tls::On(c) | Tls::Require(c) => Some(c),
+        }
+    }
+}
+
 /// How the server listens and what it allows each client; see [`ServerOptions::default`].
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -106,6 +137,8 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// Log connections and refused requests to stderr.
     pub verbose: bool,
+    /// STARTTLS offered, required, or not.
+    pub tls: Tls,
 }
 
 impl Default for ServerOptions {
@@ -122,6 +155,7 @@ impl Default for ServerOptions {
             send_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(5),
             verbose: false,
+            tls: Tls::Off,
         }
     }
 }
@@ -233,7 +267,7 @@ impl NbdServer {
             backend,
             // The one export answers to its name and to "" (the default export), which
             // is what clients given a bare `nbd://host` ask for.
-            config: ServerConfig::new(vec![export]).with_default_export(0),
+            config: ServerConfig::new(vec![export]).with_default_export(0).with_tls(self.opts.tls.mode()),
             limits,
             opts: self.opts.clone(),
             stop: Arc::clone(&stop),

@@ -69,11 +69,28 @@ impl Stream {
         }
     }
 
+    /// Non-blocking mode, for a thread that polls (it applies to every clone).
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            Stream::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+
     /// The peer, for logs.
     pub fn peer(&self) -> String {
         match self {
             Stream::Tcp(s) => s.peer_addr().map_or_else(|_| "tcp peer".into(), |a| a.to_string()),
             Stream::Unix(_) => "unix peer".into(),
+        }
+    }
+}
+
+impl AsFd for Stream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Stream::Tcp(s) => s.as_fd(),
+            Stream::Unix(s) => s.as_fd(),
         }
     }
 }

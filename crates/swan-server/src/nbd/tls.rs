@@ -1,0 +1,277 @@
+//! TLS for `NBD_OPT_STARTTLS`, with rustls (ring as its crypto provider).
+//!
+//! The connection code reads and writes a plain, blocking socket from two threads (reader
+//! and writer), and a TLS session is one state machine that both directions go through. So
+//! once the handshake acknowledges `NBD_OPT_STARTTLS`, the TCP socket is handed to a *pump*
+//! thread that owns the TLS session and exchanges plaintext with the connection code over a
+//! unix socket pair: the connection code keeps its two threads and its blocking reads with
+//! timeouts, and never sees a byte that did not come through TLS.
+//!
+//! The pump ends, shutting the TCP socket down, when the connection code closes its end and
+//! everything it wrote has been sent (or the client stopped reading for the send timeout),
+//! when the TLS session fails, or when the client goes away; the connection code then sees
+//! end-of-stream. Its memory is bounded: it reads TCP only while less than [`PLAIN_LIMIT`]
+//! decrypted bytes wait for the connection code, and reads plaintext only once every TLS
+//! record it made has been sent.
+
+use std::io::{self, Cursor, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::ServerConnection;
+
+use super::stream::Stream;
+use super::{Log, ServerStats, ThreadGuard, STOP_POLL};
+
+/// Decrypted bytes the pump holds for the connection code before it stops reading TCP.
+const PLAIN_LIMIT: usize = 256 << 10;
+
+/// One read from either side.
+const CHUNK: usize = 64 << 10;
+
+/// The server's TLS configuration from a PEM certificate chain (leaf first) and a PEM
+/// private key (PKCS#8, PKCS#1 or SEC1). TLS 1.2 and 1.3 ("NBD implementations supporting
+/// TLS MUST support TLS version 1.2"); clients are not asked for certificates.
+pub fn load_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("reading the TLS certificate {}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("parsing the TLS certificate {}", cert.display()))?;
+    if chain.is_empty() {
+        bail!("{}: no PEM certificate in it", cert.display());
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("reading a PEM private key from {}", key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .context("the TLS certificate and key do not go together")?;
+    Ok(Arc::new(config))
+}
+
+/// Starts TLS on `tcp` (the `NBD_REP_ACK` to `NBD_OPT_STARTTLS` already sent): returns the
+/// plaintext end the connection code goes on with. `leftover` are bytes the client sent
+/// after its option, which are the beginning of the TLS stream.
+pub(super) fn start(
+    config: &Arc<rustls::ServerConfig>,
+    tcp: Stream,
+    leftover: Vec<u8>,
+    stats: &Arc<ServerStats>,
+    send_timeout: Duration,
+    log: Log,
+    id: u64,
+) -> anyhow::Result<Stream> {
+    let session = ServerConnection::new(Arc::clone(config)).context("starting a TLS session")?;
+    let (ours, theirs) = UnixStream::pair().context("creating the TLS socket pair")?;
+    let counted = ThreadGuard::new(stats);
+    thread::Builder::new()
+        .name(format!("nbd-tls-{id}"))
+        .spawn(move || {
+            let _counted = counted;
+            let mut pump = Pump { session, tcp, plain: theirs, send_timeout };
+            match pump.run(&leftover) {
+                Ok(()) => {}
+                Err(e) => log.say(format_args!("connection {id}: TLS: {e:#}")),
+            }
+            // The registry holds a clone of the TCP socket: shut it down rather than rely on
+            // the drop of this one descriptor to end the connection.
+            let _ = pump.tcp.shutdown(Shutdown::Both);
+            let _ = pump.plain.shutdown(Shutdown::Both);
+        })
+        .context("starting the TLS thread")?;
+    Ok(Stream::Unix(ours))
+}
+
+struct Pump {
+    session: ServerConnection,
+    tcp: Stream,
+    /// The pump's end of the pair; the connection code has the other.
+    plain: UnixStream,
+    send_timeout: Duration,
+}
+
+impl Pump {
+    fn run(&mut self, leftover: &[u8]) -> anyhow::Result<()> {
+        self.tcp.set_nonblocking(true)?;
+        self.plain.set_nonblocking(true)?;
+        // The budget is enforced by what the pump reads, not by rustls refusing writes.
+        self.session.set_buffer_limit(None);
+        let mut to_plain: Vec<u8> = Vec::new();
+        let mut buf = vec![0u8; CHUNK];
+        let (mut tcp_eof, mut plain_eof, mut plain_shut) = (false, false, false);
+
+        // The client's first TLS bytes may have come with its NBD_OPT_STARTTLS.
+        let mut early = Cursor::new(leftover);
+        while (early.position() as usize) < leftover.len() {
+            if self.session.read_tls(&mut early)? == 0 {
+                break;
+            }
+            self.process(&mut to_plain, &mut tcp_eof)?;
+        }
+
+        let mut last_sent = Instant::now();
+        loop {
+            // TLS records out, as far as the socket takes them.
+            while self.session.wants_write() {
+                match self.session.write_tls(&mut self.tcp) {
+                    Ok(0) => bail!("the client's socket accepts nothing"),
+                    Ok(_) => last_sent = Instant::now(),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e).context("sending TLS records"),
+                }
+            }
+            // Decrypted bytes to the connection code.
+            while !to_plain.is_empty() {
+                match self.plain.write(&to_plain) {
+                    Ok(n) => {
+                        to_plain.drain(..n);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // The connection code has gone: nothing left to deliver to.
+                    Err(_) => return Ok(()),
+                }
+            }
+            if tcp_eof && to_plain.is_empty() && !plain_shut {
+                // The client is done sending: the connection code sees end-of-stream.
+                let _ = self.plain.shutdown(Shutdown::Write);
+                plain_shut = true;
+            }
+            if plain_eof && !self.session.wants_write() {
+                return Ok(());
+            }
+            if tcp_eof && self.session.is_handshaking() {
+                bail!("the client closed the connection during the TLS handshake");
+            }
+            if self.session.wants_write() && last_sent.elapsed() > self.send_timeout {
+                bail!("the client read nothing for {:?}", self.send_timeout);
+            }
+
+            let tcp_in = !tcp_eof && to_plain.len() < PLAIN_LIMIT;
+            let tcp_out = self.session.wants_write();
+            // Plaintext is taken only once every record made so far is on the socket, so what
+            // the pump holds stays bounded. (During the TLS handshake the connection code
+            // writes nothing: it waits for the options the handshake will decrypt.)
+            let plain_in = !plain_eof && !self.session.wants_write();
+            let plain_out = !to_plain.is_empty();
+            let (tcp_ready, plain_ready) = wait(&self.tcp, tcp_in, tcp_out, &self.plain, plain_in, plain_out)?;
+
+            if tcp_in && tcp_ready {
+                match self.session.read_tls(&mut self.tcp) {
+                    Ok(0) => tcp_eof = true,
+                    Ok(_) => self.process(&mut to_plain, &mut tcp_eof)?,
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionReset => tcp_eof = true,
+                    Err(e) => return Err(e).context("receiving TLS records"),
+                }
+            }
+            if plain_in && plain_ready {
+                match self.plain.read(&mut buf) {
+                    Ok(0) => {
+                        plain_eof = true;
+                        self.session.send_close_notify();
+                    }
+                    Ok(n) => self.session.writer().write_all(&buf[..n])?,
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+                    Err(_) => {
+                        plain_eof = true;
+                        self.session.send_close_notify();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Processes received records and moves what they decrypt to `to_plain`. A TLS error
+    /// ends the session after its alert has been given a chance to go out.
+    fn process(&mut self, to_plain: &mut Vec<u8>, tcp_eof: &mut bool) -> anyhow::Result<()> {
+        if let Err(e) = self.session.process_new_packets() {
+            let _ = self.session.write_tls(&mut self.tcp);
+            bail!("TLS session failed: {e}");
+        }
+        let mut chunk = [0u8; 16 << 10];
+        loop {
+            match self.session.reader().read(&mut chunk) {
+                // close_notify: the client will send nothing more.
+                Ok(0) => {
+                    *tcp_eof = true;
+                    return Ok(());
+                }
+                Ok(n) => to_plain.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                // The peer closed without close_notify: treated as an end of stream.
+                Err(_) => {
+                    *tcp_eof = true;
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Polls the sockets for what is wanted of each, for at most [`STOP_POLL`] (so the send
+/// timeout is checked); returns which are ready (errors and hang-ups count as ready, so the
+/// next read or write reports them). A socket nothing is wanted of is left out of the poll:
+/// its hang-up, reported whatever was asked, would otherwise wake the loop again and again.
+fn wait(
+    tcp: &Stream,
+    tcp_in: bool,
+    tcp_out: bool,
+    plain: &UnixStream,
+    plain_in: bool,
+    plain_out: bool,
+) -> io::Result<(bool, bool)> {
+    let flags = |i: bool, o: bool| {
+        let mut f = PollFlags::empty();
+        if i {
+            f |= PollFlags::IN;
+        }
+        if o {
+            f |= PollFlags::OUT;
+        }
+        f
+    };
+    let (tcp_fd, plain_fd) = (tcp.as_fd(), plain.as_fd());
+    let mut fds = Vec::with_capacity(2);
+    if tcp_in || tcp_out {
+        fds.push((true, PollFd::new(&tcp_fd, flags(tcp_in, tcp_out))));
+    }
+    if plain_in || plain_out {
+        fds.push((false, PollFd::new(&plain_fd, flags(plain_in, plain_out))));
+    }
+    if fds.is_empty() {
+        thread::sleep(STOP_POLL);
+        return Ok((false, false));
+    }
+    let mut polled: Vec<PollFd<'_>> = fds.iter().map(|(_, f)| f.clone()).collect();
+    let ts = Timespec { tv_sec: STOP_POLL.as_secs() as _, tv_nsec: STOP_POLL.subsec_nanos() as _ };
+    match poll(&mut polled, Some(&ts)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok((false, false)),
+        Err(e) => return Err(e.into()),
+    }
+    let mut ready = (false, false);
+    for ((is_tcp, _), f) in fds.iter().zip(&polled) {
+        if !f.revents().is_empty() {
+            if *is_tcp {
+                ready.0 = true;
+            } else {
+                ready.1 = true;
+            }
+        }
+    }
+    Ok(ready)
+}
