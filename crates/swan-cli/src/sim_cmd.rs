@@ -175,6 +175,7 @@ impl SimArgs {
             pattern: self.rw,
             read_fraction: self.rwmixread,
             block_blocks: to_u32(self.bs, "block size")?,
+            block_blocks_max: 0,
             region_start: 0,
             region_blocks: region,
             distribution: self.dist,
@@ -195,6 +196,10 @@ impl SimArgs {
             seed: self.seed,
             age_fraction: self.age,
             stall_limit_s: 600.0,
+            fill_first: false,
+            ggc: None,
+            timeline: None,
+            measure_from_s: 0.0,
         })
     }
 }

@@ -57,6 +57,7 @@ pub fn random_writes(iodepth: u32) -> WorkloadSpec {
         pattern: Pattern::RandWrite,
         read_fraction: 0.0,
         block_blocks: 2,
+        block_blocks_max: 0,
         region_start: 0,
         region_blocks: 0,
         distribution: Distribution::Uniform,
@@ -112,6 +113,10 @@ pub fn run_config(
         seed,
         age_fraction: age,
         stall_limit_s: 600.0,
+        fill_first: false,
+        ggc: None,
+        timeline: None,
+        measure_from_s: 0.0,
     }
 }
 

@@ -4,13 +4,15 @@
 //! virtual time over the device models of `swan-models`. See `OUTPUT.md` for what a run writes.
 //!
 //! - [`engine`]: the event loop (no clock, no files).
-//! - [`workload`]: fio-like request generators.
+//! - [`workload`]: fio-like request generators, and Harmonia's HPC workloads.
+//! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
 
 pub mod engine;
 pub mod experiments;
+pub mod ggc;
 pub mod metrics;
 pub mod output;
 pub mod report;
