@@ -6,6 +6,7 @@
 
 mod plan;
 mod repro;
+mod repro_harmonia;
 mod runner;
 mod server_cmd;
 mod sim_cmd;

@@ -72,13 +72,21 @@ pub struct SimConfig {
     /// Latencies count only requests issued from this simulated second on (0: all).
     #[serde(default)]
     pub measure_from_s: f64,
+    /// SSD-to-SSD variation of history: SSD `i` of `n` is aged `age_fraction × (1 −
+    /// age_spread × i / n)` instead of `age_fraction`, so identical SSDs under identical
+    /// striped load do not reach their GC thresholds in lockstep (0: all alike).
+    #[serde(default)]
+    pub age_spread: f64,
 }
 
 impl SimConfig {
     /// The scheme's name in reports: the GGC policy's when the array coordinates GC.
     pub fn scheme_label(&self) -> String {
         match &self.ggc {
-            Some(g) => g.policy.scheme_name().to_string(),
+            Some(g) => match g.force_target {
+                Some(t) => format!("{}@{}%", g.policy.scheme_name(), t * 100.0),
+                None => g.policy.scheme_name().to_string(),
+            },
             None => self.array.kind.to_string(),
         }
     }
@@ -286,7 +294,8 @@ impl Engine {
                 ssd.reset_stats();
             }
             if cfg.age_fraction > 0.0 {
-                ssd.age_random(cfg.age_fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+                let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(scheme.members()));
+                ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
                 ssd.reset_stats();
             }
             ssds.push(ssd);
@@ -295,6 +304,9 @@ impl Engine {
             .map_err(SimError::Workload)?;
         let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
+        if !(0.0..=1.0).contains(&cfg.age_spread) {
+            return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
+        }
         if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
             return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
         }
