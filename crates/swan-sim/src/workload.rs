@@ -107,7 +107,7 @@ impl Arrival {
                 if !positive(iops) {
                     return Err(format!("bursty mean rate must be positive, got {iops}"));
                 }
-                if !positive(on_ms) || !(off_ms.is_finite() && off_ms >= 0.0) {
+                if !(positive(on_ms) && off_ms.is_finite() && off_ms >= 0.0) {
                     return Err(format!(
                         "bursty ON period must be positive and OFF period ≥ 0 (ms), got {on_ms} and {off_ms}"
                     ));
