@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the checked-in reference outputs of every reproduction (repro/*.txt and the
-# figures under repro/figures/). Takes a few minutes on two cores.
+# figures under repro/figures/). Takes about fifteen minutes on two cores (the Harmonia
+# reproductions, at Table IX's full SSD size, take most of it).
 #
 #   repro/run.sh            # all of them
 #   repro/run.sh fig5       # one
@@ -29,6 +30,9 @@ want=${1:-all}
 [[ $want == all || $want == fig4b ]] && run fig4b repro fig4b
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
+for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9; do
+  [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
+done
 if [[ $want == all || $want == eq1 ]]; then
   echo "== eq1: swan plan --verify" >&2
   { echo '$ swan plan --verify'; "$swan" plan --verify; } > repro/eq1.txt

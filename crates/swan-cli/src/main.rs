@@ -7,6 +7,7 @@
 mod plan;
 mod replay_cmd;
 mod repro;
+mod repro_harmonia;
 mod runner;
 mod server_cmd;
 mod sim_cmd;

@@ -5,19 +5,22 @@ use crate::runner::{run_all, Job};
 use crate::units::{format_size, parse_blocks, parse_size};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
+use swan_core::geometry::RaidLevel;
+use swan_core::ggc::{GgcConfig, GgcPolicy};
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{SsdConfig, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
 use swan_sim::replay::{ReplayMode, ReplaySpec};
 use swan_sim::trace::{AddressPolicy, TraceFormat};
-use swan_sim::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
+use swan_sim::workload::{hpc, Arrival, Distribution, Pattern, WorkloadSpec};
 
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// Array scheme: raid0|raid4|raid5 (in place), lograid0|lograid4|lograid5, swan0|swan4|swan5.
-    #[arg(long, default_value = "swan0")]
-    pub scheme: SchemeKind,
+    /// Array scheme: raid0|raid4|raid5 (in place), lograid0|lograid4|lograid5, swan0|swan4|swan5,
+    /// or RAID0 under Harmonia's coordinated GC: harmonia-reactive|harmonia-proactive|harmonia-idle.
+    #[arg(long, default_value = "swan0", value_parser = parse_scheme)]
+    pub scheme: SchemeChoice,
     /// R-groups (SWAN's 2-D array); Log-RAID and RAID use rgroups × ssds-per-rgroup SSDs as one stripe.
     #[arg(long, default_value_t = 4)]
     pub rgroups: u32,
@@ -55,6 +58,32 @@ pub struct SimArgs {
     /// The AFA's network interface in MB/s (0 = unlimited).
     #[arg(long, default_value_t = 0)]
     pub network_mbps: u64,
+    /// Harmonia GGC: forced GC collects until this fraction of each SSD's blocks is free
+    /// (default: just above the SSD's soft limit).
+    #[arg(long, allow_negative_numbers = true)]
+    pub ggc_target: Option<f64>,
+    /// Harmonia proactive soft-limit: GC-state poll period in simulated milliseconds.
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    pub ggc_poll_ms: f64,
+    /// Harmonia proactive policies: idle after this many milliseconds without a request.
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    pub ggc_idle_ms: f64,
+    /// Fill every SSD's whole logical space with valid data first (Harmonia's warm-up),
+    /// before --age.
+    #[arg(long)]
+    pub fill: bool,
+    /// SSD-to-SSD variation: SSD i of n is aged --age × (1 − SPREAD·i/n), so identical SSDs
+    /// under identical striped load do not reach their GC thresholds in lockstep.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub age_spread: f64,
+    /// Leave requests issued before this simulated second out of the latencies.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub measure_from: f64,
+    /// A named workload instead of --rw/--bs/--rwmixread/--iodepth: hpc-w or hpc-r
+    /// (Harmonia Table X: 510.53 KB average, 20 % or 80 % reads, 476.5 IOPS, bursty).
+    /// --rate-iops changes its mean rate.
+    #[arg(long)]
+    pub workload: Option<String>,
     /// fio pattern: read, write, randread, randwrite, randrw.
     #[arg(long, default_value = "randwrite", conflicts_with = "trace")]
     pub rw: Pattern,
@@ -123,6 +152,23 @@ pub struct SimArgs {
     pub quiet: bool,
 }
 
+/// An array scheme, possibly with Harmonia's GC coordination over it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeChoice {
+    pub kind: SchemeKind,
+    pub ggc: Option<GgcPolicy>,
+}
+
+pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
+    if let Ok(policy) = s.parse::<GgcPolicy>() {
+        return Ok(SchemeChoice { kind: SchemeKind::Raid(RaidLevel::Raid0), ggc: Some(policy) });
+    }
+    match s.parse::<SchemeKind>() {
+        Ok(kind) => Ok(SchemeChoice { kind, ggc: None }),
+        Err(e) => Err(format!("{e}, harmonia-reactive, harmonia-proactive, harmonia-idle")),
+    }
+}
+
 pub fn parse_victim(s: &str) -> Result<VictimPolicy, String> {
     match s {
         "greedy" => Ok(VictimPolicy::Greedy),
@@ -158,7 +204,7 @@ impl SimArgs {
         }
         let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
         let array = ArraySpec {
-            kind: self.scheme,
+            kind: self.scheme.kind,
             rgroups: self.rgroups,
             ssds_per_rgroup: self.ssds_per_rgroup,
             member_blocks: ssd.user_pages,
@@ -175,8 +221,8 @@ impl SimArgs {
             },
         };
         let members = u64::from(array.members());
-        let parity = u64::from(self.scheme.raid().parity_members());
-        let data_members = match self.scheme {
+        let parity = u64::from(self.scheme.kind.raid().parity_members());
+        let data_members = match self.scheme.kind {
             SchemeKind::Swan(_) => {
                 u64::from(self.rgroups) * u64::from(self.ssds_per_rgroup.saturating_sub(parity as u32))
             }
@@ -188,7 +234,7 @@ impl SimArgs {
             bail!(
                 "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
                 self.working_set,
-                self.scheme,
+                self.scheme.kind,
                 volume as f64 / (array.member_blocks * data_members) as f64
             );
         }
@@ -196,15 +242,50 @@ impl SimArgs {
             Some(iops) => Arrival::Open { iops },
             None => Arrival::Closed { iodepth: self.iodepth },
         };
-        let workload = WorkloadSpec {
+        let named = match &self.workload {
+            None => None,
+            Some(name) => {
+                let Some(mut w) = hpc::by_name(name, region) else {
+                    bail!("unknown --workload '{name}': expected one of {}", hpc::NAMES.join(", "));
+                };
+                if let (Some(iops), Arrival::Bursty { on_ms, off_ms, .. }) = (self.rate_iops, w.arrival) {
+                    w.arrival = Arrival::Bursty { iops, on_ms, off_ms };
+                }
+                Some(w)
+            }
+        };
+        let ggc = match self.scheme.ggc {
+            None => None,
+            Some(policy) => {
+                let ms = |v: f64, flag: &str| -> anyhow::Result<u64> {
+                    if !(v.is_finite() && v > 0.0) {
+                        bail!("{flag} must be a positive number of milliseconds, got {v}");
+                    }
+                    Ok((v * 1e6) as u64)
+                };
+                let cfg = GgcConfig {
+                    policy,
+                    force_target: self.ggc_target,
+                    poll_ns: ms(self.ggc_poll_ms, "--ggc-poll-ms")?,
+                    idle_ns: ms(self.ggc_idle_ms, "--ggc-idle-ms")?,
+                };
+                cfg.validate().map_err(|e| anyhow::anyhow!("--ggc-target: {e}"))?;
+                Some(cfg)
+            }
+        };
+        if !(self.measure_from.is_finite() && self.measure_from >= 0.0) {
+            bail!("--measure-from must be ≥ 0 seconds, got {}", self.measure_from);
+        }
+        let workload = named.unwrap_or(WorkloadSpec {
             pattern: self.rw,
             read_fraction: self.rwmixread,
             block_blocks: to_u32(self.bs, "block size")?,
+            block_blocks_max: 0,
             region_start: 0,
             region_blocks: region,
             distribution: self.dist,
             arrival,
-        };
+        });
         let footprint = match (self.time, self.footprint, &self.trace) {
             (None, None, None) => Some(3.0),
             (_, f, _) => f,
@@ -229,6 +310,11 @@ impl SimArgs {
             age_fraction: self.age,
             stall_limit_s: 600.0,
             trace,
+            fill_first: self.fill,
+            ggc,
+            timeline: None,
+            measure_from_s: self.measure_from,
+            age_spread: self.age_spread,
         })
     }
 }
@@ -311,7 +397,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             crate::units::format_size(u64::from(stripe) * swan_core::BLOCK_BYTES),
         );
     }
-    let job = Job { name: cfg.array.kind.to_string(), cfg, dir: args.out.clone() };
+    let job = Job { name: cfg.scheme_label(), cfg, dir: args.out.clone() };
     let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;
     print_table(&summaries);
     if let Some(replay) = &summaries[0].replay {

@@ -15,11 +15,13 @@
 //! - [`segment`]: the segment table (state, valid count, sequence) with greedy buckets.
 //! - [`summary`]: the segment summary (CRC32C, sequence number, P2L) and its encoding.
 //! - [`victim`]: GC victim policies (greedy, cost-benefit).
+//! - [`ggc`]: Harmonia's globally coordinated GC: the O-RAID's coordinator policies.
 //! - [`scheme`]: in-place RAID0/4/5, Log-RAID0/4/5 and SWAN0/4/5.
 //! - [`analytic`]: the analytic model of SWAN §3.5 (Eq. 1).
 
 pub mod analytic;
 pub mod geometry;
+pub mod ggc;
 pub mod io;
 pub mod l2p;
 pub mod scheme;

@@ -13,6 +13,7 @@
 //! The engine reads no clock and touches no file: progress is reported through a callback
 //! and results are returned as values; `output` writes them.
 
+use crate::ggc::{GgcDriver, GgcReport, TimelineWindow};
 use crate::metrics::{Latencies, MemberTraffic, MemberTrafficMbps, Row};
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, Next, Pacing, SyntheticSource};
@@ -21,6 +22,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+use swan_core::ggc::GgcConfig;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
 use swan_core::scheme::{ArraySpec, Counters, GcJobId, ReqOp, Request, Scheme, Submitted};
 use swan_core::BLOCK_BYTES;
@@ -64,6 +66,37 @@ pub struct SimConfig {
     /// Replay this block trace instead of drawing `workload` (built by [`crate::replay::engine`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::replay::ReplaySpec>,
+    /// Harmonia's warm-up: fill every SSD's whole logical space with valid data (before
+    /// any aging).
+    #[serde(default)]
+    pub fill_first: bool,
+    /// Harmonia's globally coordinated GC (`None`: every SSD collects on its own).
+    #[serde(default)]
+    pub ggc: Option<GgcConfig>,
+    /// Record each SSD's user operations in this window (Harmonia Fig. 9).
+    #[serde(default)]
+    pub timeline: Option<TimelineWindow>,
+    /// Latencies count only requests issued from this simulated second on (0: all).
+    #[serde(default)]
+    pub measure_from_s: f64,
+    /// SSD-to-SSD variation of history: SSD `i` of `n` is aged `age_fraction × (1 −
+    /// age_spread × i / n)` instead of `age_fraction`, so identical SSDs under identical
+    /// striped load do not reach their GC thresholds in lockstep (0: all alike).
+    #[serde(default)]
+    pub age_spread: f64,
+}
+
+impl SimConfig {
+    /// The scheme's name in reports: the GGC policy's when the array coordinates GC.
+    pub fn scheme_label(&self) -> String {
+        match &self.ggc {
+            Some(g) => match g.force_target {
+                Some(t) => format!("{}@{}%", g.policy.scheme_name(), t * 100.0),
+                None => g.policy.scheme_name().to_string(),
+            },
+            None => self.array.kind.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Error)]
@@ -109,6 +142,8 @@ pub struct RunOutput {
     /// Simulated time during which user writes waited for GC to free a segment
     /// (the front-end stalled).
     pub stall_ns: Nanos,
+    /// GC coordination and per-SSD GC counts (Harmonia).
+    pub ggc: GgcReport,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +158,8 @@ enum What {
     Deliver(u32),
     /// A phase of a GC job completed.
     GcPhase(u32),
+    /// The GGC coordinator's wake-up (poll or idle check).
+    Ggc,
     Tick,
 }
 
@@ -216,6 +253,8 @@ pub struct Engine {
     /// members' backlog, which preempting reads push back.
     gc_can_be_preempted: bool,
     stopping: bool,
+    ggc: GgcDriver,
+    measure_from: Nanos,
     // Measurements.
     latencies: Latencies,
     requests: u64,
@@ -280,8 +319,13 @@ impl Engine {
         let mut ssds = Vec::with_capacity(scheme.members() as usize);
         for i in 0..scheme.members() {
             let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
+            if cfg.fill_first {
+                ssd.fill_sequential(1.0);
+                ssd.reset_stats();
+            }
             if cfg.age_fraction > 0.0 {
-                ssd.age_random(cfg.age_fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+                let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(scheme.members()));
+                ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
                 ssd.reset_stats();
             }
             ssds.push(ssd);
@@ -291,6 +335,13 @@ impl Engine {
             return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
         }
         let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
+        let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
+        if !(0.0..=1.0).contains(&cfg.age_spread) {
+            return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
+        }
+        if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
+            return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
+        }
         let members = scheme.members() as usize;
         Ok(Self {
             link: Link::new(cfg.network_mbps, 0),
@@ -312,6 +363,8 @@ impl Engine {
             plan: IoPlan::new(),
             gc_can_be_preempted,
             stopping: false,
+            ggc,
+            measure_from: (cfg.measure_from_s * NS_PER_S) as Nanos,
             latencies: Latencies::default(),
             requests: 0,
             user_write_blocks: 0,
@@ -366,6 +419,11 @@ impl Engine {
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
                 What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::Ggc => {
+                    if let Some(at) = self.ggc.on_wakeup(&mut self.ssds, self.now) {
+                        self.push(at, What::Ggc);
+                    }
+                }
                 What::Tick => {
                     if self.tick(progress)? {
                         break;
@@ -432,6 +490,9 @@ impl Engine {
             // An idle array is not a stalled one: measure quiet time from here (a trace may
             // pause for minutes).
             self.last_completion = self.now;
+        }
+        if let Some(at) = self.ggc.on_arrival(self.now) {
+            self.push(at, What::Ggc);
         }
         let req = next.req;
         let slot = match self.free_reqs.pop() {
@@ -533,8 +594,12 @@ impl Engine {
                 self.interval.array_gc_write_blocks += u64::from(io.count);
             }
         }
-        self.ssds[io.member as usize]
-            .submit(self.now, DevOp { kind, block: io.block, count: io.count, class: io.class })
+        let done = self.ssds[io.member as usize]
+            .submit(self.now, DevOp { kind, block: io.block, count: io.count, class: io.class });
+        if let Some(at) = self.ggc.after_member_io(&mut self.ssds, io.member, kind, io.class, self.now, done) {
+            self.push(at, What::Ggc);
+        }
+        done
     }
 
     fn req_phase_done(&mut self, slot: u32) {
@@ -559,6 +624,7 @@ impl Engine {
         let r = &mut self.reqs[slot as usize];
         let req = r.req.take().expect("live request");
         let latency = self.now - r.issued_at;
+        let measured = r.issued_at >= self.measure_from;
         self.free_reqs.push(slot);
         self.requests += 1;
         self.last_completion = self.now;
@@ -567,12 +633,16 @@ impl Engine {
             ReqOp::Read => {
                 self.user_read_blocks += u64::from(req.blocks);
                 self.interval.user_read_bytes += bytes;
-                self.latencies.record(true, latency);
+                if measured {
+                    self.latencies.record(true, latency);
+                }
             }
             ReqOp::Write => {
                 self.user_write_blocks += u64::from(req.blocks);
                 self.interval.user_write_bytes += bytes;
-                self.latencies.record(false, latency);
+                if measured {
+                    self.latencies.record(false, latency);
+                }
                 if let Some(limit) = self.cfg.stop.write_bytes {
                     if !self.stopping && self.user_write_blocks * BLOCK_BYTES >= limit {
                         // Close the run now: the last interval is cut short rather than
@@ -756,7 +826,9 @@ impl Engine {
             ssd_heap += ssd.model_bytes();
             pages += ssd.config().user_pages;
         }
+        let ggc = self.ggc.finish(&self.ssds);
         RunOutput {
+            ggc,
             rows: self.rows,
             latencies: self.latencies,
             ssd_read_latency,

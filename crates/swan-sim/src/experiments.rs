@@ -6,8 +6,10 @@
 //! the array's capacity. Nothing here runs anything.
 
 use crate::engine::{SimConfig, StopRule};
-use crate::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
+use crate::ggc::TimelineWindow;
+use crate::workload::{hpc, Arrival, Distribution, Pattern, WorkloadSpec};
 use swan_core::geometry::RaidLevel;
+use swan_core::ggc::{GgcConfig, GgcPolicy};
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{self, SsdConfig};
@@ -57,6 +59,7 @@ pub fn random_writes(iodepth: u32) -> WorkloadSpec {
         pattern: Pattern::RandWrite,
         read_fraction: 0.0,
         block_blocks: 2,
+        block_blocks_max: 0,
         region_start: 0,
         region_blocks: 0,
         distribution: Distribution::Uniform,
@@ -113,6 +116,11 @@ pub fn run_config(
         age_fraction: age,
         stall_limit_s: 600.0,
         trace: None,
+        fill_first: false,
+        ggc: None,
+        timeline: None,
+        measure_from_s: 0.0,
+        age_spread: 0.0,
     }
 }
 
@@ -200,4 +208,184 @@ pub fn simple_ssd(scale: Scale, seed: u64) -> Vec<SimConfig> {
         }
     }
     runs
+}
+
+/// Harmonia's array schemes: in-place RAID0 with uncoordinated SSD GC (the paper's
+/// baseline), RAID0 under each GGC policy, and — a comparison none of the papers made —
+/// SWAN0 and Log-RAID0 on the same SSDs and workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HarmoniaScheme {
+    Baseline,
+    Ggc(GgcPolicy),
+    Swan0,
+    LogRaid0,
+}
+
+impl HarmoniaScheme {
+    pub const ALL: [HarmoniaScheme; 6] = [
+        HarmoniaScheme::Baseline,
+        HarmoniaScheme::Ggc(GgcPolicy::Reactive),
+        HarmoniaScheme::Ggc(GgcPolicy::ProactiveSoftLimit),
+        HarmoniaScheme::Ggc(GgcPolicy::ProactiveIdle),
+        HarmoniaScheme::Swan0,
+        HarmoniaScheme::LogRaid0,
+    ];
+}
+
+/// How big a Harmonia reproduction is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HarmoniaScale {
+    /// User capacity of each SSD in GiB (Table IX: 32 GB raw, 85 % of it user-visible).
+    pub ssd_gib: f64,
+    /// Simulated seconds of workload, and the first seconds left out of the latencies.
+    pub sim_s: f64,
+    pub measure_from_s: f64,
+}
+
+impl HarmoniaScale {
+    /// The default: Table IX's SSD at its full size, 30 simulated seconds. Only the untimed
+    /// warm-up grows with SSD size (≈ 2 s per SSD); smaller SSDs distort GGC, because the
+    /// model's SSD opens a block on each of its 256 planes at once, so one GC run frees about
+    /// 256 blocks — 2.7 % of a 2 GiB SSD, wider than the 1 % between soft and hard limit.
+    pub const DEFAULT: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 30.0, measure_from_s: 3.0 };
+    /// Longer runs: 120 simulated seconds.
+    pub const LONG: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 120.0, measure_from_s: 12.0 };
+
+    /// Table IX's SSD with this scale's capacity (the preset itself at full size).
+    pub fn ssd(&self) -> SsdConfig {
+        let full = ssd::preset("harmonia").expect("built-in preset");
+        let pages = (self.ssd_gib * 262_144.0) as u64;
+        if pages >= full.user_pages {
+            full
+        } else {
+            full.with_user_pages(pages)
+        }
+    }
+}
+
+/// Fraction of every SSD overwritten at random (once each page, untimed) after the fill, so
+/// the run starts with the SSDs' GC in its steady state rather than after hours of writing.
+pub const HARMONIA_AGE: f64 = 0.9;
+
+/// One Harmonia run: `scheme` over `ssds` SSDs under HPC(W) or HPC(R) (`read_fraction`)
+/// at `iops`. RAID0 stripes 4 KiB units over every SSD (Table VIII). Every SSD is filled
+/// with valid data first, as the paper warms up, then aged ([`HARMONIA_AGE`]). SWAN0 uses
+/// R-groups of two SSDs; the log-structured schemes TRIM their free space when built, so
+/// the fill does not survive for them: their own log fills as the run writes.
+pub fn harmonia_run(
+    scheme: HarmoniaScheme,
+    ssds: u32,
+    read_fraction: f64,
+    iops: f64,
+    scale: HarmoniaScale,
+    seed: u64,
+) -> SimConfig {
+    let ssd = scale.ssd();
+    let (kind, rgroups, per_group) = match scheme {
+        HarmoniaScheme::Baseline | HarmoniaScheme::Ggc(_) => (SchemeKind::Raid(RaidLevel::Raid0), 1, ssds),
+        HarmoniaScheme::Swan0 => (SchemeKind::Swan(RaidLevel::Raid0), (ssds / 2).max(1), if ssds >= 2 { 2 } else { 1 }),
+        HarmoniaScheme::LogRaid0 => (SchemeKind::LogRaid(RaidLevel::Raid0), 1, ssds),
+    };
+    let array = ArraySpec {
+        kind,
+        rgroups,
+        ssds_per_rgroup: per_group,
+        member_blocks: ssd.user_pages,
+        member_offset: 0,
+        segment_rows: aligned_segment_rows(&ssd),
+        chunk_blocks: 1,
+        victim: VictimPolicy::Greedy,
+        tuning: Default::default(),
+    };
+    let volume = array.build().map(|s| s.volume_blocks()).unwrap_or(0);
+    let interval = interval_ms(&ssd).min(1000);
+    SimConfig {
+        ggc: match scheme {
+            HarmoniaScheme::Ggc(p) => Some(GgcConfig::new(p)),
+            _ => None,
+        },
+        array,
+        ssd,
+        network_mbps: 0,
+        workload: hpc::workload(read_fraction, iops, volume),
+        stop: StopRule { sim_seconds: Some(scale.sim_s), write_bytes: None },
+        interval_ms: interval,
+        seed,
+        age_fraction: HARMONIA_AGE,
+        stall_limit_s: 60.0,
+        fill_first: true,
+        timeline: None,
+        measure_from_s: scale.measure_from_s,
+        age_spread: 0.0,
+        trace: None,
+    }
+}
+
+/// A higher forced-GC target tried beside the default (just above the soft limit): halfway
+/// from the soft limit (6 %) to one more per cent.
+pub const HARMONIA_ALT_TARGET: f64 = 0.065;
+
+/// Harmonia Fig. 6 / 10 and Table X: HPC(W) and HPC(R) on 8 SSDs, every scheme, and the
+/// reactive and idle policies again with [`HARMONIA_ALT_TARGET`].
+pub fn harmonia_hpc(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let mut runs = Vec::new();
+    for reads in [hpc::READ_FRACTION_W, hpc::READ_FRACTION_R] {
+        for scheme in HarmoniaScheme::ALL {
+            runs.push(harmonia_run(scheme, 8, reads, hpc::IOPS, scale, seed));
+        }
+        for policy in [GgcPolicy::Reactive, GgcPolicy::ProactiveIdle] {
+            let mut cfg = harmonia_run(HarmoniaScheme::Ggc(policy), 8, reads, hpc::IOPS, scale, seed);
+            if let Some(g) = cfg.ggc.as_mut() {
+                g.force_target = Some(HARMONIA_ALT_TARGET);
+            }
+            runs.push(cfg);
+        }
+    }
+    runs
+}
+
+/// Multiples of Table X's 476.5 IOPS swept in Fig. 7 (the paper's axis values are not
+/// given in its text; swan sweeps from half to eight times the rate).
+pub const HARMONIA_FIG7_RATES: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+
+/// Harmonia Fig. 7: baseline and reactive GGC against arrival rate, HPC(W) and HPC(R).
+pub fn harmonia_fig7(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let mut runs = Vec::new();
+    for reads in [hpc::READ_FRACTION_W, hpc::READ_FRACTION_R] {
+        for m in HARMONIA_FIG7_RATES {
+            for scheme in [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)] {
+                runs.push(harmonia_run(scheme, 8, reads, hpc::IOPS * m, scale, seed));
+            }
+        }
+    }
+    runs
+}
+
+/// SSD counts of Harmonia Fig. 8.
+pub const HARMONIA_FIG8_SSDS: [u32; 9] = [2, 4, 6, 8, 10, 12, 14, 16, 18];
+
+/// Harmonia Fig. 8: baseline and reactive GGC under HPC(W) on 2 … 18 SSDs.
+pub fn harmonia_fig8(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let mut runs = Vec::new();
+    for n in HARMONIA_FIG8_SSDS {
+        for scheme in [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)] {
+            runs.push(harmonia_run(scheme, n, hpc::READ_FRACTION_W, hpc::IOPS, scale, seed));
+        }
+    }
+    runs
+}
+
+/// Harmonia Fig. 9: each SSD's request latencies over a 300 ms window of HPC(W), baseline
+/// and reactive GGC, 8 SSDs. The window opens 0.5 s after measurement starts (with seed 1
+/// inside a burst: HPC's OFF periods can be longer than the window).
+pub fn harmonia_fig9(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)]
+        .into_iter()
+        .map(|scheme| {
+            let mut cfg = harmonia_run(scheme, 8, hpc::READ_FRACTION_W, hpc::IOPS, scale, seed);
+            cfg.timeline = Some(TimelineWindow { start_s: scale.measure_from_s + 0.5, len_s: 0.3 });
+            cfg.stop.sim_seconds = Some(scale.measure_from_s + 2.0);
+            cfg
+        })
+        .collect()
 }

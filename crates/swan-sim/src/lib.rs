@@ -5,15 +5,17 @@
 //!
 //! - [`engine`]: the event loop (no clock, no files).
 //! - [`source`]: the seam the engine draws requests from ([`source::ArrivalSource`]).
-//! - [`workload`]: fio-like request generators.
+//! - [`workload`]: fio-like request generators, and Harmonia's HPC workloads.
 //! - [`trace`]: block-trace readers; [`replay`]: a trace as a request source (simulator and
 //!   the NBD replay client alike).
+//! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
 
 pub mod engine;
 pub mod experiments;
+pub mod ggc;
 pub mod metrics;
 pub mod output;
 pub mod replay;

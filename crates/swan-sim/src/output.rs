@@ -16,6 +16,12 @@ pub struct LatencySummary {
     pub p999: u64,
     pub max: u64,
     pub mean: f64,
+    /// Standard deviation (population) and coefficient of variation (σ/µ): Harmonia's
+    /// measures of variability.
+    #[serde(default)]
+    pub stddev: f64,
+    #[serde(default)]
+    pub cv: f64,
 }
 
 /// The figures of one run; serialized as `summary.json`.
@@ -67,6 +73,10 @@ pub struct Summary {
     /// For a trace run: the trace, its format, the address policy, span and volume size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplayReport>,
+    /// Harmonia: GGC cycles and what triggered them (all zero without coordination).
+    pub ggc: swan_core::ggc::GgcCounters,
+    /// Per SSD: GC runs of its own (hard limit), forced runs, pages copied, erases.
+    pub ssd_gc: Vec<crate::ggc::SsdGcCounts>,
 }
 
 /// Percentiles, maximum and mean of a latency histogram (µs).
@@ -77,6 +87,8 @@ pub fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
         p999: h.value_at_quantile(0.999),
         max: h.max(),
         mean: h.mean(),
+        stddev: h.stdev(),
+        cv: if h.mean() > 0.0 { h.stdev() / h.mean() } else { 0.0 },
     }
 }
 
@@ -99,7 +111,7 @@ impl Summary {
         let (ssd_read_mbps, ssd_write_mbps) = swan_models::ssd::bandwidth::sequential_mbps(&cfg.ssd);
         let nonempty = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_summary(h));
         Self {
-            scheme: cfg.array.kind.to_string(),
+            scheme: cfg.scheme_label(),
             seed: cfg.seed,
             options: cfg.clone(),
             ssd_write_mbps,
@@ -134,11 +146,17 @@ impl Summary {
             bytes_per_modelled_block: (out.scheme_heap_bytes + out.ssd_heap_bytes) as f64
                 / out.modelled_blocks.max(1) as f64,
             replay: None,
+            ggc: out.ggc.counters,
+            ssd_gc: out.ggc.per_ssd.clone(),
         }
     }
 }
 
-/// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv` and `ssd_latency_cdf.csv`.
+/// Per-SSD user operations in the timeline window (Harmonia Fig. 9), when one was asked for.
+pub const SSD_TIMELINE_FILE: &str = "ssd_timeline.csv";
+
+/// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv`, `ssd_latency_cdf.csv` and,
+/// with a timeline window, `ssd_timeline.csv`.
 pub fn write_run(dir: &Path, summary: &Summary, out: &RunOutput) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating run directory {}", dir.display()))?;
     let write = |name: &str, text: String| {
@@ -161,6 +179,14 @@ pub fn write_run(dir: &Path, summary: &Summary, out: &RunOutput) -> anyhow::Resu
         }
     }
     write("ssd_latency_cdf.csv", ssd)?;
+    if !out.ggc.timeline.is_empty() {
+        let mut t = String::from("t_ms,ssd,latency_us,op\n");
+        for p in &out.ggc.timeline {
+            let op = if p.write { "write" } else { "read" };
+            let _ = writeln!(t, "{:.4},{},{:.1},{op}", p.t_ns as f64 / 1e6, p.member, p.latency_ns as f64 / 1e3);
+        }
+        write(SSD_TIMELINE_FILE, t)?;
+    }
     Ok(())
 }
 

@@ -51,13 +51,10 @@ pub struct SyntheticSource {
 }
 
 impl SyntheticSource {
-    /// Refuses an open-loop rate that is not a positive finite number.
+    /// Refuses an arrival process that cannot run (a rate that is not a positive finite
+    /// number, burst lengths that are not).
     pub fn new(gen: Generator, arrival: Arrival) -> Result<Self, String> {
-        if let Arrival::Open { iops } = arrival {
-            if !(iops > 0.0 && iops.is_finite()) {
-                return Err(format!("open-loop rate must be positive, got {iops}"));
-            }
-        }
+        arrival.validate()?;
         Ok(Self { gen, arrival, started: false })
     }
 }
@@ -66,14 +63,15 @@ impl ArrivalSource for SyntheticSource {
     fn pacing(&self) -> Pacing {
         match self.arrival {
             Arrival::Closed { iodepth } => Pacing::Closed { depth: iodepth.max(1) },
-            Arrival::Open { .. } => Pacing::Timed,
+            Arrival::Open { .. } | Arrival::Bursty { .. } => Pacing::Timed,
         }
     }
 
     fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
-        // The first open-loop request arrives at 0; each later one a fixed gap after the last.
-        let at = match self.arrival {
-            Arrival::Open { iops } if self.started => now + (1e9 / iops).max(1.0) as Nanos,
+        // The first timed request arrives at 0; each later one the generator's gap (fixed
+        // for a rate, drawn for bursts) after the last.
+        let at = match self.gen.next_gap_ns() {
+            Some(gap) if self.started => now + gap,
             _ => now,
         };
         self.started = true;

@@ -2,14 +2,19 @@
 //!
 //! Patterns as fio names them (`read`, `write`, `randread`, `randwrite`, `randrw` with a read
 //! mix), a block size, a region of the volume, uniform or Zipf-distributed addresses,
-//! and either a closed loop of `iodepth` outstanding requests or an open loop at a fixed
-//! rate. Stop after a simulated duration or once enough bytes have been written.
+//! and either a closed loop of `iodepth` outstanding requests, an open loop at a fixed
+//! rate, or bursty open-loop arrivals (ON/OFF). Request sizes are fixed, or uniform over a
+//! range ([`WorkloadSpec::block_blocks_max`]). Stop after a simulated duration or once
+//! enough bytes have been written.
+//!
+//! [`hpc`] builds Harmonia's HPC(W) and HPC(R) workloads (Table X).
 
 use crate::rng::SimRng;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use swan_core::scheme::{ReqOp, Request};
+use swan_models::Nanos;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Pattern {
@@ -83,6 +88,34 @@ pub enum Arrival {
     Closed { iodepth: u32 },
     /// One request every `1/iops` seconds, regardless of completions.
     Open { iops: f64 },
+    /// Bursts: ON periods (exponential, mean `on_ms`) of Poisson arrivals alternate with
+    /// silent OFF periods (exponential, mean `off_ms`); the ON rate is set so that the
+    /// long-run mean is `iops` requests per second (a two-state Markov-modulated Poisson
+    /// process, the textbook model of bursty arrivals).
+    Bursty { iops: f64, on_ms: f64, off_ms: f64 },
+}
+
+impl Arrival {
+    /// Checks the rates, naming what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        match *self {
+            Arrival::Closed { .. } => Ok(()),
+            Arrival::Open { iops } if !positive(iops) => Err(format!("open-loop rate must be positive, got {iops}")),
+            Arrival::Open { .. } => Ok(()),
+            Arrival::Bursty { iops, on_ms, off_ms } => {
+                if !positive(iops) {
+                    return Err(format!("bursty mean rate must be positive, got {iops}"));
+                }
+                if !(positive(on_ms) && off_ms.is_finite() && off_ms >= 0.0) {
+                    return Err(format!(
+                        "bursty ON period must be positive and OFF period ≥ 0 (ms), got {on_ms} and {off_ms}"
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,6 +124,11 @@ pub struct WorkloadSpec {
     /// Fraction of reads for `randrw`.
     pub read_fraction: f64,
     pub block_blocks: u32,
+    /// If above `block_blocks`, request sizes are uniform over `block_blocks..=block_blocks_max`
+    /// blocks and requests start at any block (not size-aligned). 0: every request is
+    /// `block_blocks`.
+    #[serde(default)]
+    pub block_blocks_max: u32,
     /// First block of the region the workload touches.
     pub region_start: u64,
     /// Blocks in the region (0 = to the end of the volume).
@@ -105,6 +143,7 @@ impl Default for WorkloadSpec {
             pattern: Pattern::RandWrite,
             read_fraction: 0.5,
             block_blocks: 2,
+            block_blocks_max: 0,
             region_start: 0,
             region_blocks: 0,
             distribution: Distribution::Uniform,
@@ -125,6 +164,51 @@ pub struct Generator {
     zipf: Option<Zipf>,
     seq_cursor: u64,
     rng: SimRng,
+    /// Variable sizes: the largest request, and the region in blocks.
+    size_max: u32,
+    region: u64,
+    arrival: ArrivalClock,
+}
+
+/// Draws inter-arrival gaps from its own random stream, so the request stream (addresses,
+/// sizes, read/write) is the same whatever the arrival process.
+#[derive(Clone, Debug)]
+struct ArrivalClock {
+    arrival: Arrival,
+    rng: SimRng,
+    /// Bursty: time left in the current ON period.
+    on_left_ns: f64,
+}
+
+impl ArrivalClock {
+    fn exp(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.rng.unit()).ln()
+    }
+
+    fn next_gap_ns(&mut self) -> Option<Nanos> {
+        match self.arrival {
+            Arrival::Closed { .. } => None,
+            Arrival::Open { iops } => Some((1e9 / iops).max(1.0) as Nanos),
+            Arrival::Bursty { iops, on_ms, off_ms } => {
+                let (on_ns, off_ns) = (on_ms * 1e6, off_ms * 1e6);
+                let mean_gap_on = 1e9 / iops * on_ns / (on_ns + off_ns);
+                let mut gap = 0.0;
+                loop {
+                    let g = self.exp(mean_gap_on);
+                    if g < self.on_left_ns {
+                        self.on_left_ns -= g;
+                        gap += g;
+                        break;
+                    }
+                    // The burst ends before the next arrival: an OFF period, then a new
+                    // burst in which (being memoryless) the wait starts afresh.
+                    gap += self.on_left_ns + self.exp(off_ns);
+                    self.on_left_ns = self.exp(on_ns);
+                }
+                Some((gap as Nanos).max(1))
+            }
+        }
+    }
 }
 
 impl Generator {
@@ -154,6 +238,21 @@ impl Generator {
         if !(0.0..=1.0).contains(&spec.read_fraction) {
             return Err(format!("read fraction must be within 0..1, got {}", spec.read_fraction));
         }
+        if spec.block_blocks_max > spec.block_blocks {
+            if u64::from(spec.block_blocks_max) > region {
+                return Err(format!(
+                    "region of {region} blocks is smaller than the largest {}-block request",
+                    spec.block_blocks_max
+                ));
+            }
+            if spec.distribution != Distribution::Uniform
+                || !matches!(spec.pattern, Pattern::RandRw | Pattern::RandRead | Pattern::RandWrite)
+            {
+                return Err("variable request sizes need a random pattern with uniform addresses".into());
+            }
+        }
+        spec.arrival.validate()?;
+        let arrival_rng = SimRng::fork(rng.clone().next_u64(), 0xA331);
         let zipf = match spec.distribution {
             Distribution::Uniform => None,
             Distribution::Zipf { theta } => Some(Zipf::new(positions, theta)),
@@ -167,7 +266,16 @@ impl Generator {
             zipf,
             seq_cursor: 0,
             rng,
+            size_max: spec.block_blocks_max,
+            region,
+            arrival: ArrivalClock { arrival: spec.arrival, rng: arrival_rng, on_left_ns: 0.0 },
         })
+    }
+
+    /// The gap before the next open-loop arrival (`None` for a closed loop, where requests
+    /// are issued on completions).
+    pub fn next_gap_ns(&mut self) -> Option<Nanos> {
+        self.arrival.next_gap_ns()
     }
 
     pub fn region_blocks(&self) -> u64 {
@@ -185,6 +293,9 @@ impl Generator {
     }
 
     pub fn next_request(&mut self) -> Request {
+        if self.size_max > self.block_blocks {
+            return self.next_sized_request();
+        }
         let (op, pos) = match self.pattern {
             Pattern::Read | Pattern::Write => {
                 let pos = self.seq_cursor;
@@ -199,6 +310,73 @@ impl Generator {
             }
         };
         Request::new(op, self.start + pos * u64::from(self.block_blocks), self.block_blocks)
+    }
+}
+
+impl Generator {
+    /// A request of random size, uniform over the sizes, anywhere in the region.
+    fn next_sized_request(&mut self) -> Request {
+        let op = match self.pattern {
+            Pattern::RandRead => ReqOp::Read,
+            Pattern::RandWrite => ReqOp::Write,
+            _ if self.rng.unit() < self.read_fraction => ReqOp::Read,
+            _ => ReqOp::Write,
+        };
+        let blocks = self.block_blocks + self.rng.below(u64::from(self.size_max - self.block_blocks) + 1) as u32;
+        let lba = self.start + self.rng.below(self.region - u64::from(blocks) + 1);
+        Request::new(op, lba, blocks)
+    }
+}
+
+/// Harmonia's HPC-like synthetic workloads (Table X): 510.53 KB average request, 20.12 %
+/// (HPC(W)) or 80.08 % (HPC(R)) reads, 476.50 requests per second, bursty.
+///
+/// The paper gives only these averages. swan's choices for the rest: sizes uniform over
+/// 4 KiB … 1016 KiB (1 … 254 blocks, mean 127.5 blocks = 510 KiB; the paper's "KB" read as
+/// KiB); addresses uniform over the whole volume; bursts as [`Arrival::Bursty`] with ON and
+/// OFF periods of 100 ms mean each (so requests arrive at twice the mean rate within a burst).
+pub mod hpc {
+    use super::*;
+
+    /// Table X: requests per second.
+    pub const IOPS: f64 = 476.50;
+    /// Table X: reads as a fraction, HPC(W).
+    pub const READ_FRACTION_W: f64 = 0.2012;
+    /// Table X: reads as a fraction, HPC(R).
+    pub const READ_FRACTION_R: f64 = 0.8008;
+    /// Table X: average request size in KB.
+    pub const MEAN_REQUEST_KB: f64 = 510.53;
+    /// Mean burst (ON) and gap (OFF) lengths: swan's choice.
+    pub const ON_MS: f64 = 100.0;
+    pub const OFF_MS: f64 = 100.0;
+    /// Request sizes in 4 KiB blocks.
+    pub const MIN_BLOCKS: u32 = 1;
+    pub const MAX_BLOCKS: u32 = 254;
+
+    /// The names [`by_name`] knows.
+    pub const NAMES: &[&str] = &["hpc-w", "hpc-r"];
+
+    /// HPC(W) or HPC(R) at `iops` requests per second over the volume's first `region_blocks`.
+    pub fn workload(read_fraction: f64, iops: f64, region_blocks: u64) -> WorkloadSpec {
+        WorkloadSpec {
+            pattern: Pattern::RandRw,
+            read_fraction,
+            block_blocks: MIN_BLOCKS,
+            block_blocks_max: MAX_BLOCKS,
+            region_start: 0,
+            region_blocks,
+            distribution: Distribution::Uniform,
+            arrival: Arrival::Bursty { iops, on_ms: ON_MS, off_ms: OFF_MS },
+        }
+    }
+
+    /// `hpc-w` or `hpc-r` at Table X's rate, or `None`.
+    pub fn by_name(name: &str, region_blocks: u64) -> Option<WorkloadSpec> {
+        match name {
+            "hpc-w" => Some(workload(READ_FRACTION_W, IOPS, region_blocks)),
+            "hpc-r" => Some(workload(READ_FRACTION_R, IOPS, region_blocks)),
+            _ => None,
+        }
     }
 }
 
@@ -307,6 +485,50 @@ mod tests {
         }
         let bad = WorkloadSpec { region_blocks: 5000, ..Default::default() };
         assert!(Generator::new(&bad, 2000, SimRng::new(3)).unwrap_err().contains("exceeds"));
+    }
+
+    #[test]
+    fn hpc_workloads_have_table_x_size_mix_and_rate() {
+        for (name, reads) in [("hpc-w", hpc::READ_FRACTION_W), ("hpc-r", hpc::READ_FRACTION_R)] {
+            let spec = hpc::by_name(name, 1 << 22).unwrap();
+            let mut g = Generator::new(&spec, 1 << 22, SimRng::new(5)).unwrap();
+            let n = 200_000;
+            let (mut blocks, mut read, mut ns) = (0u64, 0u64, 0u64);
+            for _ in 0..n {
+                let r = g.next_request();
+                assert!((1..=254).contains(&r.blocks) && r.lba + u64::from(r.blocks) <= 1 << 22);
+                blocks += u64::from(r.blocks);
+                read += u64::from(r.op == ReqOp::Read);
+                ns += g.next_gap_ns().unwrap();
+            }
+            let kib = blocks as f64 * 4.0 / n as f64;
+            assert!((kib - hpc::MEAN_REQUEST_KB).abs() / hpc::MEAN_REQUEST_KB < 0.01, "{name}: mean {kib} KiB");
+            let rf = read as f64 / n as f64;
+            assert!((rf - reads).abs() < 0.005, "{name}: read fraction {rf}");
+            let iops = n as f64 / (ns as f64 / 1e9);
+            assert!((iops - hpc::IOPS).abs() / hpc::IOPS < 0.03, "{name}: {iops} IOPS");
+        }
+        assert!(hpc::by_name("hpc-x", 100).is_none());
+    }
+
+    #[test]
+    fn bursty_arrivals_come_in_bursts() {
+        let spec = hpc::workload(0.2, 500.0, 1 << 20);
+        let mut g = Generator::new(&spec, 1 << 20, SimRng::new(9)).unwrap();
+        let gaps: Vec<u64> = (0..100_000).map(|_| g.next_gap_ns().unwrap()).collect();
+        // Poisson at the mean rate would have CV 1 and almost no gap over 20 ms (e^-10);
+        // ON/OFF arrivals have mostly short gaps within bursts and a long one between.
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        let var = gaps.iter().map(|&g| (g as f64 - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        assert!(var.sqrt() / mean > 2.0, "CV {}", var.sqrt() / mean);
+        let long = gaps.iter().filter(|&&g| g > 20_000_000).count();
+        // About one OFF period per 100 requests (100 ms bursts at 1000 IOPS), most over 20 ms.
+        assert!(long > 500, "{long} gaps over 20 ms");
+        let open = WorkloadSpec { arrival: Arrival::Open { iops: 1000.0 }, ..Default::default() };
+        assert_eq!(Generator::new(&open, 100, SimRng::new(1)).unwrap().next_gap_ns(), Some(1_000_000));
+        let bad =
+            WorkloadSpec { arrival: Arrival::Bursty { iops: 1.0, on_ms: 0.0, off_ms: 1.0 }, ..Default::default() };
+        assert!(Generator::new(&bad, 100, SimRng::new(1)).unwrap_err().contains("ON period"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::ftl::{Ftl, Nand, Untimed};
 use super::stats::SsdStats;
 use super::timing::{Prio, Timing};
 use crate::{DevOp, DevOpKind, Device, IoClass, Nanos};
+use swan_core::ggc::MemberGcState;
 
 /// How close a device is to running out of free blocks (for Harmonia's coordinated GC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +19,16 @@ pub enum GcPressure {
     SoftLimit,
     /// At or below the trigger: the next write runs foreground GC.
     HardLimit,
+}
+
+/// What an O-SSD tells its array controller when its free blocks fall to the soft limit
+/// (Harmonia §IV-C.1: it "will soon need to initiate a GC process", with "an estimate of how
+/// much data can be written before a hard threshold is reached").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoftLimitNotice {
+    pub free_blocks: u64,
+    /// Pages that can be written before the SSD must collect on its own (a lower bound).
+    pub pages_to_hard_limit: u64,
 }
 
 /// One SSD in virtual time. See the [module docs](super) for the model.
@@ -46,6 +57,10 @@ pub struct Ssd {
     gc_soft_limit_blocks: u64,
     /// Latest completion returned; with the media horizon, what `busy_until` reports.
     last_done: Nanos,
+    /// The soft-limit notice is edge-triggered: armed while free blocks are above the soft
+    /// limit (or not yet looked at), fired once when a write takes them to it.
+    notice_armed: bool,
+    notice: Option<SoftLimitNotice>,
 }
 
 /// Charges the NAND work of one operation submitted at `now`, and remembers when the
@@ -90,6 +105,8 @@ impl Ssd {
             gc_trigger_blocks: config.gc_trigger_blocks(),
             gc_soft_limit_blocks: config.gc_soft_limit_blocks(),
             last_done: 0,
+            notice_armed: true,
+            notice: None,
             config,
         })
     }
@@ -129,19 +146,64 @@ impl Ssd {
         }
     }
 
+    /// The GC state an O-RAID reads from an O-SSD (Harmonia's proactive soft-limit polls it).
+    pub fn gc_state(&self) -> MemberGcState {
+        MemberGcState {
+            free_blocks: self.ftl.free_blocks(),
+            soft_limit_blocks: self.gc_soft_limit_blocks,
+            hard_limit_blocks: self.gc_trigger_blocks,
+            total_blocks: self.total_blocks,
+            pages_per_block: self.config.pages_per_block,
+        }
+    }
+
+    /// The pending soft-limit notice, if a write took free blocks to the soft limit since
+    /// the last call. The O-SSD pushes it; the driver delivers it to the O-RAID. It fires
+    /// again only after free blocks have risen above the soft limit (forced GC does that;
+    /// the SSD's own hard-limit GC stops below it).
+    pub fn take_soft_limit_notice(&mut self) -> Option<SoftLimitNotice> {
+        self.notice.take()
+    }
+
+    /// Arms or fires the soft-limit notice after free blocks changed.
+    fn watch_soft_limit(&mut self) {
+        let free = self.ftl.free_blocks();
+        if free > self.gc_soft_limit_blocks {
+            self.notice_armed = true;
+        } else if self.notice_armed {
+            self.notice_armed = false;
+            self.notice =
+                Some(SoftLimitNotice { free_blocks: free, pages_to_hard_limit: self.gc_state().pages_to_hard_limit() });
+        }
+    }
+
     /// Runs internal GC at `now` until free blocks reach `target_free_fraction` of all
     /// blocks (or nothing more can be reclaimed), charged to the dies like foreground GC.
     /// Returns when that work ends (`now` if there was none). Counts one forced GC
     /// invocation if any victim was collected. A no-op on the block FTL, which has no GC.
     pub fn force_gc(&mut self, now: Nanos, target_free_fraction: f64) -> Nanos {
         let target = (target_free_fraction.clamp(0.0, 1.0) * self.total_blocks as f64).ceil() as u64;
+        self.force_gc_blocks(now, target)
+    }
+
+    /// Harmonia's FORCE GC command: [`Ssd::force_gc`] with the target in free blocks.
+    /// Forced GC is the SSD's own GC, so host requests queue behind it as behind
+    /// hard-limit GC.
+    pub fn force_gc_blocks(&mut self, now: Nanos, target_free_blocks: u64) -> Nanos {
         let mut clock = Clocked::new(&mut self.timing, now, Prio::Foreground);
-        if self.ftl.collect_until(target, &mut clock, &mut self.stats) {
+        if self.ftl.collect_until(target_free_blocks, &mut clock, &mut self.stats) {
             self.stats.forced_gc_invocations += 1;
         }
         let done = clock.done;
         self.last_done = self.last_done.max(done);
+        self.watch_soft_limit();
         done
+    }
+
+    /// FORCE GC up to just above the soft limit: the "internal threshold" Harmonia's forced
+    /// GC cleans to by default, which also re-arms the soft-limit notice.
+    pub fn force_gc_past_soft_limit(&mut self, now: Nanos) -> Nanos {
+        self.force_gc_blocks(now, self.gc_soft_limit_blocks + 1)
     }
 
     /// Ages the device without advancing time, as SWAN §5 does before measuring: writes a
@@ -301,6 +363,9 @@ impl Device for Ssd {
             DevOpKind::Flush => {}
         }
         let done = clock.done + self.config.cmd_latency_ns;
+        if op.kind == DevOpKind::Write {
+            self.watch_soft_limit();
+        }
         let latency_us = (done - now) / 1_000;
         match op.kind {
             DevOpKind::Read => self.stats.read_latency_us.saturating_record(latency_us),

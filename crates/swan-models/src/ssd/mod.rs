@@ -50,6 +50,6 @@ mod victim;
 mod tests;
 
 pub use config::{FtlKind, SsdConfig, SsdConfigError, PAGE_BYTES};
-pub use device::{GcPressure, Ssd};
+pub use device::{GcPressure, SoftLimitNotice, Ssd};
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;

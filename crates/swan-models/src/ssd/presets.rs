@@ -82,8 +82,14 @@ pub fn sata850pro_blockftl() -> SsdConfig {
 /// - Planes: each of the 256 planes is an independent unit (see the `timing` module).
 /// - Not in Table IX, chosen era-typical: 8 channels × 8 chips at 200 MB/s (ONFI 2), a
 ///   SATA host link of 550 MB/s, 10 µs command overhead.
-/// - GC trigger 5 % free (Table IX); soft limit 10 %, twice the hard limit, for Harmonia's
-///   coordinated GC to act before devices stall on their own.
+/// - Hard limit (GC trigger) 5 % free: Table IX's "minimum free blocks"; the SSD's own GC
+///   then reclaims one block at a time, so its stalls are short and frequent.
+/// - Soft limit 6 % free: not in the paper. §IV-C.1 has the O-SSD notify when it "will soon
+///   need to initiate a GC process", so the soft limit sits just above the hard limit: one
+///   per cent of raw flash (1311 blocks at full size) of warning. Every block held free
+///   above the hard limit is spare the greedy cleaner cannot use, so a higher soft limit
+///   costs write amplification (at 10 % the closed blocks would keep a third of the spare
+///   they keep at 5 %).
 pub fn harmonia() -> SsdConfig {
     let raw_pages: u64 = 64 * 4 * 512 * 64;
     SsdConfig {
@@ -103,7 +109,7 @@ pub fn harmonia() -> SsdConfig {
         cmd_latency_ns: 10_000,
         gc_threshold: 0.05,
         gc_reclaim_blocks: 1,
-        gc_soft_limit: 0.10,
+        gc_soft_limit: 0.06,
         ftl: FtlKind::Page,
     }
 }

@@ -187,8 +187,7 @@ fn force_gc_raises_free_space_and_counts_as_forced() {
 fn soft_limit_is_reported_between_the_limits() {
     let mut ssd = small(presets::harmonia());
     assert_eq!(ssd.gc_pressure(), GcPressure::None);
-    // Harmonia: 15 % spare, soft limit 10 %, hard 5 %. Filling 90 % of user space leaves
-    // about 0.15 + 0.1 × 0.85 = 23.5 % free; full leaves ~15 %.
+    // Harmonia: 15 % spare, soft limit 6 %, hard 5 %. A full drive leaves ~15 % free.
     ssd.fill_sequential(1.0);
     assert_eq!(ssd.gc_pressure(), GcPressure::None);
     ssd.age_random(0.5, 9);
@@ -441,4 +440,77 @@ fn plain_writes_and_trims_read_back_as_token_zero() {
         assert_eq!(ssd.token(4_000), 0, "never written");
         ssd.check_invariants().unwrap();
     }
+}
+
+/// A Harmonia SSD filled and aged so that it sits at its hard limit, stats cleared.
+fn harmonia_at_hard_limit() -> Ssd {
+    let mut ssd = Ssd::new(presets::harmonia().with_user_pages(SMALL * 2)).unwrap();
+    ssd.fill_sequential(1.0);
+    ssd.age_random(0.9, 3);
+    ssd.reset_stats();
+    ssd
+}
+
+#[test]
+fn the_soft_limit_notice_fires_once_per_crossing_and_forced_gc_rearms_it() {
+    let mut ssd = Ssd::new(presets::harmonia().with_user_pages(SMALL * 2)).unwrap();
+    ssd.fill_sequential(1.0);
+    let st = ssd.gc_state();
+    assert!(!st.at_soft_limit(), "a freshly filled drive keeps its 15 % spare free");
+    assert_eq!(ssd.take_soft_limit_notice(), None);
+    // Overwrite at random until the notice comes; it must come before the hard limit.
+    let mut now = 0;
+    let mut notice = None;
+    for w in random_writes(1_000_000, 16, ssd.user_pages(), 11) {
+        now = ssd.submit(now, w);
+        if let Some(n) = ssd.take_soft_limit_notice() {
+            notice = Some(n);
+            break;
+        }
+    }
+    let n = notice.expect("random overwrites reach the soft limit");
+    let st = ssd.gc_state();
+    assert!(st.at_soft_limit() && !st.at_hard_limit(), "{st:?}");
+    assert_eq!(n.free_blocks, st.free_blocks);
+    assert_eq!(n.pages_to_hard_limit, (st.free_blocks - st.hard_limit_blocks) * 64);
+    assert_eq!(ssd.stats().gc_invocations, 0, "no GC of its own yet");
+    // Below the soft limit, further writes do not notify again…
+    for w in random_writes(200, 16, ssd.user_pages(), 12) {
+        now = ssd.submit(now, w);
+    }
+    assert_eq!(ssd.take_soft_limit_notice(), None);
+    // …until a forced GC has lifted free blocks past the soft limit.
+    let done = ssd.force_gc_past_soft_limit(now);
+    assert!(done > now, "forced GC takes die time");
+    assert!(!ssd.gc_state().at_soft_limit());
+    assert_eq!(ssd.stats().forced_gc_invocations, 1);
+    let mut fired = false;
+    for w in random_writes(1_000_000, 16, ssd.user_pages(), 13) {
+        now = ssd.submit(now.max(done), w);
+        if ssd.take_soft_limit_notice().is_some() {
+            fired = true;
+            break;
+        }
+    }
+    assert!(fired, "the notice is re-armed once free blocks rose above the soft limit");
+}
+
+#[test]
+fn at_the_hard_limit_the_ssd_collects_on_its_own_and_writes_wait_for_it() {
+    let mut ssd = harmonia_at_hard_limit();
+    assert!(ssd.gc_state().at_soft_limit(), "{:?}", ssd.gc_state());
+    let mut now = 0;
+    let mut worst = 0;
+    for w in random_writes(2_000, 16, ssd.user_pages(), 21) {
+        let done = ssd.submit(now, w);
+        worst = worst.max(done - now);
+        now = done;
+    }
+    let s = ssd.stats();
+    assert!(s.gc_invocations > 0 && s.gc_pages_copied > 0, "hard-limit GC ran: {s:?}");
+    assert_eq!(s.forced_gc_invocations, 0, "nobody forced it");
+    let st = ssd.gc_state();
+    assert!(st.free_blocks.abs_diff(st.hard_limit_blocks) <= 1, "GC keeps the pool at the hard limit: {st:?}");
+    // A 16-page write alone takes well under a millisecond; one that runs GC waits for an erase.
+    assert!(worst >= ssd.config().t_erase_ns, "worst write {worst} ns");
 }

@@ -16,6 +16,7 @@
 
 mod canvas;
 mod figures;
+pub mod harmonia;
 mod load;
 
 use std::collections::HashMap;
