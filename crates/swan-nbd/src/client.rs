@@ -15,6 +15,7 @@ use crate::consts::{
     client_flags, cmd_flags, handshake_flags, info, magic, opt, rep, tflags, DEFAULT_MAX_PAYLOAD, EXPORT_NAME_ZEROES,
     GREETING_LEN, MAX_STRING_LEN, NBD_PORT, OPTION_REPLY_HEADER_LEN, SIMPLE_REPLY_LEN,
 };
+use crate::stream::Stream;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -157,68 +158,6 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> ClientError {
     move |source| match source.kind() {
         io::ErrorKind::UnexpectedEof => ClientError::Closed(what),
         _ => ClientError::Io { what, source },
-    }
-}
-
-/// The socket, either kind.
-#[derive(Debug)]
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-        })
-    }
-
-    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(t),
-            Stream::Unix(s) => s.set_read_timeout(t),
-        }
-    }
-
-    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_write_timeout(t),
-            Stream::Unix(s) => s.set_write_timeout(t),
-        }
-    }
-
-    fn shutdown(&self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            Stream::Unix(s) => s.flush(),
-        }
     }
 }
 
@@ -592,7 +531,7 @@ impl Submitter {
     pub fn disconnect(mut self) -> Result<(), ClientError> {
         let header = Request { flags: 0, kind: Command::Disc, cookie: 0, offset: 0, length: 0 }.encode();
         self.stream.write_all(&header).map_err(io_err("sending NBD_CMD_DISC"))?;
-        let _ = self.stream.shutdown();
+        let _ = self.stream.shutdown(Shutdown::Both);
         Ok(())
     }
 }

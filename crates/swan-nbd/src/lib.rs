@@ -2,8 +2,9 @@
 //! constants, byte-level encoders/decoders for the fixed-newstyle handshake and
 //! the transmission phase (simple replies), and validation of requests against
 //! an export's advertised limits. These are pure (no I/O, no clock): the server
-//! that owns sockets drives them. The one exception is [`client`], a blocking NBD
-//! client over TCP or unix sockets (what `swan replay --nbd` sends requests with).
+//! that owns sockets drives them. The exceptions are [`client`], a blocking NBD
+//! client over TCP or unix sockets (what `swan replay --nbd` sends requests with), and
+//! [`stream`], the socket type it shares with the server's connections.
 //!
 //! Source: NetworkBlockDevice/nbd `doc/proto.md`.
 
@@ -11,6 +12,7 @@ pub mod client;
 pub mod codec;
 pub mod consts;
 pub mod handshake;
+pub mod stream;
 pub mod validate;
 
 pub use codec::{

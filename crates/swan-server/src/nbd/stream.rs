@@ -1,8 +1,8 @@
-//! TCP and unix-domain sockets behind one type each, so the connection code does not care
-//! which kind the server listens on.
+//! The listening socket, TCP or unix-domain, behind one type, so the connection code does not
+//! care which kind the server listens on; accepted connections are [`swan_nbd::stream::Stream`]s.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::io;
+use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -14,111 +14,8 @@ use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use super::Listen;
 
-/// One accepted connection.
-#[derive(Debug)]
-pub(super) enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    pub fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-        })
-    }
-
-    /// `None` blocks forever. A zero duration (which std refuses) is raised to 1 ms.
-    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        let t = t.map(|d| d.max(Duration::from_millis(1)));
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(t),
-            Stream::Unix(s) => s.set_read_timeout(t),
-        }
-    }
-
-    /// As [`Stream::set_read_timeout`], for sends.
-    pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        let t = t.map(|d| d.max(Duration::from_millis(1)));
-        match self {
-            Stream::Tcp(s) => s.set_write_timeout(t),
-            Stream::Unix(s) => s.set_write_timeout(t),
-        }
-    }
-
-    /// Applies to every clone of this socket: that is how one thread wakes another
-    /// blocked in a read or write on it.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.shutdown(how),
-            Stream::Unix(s) => s.shutdown(how),
-        }
-    }
-
-    /// Makes an accepted socket what the connection code expects: blocking (reads and
-    /// writes carry timeouts instead), and for TCP without Nagle's delay, which would hold
-    /// back small replies.
-    pub fn configure(&self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => {
-                s.set_nonblocking(false)?;
-                s.set_nodelay(true)
-            }
-            Stream::Unix(s) => s.set_nonblocking(false),
-        }
-    }
-
-    /// Non-blocking mode, for a thread that polls (it applies to every clone).
-    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_nonblocking(on),
-            Stream::Unix(s) => s.set_nonblocking(on),
-        }
-    }
-
-    /// The peer, for logs.
-    pub fn peer(&self) -> String {
-        match self {
-            Stream::Tcp(s) => s.peer_addr().map_or_else(|_| "tcp peer".into(), |a| a.to_string()),
-            Stream::Unix(_) => "unix peer".into(),
-        }
-    }
-}
-
-impl AsFd for Stream {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        match self {
-            Stream::Tcp(s) => s.as_fd(),
-            Stream::Unix(s) => s.as_fd(),
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            Stream::Unix(s) => s.flush(),
-        }
-    }
-}
+/// One accepted connection (the socket type the NBD client uses too).
+pub(super) use swan_nbd::stream::Stream;
 
 /// The listening socket. A unix socket's file is removed when this is dropped, if it is
 /// still the one this listener created.
