@@ -514,28 +514,26 @@ impl LogArray {
 
     /// The summary content of `segment` as it stands (for executors that write real bytes).
     pub fn summary_of(&self, segment: u64) -> Summary {
-        let scanned;
-        let lba_at = |slot: u32| -> u64 {
-            let pba = self.geo.pba(segment, slot);
-            let lba = self.p2l.get(pba);
-            let live = lba != UNMAPPED && lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba;
-            if live {
-                lba
-            } else {
-                summary::DEAD
-            }
-        };
-        let entries = if self.p2l.knows(segment) {
-            (0..self.geo.payload_slots()).map(|slot| Entry { lba: lba_at(slot), crc: 0 }).collect()
+        let live: Vec<u64> = if self.p2l.knows(segment) {
+            (0..self.geo.payload_slots())
+                .map(|slot| {
+                    let pba = self.geo.pba(segment, slot);
+                    let lba = self.p2l.get(pba);
+                    let live = lba != UNMAPPED && lba < self.cfg.volume_blocks && self.l2p.get(lba) == pba;
+                    if live {
+                        lba
+                    } else {
+                        UNMAPPED
+                    }
+                })
+                .collect()
         } else {
             // A driver asking after it said the summaries were written: not expected, but the
             // map alone still gives the right answer.
-            scanned = self.scan_p2l(segment);
-            scanned
-                .iter()
-                .map(|&lba| Entry { lba: if lba == UNMAPPED { summary::DEAD } else { lba }, crc: 0 })
-                .collect()
+            self.scan_p2l(segment)
         };
+        let entries =
+            live.iter().map(|&lba| Entry { lba: if lba == UNMAPPED { summary::DEAD } else { lba }, crc: 0 }).collect();
         Summary { segment, seq: self.segs.seq(segment), entries }
     }
 
