@@ -79,7 +79,8 @@ done
 
 die() { echo "bench-nbd.sh: error: $*" >&2; exit 1; }
 log() { echo "bench-nbd.sh: $*" >&2; }
-need_cmd() { command -v "$1" >/dev/null 2>&1; }
+# shellcheck source=scripts/lib/debs.sh
+source scripts/lib/debs.sh
 
 RUNTIME=${RUNTIME:-15}
 RUNS=${RUNS:-3}
@@ -139,20 +140,7 @@ has_server() { [[ " ${SERVER_LIST[*]} " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- tools
 DEB_TOOLS=(fio:fio nbdkit:nbdkit qemu-nbd:qemu-utils nbdinfo:libnbd-bin)
-missing=()
-for pair in "${DEB_TOOLS[@]}"; do
-  cmd=${pair%%:*}; pkg=${pair#*:}
-  need_cmd "$cmd" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    die "missing packages ${missing[*]} and not root to install them; run: sudo apt-get install -y ${missing[*]}"
-  fi
-  log "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
-fi
-for pair in "${DEB_TOOLS[@]}"; do need_cmd "${pair%%:*}" || die "${pair%%:*} still missing after install"; done
+install_debs bench-nbd.sh "${DEB_TOOLS[@]}"
 need_cmd python3 || die "python3 not found (the summary needs it)"
 fio --enghelp=nbd >/dev/null 2>&1 || die "this fio ($(fio --version)) has no nbd ioengine (Debian's fio has it)"
 

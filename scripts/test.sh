@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_cmd() { command -v "$1" >/dev/null 2>&1; }
+# shellcheck source=scripts/lib/debs.sh
+source scripts/lib/debs.sh
 
 # Debian packages the suite uses, as "command:package" pairs.
 # The server's end-to-end tests drive swan with real clients; none of them is ever skipped.
@@ -25,20 +26,7 @@ DEB_TOOLS=(
   "mkfs.ext4:e2fsprogs"
   "losetup:mount"
 )
-missing=()
-for pair in "${DEB_TOOLS[@]}"; do
-  cmd=${pair%%:*}; pkg=${pair#*:}
-  need_cmd "$cmd" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "test.sh: missing packages ${missing[*]} and not root to install them; run: sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "test.sh: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
-fi
+install_debs test.sh "${DEB_TOOLS[@]}"
 
 if ! need_cmd cargo; then
   echo "test.sh: cargo not found; install the Rust toolchain (rustup) first" >&2
