@@ -45,6 +45,11 @@ pub struct CreateArgs {
     /// GC victim policy: greedy or cost-benefit.
     #[arg(long, default_value = "greedy", value_parser = crate::sim_cmd::parse_victim)]
     pub victim: VictimPolicy,
+    /// Share of the data capacity kept out of the volume as spare room for GC, in percent
+    /// (log-structured schemes; default 10). Less spare means a larger volume and, once it is
+    /// full, more GC copying per user write.
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    pub spare: Option<f64>,
     /// Reuse members that belong to another swan array (their data is lost).
     #[arg(long)]
     pub force: bool,
@@ -171,6 +176,16 @@ pub struct CheckArgs {
     pub members: Vec<PathBuf>,
 }
 
+/// "10", "10%" or "12.5 %" → 0.10, 0.10, 0.125.
+fn percent(s: &str) -> Result<f64, String> {
+    let n = s.trim().trim_end_matches('%').trim();
+    let v: f64 = n.parse().map_err(|_| format!("'{s}' is not a percentage (e.g. 10 or 10%)"))?;
+    if !(0.0..90.0).contains(&v) {
+        return Err(format!("{s}: give a percentage from 0 to below 90"));
+    }
+    Ok(v / 100.0)
+}
+
 pub fn create(a: &CreateArgs) -> Result<()> {
     let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let o = CreateOptions {
@@ -181,12 +196,20 @@ pub fn create(a: &CreateArgs) -> Result<()> {
         segment_bytes: a.segment,
         chunk_bytes: a.chunk,
         victim: a.victim,
+        spare: a.spare,
         force: a.force,
         created,
     };
     let sb = array::create(&a.members, &o)?;
+    let spare = match sb.array_spec().build()?.log_array() {
+        Some(la) => format!(
+            " ({:.1} % of the data capacity kept spare for GC)",
+            100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64)
+        ),
+        None => String::new(),
+    };
     println!(
-        "created {} array {}: {} R-group(s) × {} SSD(s), {} MiB per member, volume {} MiB",
+        "created {} array {}: {} R-group(s) × {} SSD(s), {} MiB per member, volume {} MiB{spare}",
         sb.kind,
         sb.uuid_string(),
         sb.rgroups,

@@ -293,12 +293,15 @@ impl Server {
         let log_thread = thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                // Logged before the address is handed over, so the log has the line too.
+                {
+                    let mut l = log2.lock().unwrap_or_else(|e| e.into_inner());
+                    l.push_str(&line);
+                    l.push('\n');
+                }
                 if let Some((_, rest)) = line.split_once("serving on ") {
                     let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
                 }
-                let mut l = log2.lock().unwrap_or_else(|e| e.into_inner());
-                l.push_str(&line);
-                l.push('\n');
             }
         });
         // From here on, a panic stops the server through Drop.
@@ -586,6 +589,84 @@ fn fio_raid5_1x4_survives_restart() {
 #[test]
 fn fio_raid0_1x4_survives_restart() {
     fio_verify_gc_restart(FioCase { scheme: "raid0", rgroups: 1, ssds_per_rgroup: 4, extra_percent: 0, seed: 5 });
+}
+
+// ------------------------------------------------ one owner per array; spare space
+
+/// A served array belongs to its server: a second `serve`, a `check` or a `create --force`
+/// over the same members is refused, naming the member, while the first keeps serving; once
+/// it stops they work. `--spare` sets how much of the payload the volume leaves to GC.
+#[test]
+fn a_served_array_is_claimed_and_spare_sizes_the_volume() {
+    require("nbdinfo", "libnbd-bin");
+    let array = Array::create("swan0", 2, 2);
+    let mut server = array.serve();
+    let default_size = export_size(&server.uri());
+    let second =
+        run(array.swan().args(["serve", "--listen", "127.0.0.1:0"]).args(&array.members), COMMAND_DEADLINE).failed();
+    let check = run(array.swan().arg("check").args(&array.members), COMMAND_DEADLINE).failed();
+    let recreate = run(
+        array
+            .swan()
+            .args(["create", "--force", "--scheme", "swan0", "--rgroups", "2", "--ssds-per-rgroup", "2"])
+            .args(&array.members),
+        COMMAND_DEADLINE,
+    )
+    .failed();
+    for (what, ran) in [("a second serve", &second), ("check", &check), ("create --force", &recreate)] {
+        assert!(
+            ran.stderr.contains("another process is using it") && ran.stderr.contains("m0"),
+            "{what} over a served array was not refused with the member named:\n{}",
+            ran.output()
+        );
+    }
+    server.assert_alive("other processes were refused its members");
+    server.stop();
+    array.check_clean();
+
+    // The default keeps 10 % of the payload spare; --spare 30 keeps 30 %.
+    let ran = run(
+        array
+            .swan()
+            .args(["create", "--force", "--scheme", "swan0", "--rgroups", "2", "--ssds-per-rgroup", "2"])
+            .args(["--spare", "30%"])
+            .args(&array.members),
+        COMMAND_DEADLINE,
+    )
+    .ok();
+    assert!(ran.stdout.contains("30.0 % of the data capacity kept spare"), "{}", ran.output());
+    let server = array.serve();
+    let smaller = export_size(&server.uri());
+    let ratio = smaller as f64 / default_size as f64;
+    assert!(
+        (0.76..0.80).contains(&ratio),
+        "--spare 30 gave {smaller} bytes against {default_size} with 10 % (ratio {ratio:.3}, expected 0.7/0.9)"
+    );
+    server.stop();
+    let bad = run(
+        array
+            .swan()
+            .args(["create", "--force", "--spare", "95", "--scheme", "swan0", "--rgroups", "2"])
+            .args(["--ssds-per-rgroup", "2"])
+            .args(&array.members),
+        COMMAND_DEADLINE,
+    )
+    .failed();
+    assert!(bad.stderr.contains("below 90"), "--spare 95 was not refused clearly:\n{}", bad.output());
+    let raid = run(
+        array
+            .swan()
+            .args(["create", "--force", "--spare", "5", "--scheme", "raid0", "--rgroups", "2"])
+            .args(["--ssds-per-rgroup", "2"])
+            .args(&array.members),
+        COMMAND_DEADLINE,
+    )
+    .failed();
+    assert!(
+        raid.stderr.contains("log-structured"),
+        "--spare on in-place RAID was not refused clearly:\n{}",
+        raid.output()
+    );
 }
 
 // ------------------------------------------------------- qemu-img, nbdcopy, nbdinfo

@@ -28,11 +28,22 @@ pub struct CreateOptions {
     pub segment_bytes: u64,
     pub chunk_bytes: u64,
     pub victim: VictimPolicy,
+    /// Share of the data capacity kept out of the volume as spare room for GC (log-structured
+    /// schemes); `None` takes [`DEFAULT_SPARE`] for them and nothing for in-place RAID.
+    pub spare: Option<f64>,
     /// Overwrite members that belong to another swan array.
     pub force: bool,
     /// Seconds since the epoch, recorded in the superblock.
     pub created: u64,
 }
+
+/// The spare share a log-structured array keeps by default. A log array whose volume is all of
+/// its payload collects victims that are almost entirely valid once the volume is full:
+/// random 4 KiB writes over a whole swan0 volume with 9 segments of slack moved 26 blocks for
+/// every one the user wrote. With 10 % kept back the simulator's swan0 sits at an array WAF
+/// of about 2.8 under uniform random writes (README, "Spare space"), the over-provisioning of
+/// a typical enterprise SSD.
+pub const DEFAULT_SPARE: f64 = 0.10;
 
 fn blocks_of(bytes: u64, what: &str) -> Result<u32> {
     if bytes == 0 || bytes % BLOCK as u64 != 0 {
@@ -103,6 +114,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
             Member::create_file(p, bytes, false)?;
         }
         let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;
+        m.lock(true)?;
         if let Some(bytes) = o.member_bytes {
             if m.blocks() * (BLOCK as u64) < bytes {
                 bail!(
@@ -158,6 +170,25 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
         created: o.created,
     };
     let mut scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
+    let spare = match (log, o.spare) {
+        (true, s) => s.unwrap_or(DEFAULT_SPARE),
+        (false, None) => 0.0,
+        (false, Some(0.0)) => 0.0,
+        (false, Some(_)) => {
+            bail!("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")
+        }
+    };
+    if !(0.0..0.9).contains(&spare) {
+        bail!("the spare share must be at least 0 % and below 90 % (got {:.1} %)", spare * 100.0);
+    }
+    if let Some(la) = scheme.log_array() {
+        let wanted = (la.geometry().payload_blocks() as f64 * (1.0 - spare)).floor() as u64;
+        if wanted < scheme.volume_blocks() {
+            // The superblock records the volume; every later open builds the same scheme.
+            sb.volume_blocks = wanted.max(1);
+            scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
+        }
+    }
     sb.volume_blocks = scheme.volume_blocks();
     if sb.volume_blocks == 0 {
         let unit = u64::from(if log { segment_rows } else { chunk_blocks });
@@ -245,6 +276,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
     let mut first: Option<Superblock> = None;
     for p in paths {
         let m = Member::open(p, OpenOptions { direct, read_only })?;
+        m.lock(!read_only)?;
         let sb = read_superblock(&m).map_err(|e| anyhow!("{}: {e}", p.display()))?;
         let reference = first.get_or_insert_with(|| sb.clone());
         if sb.uuid != reference.uuid {

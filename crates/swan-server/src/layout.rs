@@ -218,7 +218,13 @@ impl Superblock {
             segment_rows: self.segment_rows,
             chunk_blocks: self.chunk_blocks,
             victim: self.victim,
-            tuning: LogTuning { defer_release: true, p2l_in_summaries: true, ..LogTuning::default() },
+            tuning: LogTuning {
+                defer_release: true,
+                p2l_in_summaries: true,
+                // Zero while `create` works out the largest volume the geometry allows.
+                volume_blocks: (self.volume_blocks > 0).then_some(self.volume_blocks),
+                ..LogTuning::default()
+            },
         }
     }
 

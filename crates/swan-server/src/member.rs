@@ -32,7 +32,7 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FallocateFlags, OFlags};
+use rustix::fs::{FallocateFlags, FlockOperation, OFlags};
 use rustix::io::Errno;
 
 /// The member block size: the unit of every offset and length in this module.
@@ -95,6 +95,12 @@ impl fmt::Display for Op {
 /// Everything that can go wrong on a member. Every variant names the member's path.
 #[derive(Debug, thiserror::Error)]
 pub enum MemberError {
+    #[error(
+        "member {}: open: another process is using it (a running `swan serve`, or `swan create`, `check` or \
+         `serve` on the same array); stop that first",
+        .path.display()
+    )]
+    InUse { path: PathBuf },
     #[error("member {}: {op} is out of range: the member has {blocks} blocks", .path.display())]
     OutOfRange { path: PathBuf, op: Op, blocks: u64 },
     #[error("member {}: {op}: buffer of {len} bytes is not a multiple of 4096", .path.display())]
@@ -162,7 +168,8 @@ impl MemberError {
     /// The member the error is about.
     pub fn path(&self) -> &Path {
         match self {
-            MemberError::OutOfRange { path, .. }
+            MemberError::InUse { path }
+            | MemberError::OutOfRange { path, .. }
             | MemberError::BadLength { path, .. }
             | MemberError::ReadOnly { path, .. }
             | MemberError::BadSize { path, .. }
@@ -185,7 +192,9 @@ impl MemberError {
             | MemberError::Truncated { op, .. }
             | MemberError::Io { op, .. } => *op,
             MemberError::BadSize { .. } | MemberError::AlreadyExists { .. } => Op::Create,
-            MemberError::DirectUnsupported { .. } | MemberError::DeviceBusy { .. } => Op::Open,
+            MemberError::DirectUnsupported { .. } | MemberError::DeviceBusy { .. } | MemberError::InUse { .. } => {
+                Op::Open
+            }
         }
     }
 
@@ -315,6 +324,20 @@ impl Member {
             direct: opts.direct,
             read_only: opts.read_only,
         })
+    }
+
+    /// Claim the member for this process: exclusively to change it, shared to only read it.
+    /// Two servers over one array would each believe its map is the truth and overwrite the
+    /// other's data; `flock(2)` on the open file stops the second one at the door, and the
+    /// claim ends with this `Member` (or with the process, however it dies).
+    pub fn lock(&self, exclusive: bool) -> Result<(), MemberError> {
+        let how =
+            if exclusive { FlockOperation::NonBlockingLockExclusive } else { FlockOperation::NonBlockingLockShared };
+        match rustix::fs::flock(&self.file, how) {
+            Ok(()) => Ok(()),
+            Err(Errno::WOULDBLOCK) => Err(MemberError::InUse { path: self.path.clone() }),
+            Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, source: e.into() }),
+        }
     }
 
     pub fn path(&self) -> &Path {

@@ -145,12 +145,16 @@ impl Server {
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                // Logged before the address is handed over: a test that reads the log as soon
+                // as the server is up must find the "serving on" line in it.
+                {
+                    let mut l = sink.lock().expect("server log");
+                    l.push_str(&line);
+                    l.push('\n');
+                }
                 if let Some(rest) = line.split("serving on ").nth(1) {
                     let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
                 }
-                let mut l = sink.lock().expect("server log");
-                l.push_str(&line);
-                l.push('\n');
             }
         });
         let addr = match rx.recv_timeout(Duration::from_secs(60)) {

@@ -124,6 +124,22 @@ impl LogConfig {
     }
 }
 
+impl LogConfig {
+    /// Expose at most `volume_blocks`, keeping the rest of the payload spare for GC, and keep
+    /// SWAN's GC target within what that spare can give. The back-end can only hold free the
+    /// segments the volume leaves over: a target near all of them makes GC compact back-end
+    /// R-groups until its victims are almost entirely valid (a whole swan0 volume with 10 %
+    /// spare and the default target of a quarter of an R-group moved 25 blocks per user
+    /// block once full). Half the spare segments leaves the other half spread as dead
+    /// blocks, which is what makes victims worth collecting.
+    pub fn limit_volume(&mut self, volume_blocks: u64) {
+        self.volume_blocks = self.volume_blocks.min(volume_blocks);
+        let per_segment = u64::from(self.geometry.payload_slots());
+        let spare = self.geometry.segments().saturating_sub(self.volume_blocks.div_ceil(per_segment));
+        self.swan_gc_target = self.swan_gc_target.min(spare / 2).max(self.reserve_segments + 2);
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Cursor {
     seg: u64,

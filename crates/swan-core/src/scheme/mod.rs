@@ -159,6 +159,10 @@ pub struct LogTuning {
     /// See [`LogConfig::p2l_in_summaries`].
     #[serde(default)]
     pub p2l_in_summaries: bool,
+    /// Expose at most this many blocks, keeping the rest of the payload as spare space for GC
+    /// (the array's over-provisioning; a server records its choice in the superblock).
+    #[serde(default)]
+    pub volume_blocks: Option<u64>,
 }
 
 impl ArraySpec {
@@ -187,12 +191,15 @@ impl ArraySpec {
                     Geometry::new(groups, per_group, raid, self.member_blocks, self.member_offset, self.segment_rows)?;
                 let mut cfg = LogConfig::new(geometry, layout, self.victim);
                 let t = &self.tuning;
-                cfg.swan_gc_target = t.swan_gc_target.unwrap_or(cfg.swan_gc_target);
                 cfg.swan_gc_max_groups = t.swan_gc_max_groups.unwrap_or(cfg.swan_gc_max_groups).max(1);
                 cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
                 cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
                 cfg.defer_release = t.defer_release;
                 cfg.p2l_in_summaries = t.p2l_in_summaries;
+                if let Some(v) = t.volume_blocks {
+                    cfg.limit_volume(v);
+                }
+                cfg.swan_gc_target = t.swan_gc_target.unwrap_or(cfg.swan_gc_target);
                 Box::new(LogArray::new(cfg))
             }
         })
