@@ -29,13 +29,14 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
+use crate::readers::{Piece, ReadPool, READERS};
 use crate::summaries::MemberSummaries;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo, Src};
@@ -133,7 +134,7 @@ impl Engine {
             multi_conn: true,
         };
         let (tx, rx) = mpsc::channel();
-        let mut worker = Worker::new(opened, recovered, opts);
+        let mut worker = Worker::new(opened, recovered, opts)?;
         if !worker.read_only {
             worker.sync_all()?;
             worker.checkpoint()?;
@@ -224,7 +225,10 @@ struct Buffers<'a> {
 
 struct Worker {
     sb: Superblock,
-    members: Vec<Member>,
+    /// Shared with the read pool, which reads from them beside this thread.
+    members: Arc<Vec<Member>>,
+    /// Where plain user reads are carried out (none while emulating: the model times them).
+    readers: Option<ReadPool>,
     scheme: Box<dyn Scheme>,
     kind: SchemeKind,
     read_only: bool,
@@ -269,7 +273,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(opened: Opened, rec: Recovered, opts: EngineOptions) -> Self {
+    fn new(opened: Opened, rec: Recovered, opts: EngineOptions) -> anyhow::Result<Self> {
         let sb = opened.sb;
         let kind = sb.kind;
         let parity_width = match kind {
@@ -291,8 +295,10 @@ impl Worker {
             .iter()
             .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
             .collect();
-        Worker {
-            members: opened.members,
+        let readers = if opts.emulate.is_none() { Some(ReadPool::start(READERS)?) } else { None };
+        Ok(Worker {
+            members: Arc::new(opened.members),
+            readers,
             scheme: rec.scheme,
             kind,
             read_only: opts.read_only,
@@ -328,7 +334,7 @@ impl Worker {
             checkpoints: 0,
             stopping: false,
             sb,
-        }
+        })
     }
 
     fn run(mut self, rx: Receiver<Msg>) -> anyhow::Result<()> {
@@ -352,7 +358,9 @@ impl Worker {
                 break;
             }
         }
-        // Shutdown: replies still held by emulation go out now; then make it all durable.
+        // Shutdown: reads handed out and replies still held by emulation go out now; then
+        // make it all durable.
+        drop(self.readers.take());
         while let Some(Reverse(h)) = self.held.pop() {
             (h.done)(h.reply);
         }
@@ -471,6 +479,11 @@ impl Worker {
                 self.plan = plan;
                 return Some((req, done));
             }
+            Ok(Submitted::Planned) if op == ReqOp::Read && self.pool_can_read(&plan) => {
+                self.hand_out_read(&plan, req.len as usize, done);
+                self.plan = plan;
+                return None;
+            }
             Ok(Submitted::Planned) => {
                 let mut reply = if op == ReqOp::Read { vec![0u8; req.len as usize] } else { Vec::new() };
                 let user: &[u8] = match (&req.op, &payload) {
@@ -505,6 +518,27 @@ impl Worker {
             }
         }
         None
+    }
+
+    /// Whether the read pool can carry `plan` out: one phase of plain member reads into the
+    /// reply (and at least one: a read of unmapped blocks is answered here at once).
+    fn pool_can_read(&self, plan: &IoPlan) -> bool {
+        self.readers.is_some()
+            && plan.phase_count() == 1
+            && !plan.ios().is_empty()
+            && plan.ios().iter().all(|io| matches!(io.kind, IoKind::Read(Dst::User { .. })))
+    }
+
+    /// Hand a planned read to the pool; it replies from there.
+    fn hand_out_read(&mut self, plan: &IoPlan, len: usize, done: Completion) {
+        let pool = self.readers.as_ref().expect("checked by pool_can_read");
+        let mut pieces = Vec::with_capacity(plan.ios().len());
+        for io in plan.ios() {
+            let IoKind::Read(Dst::User { offset }) = io.kind else { unreachable!("checked by pool_can_read") };
+            pieces.push(Piece { member: io.member, block: io.block, count: io.count, offset });
+            self.stats[io.member as usize].bytes_read += u64::from(io.count) * BLOCK as u64;
+        }
+        pool.submit(&self.members, pieces, len, done);
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
@@ -892,6 +926,11 @@ impl Worker {
             done(reply.clone());
         }
         if result.is_ok() && self.scheme.pending_release() > 0 {
+            // A read handed out before may still be on its way into a victim: trimming or
+            // reusing it now could hand the client someone else's data.
+            if let Some(pool) = &self.readers {
+                pool.wait_idle();
+            }
             let mut plan = std::mem::take(&mut self.follow);
             self.scheme.release_deferred(&mut plan);
             let mut staged = Vec::new();
@@ -905,7 +944,7 @@ impl Worker {
     }
 
     fn sync_all(&mut self) -> Result<(), MemberError> {
-        for m in &self.members {
+        for m in self.members.iter() {
             m.sync()?;
         }
         Ok(())
