@@ -1,15 +1,18 @@
 //! One client connection: the handshake under a deadline, then the transmission phase
-//! with a reader (this thread) and a writer thread joined by a channel.
+//! with a reader (this thread), and replies sent by whichever thread completes a request
+//! or, when the socket would make it wait, by the connection's reply thread.
 
+use std::collections::VecDeque;
 use std::io::{self, BufReader, BufWriter, Cursor, Read, Write};
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
+use rustix::io::IoSlice;
+use rustix::net::{SendAncillaryBuffer, SendFlags};
 use swan_nbd::consts::{cmd_flags, DEFAULT_MAX_PAYLOAD, REQUEST_HEADER_LEN, SIMPLE_REPLY_LEN};
 use swan_nbd::{
     decode_request, encode_simple_reply, validate, Action, Command, Errno, ExportLimits, Handshake, Request,
@@ -137,12 +140,12 @@ fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u
     stream.set_read_timeout(None)?;
     stream.set_write_timeout(Some(ctx.opts.send_timeout))?;
     let flight = Arc::new(Inflight::new(ctx.opts.max_inflight_per_conn, ctx.opts.max_inflight_bytes_per_conn));
-    let (tx, rx) = mpsc::channel();
-    let writer = spawn_writer(ctx, stream.try_clone()?, rx, Arc::clone(&flight), id)?;
+    let replies = Arc::new(Replies::new(stream.try_clone()?, Arc::clone(&flight)));
+    let writer = spawn_writer(ctx, stream.try_clone()?, Arc::clone(&replies), id)?;
     let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(stream.try_clone()?));
-    let outcome = Reader { ctx, flight, tx, input }.run();
-    // The writer ends once the reader's sender and every completion's clone are gone,
-    // i.e. after the last in-flight reply.
+    let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input }.run();
+    // The writer ends once the reader is done and every in-flight reply is out.
+    replies.reader_done();
     let _ = writer.join();
     let _ = stream.shutdown(Shutdown::Both);
     outcome
@@ -151,22 +154,21 @@ fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u
 fn spawn_writer(
     ctx: &ConnContext,
     stream: Stream,
-    rx: Receiver<Outgoing>,
-    flight: Arc<Inflight>,
+    replies: Arc<Replies>,
     id: u64,
 ) -> anyhow::Result<thread::JoinHandle<()>> {
     let counted = ThreadGuard::new(&ctx.stats);
     let (log, limit) = (ctx.log, ctx.opts.send_timeout);
     let spawned = thread::Builder::new().name(format!("nbd-send-{id}")).spawn(move || {
         let _counted = counted;
-        if let Err(e) = write_replies(&stream, &rx, &flight) {
+        if let Err(e) = write_replies(&stream, &replies) {
             if is_retry(&e) {
                 log.say(format_args!("connection {id}: client read nothing for {limit:?}"));
             } else {
                 log.say(format_args!("connection {id}: sending a reply failed: {e}"));
             }
             // Wake the reader wherever it waits: on admission, or on the socket.
-            flight.kill();
+            replies.kill();
             let _ = stream.shutdown(Shutdown::Both);
         }
     });
@@ -179,29 +181,174 @@ struct Outgoing {
     data: Vec<u8>,
     /// Released from the in-flight budget once sent.
     cost: usize,
+    /// Bytes of header and data already on the socket (a direct send that went out in part).
+    sent: usize,
 }
 
 impl Outgoing {
     fn error(cookie: u64, errno: Errno) -> Self {
-        Outgoing { header: encode_simple_reply(cookie, Some(errno)), data: Vec::new(), cost: 0 }
+        Outgoing { header: encode_simple_reply(cookie, Some(errno)), data: Vec::new(), cost: 0, sent: 0 }
     }
 
     /// The reply to a backend's outcome; `read_len` is the data a successful read owes.
     fn from_reply(cookie: u64, read_len: usize, cost: usize, reply: Reply) -> Self {
+        let ok = |data| Outgoing { header: encode_simple_reply(cookie, None), data, cost, sent: 0 };
         match reply {
-            Ok(_) if read_len == 0 => Outgoing { header: encode_simple_reply(cookie, None), data: Vec::new(), cost },
-            Ok(data) if data.len() == read_len => Outgoing { header: encode_simple_reply(cookie, None), data, cost },
+            Ok(_) if read_len == 0 => ok(Vec::new()),
+            Ok(data) if data.len() == read_len => ok(data),
             // A short or long read would desynchronise the client: report an I/O error.
             Ok(_) => Outgoing { cost, ..Outgoing::error(cookie, Errno::Io) },
             Err(errno) => Outgoing { cost, ..Outgoing::error(cookie, errno) },
         }
     }
+
+    fn len(&self) -> usize {
+        self.header.len() + self.data.len()
+    }
+
+    /// What is left to send, as (part of header, part of data).
+    fn rest(&self) -> (&[u8], &[u8]) {
+        let h = self.header.len();
+        if self.sent < h {
+            (&self.header[self.sent..], &self.data)
+        } else {
+            (&[], &self.data[self.sent - h..])
+        }
+    }
 }
 
-/// Sends replies in batches, releasing their budget once they are on the socket.
-fn write_replies(stream: &Stream, rx: &Receiver<Outgoing>, flight: &Inflight) -> io::Result<()> {
+/// Where a connection's replies go. Whichever thread completes a request (the engine, a
+/// reader of the pool) sends its reply straight onto the socket when the socket takes it
+/// at once and nothing is queued before it; otherwise the reply is queued for the reply
+/// thread, which may block (up to the send timeout) on a client slow to read. Each request
+/// so costs one thread handoff less than a reply thread for everything, without ever
+/// letting a client that stops reading stall the engine: a direct send never waits.
+///
+/// Bytes of two replies never interleave: a direct send happens under the lock, only when
+/// the reply thread is not writing and nothing is queued; a reply that went out in part is
+/// queued with what is left, first in line. NBD lets replies come in any order, matched by
+/// cookie, so the two paths need no ordering between them.
+struct Replies {
+    socket: Stream,
+    flight: Arc<Inflight>,
+    state: Mutex<ReplyState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct ReplyState {
+    queue: VecDeque<Outgoing>,
+    /// The reply thread is writing outside the lock: nobody else may write now.
+    writing: bool,
+    /// Completions not yet called (or dropped), and the reader still running: the reply
+    /// thread stays until both are over.
+    pending: usize,
+    reader_done: bool,
+    /// Sending failed: the connection is over; replies are dropped.
+    dead: bool,
+}
+
+impl Replies {
+    fn new(socket: Stream, flight: Arc<Inflight>) -> Self {
+        Replies { socket, flight, state: Mutex::default(), ready: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ReplyState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Send `out` now if the socket takes it without waiting, else queue it.
+    fn deliver(&self, mut out: Outgoing) {
+        let mut st = self.lock();
+        if st.dead {
+            return;
+        }
+        if !st.writing && st.queue.is_empty() {
+            let (h, d) = out.rest();
+            let iov = [IoSlice::new(h), IoSlice::new(d)];
+            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+            // An error (EAGAIN included) leaves the whole reply to the reply thread, which
+            // retries it blocking and reports what still fails.
+            if let Ok(n) = rustix::net::sendmsg(&self.socket, &iov, &mut SendAncillaryBuffer::default(), flags) {
+                out.sent += n;
+            }
+            if out.sent == out.len() {
+                drop(st);
+                self.flight.release(1, out.cost);
+                return;
+            }
+        }
+        st.queue.push_back(out);
+        self.ready.notify_all();
+    }
+
+    /// A completion is handed out: its reply (or its being dropped) is still to come.
+    fn expect_one(&self) {
+        self.lock().pending += 1;
+    }
+
+    fn one_done(&self) {
+        let mut st = self.lock();
+        st.pending -= 1;
+        if st.pending == 0 {
+            self.ready.notify_all();
+        }
+    }
+
+    fn reader_done(&self) {
+        self.lock().reader_done = true;
+        self.ready.notify_all();
+    }
+
+    fn kill(&self) {
+        let mut st = self.lock();
+        st.dead = true;
+        st.queue.clear();
+        drop(st);
+        self.flight.kill();
+    }
+
+    /// The next batch for the reply thread (the thread then owns the socket until
+    /// [`Replies::written`]); `None` once nothing more can come.
+    fn next_batch(&self) -> Option<Vec<Outgoing>> {
+        let mut st = self.lock();
+        loop {
+            if st.dead {
+                return None;
+            }
+            if !st.queue.is_empty() {
+                st.writing = true;
+                let n = st.queue.len().min(MAX_BATCH);
+                return Some(st.queue.drain(..n).collect());
+            }
+            if st.reader_done && st.pending == 0 {
+                return None;
+            }
+            st = self.ready.wait(st).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn written(&self, count: usize, bytes: usize) {
+        self.lock().writing = false;
+        // One release per batch: the reader waiting for room wakes once, not per reply.
+        self.flight.release(count, bytes);
+    }
+}
+
+/// Calls [`Replies::one_done`] when the completion holding it is called or dropped, so a
+/// completion the backend drops without calling cannot keep the connection open forever.
+struct PendingReply(Arc<Replies>);
+
+impl Drop for PendingReply {
+    fn drop(&mut self) {
+        self.0.one_done();
+    }
+}
+
+/// Sends queued replies in batches, releasing their budget once they are on the socket.
+fn write_replies(stream: &Stream, replies: &Replies) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(IO_BUFFER, stream.try_clone()?);
-    let result = send_batches(&mut out, rx, flight);
+    let result = send_batches(&mut out, replies);
     if result.is_err() {
         // Drop what is buffered: flushing it on drop would wait out the send timeout again.
         let _ = out.into_parts();
@@ -209,20 +356,16 @@ fn write_replies(stream: &Stream, rx: &Receiver<Outgoing>, flight: &Inflight) ->
     result
 }
 
-fn send_batches(out: &mut impl Write, rx: &Receiver<Outgoing>, flight: &Inflight) -> io::Result<()> {
-    while let Ok(first) = rx.recv() {
-        let (mut count, mut bytes) = (0usize, 0usize);
-        let mut next = Some(first);
-        while let Some(msg) = next {
-            out.write_all(&msg.header)?;
-            out.write_all(&msg.data)?;
-            count += 1;
-            bytes += msg.cost;
-            next = if count < MAX_BATCH { rx.try_recv().ok() } else { None };
+fn send_batches(out: &mut impl Write, replies: &Replies) -> io::Result<()> {
+    while let Some(batch) = replies.next_batch() {
+        let (count, bytes) = (batch.len(), batch.iter().map(|o| o.cost).sum());
+        for msg in &batch {
+            let (h, d) = msg.rest();
+            out.write_all(h)?;
+            out.write_all(d)?;
         }
         out.flush()?;
-        // One release per batch: the reader waiting for room wakes once, not per reply.
-        flight.release(count, bytes);
+        replies.written(count, bytes);
     }
     Ok(())
 }
@@ -236,7 +379,7 @@ enum Flow {
 struct Reader<'a, R> {
     ctx: &'a ConnContext,
     flight: Arc<Inflight>,
-    tx: Sender<Outgoing>,
+    replies: Arc<Replies>,
     input: R,
 }
 
@@ -313,7 +456,8 @@ impl<R: Read> Reader<'_, R> {
         if !self.flight.acquire(out.cost) {
             bail!("reply thread gone");
         }
-        self.tx.send(out).map_err(|_| anyhow!("reply thread gone"))
+        self.replies.deliver(out);
+        Ok(())
     }
 
     /// Hands a validated request to the backend once the in-flight budget allows.
@@ -342,16 +486,16 @@ impl<R: Read> Reader<'_, R> {
             // validate() refuses everything else (CACHE and BLOCK_STATUS are not
             // advertised); kept total in case it ever lets one through.
             _ => {
-                self.tx.send(Outgoing::error(req.cookie, Errno::Inval)).map_err(|_| anyhow!("reply thread gone"))?;
+                self.replies.deliver(Outgoing { cost, ..Outgoing::error(req.cookie, Errno::Inval) });
                 return Ok(Flow::Continue);
             }
         };
         let read_len = if req.kind == Command::Read { len } else { 0 };
-        let tx = self.tx.clone();
+        self.replies.expect_one();
+        let pending = PendingReply(Arc::clone(&self.replies));
         let cookie = req.cookie;
         let done: Completion = Box::new(move |reply| {
-            // Fails only when the writer has died, and then the connection is over.
-            let _ = tx.send(Outgoing::from_reply(cookie, read_len, cost, reply));
+            pending.0.deliver(Outgoing::from_reply(cookie, read_len, cost, reply));
         });
         let fua = req.flags & cmd_flags::FUA != 0;
         self.ctx.backend.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);

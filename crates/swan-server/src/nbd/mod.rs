@@ -8,8 +8,9 @@
 //! - the thread that calls [`NbdServer::run`] accepts connections until `stop` is set,
 //!   polling so that it notices within [`STOP_POLL`];
 //! - each connection has a reader thread (handshake, then decoding, validating and
-//!   submitting requests) and a writer thread that sends every reply, fed by a channel, so
-//!   a backend completing a request never blocks on a slow client;
+//!   submitting requests); the thread that completes a request sends its reply itself when
+//!   the socket takes it without waiting, and otherwise queues it for the connection's
+//!   reply thread, so a backend completing a request never blocks on a slow client;
 //! - each connection's memory is bounded: a request counts against
 //!   `max_inflight_per_conn` and `max_inflight_bytes_per_conn` until its reply has been
 //!   written, and while either is reached the reader reads nothing more (TCP's own flow
