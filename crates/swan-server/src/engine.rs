@@ -29,7 +29,7 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
-use crate::readers::{Piece, ReadPool, READERS};
+use crate::pool::{IoPool, Piece, POOL_WRITE_MIN, THREADS};
 use crate::summaries::MemberSummaries;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -216,6 +216,8 @@ impl Ord for Held {
 /// Where a plan's bytes come from and go to.
 struct Buffers<'a> {
     user: &'a [u8],
+    /// The same payload, shareable with the pool's threads (log-structured user writes).
+    shared: Option<Arc<Vec<u8>>>,
     reply: &'a mut [u8],
     staged: &'a mut Vec<u8>,
     /// (member, block) → staged slot of this plan's reads, for parity read-modify-write.
@@ -227,8 +229,15 @@ struct Worker {
     sb: Superblock,
     /// Shared with the read pool, which reads from them beside this thread.
     members: Arc<Vec<Member>>,
-    /// Where plain user reads are carried out (none while emulating: the model times them).
-    readers: Option<ReadPool>,
+    /// Where plain user reads and large user-data writes are carried out (none while
+    /// emulating: the model times every operation).
+    pool: Option<IoPool>,
+    /// Replies (indices into `replies`) of requests with writes still in the pool.
+    pooled: Vec<usize>,
+    /// The request being carried out handed a write to the pool.
+    pooled_now: bool,
+    /// A pooled write failed since the last sync point: that sync point reports it.
+    write_failed: bool,
     scheme: Box<dyn Scheme>,
     kind: SchemeKind,
     read_only: bool,
@@ -295,10 +304,13 @@ impl Worker {
             .iter()
             .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
             .collect();
-        let readers = if opts.emulate.is_none() { Some(ReadPool::start(READERS)?) } else { None };
+        let pool = if opts.emulate.is_none() { Some(IoPool::start(THREADS)?) } else { None };
         Ok(Worker {
             members: Arc::new(opened.members),
-            readers,
+            pool,
+            pooled: Vec::new(),
+            pooled_now: false,
+            write_failed: false,
             scheme: rec.scheme,
             kind,
             read_only: opts.read_only,
@@ -360,7 +372,8 @@ impl Worker {
         }
         // Shutdown: reads handed out and replies still held by emulation go out now; then
         // make it all durable.
-        drop(self.readers.take());
+        self.wait_writes();
+        drop(self.pool.take());
         while let Some(Reverse(h)) = self.held.pop() {
             (h.done)(h.reply);
         }
@@ -437,10 +450,29 @@ impl Worker {
                 break;
             }
         }
+        // The batch's journal record and replies follow: its data must be written first.
+        self.wait_writes();
+    }
+
+    /// Wait for the writes handed to the pool; a request whose write failed is answered
+    /// with an I/O error instead, and so is the next sync point.
+    fn wait_writes(&mut self) {
+        let Some(pool) = &self.pool else { return };
+        let errors = pool.wait_writes();
+        if !errors.is_empty() {
+            for e in &errors {
+                self.log_error(e);
+            }
+            for &i in &self.pooled {
+                self.replies[i].1 = Err(Errno::Io);
+            }
+            self.write_failed = true;
+        }
+        self.pooled.clear();
     }
 
     /// Carry out one request. Gives it back if the array has no space for it yet.
-    fn serve(&mut self, req: BlockRequest, done: Completion) -> Option<(BlockRequest, Completion)> {
+    fn serve(&mut self, mut req: BlockRequest, done: Completion) -> Option<(BlockRequest, Completion)> {
         let block = BLOCK as u64;
         if req.offset % block != 0 || u64::from(req.len) % block != 0 {
             done(Err(Errno::Inval));
@@ -466,6 +498,10 @@ impl Worker {
             BlockOp::WriteZeroes { .. } => (ReqOp::Write, Some(vec![0u8; req.len as usize])),
             BlockOp::Write(_) => (ReqOp::Write, None),
         };
+        if op == ReqOp::Read {
+            // A read may name slots a pooled write of this batch is still filling.
+            self.wait_writes();
+        }
         let r = Request { op, lba, blocks, fua: false };
         let mut plan = std::mem::take(&mut self.plan);
         let submitted = self.scheme.submit(&r, &mut plan);
@@ -486,13 +522,25 @@ impl Worker {
             }
             Ok(Submitted::Planned) => {
                 let mut reply = if op == ReqOp::Read { vec![0u8; req.len as usize] } else { Vec::new() };
-                let user: &[u8] = match (&req.op, &payload) {
-                    (BlockOp::Write(data), _) => data,
-                    (_, Some(zeroes)) => zeroes,
+                // Log-structured user data may be written by the pool: share it rather than
+                // copy it (the request is not given back once planned).
+                let mut payload = payload;
+                let shared = match &mut req.op {
+                    BlockOp::Write(data) if self.pool.is_some() && self.kind.is_log_structured() => {
+                        Some(Arc::new(std::mem::take(data)))
+                    }
+                    _ if self.pool.is_some() && self.kind.is_log_structured() => payload.take().map(Arc::new),
+                    _ => None,
+                };
+                let user: &[u8] = match (&shared, &req.op, &payload) {
+                    (Some(data), _, _) => data,
+                    (None, BlockOp::Write(data), _) => data,
+                    (None, _, Some(zeroes)) => zeroes,
                     _ => &[],
                 };
                 let mut staged = Vec::new();
-                let res = self.execute(&plan, user, &mut reply, &mut staged, Instant::now());
+                self.pooled_now = false;
+                let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, Instant::now());
                 self.plan = plan;
                 self.journal_changes(|_, lba, _| {
                     let at = (lba - r.lba) as usize * BLOCK;
@@ -507,9 +555,14 @@ impl Worker {
         match outcome {
             Ok((reply, at)) => {
                 if req.fua && writes {
+                    // A pooled write that fails fails this sync point (`write_failed`).
                     self.sync_waiters.push(done);
                 } else {
                     self.complete(done, Ok(reply), at);
+                    if self.pooled_now {
+                        // Without emulation `complete` queues the reply last in `replies`.
+                        self.pooled.push(self.replies.len() - 1);
+                    }
                 }
             }
             Err(e) => {
@@ -523,7 +576,7 @@ impl Worker {
     /// Whether the read pool can carry `plan` out: one phase of plain member reads into the
     /// reply (and at least one: a read of unmapped blocks is answered here at once).
     fn pool_can_read(&self, plan: &IoPlan) -> bool {
-        self.readers.is_some()
+        self.pool.is_some()
             && plan.phase_count() == 1
             && !plan.ios().is_empty()
             && plan.ios().iter().all(|io| matches!(io.kind, IoKind::Read(Dst::User { .. })))
@@ -531,14 +584,14 @@ impl Worker {
 
     /// Hand a planned read to the pool; it replies from there.
     fn hand_out_read(&mut self, plan: &IoPlan, len: usize, done: Completion) {
-        let pool = self.readers.as_ref().expect("checked by pool_can_read");
+        let pool = self.pool.as_ref().expect("checked by pool_can_read");
         let mut pieces = Vec::with_capacity(plan.ios().len());
         for io in plan.ios() {
             let IoKind::Read(Dst::User { offset }) = io.kind else { unreachable!("checked by pool_can_read") };
             pieces.push(Piece { member: io.member, block: io.block, count: io.count, offset });
             self.stats[io.member as usize].bytes_read += u64::from(io.count) * BLOCK as u64;
         }
-        pool.submit(&self.members, pieces, len, done);
+        pool.read(&self.members, pieces, len, done);
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
@@ -633,11 +686,12 @@ impl Worker {
         &mut self,
         plan: &IoPlan,
         user: &[u8],
+        shared: Option<Arc<Vec<u8>>>,
         reply: &mut [u8],
         staged: &mut Vec<u8>,
         start: Instant,
     ) -> Result<Option<Instant>, MemberError> {
-        let mut bufs = Buffers { user, reply, staged, old: HashMap::new(), summaries: HashMap::new() };
+        let mut bufs = Buffers { user, shared, reply, staged, old: HashMap::new(), summaries: HashMap::new() };
         let mut t = start;
         for k in 0..plan.phase_count() {
             let mut end = t;
@@ -683,8 +737,16 @@ impl Worker {
                 EmuOp::Read
             }
             IoKind::Write(src) => {
+                let shared = b.shared.clone();
                 let data = self.source(io, src, b);
-                self.members[m].write(io.block, &data)?;
+                match (src, &self.pool, shared) {
+                    (Src::User { offset }, Some(pool), Some(shared)) if n >= POOL_WRITE_MIN => {
+                        let at = offset as usize * BLOCK;
+                        pool.write(&self.members, io.member, io.block, shared, at..at + n);
+                        self.pooled_now = true;
+                    }
+                    _ => self.members[m].write(io.block, &data)?,
+                }
                 let s = &mut self.stats[m];
                 *if gc { &mut s.gc_bytes_written } else { &mut s.user_bytes_written } += n as u64;
                 EmuOp::Write
@@ -808,6 +870,7 @@ impl Worker {
             let mut staged = std::mem::take(&mut run.staged);
             let mut bufs = Buffers {
                 user: &[],
+                shared: None,
                 reply: &mut [],
                 staged: &mut staged,
                 old: HashMap::new(),
@@ -844,7 +907,7 @@ impl Worker {
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
         let mut staged = Vec::new();
-        if let Err(e) = self.execute(&follow, &[], &mut [], &mut staged, Instant::now()) {
+        if let Err(e) = self.execute(&follow, &[], None, &mut [], &mut staged, Instant::now()) {
             self.log_error(&e);
             self.gc_broken = Some(e.to_string());
         }
@@ -871,6 +934,7 @@ impl Worker {
 
     /// Writes wait for space: run GC until a victim is released, or say there is none.
     fn collect_for_space(&mut self) {
+        self.wait_writes();
         loop {
             if self.release_due || self.scheme.pending_release() > 0 {
                 self.sync_point();
@@ -914,7 +978,11 @@ impl Worker {
     /// Make every completed write durable and journal every change since the last sync
     /// point; then answer the FLUSHes and FUA writes waiting, and release GC victims.
     fn sync_point(&mut self) {
-        let result = if self.dirty { self.sync_and_journal() } else { Ok(()) };
+        self.wait_writes();
+        let mut result = if self.dirty { self.sync_and_journal() } else { Ok(()) };
+        if std::mem::take(&mut self.write_failed) && result.is_ok() {
+            result = Err(anyhow::anyhow!("a write handed to the I/O pool failed since the last sync point"));
+        }
         let reply = match &result {
             Ok(()) => Ok(Vec::new()),
             Err(e) => {
@@ -928,13 +996,13 @@ impl Worker {
         if result.is_ok() && self.scheme.pending_release() > 0 {
             // A read handed out before may still be on its way into a victim: trimming or
             // reusing it now could hand the client someone else's data.
-            if let Some(pool) = &self.readers {
-                pool.wait_idle();
+            if let Some(pool) = &self.pool {
+                pool.wait_reads();
             }
             let mut plan = std::mem::take(&mut self.follow);
             self.scheme.release_deferred(&mut plan);
             let mut staged = Vec::new();
-            if let Err(e) = self.execute(&plan, &[], &mut [], &mut staged, Instant::now()) {
+            if let Err(e) = self.execute(&plan, &[], None, &mut [], &mut staged, Instant::now()) {
                 self.log_error(&e);
             }
             self.follow = plan;

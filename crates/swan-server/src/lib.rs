@@ -5,7 +5,7 @@
 //! - [`checkpoint`], [`journal`]: the durable map: checkpoints and the change journal.
 //! - [`array`]: create an array, open it from its members, recover its state.
 //! - [`engine`]: the thread that drives the scheme over the members (the [`backend::Backend`]).
-//! - [`readers`]: the threads that carry out plain user reads beside the engine.
+//! - [`pool`]: the threads that carry out plain user reads and large writes beside the engine.
 //! - [`backend`]: the seam between the NBD front (connections) and the engine.
 //! - [`member`]: one member file or device: positioned I/O, discard, durability.
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
@@ -24,5 +24,5 @@ pub mod journal;
 pub mod layout;
 pub mod member;
 pub mod nbd;
-pub mod readers;
+pub mod pool;
 pub mod summaries;
