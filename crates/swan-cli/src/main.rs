@@ -52,6 +52,8 @@ enum Command {
     Status(server_cmd::StatusArgs),
     /// Check an array offline: map, summaries, parity.
     Check(server_cmd::CheckArgs),
+    /// Verify every live block against its CRC, offline; repair from parity what it can.
+    Scrub(server_cmd::ScrubArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
 }
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => server_cmd::serve(&args),
         Some(Command::Status(args)) => server_cmd::status(&args),
         Some(Command::Check(args)) => server_cmd::check(&args),
+        Some(Command::Scrub(args)) => server_cmd::scrub(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
     };
     match result {

@@ -11,7 +11,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 8 | magic `SWANSUM1` |
+//! | 0 | 8 | magic `SWANSUM2` (`SWANSUM1`: written before block CRCs, every CRC 0) |
 //! | 8 | 8 | segment number |
 //! | 16 | 8 | sequence number (order in which segments were sealed, array-wide) |
 //! | 24 | 4 | payload entry count `n` |
@@ -21,7 +21,10 @@
 use crate::BLOCK_SIZE;
 use thiserror::Error;
 
+/// A summary whose entries carry no block CRCs (format version 1: every CRC is 0).
 pub const MAGIC: [u8; 8] = *b"SWANSUM1";
+/// A summary whose entries carry the CRC32C of each live block.
+pub const MAGIC_CRC: [u8; 8] = *b"SWANSUM2";
 const HEADER_BYTES: usize = 32;
 const ENTRY_BYTES: usize = 12;
 /// Logical block value of a slot that holds no live data.
@@ -47,6 +50,9 @@ pub struct Summary {
     pub segment: u64,
     pub seq: u64,
     pub entries: Vec<Entry>,
+    /// Each live entry's `crc` is the CRC32C of its block (else they mean nothing). The
+    /// core knows no block contents: whoever writes the bytes fills the CRCs in.
+    pub block_crcs: bool,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -67,7 +73,7 @@ impl Summary {
         let len = blocks as usize * BLOCK_SIZE;
         assert!(HEADER_BYTES + self.entries.len() * ENTRY_BYTES <= len, "summary does not fit {blocks} blocks");
         let mut buf = vec![0u8; len];
-        buf[0..8].copy_from_slice(&MAGIC);
+        buf[0..8].copy_from_slice(if self.block_crcs { &MAGIC_CRC } else { &MAGIC });
         buf[8..16].copy_from_slice(&self.segment.to_le_bytes());
         buf[16..24].copy_from_slice(&self.seq.to_le_bytes());
         buf[24..28].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
@@ -85,9 +91,11 @@ impl Summary {
         if buf.is_empty() || !buf.len().is_multiple_of(BLOCK_SIZE) {
             return Err(SummaryError::Size { got: buf.len() });
         }
-        if buf[0..8] != MAGIC {
-            return Err(SummaryError::Magic);
-        }
+        let block_crcs = match &buf[0..8] {
+            m if m == MAGIC => false,
+            m if m == MAGIC_CRC => true,
+            _ => return Err(SummaryError::Magic),
+        };
         let stored = u32::from_le_bytes(buf[28..32].try_into().expect("4 bytes"));
         let mut copy = buf.to_vec();
         copy[28..32].fill(0);
@@ -107,7 +115,7 @@ impl Summary {
                 Entry { lba: u64_at(at), crc: u32::from_le_bytes(buf[at + 8..at + 12].try_into().expect("4 bytes")) }
             })
             .collect();
-        Ok(Self { segment: u64_at(8), seq: u64_at(16), entries })
+        Ok(Self { segment: u64_at(8), seq: u64_at(16), entries, block_crcs })
     }
 }
 
@@ -132,9 +140,16 @@ mod tests {
             segment: 42,
             seq: 7,
             entries: (0..300).map(|i| Entry { lba: if i == 5 { DEAD } else { i * 3 }, crc: i as u32 }).collect(),
+            block_crcs: true,
         };
         let mut buf = s.encode(1);
+        assert_eq!(&buf[0..8], b"SWANSUM2");
         assert_eq!(Summary::decode(&buf), Ok(s.clone()));
+        // A version-1 summary (no block CRCs) still reads, and says so.
+        let v1 = Summary { block_crcs: false, ..s.clone() };
+        let old = v1.encode(1);
+        assert_eq!(&old[0..8], b"SWANSUM1");
+        assert_eq!(Summary::decode(&old), Ok(v1));
         buf[100] ^= 1;
         assert!(matches!(Summary::decode(&buf), Err(SummaryError::Checksum { .. })));
         assert_eq!(Summary::decode(&[0u8; 4096]), Err(SummaryError::Magic));

@@ -238,6 +238,9 @@ struct Worker {
     pooled_now: bool,
     /// A pooled write failed since the last sync point: that sync point reports it.
     write_failed: bool,
+    /// CRC32C of every block written into each open segment, by slot, until the segment's
+    /// summary carries them (FORMAT.md, summary).
+    open_crcs: HashMap<u64, Vec<u32>>,
     scheme: Box<dyn Scheme>,
     kind: SchemeKind,
     read_only: bool,
@@ -311,6 +314,7 @@ impl Worker {
             pooled: Vec::new(),
             pooled_now: false,
             write_failed: false,
+            open_crcs: HashMap::new(),
             scheme: rec.scheme,
             kind,
             read_only: opts.read_only,
@@ -539,13 +543,15 @@ impl Worker {
                     _ => &[],
                 };
                 let mut staged = Vec::new();
-                self.pooled_now = false;
-                let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, Instant::now());
-                self.plan = plan;
+                // Before the plan runs: a write that seals its segment writes the summary,
+                // which carries the CRC of every block, these included.
                 self.journal_changes(|_, lba, _| {
                     let at = (lba - r.lba) as usize * BLOCK;
                     crc32c::crc32c(&user[at..at + BLOCK])
                 });
+                self.pooled_now = false;
+                let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, Instant::now());
+                self.plan = plan;
                 res.map(|at| (reply, at))
             }
         };
@@ -602,7 +608,18 @@ impl Worker {
         self.scheme.take_changes(&mut changes);
         for c in changes.drain(..) {
             let crc = match c {
-                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => crc_of(self, lba, pba),
+                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => {
+                    let crc = crc_of(self, lba, pba);
+                    if let Some(la) = self.scheme.log_array() {
+                        // Kept until the segment's summary is written with it (open segments
+                        // only: a few per R-group).
+                        let geo = la.geometry();
+                        let (seg, slot) = geo.split_pba(pba);
+                        let table = self.open_crcs.entry(seg).or_insert_with(|| vec![0; geo.payload_slots() as usize]);
+                        table[slot as usize] = crc;
+                    }
+                    crc
+                }
                 _ => 0,
             };
             self.pending.push((c, crc));
@@ -767,11 +784,25 @@ impl Worker {
     fn source<'b>(&mut self, io: &MemberIo, src: Src, b: &'b mut Buffers<'_>) -> Cow<'b, [u8]> {
         let n = io.count as usize * BLOCK;
         if let Src::Summary { segment, .. } = src {
-            let scheme = &self.scheme;
             let blocks = self.summary_blocks();
-            b.summaries.entry(segment).or_insert_with(|| {
-                scheme.summary(segment).map(|s| s.encode(blocks)).unwrap_or_else(|| vec![0u8; blocks as usize * BLOCK])
-            });
+            if let std::collections::hash_map::Entry::Vacant(slot) = b.summaries.entry(segment) {
+                let crcs = self.open_crcs.remove(&segment);
+                let encoded = match self.scheme.summary(segment) {
+                    Some(mut s) => {
+                        // Every live slot of a segment sealed in this run was written in it,
+                        // so its CRC is in the table.
+                        if let Some(crcs) = crcs {
+                            for (e, crc) in s.entries.iter_mut().zip(crcs) {
+                                e.crc = if e.lba == swan_core::summary::DEAD { 0 } else { crc };
+                            }
+                            s.block_crcs = true;
+                        }
+                        s.encode(blocks)
+                    }
+                    None => vec![0u8; blocks as usize * BLOCK],
+                };
+                slot.insert(encoded);
+            }
         }
         let b: &'b Buffers<'_> = b;
         let data: Cow<'b, [u8]> = match src {
@@ -906,13 +937,15 @@ impl Worker {
     fn finish_gc(&mut self, run: GcRun) {
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
+        // The moved blocks are on the members: their CRCs go to the journal and to the
+        // summaries the follow-up plan writes when it seals their segments.
+        self.journal_changes_read_back();
         let mut staged = Vec::new();
         if let Err(e) = self.execute(&follow, &[], None, &mut [], &mut staged, Instant::now()) {
             self.log_error(&e);
             self.gc_broken = Some(e.to_string());
         }
         self.follow = follow;
-        self.journal_changes_read_back();
         self.dirty = true;
         self.release_pending_since.get_or_insert_with(Instant::now);
     }

@@ -11,6 +11,7 @@
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
+//! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
 
 pub mod array;
@@ -25,4 +26,5 @@ pub mod layout;
 pub mod member;
 pub mod nbd;
 pub mod pool;
+pub mod scrub;
 pub mod summaries;

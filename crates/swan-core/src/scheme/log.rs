@@ -550,7 +550,7 @@ impl LogArray {
         };
         let entries =
             live.iter().map(|&lba| Entry { lba: if lba == UNMAPPED { summary::DEAD } else { lba }, crc: 0 }).collect();
-        Summary { segment, seq: self.segs.seq(segment), entries }
+        Summary { segment, seq: self.segs.seq(segment), entries, block_crcs: false }
     }
 
     /// The live blocks of `segment`, slot by slot ([`UNMAPPED`] where none), found by
