@@ -41,7 +41,9 @@ Modes:
             it is buffered I/O that evicts each request's pages afterwards, not O_DIRECT;
             the table's notes say which; NBDKIT_DIRECT_ARGS overrides)
 
-Each (server, mode, job) gets a fresh server process on a fresh port (page cache dropped
+Each (server, mode, job) gets a fresh server process on a fresh port (swan: on a freshly
+created array; RUNS x RUNTIME of writes can still write more than the volume holds, and then
+GC runs inside the measurement, as it would for an operator) (page cache dropped
 before it starts when /proc/sys/vm/drop_caches is writable), waits until `nbdinfo` answers,
 runs RUNS fio runs (median reported), records the server's peak RSS (VmHWM), then stops it
 with SIGTERM and waits for it to exit. Servers are killed on any exit of this script.
@@ -307,6 +309,17 @@ run_fio() { # name rw bs size output [extra fio args...]
 # ---------------------------------------------------------------- swan binary and members
 bytes_of() { numfmt --from=iec "${1%B}" 2>/dev/null || die "cannot parse size '$1'"; }
 
+# Every swan cell starts from a freshly created array, as every peer cell starts from the
+# same plain file: a log-structured array carries the state of earlier jobs (its volume
+# written over, GC under way), which would make each job measure what the jobs before it
+# left. Random writes over a full volume, GC and all, are scripts/steady-write.sh's job.
+fresh_swan_array() {
+  log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE in $BENCH_DIR"
+  rm -f "${MEMBERS[@]}"
+  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" "${MEMBERS[@]}" \
+    >"$RAW/logs/swan-create.log" 2>&1 || { cat "$RAW/logs/swan-create.log" >&2; die "swan create failed"; }
+}
+
 swan_usable() { [[ -x $SWAN_BIN ]] && "$SWAN_BIN" serve --help >/dev/null 2>&1 && "$SWAN_BIN" create --help >/dev/null 2>&1; }
 
 EXPORT=
@@ -318,10 +331,7 @@ if has_server swan; then
     cargo build --release -p swan-cli
     swan_usable || die "$SWAN_BIN still has no 'serve' and 'create' subcommands after building; is the NBD server in swan-cli yet?"
   fi
-  log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE in $BENCH_DIR"
-  rm -f "${MEMBERS[@]}"
-  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" "${MEMBERS[@]}" \
-    >"$RAW/logs/swan-create.log" 2>&1 || { cat "$RAW/logs/swan-create.log" >&2; die "swan create failed"; }
+  fresh_swan_array
   start_server swan buffered probe
   EXPORT=$SIZE_SEEN
   stop_server
@@ -392,6 +402,7 @@ for mode in "${MODE_LIST[@]}"; do
     bs=$(job_bs "$job")
     for server in "${SERVER_LIST[@]}"; do
       n=$((n + 1))
+      [[ $server != swan ]] || fresh_swan_array
       start_server "$server" "$mode" "$job"
       [[ $SIZE_SEEN == "$EXPORT" ]] || log "warning: $server ($mode) exports $SIZE_SEEN bytes, expected $EXPORT"
       log "[$n/$total] $server $mode $job (port $SRV_PORT, pid $SRV_PID)"

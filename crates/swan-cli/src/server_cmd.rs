@@ -321,6 +321,14 @@ pub fn status(a: &StatusArgs) -> Result<()> {
         g("sync_points"),
         g("checkpoints")
     );
+    println!(
+        "reads verified against their CRC: {} blocks ({} without one); {} mismatched: {} rebuilt from parity, {} answered EIO",
+        g("reads_verified"),
+        g("reads_unverified"),
+        g("read_mismatches"),
+        g("read_repairs"),
+        g("read_failures")
+    );
     println!("{:>7}  {:<14} {:>13}", "R-group", "role", "free segments");
     for gr in g("groups").as_array().into_iter().flatten() {
         println!("{:>7}  {:<14} {:>13}", gr["group"], gr["role"].as_str().unwrap_or("?"), gr["free_segments"]);

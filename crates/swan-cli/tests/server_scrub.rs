@@ -4,13 +4,17 @@
 //! volume read back through a real NBD client is what was written; on RAID0 the damaged
 //! block is reported as lost by its logical address, and scrub fails.
 //!
+//! The same damage met by reads while serving: on RAID5 every read still returns what was
+//! written (rebuilt from parity, rewritten, counted in `swan status`); on RAID0 the read of
+//! the damaged block fails with EIO rather than return bad data.
+//!
 //! The data is written through `swan serve` with nbdcopy; every 4 KiB block starts with a
 //! marker and its own logical block number, so the test finds live data blocks in the
 //! member files by looking, not by re-deriving the layout.
 
 mod common;
 
-use common::{check_clean, describe, require, run, text, Server, SWAN};
+use common::{check_clean, describe, require, run, status, text, u64_of, Server, SWAN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -123,6 +127,74 @@ fn count(report: &str, what: &str) -> u64 {
     words[at - 1].parse().unwrap_or_else(|_| panic!("no count before '{what}' in: {line}"))
 }
 
+/// A flipped bit, a zeroed block and a misdirected write on the member holding most of the
+/// first half of the data; their logical blocks.
+fn damage_one_member(members: &[PathBuf], blocks: usize) -> [u64; 3] {
+    let marked = marked_blocks(members, blocks as u64 / 2);
+    let victim = marked.iter().map(|m| m.0).max_by_key(|&i| marked.iter().filter(|m| m.0 == i).count()).unwrap();
+    let on: Vec<&(usize, u64, u64)> = marked.iter().filter(|m| m.0 == victim).collect();
+    assert!(on.len() >= 10, "member {victim} holds too few marked blocks: {}", on.len());
+    let m = &members[victim];
+    let (flip, zero, src, dst) = (on[1], on[3], on[5], on[7]);
+    let mut b = read_at(m, flip.1);
+    b[1000] ^= 0x10;
+    patch(m, flip.1, &b);
+    patch(m, zero.1, &[0u8; BLOCK]);
+    patch(m, dst.1, &read_at(m, src.1)); // misdirected: src's data lands on dst
+    [flip.2, zero.2, dst.2]
+}
+
+#[test]
+fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned() {
+    require("nbdcopy", "libnbd-bin");
+    let dir = tempfile::Builder::new().prefix("swan-verify-r5-").tempdir().unwrap();
+    let members = create(dir.path(), "swan5", 2, 3);
+    let blocks = 12 << 8;
+    let data = image(blocks);
+    write_through_server(dir.path(), &members, &data);
+    damage_one_member(&members, blocks);
+    let server = Server::start(dir.path(), &members);
+    let file = dir.path().join("image.out");
+    nbdcopy(&server.uri(), file.to_str().unwrap());
+    let st = status(&members[0], dir.path());
+    assert_eq!(u64_of(&st, "read_mismatches"), 3, "{st:#}");
+    assert_eq!(u64_of(&st, "read_repairs"), 3, "{st:#}");
+    assert_eq!(u64_of(&st, "read_failures"), 0, "{st:#}");
+    assert!(u64_of(&st, "reads_verified") >= blocks as u64 / 2, "{st:#}");
+    let log = server.log();
+    server.stop();
+    assert_eq!(log.matches("rebuilt from parity and rewritten").count(), 3, "{log}");
+    let mut back = std::fs::read(&file).unwrap();
+    back.truncate(data.len());
+    assert!(back == data, "a read returned something else than what was written");
+    // The reads rewrote the blocks: nothing is left for scrub.
+    let (ok, after) = scrub(dir.path(), &members, &["--no-repair"]);
+    assert!(ok && count(&after, "mismatched") == 0, "{after}");
+}
+
+#[test]
+fn raid0_damage_met_by_a_read_is_an_io_error() {
+    require("nbdcopy", "libnbd-bin");
+    let dir = tempfile::Builder::new().prefix("swan-verify-r0-").tempdir().unwrap();
+    let members = create(dir.path(), "swan0", 2, 2);
+    let blocks = 8 << 8;
+    write_through_server(dir.path(), &members, &image(blocks));
+    let marked = marked_blocks(&members, blocks as u64 / 2);
+    let (i, offset, _) = marked[marked.len() / 3];
+    let mut b = read_at(&members[i], offset);
+    b[7] ^= 0x80;
+    patch(&members[i], offset, &b);
+    let server = Server::start(dir.path(), &members);
+    let file = dir.path().join("image.out");
+    let out = run(Command::new("nbdcopy").arg(server.uri()).arg(&file), "nbdcopy", DEADLINE);
+    assert!(!out.status.success(), "nbdcopy read a damaged RAID0 block without an error");
+    let st = status(&members[0], dir.path());
+    assert!(u64_of(&st, "read_failures") >= 1 && u64_of(&st, "read_repairs") == 0, "{st:#}");
+    let log = server.log();
+    server.stop();
+    assert!(log.contains("answered with EIO"), "{log}");
+}
+
 #[test]
 fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
     require("nbdcopy", "libnbd-bin");
@@ -136,23 +208,13 @@ fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
     assert!(count(&clean, "verified") >= (blocks as u64) * 3 / 4, "too few blocks verified:\n{clean}");
 
     // Damage one member only, in segments sealed long before the end of the write.
-    let marked = marked_blocks(&members, blocks as u64 / 2);
-    let victim = marked.iter().map(|m| m.0).max_by_key(|&i| marked.iter().filter(|m| m.0 == i).count()).unwrap();
-    let on: Vec<&(usize, u64, u64)> = marked.iter().filter(|m| m.0 == victim).collect();
-    assert!(on.len() >= 10, "member {victim} holds too few marked blocks: {}", on.len());
-    let m = &members[victim];
-    let (flip, zero, src, dst) = (on[1], on[3], on[5], on[7]);
-    let mut b = read_at(m, flip.1);
-    b[1000] ^= 0x10;
-    patch(m, flip.1, &b);
-    patch(m, zero.1, &[0u8; BLOCK]);
-    patch(m, dst.1, &read_at(m, src.1)); // misdirected: src's data lands on dst
+    let damaged = damage_one_member(&members, blocks);
 
     let (ok, found) = scrub(dir.path(), &members, &["--no-repair"]);
     assert!(ok, "repairable damage made --no-repair fail:\n{found}");
     assert_eq!(count(&found, "mismatched"), 3, "{found}");
     assert_eq!(count(&found, "repaired"), 0, "--no-repair repaired something:\n{found}");
-    for lba in [flip.2, zero.2, dst.2] {
+    for lba in damaged {
         assert!(found.contains(&format!("logical block {lba})")), "block {lba} not reported:\n{found}");
     }
     let (ok, repaired) = scrub(dir.path(), &members, &[]);

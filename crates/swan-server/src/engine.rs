@@ -29,7 +29,7 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
-use crate::pool::{IoPool, Piece, POOL_WRITE_MIN, THREADS};
+use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN, THREADS};
 use crate::summaries::MemberSummaries;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -93,6 +93,13 @@ pub struct StatusReport {
     pub journal_records: u64,
     pub checkpoints: u64,
     pub queued_requests: usize,
+    /// Blocks of pooled reads checked against their CRC, found not to match, rebuilt from
+    /// parity, or answered with EIO; and blocks with no CRC to check (adopted segments).
+    pub reads_verified: u64,
+    pub read_mismatches: u64,
+    pub read_repairs: u64,
+    pub read_failures: u64,
+    pub reads_unverified: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -520,7 +527,7 @@ impl Worker {
                 return Some((req, done));
             }
             Ok(Submitted::Planned) if op == ReqOp::Read && self.pool_can_read(&plan) => {
-                self.hand_out_read(&plan, req.len as usize, done);
+                self.hand_out_read(&plan, lba, req.len as usize, done);
                 self.plan = plan;
                 return None;
             }
@@ -589,7 +596,7 @@ impl Worker {
     }
 
     /// Hand a planned read to the pool; it replies from there.
-    fn hand_out_read(&mut self, plan: &IoPlan, len: usize, done: Completion) {
+    fn hand_out_read(&mut self, plan: &IoPlan, first: u64, len: usize, done: Completion) {
         let pool = self.pool.as_ref().expect("checked by pool_can_read");
         let mut pieces = Vec::with_capacity(plan.ios().len());
         for io in plan.ios() {
@@ -597,7 +604,29 @@ impl Worker {
             pieces.push(Piece { member: io.member, block: io.block, count: io.count, offset });
             self.stats[io.member as usize].bytes_read += u64::from(io.count) * BLOCK as u64;
         }
-        pool.read(&self.members, pieces, len, done);
+        // What each block must match: the CRC held for an open segment, or the one its
+        // sealed segment's summary recorded.
+        let checks = self.scheme.log_array().map(|la| {
+            let geo = *la.geometry();
+            let checks = (first..first + (len / BLOCK) as u64)
+                .map(|lba| {
+                    let pba = la.l2p().get(lba);
+                    if pba == swan_core::l2p::UNMAPPED {
+                        return Check::Nothing;
+                    }
+                    let (segment, slot) = geo.split_pba(pba);
+                    if let Some(table) = self.open_crcs.get(&segment) {
+                        return Check::Crc(table[slot as usize]);
+                    }
+                    match la.segments().seq(segment) {
+                        0 => Check::Nothing, // adopted at recovery: no summary
+                        seq => Check::Summary { segment, seq, slot, lba },
+                    }
+                })
+                .collect();
+            (geo, checks)
+        });
+        pool.read(&self.members, pieces, len, checks, done);
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
@@ -1105,6 +1134,9 @@ impl Worker {
     }
 
     fn status(&self) -> StatusReport {
+        let read_count = |f: fn(&crate::pool::ReadChecks) -> &std::sync::atomic::AtomicU64| {
+            self.pool.as_ref().map_or(0, |p| f(&p.checks).load(std::sync::atomic::Ordering::Relaxed))
+        };
         let st = self.scheme.status();
         let c = self.scheme.counters();
         let groups = match (self.kind, self.scheme.log_array()) {
@@ -1148,6 +1180,11 @@ impl Worker {
             journal_records: self.journal_records,
             checkpoints: self.checkpoints,
             queued_requests: self.queue.len(),
+            reads_verified: read_count(|c| &c.verified),
+            read_mismatches: read_count(|c| &c.mismatches),
+            read_repairs: read_count(|c| &c.repaired),
+            read_failures: read_count(|c| &c.failed),
+            reads_unverified: read_count(|c| &c.unverified),
         }
     }
 }

@@ -27,14 +27,54 @@
 //! - *A FLUSH covers what was replied to*: sync points wait for outstanding writes first.
 //!
 //! Emulation keeps all I/O on the engine: the SSD model decides when each completes.
+//!
+//! **Every block a pooled read returns is verified** against the CRC32C recorded for it
+//! ([`Check`]): the engine's table for open segments, or the summary of a sealed segment
+//! (the blocks of it that hold the entry, read from the members for each read). A mismatch
+//! is rebuilt from its stripe row and parity where the R-group has parity, checked against
+//! the CRC, returned and written back in place; otherwise the read fails with EIO. Bad data
+//! is never returned. Blocks with nothing to check against (segments adopted at recovery,
+//! summaries from before block CRCs) are returned as read, and counted.
 
 use crate::backend::Completion;
 use crate::member::{Member, MemberError, BLOCK};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use swan_core::geometry::Geometry;
+use swan_core::summary::Summary;
 use swan_nbd::Errno;
+
+/// What one block of a read is checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Nothing: the block is unmapped (zeroes), or no CRC was ever recorded for it.
+    Nothing,
+    /// The CRC the engine holds (a block of an open segment).
+    Crc(u32),
+    /// The CRC in the summary of sealed `segment` (seal sequence `seq`), at `slot`, which
+    /// must name `lba`.
+    Summary { segment: u64, seq: u64, slot: u32, lba: u64 },
+}
+
+/// Counters of read verification, for `swan status`.
+#[derive(Debug, Default)]
+pub struct ReadChecks {
+    pub verified: AtomicU64,
+    pub unverified: AtomicU64,
+    pub mismatches: AtomicU64,
+    pub repaired: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+/// What a pooled read needs to verify and repair its blocks.
+struct Verify {
+    geo: Geometry,
+    checks: Vec<Check>,
+    counts: Arc<ReadChecks>,
+}
 
 /// Threads doing member I/O. Reads block in the kernel (a page-cache miss waits for the
 /// device), so more threads than cores keep the devices' queues full; nbdkit runs 16.
@@ -88,6 +128,7 @@ impl Tally {
 }
 
 pub struct IoPool {
+    pub checks: Arc<ReadChecks>,
     tx: Option<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
     reads: Arc<Tally>,
@@ -106,6 +147,7 @@ impl IoPool {
             })
             .collect::<std::io::Result<Vec<_>>>()?;
         Ok(IoPool {
+            checks: Arc::default(),
             tx: Some(tx),
             threads,
             reads: Arc::default(),
@@ -121,12 +163,22 @@ impl IoPool {
         }
     }
 
-    /// Read `pieces` into a reply of `len` bytes and call `done` with it, on a pool thread.
-    pub fn read(&self, members: &Arc<Vec<Member>>, pieces: Vec<Piece>, len: usize, done: Completion) {
+    /// Read `pieces` into a reply of `len` bytes, verify block `i` of it against
+    /// `checks[i]` (log-structured arrays, with their geometry), and call `done` with it,
+    /// on a pool thread.
+    pub fn read(
+        &self,
+        members: &Arc<Vec<Member>>,
+        pieces: Vec<Piece>,
+        len: usize,
+        checks: Option<(Geometry, Vec<Check>)>,
+        done: Completion,
+    ) {
         self.reads.add();
         let (members, tally) = (Arc::clone(members), Arc::clone(&self.reads));
+        let verify = checks.map(|(geo, checks)| Verify { geo, checks, counts: Arc::clone(&self.checks) });
         self.spawn(Box::new(move || {
-            read_pieces(&members, &pieces, len, done);
+            read_pieces(&members, &pieces, len, verify.as_ref(), done);
             tally.done();
         }));
     }
@@ -176,7 +228,7 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>) {
     }
 }
 
-fn read_pieces(members: &[Member], pieces: &[Piece], len: usize, done: Completion) {
+fn read_pieces(members: &[Member], pieces: &[Piece], len: usize, verify: Option<&Verify>, done: Completion) {
     let mut reply = vec![0u8; len];
     for p in pieces {
         let at = p.offset as usize * BLOCK;
@@ -187,5 +239,110 @@ fn read_pieces(members: &[Member], pieces: &[Piece], len: usize, done: Completio
             return;
         }
     }
+    if let Some(v) = verify {
+        for p in pieces {
+            for k in 0..p.count {
+                let i = (p.offset + k) as usize;
+                let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
+                if !verify_block(members, v, i, p.member, p.block + u64::from(k), block) {
+                    done(Err(Errno::Io));
+                    return;
+                }
+            }
+        }
+    }
     done(Ok(reply));
+}
+
+/// The CRC block `i` of a read must have, if any is known.
+///
+/// A sealed segment's CRC is read from its summary on the members for every read: the
+/// summaries of a large array do not fit the memory budget (12 bytes per block), and the
+/// page cache keeps the hot ones anyway. Only the summary blocks holding the header (for
+/// the magic) and the block's entry are read; the entry must name the block, which a torn
+/// or stale summary would not. A mismatch is then confirmed against the whole summary and
+/// its checksum before anything is rebuilt ([`summary_is_sound`]).
+fn expected_crc(members: &[Member], v: &Verify, i: usize) -> Option<u32> {
+    match v.checks.get(i).copied().unwrap_or(Check::Nothing) {
+        Check::Nothing => None,
+        Check::Crc(crc) => Some(crc),
+        Check::Summary { segment, slot, lba, .. } => {
+            let at = ENTRIES_AT + ENTRY_BYTES * slot as usize;
+            let (first, last) = (at / BLOCK, (at + ENTRY_BYTES - 1) / BLOCK);
+            let mut buf = vec![0u8; (last + 1) * BLOCK];
+            for b in std::iter::once(0).chain(first.max(1)..=last) {
+                let (m, block) = v.geo.slot_location(segment, v.geo.payload_slots() + b as u32);
+                members[m as usize].read(block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
+            }
+            let magic = &buf[0..8];
+            let named = u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+            (magic == swan_core::summary::MAGIC_CRC && named == lba)
+                .then(|| u32::from_le_bytes(buf[at + 8..at + 12].try_into().expect("4 bytes")))
+        }
+    }
+}
+
+/// Where a summary's entries start, and their size (swan_core::summary's encoding).
+const ENTRIES_AT: usize = 32;
+const ENTRY_BYTES: usize = 12;
+
+/// Whether the whole summary a mismatch was judged by checks out (its own checksum, its
+/// segment and sequence): a damaged summary must not make good data look bad.
+fn summary_is_sound(members: &[Member], v: &Verify, i: usize) -> bool {
+    let Some(Check::Summary { segment, seq, .. }) = v.checks.get(i).copied() else { return true };
+    let mut buf = Vec::new();
+    crate::summaries::read_raw(members, &v.geo, segment, &mut buf).is_ok()
+        && Summary::decode(&buf).is_ok_and(|s| s.segment == segment && s.seq == seq && s.block_crcs)
+}
+
+/// Verify block `i` of a read (now in `block`, read from `member` at `at`); rebuild it from
+/// parity if it does not match. False if the read must fail.
+fn verify_block(members: &[Member], v: &Verify, i: usize, member: u32, at: u64, block: &mut [u8]) -> bool {
+    let Some(crc) = expected_crc(members, v, i) else {
+        if v.checks.get(i).is_some_and(|c| *c != Check::Nothing) {
+            v.counts.unverified.fetch_add(1, Ordering::Relaxed);
+        }
+        return true;
+    };
+    v.counts.verified.fetch_add(1, Ordering::Relaxed);
+    if crc32c::crc32c(block) == crc {
+        return true;
+    }
+    if !summary_is_sound(members, v, i) {
+        // The record is what is damaged: nothing to hold the block against.
+        v.counts.unverified.fetch_add(1, Ordering::Relaxed);
+        return true;
+    }
+    v.counts.mismatches.fetch_add(1, Ordering::Relaxed);
+    let segment = match v.checks[i] {
+        Check::Summary { segment, .. } => Some(segment),
+        _ => None,
+    };
+    let mut rebuilt = vec![0u8; BLOCK];
+    let rebuilt_ok = segment.is_some_and(|seg| {
+        matches!(crate::scrub::rebuild(members, &v.geo, seg, member, at, &mut rebuilt), Ok(Some(())))
+            && crc32c::crc32c(&rebuilt) == crc
+    });
+    if rebuilt_ok {
+        block.copy_from_slice(&rebuilt);
+        // The slot keeps its content until its segment is released, which waits for every
+        // read handed out: writing the right bytes back cannot race with a reuse.
+        let written = members[member as usize].write(at, &rebuilt);
+        v.counts.repaired.fetch_add(1, Ordering::Relaxed);
+        eprintln!(
+            "swan: member {member} block {at}: checksum mismatch on read; rebuilt from parity{}",
+            match written {
+                Ok(()) => " and rewritten".to_string(),
+                Err(e) => format!(", but writing it back failed: {e}"),
+            }
+        );
+        true
+    } else {
+        v.counts.failed.fetch_add(1, Ordering::Relaxed);
+        eprintln!(
+            "swan: member {member} block {at}: checksum mismatch on read and no good copy (no parity, or the \
+             rebuild does not match either): answered with EIO"
+        );
+        false
+    }
 }

@@ -192,7 +192,14 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
 
 /// The block at `at` on member `m` of `segment`'s R-group, rebuilt from the row's other
 /// blocks (data and parity): `None` without parity.
-fn rebuild(members: &[Member], geo: &Geometry, segment: u64, m: u32, at: u64, out: &mut [u8]) -> Result<Option<()>> {
+pub(crate) fn rebuild(
+    members: &[Member],
+    geo: &Geometry,
+    segment: u64,
+    m: u32,
+    at: u64,
+    out: &mut [u8],
+) -> Result<Option<()>> {
     if geo.raid == RaidLevel::Raid0 {
         return Ok(None);
     }
