@@ -21,6 +21,12 @@
 //! batches of user requests, and runs flat out only while writes wait for space. With
 //! `--emulate`, the SSD model in [`crate::emulate`] says when each member operation would
 //! complete, and replies are held until then.
+//!
+//! Time: the engine reads no clock of its own but a [`Clock`]: the wall clock when serving,
+//! or a [`ManualClock`] that only moves when told, under [`Stepper`]. The stepper drives the
+//! same worker round by round on the caller's thread, with no channel and no timing: the
+//! deterministic crash and fault tests (`crate::crashsim`) run the real engine that way, so
+//! a seed gives the same member I/O, byte for byte, every time.
 
 use crate::array::{Opened, Recovered};
 use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
@@ -34,8 +40,9 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo, Src};
@@ -57,6 +64,44 @@ pub struct EngineOptions {
     pub emulate: Option<Emulator>,
     /// Log to stderr what the engine does at startup and on errors.
     pub verbose: bool,
+}
+
+/// Where the engine's time comes from.
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    #[default]
+    Wall,
+    Manual(Arc<ManualClock>),
+}
+
+impl Clock {
+    pub fn now(&self) -> Instant {
+        match self {
+            Clock::Wall => Instant::now(),
+            Clock::Manual(m) => m.now(),
+        }
+    }
+}
+
+/// A clock that moves only when [`ManualClock::advance`] is called.
+#[derive(Debug)]
+pub struct ManualClock {
+    base: Instant,
+    nanos: AtomicU64,
+}
+
+impl ManualClock {
+    pub fn new() -> Arc<ManualClock> {
+        Arc::new(ManualClock { base: Instant::now(), nanos: AtomicU64::new(0) })
+    }
+
+    pub fn now(&self) -> Instant {
+        self.base + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.nanos.fetch_add(by.as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 enum Msg {
@@ -266,6 +311,12 @@ struct Worker {
     journal_records: u64,
     checkpoints: u64,
     stopping: bool,
+    clock: Clock,
+    /// Front-end rotations seen so far (noted to a member tap when it changes).
+    rotations_seen: u64,
+    /// Checkpoint after this many journal records (0: only when the ring is half full).
+    checkpoint_every: u64,
+    records_since_checkpoint: u64,
 }
 
 impl Worker {
@@ -327,6 +378,10 @@ impl Worker {
             journal_records: 0,
             checkpoints: 0,
             stopping: false,
+            clock: Clock::Wall,
+            rotations_seen: 0,
+            checkpoint_every: 0,
+            records_since_checkpoint: 0,
             sb,
         }
     }
@@ -337,21 +392,34 @@ impl Worker {
                 // Every sender is gone: nobody can ask for anything more.
                 self.stopping = true;
             }
-            self.deliver_held();
-            self.serve_requests();
-            self.advance_gc();
-            self.release_check();
-            self.journal_tail();
-            for (done, reply) in std::mem::take(&mut self.replies) {
-                done(reply);
-            }
-            if !self.sync_waiters.is_empty() || self.release_due {
-                self.sync_point();
-            }
+            self.round();
             if self.stopping && self.queue.is_empty() {
                 break;
             }
         }
+        self.finish()
+    }
+
+    fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
+    fn round(&mut self) {
+        self.deliver_held();
+        self.serve_requests();
+        self.advance_gc();
+        self.release_check();
+        self.journal_tail();
+        for (done, reply) in std::mem::take(&mut self.replies) {
+            done(reply);
+        }
+        if !self.sync_waiters.is_empty() || self.release_due {
+            self.sync_point();
+        }
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
         // Shutdown: replies still held by emulation go out now; then make it all durable.
         while let Some(Reverse(h)) = self.held.pop() {
             (h.done)(h.reply);
@@ -379,7 +447,7 @@ impl Worker {
             let wait = self
                 .held
                 .peek()
-                .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(Instant::now()).min(idle_wait));
+                .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(self.now()).min(idle_wait));
             match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -403,7 +471,7 @@ impl Worker {
     /// Reply once this batch's tail record is written (and, emulating, once the model says).
     fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>) {
         match at {
-            Some(t) if t > Instant::now() => {
+            Some(t) if t > self.now() => {
                 self.held_seq += 1;
                 self.held.push(Reverse(Held { at: t, seq: self.held_seq, done, reply }));
             }
@@ -412,7 +480,7 @@ impl Worker {
     }
 
     fn deliver_held(&mut self) {
-        let now = Instant::now();
+        let now = self.now();
         while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
             let Reverse(h) = self.held.pop().expect("peeked");
             (h.done)(h.reply);
@@ -461,6 +529,7 @@ impl Worker {
         let r = Request { op, lba, blocks, fua: false };
         let mut plan = std::mem::take(&mut self.plan);
         let submitted = self.scheme.submit(&r, &mut plan);
+        self.note_rotation();
         let outcome = match submitted {
             Err(_) => {
                 self.plan = plan;
@@ -479,7 +548,7 @@ impl Worker {
                     _ => &[],
                 };
                 let mut staged = Vec::new();
-                let res = self.execute(&plan, user, &mut reply, &mut staged, Instant::now());
+                let res = self.execute(&plan, user, &mut reply, &mut staged, self.now());
                 self.plan = plan;
                 self.journal_changes(|_, lba, _| {
                     let at = (lba - r.lba) as usize * BLOCK;
@@ -566,7 +635,8 @@ impl Worker {
         for chunk in chunks {
             let record = journal::encode(&self.sb.uuid, self.ring.next_seq, synced, chunk);
             let blocks = (record.len() / BLOCK) as u64;
-            if !self.ring.has_room(blocks) {
+            let due = self.checkpoint_every > 0 && self.records_since_checkpoint >= self.checkpoint_every;
+            if !self.ring.has_room(blocks) || due {
                 // The checkpoint holds the whole map as it is now: it covers everything.
                 self.sync_all()?;
                 self.checkpoint()?;
@@ -578,6 +648,7 @@ impl Worker {
                 m.write(start + at, &record)?;
             }
             self.journal_records += 1;
+            self.records_since_checkpoint += 1;
         }
         if synced {
             for m in &self.members[..self.meta_members()] {
@@ -588,6 +659,24 @@ impl Worker {
             self.tail_records = true;
         }
         Ok(())
+    }
+
+    /// A note to a member tap (crash replay, fault injection), if there is one.
+    fn mark(&self, what: &'static str) {
+        if let Some(m) = self.members.first() {
+            m.mark(what);
+        }
+    }
+
+    /// Note a front-end rotation to the tap (only looked for when there is a tap).
+    fn note_rotation(&mut self) {
+        if self.members.first().is_some_and(Member::has_tap) {
+            let r = self.scheme.counters().front_rotations;
+            if r != self.rotations_seen {
+                self.rotations_seen = r;
+                self.mark("rotation");
+            }
+        }
     }
 
     fn log_error(&self, e: &MemberError) {
@@ -745,13 +834,14 @@ impl Worker {
                 None => self.scheme.start_gc(&mut plan),
             };
             let Some(id) = started_job else { break };
+            self.mark("gc-start");
             let started = self.scheme.status().gc_groups & !before;
             if started != 0 {
                 if let Some(n) = self.gc_jobs.get_mut(started.trailing_zeros() as usize) {
                     *n += 1;
                 }
             }
-            let now = Instant::now();
+            let now = self.now();
             self.gc_runs.push_back(GcRun {
                 id,
                 plan,
@@ -766,7 +856,7 @@ impl Worker {
 
     /// One member operation of the first GC job that may proceed. False if none could.
     fn gc_step(&mut self) -> bool {
-        let now = Instant::now();
+        let now = self.now();
         let Some(i) = self.gc_runs.iter().position(|r| r.not_before <= now) else { return false };
         let mut run = self.gc_runs.remove(i).expect("position");
         if run.phase < run.plan.phase_count() {
@@ -807,17 +897,20 @@ impl Worker {
     }
 
     fn finish_gc(&mut self, run: GcRun) {
+        // The victim's live blocks are copied; the remap, seal and release are to come.
+        self.mark("gc-copied");
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
         let mut staged = Vec::new();
-        if let Err(e) = self.execute(&follow, &[], &mut [], &mut staged, Instant::now()) {
+        if let Err(e) = self.execute(&follow, &[], &mut [], &mut staged, self.now()) {
             self.log_error(&e);
             self.gc_broken = Some(e.to_string());
         }
         self.follow = follow;
         self.journal_changes_read_back();
         self.dirty = true;
-        self.release_pending_since.get_or_insert_with(Instant::now);
+        let now = self.now();
+        self.release_pending_since.get_or_insert(now);
     }
 
     /// Victims wait for a sync point to be released; one sync point releases many. Release
@@ -829,7 +922,8 @@ impl Worker {
             self.release_pending_since = None;
             return;
         }
-        let waited = self.release_pending_since.is_some_and(|t| t.elapsed() >= RELEASE_AFTER);
+        let waited =
+            self.release_pending_since.is_some_and(|t| self.now().saturating_duration_since(t) >= RELEASE_AFTER);
         if pending >= RELEASE_BATCH.max(2 * self.sb.rgroups as usize) || waited {
             self.release_due = true;
         }
@@ -892,10 +986,11 @@ impl Worker {
             done(reply.clone());
         }
         if result.is_ok() && self.scheme.pending_release() > 0 {
+            self.mark("release");
             let mut plan = std::mem::take(&mut self.follow);
             self.scheme.release_deferred(&mut plan);
             let mut staged = Vec::new();
-            if let Err(e) = self.execute(&plan, &[], &mut [], &mut staged, Instant::now()) {
+            if let Err(e) = self.execute(&plan, &[], &mut [], &mut staged, self.now()) {
                 self.log_error(&e);
             }
             self.follow = plan;
@@ -934,6 +1029,9 @@ impl Worker {
     fn checkpoint(&mut self) -> anyhow::Result<()> {
         self.pending.clear();
         let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        if let Some(m) = self.members.first() {
+            m.mark("checkpoint-start");
+        }
         let segs = la.segments();
         let seqs: Vec<u64> = (0..segs.len()).map(|s| segs.seq(s)).collect();
         let header = checkpoint::Header {
@@ -954,9 +1052,11 @@ impl Worker {
             la.l2p(),
             &seqs,
         )?;
+        self.mark("checkpoint-end");
         self.checkpoint_seq += 1;
         self.next_slot ^= 1;
         self.ring.checkpointed();
+        self.records_since_checkpoint = 0;
         self.checkpoints += 1;
         if self.verbose {
             eprintln!("swan: checkpoint {} written", self.checkpoint_seq);
@@ -994,7 +1094,7 @@ impl Worker {
             uuid: self.sb.uuid_string(),
             scheme: self.kind.to_string(),
             volume_bytes: self.scheme.volume_blocks() * BLOCK as u64,
-            uptime_s: self.started.elapsed().as_secs_f64(),
+            uptime_s: self.now().saturating_duration_since(self.started).as_secs_f64(),
             groups,
             members: self.stats.clone(),
             free_segments: st.free_segments,
@@ -1009,6 +1109,63 @@ impl Worker {
             checkpoints: self.checkpoints,
             queued_requests: self.queue.len(),
         }
+    }
+}
+
+/// The engine driven round by round on the caller's thread, over a [`ManualClock`]: no
+/// channel, no thread, no wall clock, so the same requests give the same member I/O every
+/// time. What the deterministic crash and fault tests run; `swan serve` uses [`Engine`].
+pub struct Stepper {
+    worker: Worker,
+    clock: Arc<ManualClock>,
+}
+
+impl Stepper {
+    /// Start over a recovered array as [`Engine::start`] does (sync, fresh checkpoint).
+    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> anyhow::Result<Stepper> {
+        let clock = ManualClock::new();
+        let mut worker = Worker::new(opened, recovered, opts);
+        worker.clock = Clock::Manual(clock.clone());
+        worker.started = clock.now();
+        if !worker.read_only {
+            worker.sync_all()?;
+            worker.checkpoint()?;
+        }
+        Ok(Stepper { worker, clock })
+    }
+
+    pub fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+
+    /// Checkpoint after every `records` journal records as well as when the ring is half
+    /// full (0: only then), so a short test sees many checkpoints.
+    pub fn set_checkpoint_every(&mut self, records: u64) {
+        self.worker.checkpoint_every = records;
+    }
+
+    /// Queue a request; it completes (`done` is called) in a later [`Stepper::round`].
+    pub fn submit(&mut self, req: BlockRequest, done: Completion) {
+        self.worker.queue.push_back((req, done));
+    }
+
+    /// One round of the engine's loop.
+    pub fn round(&mut self) {
+        self.worker.round();
+    }
+
+    /// Requests queued and not yet taken.
+    pub fn queued(&self) -> usize {
+        self.worker.queue.len()
+    }
+
+    pub fn status(&self) -> StatusReport {
+        self.worker.status()
+    }
+
+    /// Stop as [`Engine::shutdown`] does: make everything durable, write a checkpoint.
+    pub fn shutdown(mut self) -> anyhow::Result<()> {
+        self.worker.finish()
     }
 }
 

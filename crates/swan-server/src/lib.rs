@@ -11,16 +11,20 @@
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
+//! - [`recorder`]: a write recorder (and fault injector) under the members.
+//! - [`crashsim`]: crash replay and faults at the worst moments, over the real engine.
 
 pub mod array;
 pub mod backend;
 pub mod check;
 pub mod checkpoint;
 pub mod control;
+pub mod crashsim;
 pub mod emulate;
 pub mod engine;
 pub mod journal;
 pub mod layout;
 pub mod member;
 pub mod nbd;
+pub mod recorder;
 pub mod summaries;
