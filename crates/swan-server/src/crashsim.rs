@@ -58,7 +58,7 @@ const SECTOR: usize = 512;
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -70,7 +70,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            self.next() % n
+            self.next_u64() % n
         }
     }
 
@@ -87,7 +87,7 @@ pub fn payload(seed: u64, lba: u64, version: u64) -> Vec<u8> {
     b[16..24].copy_from_slice(&version.to_le_bytes());
     let mut r = Rng(seed ^ lba.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ version.rotate_left(29));
     for c in b[24..].chunks_mut(8) {
-        let v = r.next().to_le_bytes();
+        let v = r.next_u64().to_le_bytes();
         c.copy_from_slice(&v[..c.len()]);
     }
     b
@@ -256,12 +256,15 @@ impl Run {
             force: false,
             created: 0,
         };
-        let sb = array::create(&paths, &o)?;
+        let mut uuid = [0u8; 16];
+        let mut r = Rng(cfg.seed ^ 0x0a1d);
+        uuid[..8].copy_from_slice(&r.next_u64().to_le_bytes());
+        uuid[8..].copy_from_slice(&r.next_u64().to_le_bytes());
+        uuid[6] = (uuid[6] & 0x0f) | 0x40;
+        uuid[8] = (uuid[8] & 0x3f) | 0x80;
+        let sb = array::create_with_uuid(&paths, &o, uuid)?;
         let base = paths.iter().map(|p| read_sparse(p)).collect::<Result<Vec<_>>>()?;
         let recorder = Recorder::new();
-        for f in faults {
-            recorder.add_fault(f.clone());
-        }
         let mut opened = array::open(&paths, false, false)?;
         for (i, m) in opened.members.iter_mut().enumerate() {
             m.set_tap(recorder.clone(), i as u32);
@@ -283,6 +286,11 @@ impl Run {
         };
         let mut stepper = Stepper::start(opened, recovered, quiet_opts())?;
         stepper.set_checkpoint_every(run.cfg.checkpoint_every);
+        // Faults are armed once the engine is up (its startup checkpoint is not a moment
+        // under test: a failure there stops `swan serve` before it serves anything).
+        for f in faults {
+            recorder.add_fault(f.clone());
+        }
         run.drive(&mut stepper)?;
         let st = stepper.status();
         run.stats.victims = st.victims;
@@ -325,7 +333,7 @@ impl Run {
 
     fn drive(&mut self, stepper: &mut Stepper) -> Result<()> {
         let seed = self.cfg.seed;
-        let mut rng = Rng(seed ^ 0x5eed_0f_c4a5);
+        let mut rng = Rng(seed ^ 0x005e_ed0f_c4a5);
         let footprint = self.volume_blocks * 9 / 10;
         let mut version = 1u64;
         let mut group = 0u32;

@@ -39,7 +39,7 @@ use crate::summaries::MemberSummaries;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -314,6 +314,14 @@ struct Worker {
     clock: Clock,
     /// Front-end rotations seen so far (noted to a member tap when it changes).
     rotations_seen: u64,
+    /// Set by the first error that may have cost durability (a failed sync, data write or
+    /// journal write): from then on every FLUSH and FUA write fails, until a restart
+    /// recovers what is durable. A sync that failed cannot be retried: Linux marks the pages
+    /// of a failed writeback clean, so a later fdatasync succeeds without their data.
+    durability_lost: Option<String>,
+    /// Logical blocks whose last write failed: reads of them fail rather than return
+    /// whatever the slot the map now names holds. A later write or trim clears them.
+    failed_lbas: HashSet<u64>,
     /// Checkpoint after this many journal records (0: only when the ring is half full).
     checkpoint_every: u64,
     records_since_checkpoint: u64,
@@ -380,6 +388,8 @@ impl Worker {
             stopping: false,
             clock: Clock::Wall,
             rotations_seen: 0,
+            durability_lost: None,
+            failed_lbas: HashSet::new(),
             checkpoint_every: 0,
             records_since_checkpoint: 0,
             sb,
@@ -513,6 +523,13 @@ impl Worker {
             done(Err(Errno::Perm));
             return None;
         }
+        if !self.failed_lbas.is_empty() {
+            let range = lba..lba + u64::from(blocks);
+            if req.op == BlockOp::Read && range.clone().any(|b| self.failed_lbas.contains(&b)) {
+                done(Err(Errno::Io));
+                return None;
+            }
+        }
         let (op, payload): (ReqOp, Option<Vec<u8>>) = match &req.op {
             BlockOp::Read => (ReqOp::Read, None),
             BlockOp::Flush => {
@@ -570,7 +587,18 @@ impl Worker {
             }
             Err(e) => {
                 self.log_error(&e);
+                if writes {
+                    // The map may now name a slot the data never reached.
+                    self.failed_lbas.extend(lba..lba + u64::from(blocks));
+                    self.durability_lost.get_or_insert_with(|| e.to_string());
+                }
                 done(Err(Errno::Io));
+                return None;
+            }
+        }
+        if writes && !self.failed_lbas.is_empty() {
+            for b in lba..lba + u64::from(blocks) {
+                self.failed_lbas.remove(&b);
             }
         }
         None
@@ -606,7 +634,10 @@ impl Worker {
             return;
         }
         if let Err(e) = self.append_records(false) {
+            // The batch's changes are not in the journal: no later record may claim to
+            // follow on from it.
             eprintln!("swan: journal write failed: {e}");
+            self.durability_lost.get_or_insert_with(|| e.to_string());
         }
     }
 
@@ -934,6 +965,13 @@ impl Worker {
         loop {
             if self.release_due || self.scheme.pending_release() > 0 {
                 self.sync_point();
+                if self.durability_lost.is_some() && self.scheme.pending_release() > 0 {
+                    // Victims wait for a sync point that can no longer come: fail the write
+                    // rather than spin.
+                    if let Some((_, done)) = self.queue.pop_front() {
+                        done(Err(Errno::Io));
+                    }
+                }
                 return;
             }
             self.start_gc_jobs();
@@ -974,11 +1012,16 @@ impl Worker {
     /// Make every completed write durable and journal every change since the last sync
     /// point; then answer the FLUSHes and FUA writes waiting, and release GC victims.
     fn sync_point(&mut self) {
-        let result = if self.dirty { self.sync_and_journal() } else { Ok(()) };
+        let result = match &self.durability_lost {
+            Some(why) => Err(anyhow::anyhow!("durability was lost earlier ({why}); restart to recover")),
+            None if self.dirty => self.sync_and_journal(),
+            None => Ok(()),
+        };
         let reply = match &result {
             Ok(()) => Ok(Vec::new()),
             Err(e) => {
                 eprintln!("swan: sync failed: {e}");
+                self.durability_lost.get_or_insert_with(|| e.to_string());
                 Err(Errno::Io)
             }
         };
@@ -1027,6 +1070,12 @@ impl Worker {
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
     fn checkpoint(&mut self) -> anyhow::Result<()> {
+        // A checkpoint claims the whole map is durable; after a failed sync or write it may
+        // not be (the map can name data a failed writeback dropped). Recovery rolls forward
+        // from the last good checkpoint instead.
+        if let Some(why) = &self.durability_lost {
+            anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+        }
         self.pending.clear();
         let Some(la) = self.scheme.log_array() else { return Ok(()) };
         if let Some(m) = self.members.first() {
