@@ -15,6 +15,7 @@ use swan_core::geometry::GeometryError;
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
+use swan_core::summary::Summary;
 use swan_core::victim::VictimPolicy;
 
 /// What `swan create` asks for.
@@ -73,8 +74,14 @@ pub fn read_superblock(m: &Member) -> Result<Superblock, SuperblockError> {
 /// Make a new array over `paths` (in array order). Member files it had to create are
 /// removed again if it fails, so the suggested retry finds nothing in its way.
 pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
+    create_with_uuid(paths, o, random_uuid()?)
+}
+
+/// [`create`] with a given array UUID (the deterministic tests use one from their seed, so
+/// a seed gives the same bytes on the members every time).
+pub fn create_with_uuid(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
     let existed: Vec<bool> = paths.iter().map(|p| p.exists()).collect();
-    let result = create_inner(paths, o);
+    let result = create_inner(paths, o, uuid);
     if result.is_err() {
         for (p, &was) in paths.iter().zip(&existed) {
             if !was {
@@ -85,7 +92,7 @@ pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
     result
 }
 
-fn create_inner(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
+fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
     let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or_else(|| anyhow!("too many members"))?;
     if members == 0 {
         bail!("an array needs at least one R-group of at least one SSD");
@@ -153,7 +160,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
     let (checkpoint_blocks, journal_blocks, meta_blocks) =
         metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
     let mut sb = Superblock {
-        uuid: random_uuid()?,
+        uuid,
         member_index: 0,
         members,
         kind: o.kind,
@@ -409,13 +416,14 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let trusted = chain.iter().rposition(|r| r.synced).map_or(0, |i| i + 1);
     let geo = cfg.geometry;
     let mut block = vec![0u8; BLOCK];
+    let mut summary_buf = Vec::new();
     let mut changes = 0u64;
     let mut kept = 0usize;
     'records: for (i, record) in chain.iter().enumerate() {
         if i >= trusted {
             for &(c, crc) in &record.entries {
-                if let MapChange::Map { pba, .. } = c {
-                    if pba != UNMAPPED && pba < slots {
+                match c {
+                    MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
                         let (seg, slot) = geo.split_pba(pba);
                         let (member, at) = geo.slot_location(seg, slot);
                         o.members[member as usize].read(at, &mut block)?;
@@ -423,6 +431,16 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
                             break 'records;
                         }
                     }
+                    // A seal in an unsynced record holds only if the segment's summary
+                    // reached the members too (GC reads it back as the segment's P2L).
+                    MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
+                        let whole = crate::summaries::read_raw(&o.members, &geo, segment, &mut summary_buf).is_ok()
+                            && Summary::decode(&summary_buf).is_ok_and(|s| s.segment == segment && s.seq == seq);
+                        if !whole {
+                            break 'records;
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

@@ -185,6 +185,9 @@ pub fn write(
     for m in copies {
         m.sync()?;
     }
+    if let Some(m) = copies.first() {
+        m.mark("checkpoint-body-durable");
+    }
     let header = Header { volume_blocks: map.len(), segments: seqs.len() as u64, body_crc: crc, ..header };
     for m in copies {
         m.write(start, &header.encode())?;

@@ -21,6 +21,12 @@
 //! batches of user requests, and runs flat out only while writes wait for space. With
 //! `--emulate`, the SSD model in [`crate::emulate`] says when each member operation would
 //! complete, and replies are held until then.
+//!
+//! Time: the engine reads no clock of its own but a [`Clock`]: the wall clock when serving,
+//! or a [`ManualClock`] that only moves when told, under [`Stepper`]. The stepper drives the
+//! same worker round by round on the caller's thread, with no channel and no timing: the
+//! deterministic crash and fault tests (`crate::crashsim`) run the real engine that way, so
+//! a seed gives the same member I/O, byte for byte, every time.
 
 use crate::array::{Opened, Recovered};
 use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
@@ -34,7 +40,8 @@ use crate::summaries::MemberSummaries;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -58,6 +65,44 @@ pub struct EngineOptions {
     pub emulate: Option<Emulator>,
     /// Log to stderr what the engine does at startup and on errors.
     pub verbose: bool,
+}
+
+/// Where the engine's time comes from.
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    #[default]
+    Wall,
+    Manual(Arc<ManualClock>),
+}
+
+impl Clock {
+    pub fn now(&self) -> Instant {
+        match self {
+            Clock::Wall => Instant::now(),
+            Clock::Manual(m) => m.now(),
+        }
+    }
+}
+
+/// A clock that moves only when [`ManualClock::advance`] is called.
+#[derive(Debug)]
+pub struct ManualClock {
+    base: Instant,
+    nanos: AtomicU64,
+}
+
+impl ManualClock {
+    pub fn new() -> Arc<ManualClock> {
+        Arc::new(ManualClock { base: Instant::now(), nanos: AtomicU64::new(0) })
+    }
+
+    pub fn now(&self) -> Instant {
+        self.base + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.nanos.fetch_add(by.as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 enum Msg {
@@ -239,8 +284,9 @@ struct Worker {
     /// Where plain user reads and large user-data writes are carried out (none while
     /// emulating: the model times every operation).
     pool: Option<IoPool>,
-    /// Replies (indices into `replies`) of requests with writes still in the pool.
-    pooled: Vec<usize>,
+    /// Requests with writes still in the pool: their reply (index into `replies`; none for
+    /// a FUA write, which waits for a sync point) and logical blocks.
+    pooled: Vec<(Option<usize>, std::ops::Range<u64>)>,
     /// The request being carried out handed a write to the pool.
     pooled_now: bool,
     /// A pooled write failed since the last sync point: that sync point reports it.
@@ -289,6 +335,20 @@ struct Worker {
     journal_records: u64,
     checkpoints: u64,
     stopping: bool,
+    clock: Clock,
+    /// Front-end rotations seen so far (noted to a member tap when it changes).
+    rotations_seen: u64,
+    /// Set by the first error that may have cost durability (a failed sync, data write or
+    /// journal write): from then on every FLUSH and FUA write fails, until a restart
+    /// recovers what is durable. A sync that failed cannot be retried: Linux marks the pages
+    /// of a failed writeback clean, so a later fdatasync succeeds without their data.
+    durability_lost: Option<String>,
+    /// Logical blocks whose last write failed: reads of them fail rather than return
+    /// whatever the slot the map now names holds. A later write or trim clears them.
+    failed_lbas: HashSet<u64>,
+    /// Checkpoint after this many journal records (0: only when the ring is half full).
+    checkpoint_every: u64,
+    records_since_checkpoint: u64,
 }
 
 impl Worker {
@@ -356,6 +416,12 @@ impl Worker {
             journal_records: 0,
             checkpoints: 0,
             stopping: false,
+            clock: Clock::Wall,
+            rotations_seen: 0,
+            durability_lost: None,
+            failed_lbas: HashSet::new(),
+            checkpoint_every: 0,
+            records_since_checkpoint: 0,
             sb,
         })
     }
@@ -366,21 +432,34 @@ impl Worker {
                 // Every sender is gone: nobody can ask for anything more.
                 self.stopping = true;
             }
-            self.deliver_held();
-            self.serve_requests();
-            self.advance_gc();
-            self.release_check();
-            self.journal_tail();
-            for (done, reply) in std::mem::take(&mut self.replies) {
-                done(reply);
-            }
-            if !self.sync_waiters.is_empty() || self.release_due {
-                self.sync_point();
-            }
+            self.round();
             if self.stopping && self.queue.is_empty() {
                 break;
             }
         }
+        self.finish()
+    }
+
+    fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
+    fn round(&mut self) {
+        self.deliver_held();
+        self.serve_requests();
+        self.advance_gc();
+        self.release_check();
+        self.journal_tail();
+        for (done, reply) in std::mem::take(&mut self.replies) {
+            done(reply);
+        }
+        if !self.sync_waiters.is_empty() || self.release_due {
+            self.sync_point();
+        }
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
         // Shutdown: reads handed out and replies still held by emulation go out now; then
         // make it all durable.
         self.wait_writes();
@@ -411,7 +490,7 @@ impl Worker {
             let wait = self
                 .held
                 .peek()
-                .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(Instant::now()).min(idle_wait));
+                .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(self.now()).min(idle_wait));
             match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -435,7 +514,7 @@ impl Worker {
     /// Reply once this batch's tail record is written (and, emulating, once the model says).
     fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>) {
         match at {
-            Some(t) if t > Instant::now() => {
+            Some(t) if t > self.now() => {
                 self.held_seq += 1;
                 self.held.push(Reverse(Held { at: t, seq: self.held_seq, done, reply }));
             }
@@ -444,7 +523,7 @@ impl Worker {
     }
 
     fn deliver_held(&mut self) {
-        let now = Instant::now();
+        let now = self.now();
         while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
             let Reverse(h) = self.held.pop().expect("peeked");
             (h.done)(h.reply);
@@ -474,8 +553,13 @@ impl Worker {
             for e in &errors {
                 self.log_error(e);
             }
-            for &i in &self.pooled {
-                self.replies[i].1 = Err(Errno::Io);
+            // Which write failed is not known here: every request of the batch whose data
+            // went to the pool fails, and its blocks read as errors until rewritten.
+            for (reply, blocks) in std::mem::take(&mut self.pooled) {
+                if let Some(i) = reply {
+                    self.replies[i].1 = Err(Errno::Io);
+                }
+                self.failed_lbas.extend(blocks);
             }
             self.write_failed = true;
         }
@@ -496,6 +580,18 @@ impl Worker {
             done(Err(Errno::Perm));
             return None;
         }
+        if req.op == BlockOp::Read {
+            // A read may name slots a pooled write of this batch is still filling (and
+            // that write may fail).
+            self.wait_writes();
+        }
+        if !self.failed_lbas.is_empty() {
+            let range = lba..lba + u64::from(blocks);
+            if req.op == BlockOp::Read && range.clone().any(|b| self.failed_lbas.contains(&b)) {
+                done(Err(Errno::Io));
+                return None;
+            }
+        }
         let (op, payload): (ReqOp, Option<Vec<u8>>) = match &req.op {
             BlockOp::Read => (ReqOp::Read, None),
             BlockOp::Flush => {
@@ -509,13 +605,10 @@ impl Worker {
             BlockOp::WriteZeroes { .. } => (ReqOp::Write, Some(vec![0u8; req.len as usize])),
             BlockOp::Write(_) => (ReqOp::Write, None),
         };
-        if op == ReqOp::Read {
-            // A read may name slots a pooled write of this batch is still filling.
-            self.wait_writes();
-        }
         let r = Request { op, lba, blocks, fua: false };
         let mut plan = std::mem::take(&mut self.plan);
         let submitted = self.scheme.submit(&r, &mut plan);
+        self.note_rotation();
         let outcome = match submitted {
             Err(_) => {
                 self.plan = plan;
@@ -557,7 +650,7 @@ impl Worker {
                     crc32c::crc32c(&user[at..at + BLOCK])
                 });
                 self.pooled_now = false;
-                let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, Instant::now());
+                let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, self.now());
                 self.plan = plan;
                 res.map(|at| (reply, at))
             }
@@ -567,20 +660,35 @@ impl Worker {
         }
         match outcome {
             Ok((reply, at)) => {
+                let blocks_written = lba..lba + u64::from(blocks);
                 if req.fua && writes {
                     // A pooled write that fails fails this sync point (`write_failed`).
                     self.sync_waiters.push(done);
+                    if self.pooled_now {
+                        self.pooled.push((None, blocks_written));
+                    }
                 } else {
                     self.complete(done, Ok(reply), at);
                     if self.pooled_now {
                         // Without emulation `complete` queues the reply last in `replies`.
-                        self.pooled.push(self.replies.len() - 1);
+                        self.pooled.push((Some(self.replies.len() - 1), blocks_written));
                     }
                 }
             }
             Err(e) => {
                 self.log_error(&e);
+                if writes {
+                    // The map may now name a slot the data never reached.
+                    self.failed_lbas.extend(lba..lba + u64::from(blocks));
+                    self.durability_lost.get_or_insert_with(|| e.to_string());
+                }
                 done(Err(Errno::Io));
+                return None;
+            }
+        }
+        if writes && !self.failed_lbas.is_empty() {
+            for b in lba..lba + u64::from(blocks) {
+                self.failed_lbas.remove(&b);
             }
         }
         None
@@ -670,7 +778,10 @@ impl Worker {
             return;
         }
         if let Err(e) = self.append_records(false) {
+            // The batch's changes are not in the journal: no later record may claim to
+            // follow on from it.
             eprintln!("swan: journal write failed: {e}");
+            self.durability_lost.get_or_insert_with(|| e.to_string());
         }
     }
 
@@ -699,7 +810,8 @@ impl Worker {
         for chunk in chunks {
             let record = journal::encode(&self.sb.uuid, self.ring.next_seq, synced, chunk);
             let blocks = (record.len() / BLOCK) as u64;
-            if !self.ring.has_room(blocks) {
+            let due = self.checkpoint_every > 0 && self.records_since_checkpoint >= self.checkpoint_every;
+            if !self.ring.has_room(blocks) || due {
                 // The checkpoint holds the whole map as it is now: it covers everything.
                 self.sync_all()?;
                 self.checkpoint()?;
@@ -711,6 +823,7 @@ impl Worker {
                 m.write(start + at, &record)?;
             }
             self.journal_records += 1;
+            self.records_since_checkpoint += 1;
         }
         if synced {
             for m in &self.members[..self.meta_members()] {
@@ -721,6 +834,24 @@ impl Worker {
             self.tail_records = true;
         }
         Ok(())
+    }
+
+    /// A note to a member tap (crash replay, fault injection), if there is one.
+    fn mark(&self, what: &'static str) {
+        if let Some(m) = self.members.first() {
+            m.mark(what);
+        }
+    }
+
+    /// Note a front-end rotation to the tap (only looked for when there is a tap).
+    fn note_rotation(&mut self) {
+        if self.members.first().is_some_and(Member::has_tap) {
+            let r = self.scheme.counters().front_rotations;
+            if r != self.rotations_seen {
+                self.rotations_seen = r;
+                self.mark("rotation");
+            }
+        }
     }
 
     fn log_error(&self, e: &MemberError) {
@@ -901,13 +1032,14 @@ impl Worker {
                 None => self.scheme.start_gc(&mut plan),
             };
             let Some(id) = started_job else { break };
+            self.mark("gc-start");
             let started = self.scheme.status().gc_groups & !before;
             if started != 0 {
                 if let Some(n) = self.gc_jobs.get_mut(started.trailing_zeros() as usize) {
                     *n += 1;
                 }
             }
-            let now = Instant::now();
+            let now = self.now();
             self.gc_runs.push_back(GcRun {
                 id,
                 plan,
@@ -922,7 +1054,7 @@ impl Worker {
 
     /// One member operation of the first GC job that may proceed. False if none could.
     fn gc_step(&mut self) -> bool {
-        let now = Instant::now();
+        let now = self.now();
         let Some(i) = self.gc_runs.iter().position(|r| r.not_before <= now) else { return false };
         let mut run = self.gc_runs.remove(i).expect("position");
         if run.phase < run.plan.phase_count() {
@@ -964,19 +1096,22 @@ impl Worker {
     }
 
     fn finish_gc(&mut self, run: GcRun) {
+        // The victim's live blocks are copied; the remap, seal and release are to come.
+        self.mark("gc-copied");
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
         // summaries the follow-up plan writes when it seals their segments.
         self.journal_changes_read_back();
         let mut staged = Vec::new();
-        if let Err(e) = self.execute(&follow, &[], None, &mut [], &mut staged, Instant::now()) {
+        if let Err(e) = self.execute(&follow, &[], None, &mut [], &mut staged, self.now()) {
             self.log_error(&e);
             self.gc_broken = Some(e.to_string());
         }
         self.follow = follow;
         self.dirty = true;
-        self.release_pending_since.get_or_insert_with(Instant::now);
+        let now = self.now();
+        self.release_pending_since.get_or_insert(now);
     }
 
     /// Victims wait for a sync point to be released; one sync point releases many. Release
@@ -988,7 +1123,8 @@ impl Worker {
             self.release_pending_since = None;
             return;
         }
-        let waited = self.release_pending_since.is_some_and(|t| t.elapsed() >= RELEASE_AFTER);
+        let waited =
+            self.release_pending_since.is_some_and(|t| self.now().saturating_duration_since(t) >= RELEASE_AFTER);
         if pending >= RELEASE_BATCH.max(2 * self.sb.rgroups as usize) || waited {
             self.release_due = true;
         }
@@ -1000,6 +1136,13 @@ impl Worker {
         loop {
             if self.release_due || self.scheme.pending_release() > 0 {
                 self.sync_point();
+                if self.durability_lost.is_some() && self.scheme.pending_release() > 0 {
+                    // Victims wait for a sync point that can no longer come: fail the write
+                    // rather than spin.
+                    if let Some((_, done)) = self.queue.pop_front() {
+                        done(Err(Errno::Io));
+                    }
+                }
                 return;
             }
             self.start_gc_jobs();
@@ -1041,14 +1184,19 @@ impl Worker {
     /// point; then answer the FLUSHes and FUA writes waiting, and release GC victims.
     fn sync_point(&mut self) {
         self.wait_writes();
-        let mut result = if self.dirty { self.sync_and_journal() } else { Ok(()) };
-        if std::mem::take(&mut self.write_failed) && result.is_ok() {
-            result = Err(anyhow::anyhow!("a write handed to the I/O pool failed since the last sync point"));
+        if std::mem::take(&mut self.write_failed) {
+            self.durability_lost.get_or_insert_with(|| "a user-data write handed to the I/O pool failed".into());
         }
+        let result = match &self.durability_lost {
+            Some(why) => Err(anyhow::anyhow!("durability was lost earlier ({why}); restart to recover")),
+            None if self.dirty => self.sync_and_journal(),
+            None => Ok(()),
+        };
         let reply = match &result {
             Ok(()) => Ok(Vec::new()),
             Err(e) => {
                 eprintln!("swan: sync failed: {e}");
+                self.durability_lost.get_or_insert_with(|| e.to_string());
                 Err(Errno::Io)
             }
         };
@@ -1056,6 +1204,7 @@ impl Worker {
             done(reply.clone());
         }
         if result.is_ok() && self.scheme.pending_release() > 0 {
+            self.mark("release");
             // A read handed out before may still be on its way into a victim: trimming or
             // reusing it now could hand the client someone else's data.
             if let Some(pool) = &self.pool {
@@ -1064,7 +1213,7 @@ impl Worker {
             let mut plan = std::mem::take(&mut self.follow);
             self.scheme.release_deferred(&mut plan);
             let mut staged = Vec::new();
-            if let Err(e) = self.execute(&plan, &[], None, &mut [], &mut staged, Instant::now()) {
+            if let Err(e) = self.execute(&plan, &[], None, &mut [], &mut staged, self.now()) {
                 self.log_error(&e);
             }
             self.follow = plan;
@@ -1101,8 +1250,17 @@ impl Worker {
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
     fn checkpoint(&mut self) -> anyhow::Result<()> {
+        // A checkpoint claims the whole map is durable; after a failed sync or write it may
+        // not be (the map can name data a failed writeback dropped). Recovery rolls forward
+        // from the last good checkpoint instead.
+        if let Some(why) = &self.durability_lost {
+            anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+        }
         self.pending.clear();
         let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        if let Some(m) = self.members.first() {
+            m.mark("checkpoint-start");
+        }
         let segs = la.segments();
         let seqs: Vec<u64> = (0..segs.len()).map(|s| segs.seq(s)).collect();
         let header = checkpoint::Header {
@@ -1123,9 +1281,11 @@ impl Worker {
             la.l2p(),
             &seqs,
         )?;
+        self.mark("checkpoint-end");
         self.checkpoint_seq += 1;
         self.next_slot ^= 1;
         self.ring.checkpointed();
+        self.records_since_checkpoint = 0;
         self.checkpoints += 1;
         if self.verbose {
             eprintln!("swan: checkpoint {} written", self.checkpoint_seq);
@@ -1166,7 +1326,7 @@ impl Worker {
             uuid: self.sb.uuid_string(),
             scheme: self.kind.to_string(),
             volume_bytes: self.scheme.volume_blocks() * BLOCK as u64,
-            uptime_s: self.started.elapsed().as_secs_f64(),
+            uptime_s: self.now().saturating_duration_since(self.started).as_secs_f64(),
             groups,
             members: self.stats.clone(),
             free_segments: st.free_segments,
@@ -1186,6 +1346,66 @@ impl Worker {
             read_failures: read_count(|c| &c.failed),
             reads_unverified: read_count(|c| &c.unverified),
         }
+    }
+}
+
+/// The engine driven round by round on the caller's thread, over a [`ManualClock`]: no
+/// channel, no thread, no wall clock, so the same requests give the same member I/O every
+/// time. What the deterministic crash and fault tests run; `swan serve` uses [`Engine`].
+pub struct Stepper {
+    worker: Worker,
+    clock: Arc<ManualClock>,
+}
+
+impl Stepper {
+    /// Start over a recovered array as [`Engine::start`] does (sync, fresh checkpoint).
+    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> anyhow::Result<Stepper> {
+        let clock = ManualClock::new();
+        let mut worker = Worker::new(opened, recovered, opts)?;
+        // Every member operation on this thread, in plan order: pool threads would make the
+        // order of concurrent writes, and so the recorded log, vary from run to run.
+        worker.pool = None;
+        worker.clock = Clock::Manual(clock.clone());
+        worker.started = clock.now();
+        if !worker.read_only {
+            worker.sync_all()?;
+            worker.checkpoint()?;
+        }
+        Ok(Stepper { worker, clock })
+    }
+
+    pub fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+
+    /// Checkpoint after every `records` journal records as well as when the ring is half
+    /// full (0: only then), so a short test sees many checkpoints.
+    pub fn set_checkpoint_every(&mut self, records: u64) {
+        self.worker.checkpoint_every = records;
+    }
+
+    /// Queue a request; it completes (`done` is called) in a later [`Stepper::round`].
+    pub fn submit(&mut self, req: BlockRequest, done: Completion) {
+        self.worker.queue.push_back((req, done));
+    }
+
+    /// One round of the engine's loop.
+    pub fn round(&mut self) {
+        self.worker.round();
+    }
+
+    /// Requests queued and not yet taken.
+    pub fn queued(&self) -> usize {
+        self.worker.queue.len()
+    }
+
+    pub fn status(&self) -> StatusReport {
+        self.worker.status()
+    }
+
+    /// Stop as [`Engine::shutdown`] does: make everything durable, write a checkpoint.
+    pub fn shutdown(mut self) -> anyhow::Result<()> {
+        self.worker.finish()
     }
 }
 

@@ -13,12 +13,15 @@
 //! - [`control`]: the status socket `swan status` reads.
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
+//! - [`recorder`]: a write recorder (and fault injector) under the members.
+//! - [`crashsim`]: crash replay and faults at the worst moments, over the real engine.
 
 pub mod array;
 pub mod backend;
 pub mod check;
 pub mod checkpoint;
 pub mod control;
+pub mod crashsim;
 pub mod emulate;
 pub mod engine;
 pub mod journal;
@@ -26,5 +29,6 @@ pub mod layout;
 pub mod member;
 pub mod nbd;
 pub mod pool;
+pub mod recorder;
 pub mod scrub;
 pub mod summaries;

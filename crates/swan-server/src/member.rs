@@ -24,6 +24,10 @@
 //! - **Errors say which member and which operation**, keep the OS error as their source, and
 //!   separate the member failing ([`MemberError::is_io_error`]) from the caller misusing it, because
 //!   the array marks a member failed on the former and must not on the latter.
+//! - **A tap seam** ([`Tap`], off by default): a member may carry an observer that sees every
+//!   operation in order, and may fail it. [`crate::recorder`] uses it to record every write,
+//!   trim and sync (in the spirit of dm-log-writes) for crash replay, and to inject I/O
+//!   errors. Without a tap the only cost is one branch per operation.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -31,6 +35,7 @@ use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rustix::fs::{FallocateFlags, FlockOperation, OFlags};
 use rustix::io::Errno;
@@ -211,6 +216,19 @@ impl MemberError {
     }
 }
 
+/// An observer (and fault injector) placed under a member with [`Member::set_tap`].
+///
+/// Called on the thread doing the I/O, in the order the operations happen. `before` may
+/// fail an operation without performing it; `after` sees each write (with its bytes), trim
+/// and sync the member performed, and may still report it failed (an I/O error after the
+/// device took the data). Reads are offered to `before` only.
+pub trait Tap: Send + Sync + fmt::Debug {
+    fn before(&self, member: u32, op: Op) -> io::Result<()>;
+    fn after(&self, member: u32, op: Op, data: &[u8]) -> io::Result<()>;
+    /// A note from the layers above (e.g. "a GC copy is done"), kept in order with the I/O.
+    fn mark(&self, what: &'static str);
+}
+
 /// One open member.
 #[derive(Debug)]
 pub struct Member {
@@ -220,6 +238,7 @@ pub struct Member {
     blocks: u64,
     direct: bool,
     read_only: bool,
+    tap: Option<(Arc<dyn Tap>, u32)>,
 }
 
 impl Member {
@@ -323,6 +342,7 @@ impl Member {
             blocks: bytes / BLOCK_U64,
             direct: opts.direct,
             read_only: opts.read_only,
+            tap: None,
         })
     }
 
@@ -337,6 +357,38 @@ impl Member {
             Ok(()) => Ok(()),
             Err(Errno::WOULDBLOCK) => Err(MemberError::InUse { path: self.path.clone() }),
             Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, source: e.into() }),
+        }
+    }
+
+    /// Put `tap` under this member, which it knows as member `index`.
+    pub fn set_tap(&mut self, tap: Arc<dyn Tap>, index: u32) {
+        self.tap = Some((tap, index));
+    }
+
+    pub fn has_tap(&self) -> bool {
+        self.tap.is_some()
+    }
+
+    /// Pass a note to the tap, if there is one (in order with this member's I/O).
+    pub fn mark(&self, what: &'static str) {
+        if let Some((tap, _)) = &self.tap {
+            tap.mark(what);
+        }
+    }
+
+    /// The tap's verdict before `op` (no tap: go ahead).
+    fn tap_before(&self, op: Op) -> Result<(), MemberError> {
+        match &self.tap {
+            None => Ok(()),
+            Some((tap, i)) => tap.before(*i, op).map_err(|e| self.io_err(op, e)),
+        }
+    }
+
+    /// Tell the tap `op` was done (no tap: nothing to do).
+    fn tap_after(&self, op: Op, data: &[u8]) -> Result<(), MemberError> {
+        match &self.tap {
+            None => Ok(()),
+            Some((tap, i)) => tap.after(*i, op, data).map_err(|e| self.io_err(op, e)),
         }
     }
 
@@ -369,6 +421,7 @@ impl Member {
         let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
         let op = Op::Read { block, count };
         self.check_range(op, block, count)?;
+        self.tap_before(op)?;
         self.pread(block * BLOCK_U64, buf).map_err(|source| {
             if source.kind() == io::ErrorKind::UnexpectedEof {
                 MemberError::Truncated { path: self.path.clone(), op, source }
@@ -385,7 +438,9 @@ impl Member {
         let op = Op::Write { block, count };
         self.check_range(op, block, count)?;
         self.check_writable(op)?;
-        self.pwrite(block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))
+        self.tap_before(op)?;
+        self.pwrite(block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))?;
+        self.tap_after(op, buf)
     }
 
     /// Discard `count` blocks starting at `block`; afterwards they read as zeroes.
@@ -402,6 +457,7 @@ impl Member {
         if count == 0 {
             return Ok(());
         }
+        self.tap_before(op)?;
         let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         let punched = loop {
             match rustix::fs::fallocate(&self.file, flags, block * BLOCK_U64, count * BLOCK_U64) {
@@ -410,17 +466,20 @@ impl Member {
             }
         };
         match punched {
-            Ok(()) => Ok(()),
-            Err(Errno::OPNOTSUPP) => self.write_zeroes(block, count).map_err(|e| self.io_err(op, e)),
-            Err(e) => Err(self.io_err(op, e.into())),
+            Ok(()) => {}
+            Err(Errno::OPNOTSUPP) => self.write_zeroes(block, count).map_err(|e| self.io_err(op, e))?,
+            Err(e) => return Err(self.io_err(op, e.into())),
         }
+        self.tap_after(op, &[])
     }
 
     /// Make every completed write and trim durable (`fdatasync`, which also flushes the
     /// device's volatile cache).
     pub fn sync(&self) -> Result<(), MemberError> {
         // std's sync_data is fdatasync on Linux, retried on EINTR.
-        self.file.sync_data().map_err(|e| self.io_err(Op::Sync, e))
+        self.tap_before(Op::Sync)?;
+        self.file.sync_data().map_err(|e| self.io_err(Op::Sync, e))?;
+        self.tap_after(Op::Sync, &[])
     }
 
     /// The number of blocks in a buffer of `len` bytes, or the misuse error.
