@@ -1134,7 +1134,11 @@ impl Worker {
     fn collect_for_space(&mut self) {
         self.wait_writes();
         loop {
-            if self.release_due || self.scheme.pending_release() > 0 {
+            // Each sync point syncs every member: release as many victims with it as the GC
+            // jobs already running will free, rather than one sync point per victim.
+            let pending = self.scheme.pending_release();
+            let more_coming = !self.gc_runs.is_empty() && pending < RELEASE_BATCH && self.gc_broken.is_none();
+            if self.release_due || (pending > 0 && !more_coming) {
                 self.sync_point();
                 if self.durability_lost.is_some() && self.scheme.pending_release() > 0 {
                     // Victims wait for a sync point that can no longer come: fail the write
