@@ -45,6 +45,28 @@ pub struct Entry {
     pub crc: u32,
 }
 
+impl Entry {
+    /// Where slot `slot`'s entry lies in the encoded summary: a reader that wants one entry
+    /// reads only the blocks that hold it.
+    pub fn span(slot: u32) -> std::ops::Range<usize> {
+        let at = HEADER_BYTES + slot as usize * ENTRY_BYTES;
+        at..at + ENTRY_BYTES
+    }
+
+    /// The entry encoded in `bytes` (exactly [`Entry::span`]'s length).
+    pub fn decode(bytes: &[u8]) -> Entry {
+        Entry {
+            lba: u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
+            crc: u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
+        }
+    }
+
+    fn encode(&self, bytes: &mut [u8]) {
+        bytes[..8].copy_from_slice(&self.lba.to_le_bytes());
+        bytes[8..12].copy_from_slice(&self.crc.to_le_bytes());
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
     pub segment: u64,
@@ -78,9 +100,7 @@ impl Summary {
         buf[16..24].copy_from_slice(&self.seq.to_le_bytes());
         buf[24..28].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
         for (i, e) in self.entries.iter().enumerate() {
-            let at = HEADER_BYTES + i * ENTRY_BYTES;
-            buf[at..at + 8].copy_from_slice(&e.lba.to_le_bytes());
-            buf[at + 8..at + 12].copy_from_slice(&e.crc.to_le_bytes());
+            e.encode(&mut buf[Entry::span(i as u32)]);
         }
         let crc = crc32c::crc32c(&buf);
         buf[28..32].copy_from_slice(&crc.to_le_bytes());
@@ -109,12 +129,7 @@ impl Summary {
         if count > max {
             return Err(SummaryError::Count { count, max });
         }
-        let entries = (0..count)
-            .map(|i| {
-                let at = HEADER_BYTES + i * ENTRY_BYTES;
-                Entry { lba: u64_at(at), crc: u32::from_le_bytes(buf[at + 8..at + 12].try_into().expect("4 bytes")) }
-            })
-            .collect();
+        let entries = (0..count).map(|i| Entry::decode(&buf[Entry::span(i as u32)])).collect();
         Ok(Self { segment: u64_at(8), seq: u64_at(16), entries, block_crcs })
     }
 }

@@ -7,7 +7,8 @@
 //! stripe row that should have it.
 
 use crate::array::{self, Opened};
-use crate::member::{Member, BLOCK};
+use crate::member::BLOCK;
+use crate::parity::row_is_consistent;
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -68,10 +69,9 @@ pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
     Ok(r)
 }
 
-fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
-    let geo = *la.geometry();
-    let segs = la.segments();
-    // Live blocks per segment, from the map.
+/// Live blocks of each segment, from the map: (slot, logical block), in logical order.
+pub(crate) fn live_by_segment(la: &LogArray) -> Vec<Vec<(u32, u64)>> {
+    let geo = la.geometry();
     let mut live: Vec<Vec<(u32, u64)>> = vec![Vec::new(); geo.segments() as usize];
     for lba in 0..la.config().volume_blocks {
         let pba = la.l2p().get(lba);
@@ -80,6 +80,13 @@ fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
             live[seg as usize].push((slot, lba));
         }
     }
+    live
+}
+
+fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
+    let geo = *la.geometry();
+    let segs = la.segments();
+    let live = live_by_segment(la);
     let (mut summaries, mut adopted, mut rows) = (0u64, 0u64, 0u64);
     let mut buf = vec![0u8; geo.summary_blocks as usize * BLOCK];
     let mut one = vec![0u8; BLOCK];
@@ -139,23 +146,6 @@ fn check_log(o: &Opened, la: &LogArray, r: &mut CheckReport) -> Result<()> {
         let _ = writeln!(r.text, "parity: {rows} stripe rows checked");
     }
     Ok(())
-}
-
-/// Whether a stripe row (data and parity at `block` on `members`) XORs to zero.
-fn row_is_consistent<'a>(
-    members: impl Iterator<Item = &'a Member>,
-    block: u64,
-    one: &mut [u8],
-    acc: &mut [u8],
-) -> Result<bool> {
-    acc.fill(0);
-    for m in members {
-        m.read(block, one)?;
-        for (a, d) in acc.iter_mut().zip(one.iter()) {
-            *a ^= d;
-        }
-    }
-    Ok(acc.iter().all(|&x| x == 0))
 }
 
 fn check_inplace_parity(o: &Opened, geo: &StripeGeometry, r: &mut CheckReport) -> Result<()> {

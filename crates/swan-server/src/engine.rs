@@ -35,6 +35,7 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
+use crate::parity::xor;
 use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN, THREADS};
 use crate::summaries::MemberSummaries;
 use serde::Serialize;
@@ -1410,11 +1411,5 @@ impl Stepper {
     /// Stop as [`Engine::shutdown`] does: make everything durable, write a checkpoint.
     pub fn shutdown(mut self) -> anyhow::Result<()> {
         self.worker.finish()
-    }
-}
-
-fn xor(acc: &mut [u8], data: &[u8]) {
-    for (a, d) in acc.iter_mut().zip(data) {
-        *a ^= d;
     }
 }

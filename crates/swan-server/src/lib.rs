@@ -11,6 +11,7 @@
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
+//! - [`parity`]: stripe-row XOR: checking a row, rebuilding a block of it.
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
 //! - [`recorder`]: a write recorder (and fault injector) under the members.
@@ -28,6 +29,7 @@ pub mod journal;
 pub mod layout;
 pub mod member;
 pub mod nbd;
+pub mod parity;
 pub mod pool;
 pub mod recorder;
 pub mod scrub;

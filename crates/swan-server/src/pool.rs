@@ -44,7 +44,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use swan_core::geometry::Geometry;
-use swan_core::summary::Summary;
+use swan_core::summary::{Entry, Summary, MAGIC_CRC};
 use swan_nbd::Errno;
 
 /// What one block of a read is checked against.
@@ -267,24 +267,18 @@ fn expected_crc(members: &[Member], v: &Verify, i: usize) -> Option<u32> {
         Check::Nothing => None,
         Check::Crc(crc) => Some(crc),
         Check::Summary { segment, slot, lba, .. } => {
-            let at = ENTRIES_AT + ENTRY_BYTES * slot as usize;
-            let (first, last) = (at / BLOCK, (at + ENTRY_BYTES - 1) / BLOCK);
+            let span = Entry::span(slot);
+            let (first, last) = (span.start / BLOCK, (span.end - 1) / BLOCK);
             let mut buf = vec![0u8; (last + 1) * BLOCK];
             for b in std::iter::once(0).chain(first.max(1)..=last) {
                 let (m, block) = v.geo.slot_location(segment, v.geo.payload_slots() + b as u32);
                 members[m as usize].read(block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
             }
-            let magic = &buf[0..8];
-            let named = u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
-            (magic == swan_core::summary::MAGIC_CRC && named == lba)
-                .then(|| u32::from_le_bytes(buf[at + 8..at + 12].try_into().expect("4 bytes")))
+            let entry = Entry::decode(&buf[span]);
+            (buf[0..8] == MAGIC_CRC && entry.lba == lba).then_some(entry.crc)
         }
     }
 }
-
-/// Where a summary's entries start, and their size (swan_core::summary's encoding).
-const ENTRIES_AT: usize = 32;
-const ENTRY_BYTES: usize = 12;
 
 /// Whether the whole summary a mismatch was judged by checks out (its own checksum, its
 /// segment and sequence): a damaged summary must not make good data look bad.
@@ -320,7 +314,7 @@ fn verify_block(members: &[Member], v: &Verify, i: usize, member: u32, at: u64, 
     };
     let mut rebuilt = vec![0u8; BLOCK];
     let rebuilt_ok = segment.is_some_and(|seg| {
-        matches!(crate::scrub::rebuild(members, &v.geo, seg, member, at, &mut rebuilt), Ok(Some(())))
+        matches!(crate::parity::rebuild(members, &v.geo, seg, member, at, &mut rebuilt), Ok(Some(())))
             && crc32c::crc32c(&rebuilt) == crc
     });
     if rebuilt_ok {

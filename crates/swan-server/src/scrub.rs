@@ -15,12 +15,12 @@
 //! are counted as unverified, not guessed at.
 
 use crate::array::{self, Opened};
-use crate::member::{Member, BLOCK};
+use crate::member::BLOCK;
+use crate::parity;
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use swan_core::geometry::{Geometry, RaidLevel};
-use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::LogArray;
 use swan_core::summary::{Summary, DEAD};
 
@@ -110,14 +110,7 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
 fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Result<()> {
     let geo = *la.geometry();
     let segs = la.segments();
-    let mut live: Vec<Vec<(u32, u64)>> = vec![Vec::new(); geo.segments() as usize];
-    for lba in 0..la.config().volume_blocks {
-        let pba = la.l2p().get(lba);
-        if pba != UNMAPPED {
-            let (seg, slot) = geo.split_pba(pba);
-            live[seg as usize].push((slot, lba));
-        }
-    }
+    let live = crate::check::live_by_segment(la);
     let mut buf = Vec::new();
     let mut block = vec![0u8; BLOCK];
     for seg in 0..geo.segments() {
@@ -156,7 +149,7 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
                 continue;
             }
             r.mismatches += 1;
-            match rebuild(&o.members, &geo, seg, m, at, &mut block)? {
+            match parity::rebuild(&o.members, &geo, seg, m, at, &mut block)? {
                 Some(()) if crc32c::crc32c(&block) == entry.crc => {
                     r.say(format!(
                         "segment {seg} slot {slot} (member {m} block {at}, logical block {lba}): checksum mismatch, \
@@ -190,35 +183,6 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
     Ok(())
 }
 
-/// The block at `at` on member `m` of `segment`'s R-group, rebuilt from the row's other
-/// blocks (data and parity): `None` without parity.
-pub(crate) fn rebuild(
-    members: &[Member],
-    geo: &Geometry,
-    segment: u64,
-    m: u32,
-    at: u64,
-    out: &mut [u8],
-) -> Result<Option<()>> {
-    if geo.raid == RaidLevel::Raid0 {
-        return Ok(None);
-    }
-    let group = geo.group_of_segment(segment);
-    out.fill(0);
-    let mut other = vec![0u8; BLOCK];
-    for col in 0..geo.ssds_per_rgroup {
-        let peer = geo.member(group, col);
-        if peer == m {
-            continue;
-        }
-        members[peer as usize].read(at, &mut other)?;
-        for (a, b) in out.iter_mut().zip(&other) {
-            *a ^= b;
-        }
-    }
-    Ok(Some(()))
-}
-
 /// Rows of `segment` whose parity does not match their data: rewrite the parity when the
 /// row's data verified (rows with lost data, `bad_rows`, are left as they are).
 fn scrub_parity(
@@ -238,14 +202,8 @@ fn scrub_parity(
             continue;
         }
         let Some(parity_col) = geo.parity_column(at) else { continue };
-        acc.fill(0);
-        for col in 0..geo.ssds_per_rgroup {
-            o.members[geo.member(group, col) as usize].read(at, &mut one)?;
-            for (a, b) in acc.iter_mut().zip(&one) {
-                *a ^= b;
-            }
-        }
-        if acc.iter().all(|&x| x == 0) {
+        let members = (0..geo.ssds_per_rgroup).map(|col| &o.members[geo.member(group, col) as usize]);
+        if parity::row_is_consistent(members, at, &mut one, &mut acc)? {
             continue;
         }
         let pm = geo.member(group, parity_col);
@@ -253,9 +211,7 @@ fn scrub_parity(
         if repair {
             // XOR of the data alone: the current parity XOR the mismatch.
             o.members[pm as usize].read(at, &mut one)?;
-            for (a, b) in one.iter_mut().zip(&acc) {
-                *a ^= b;
-            }
+            parity::xor(&mut one, &acc);
             o.members[pm as usize].write(at, &one)?;
             r.parity_rewritten += 1;
         }
