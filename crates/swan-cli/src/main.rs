@@ -54,6 +54,10 @@ enum Command {
     Check(server_cmd::CheckArgs),
     /// Verify every live block against its CRC, offline; repair from parity what it can.
     Scrub(server_cmd::ScrubArgs),
+    /// Take a member of a running array out of service (as if it had failed).
+    Fail(server_cmd::FailArgs),
+    /// Rebuild a failed member onto a new file or device while the array serves.
+    Replace(server_cmd::ReplaceArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
 }
@@ -92,6 +96,8 @@ fn main() -> ExitCode {
         Some(Command::Status(args)) => server_cmd::status(&args),
         Some(Command::Check(args)) => server_cmd::check(&args),
         Some(Command::Scrub(args)) => server_cmd::scrub(&args),
+        Some(Command::Fail(args)) => server_cmd::fail(&args),
+        Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
     };
     match result {

@@ -10,6 +10,7 @@ use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
 use swan_server::engine::{Engine, EngineOptions};
+use swan_server::layout::Superblock;
 use swan_server::nbd::{Listen, NbdServer, ServerOptions, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
@@ -282,19 +283,24 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn status(a: &StatusArgs) -> Result<()> {
-    let path = match (&a.control, a.members.first()) {
-        (Some(p), _) => p.clone(),
+/// The control socket of the server of the array `member` belongs to (or `control`).
+fn control_path(control: &Option<PathBuf>, member: Option<&PathBuf>) -> Result<(PathBuf, Option<Superblock>)> {
+    match (control, member) {
+        (Some(p), _) => Ok((p.clone(), None)),
         (None, Some(m)) => {
             let member = swan_server::member::Member::open(
                 m,
                 swan_server::member::OpenOptions { direct: false, read_only: true },
             )?;
             let sb = array::read_superblock(&member).map_err(|e| anyhow!("{}: {e}", m.display()))?;
-            swan_server::control::socket_path(&sb.uuid_string())
+            Ok((swan_server::control::socket_path(&sb.uuid_string()), Some(sb)))
         }
         (None, None) => bail!("name a member of the array (or --control PATH)"),
-    };
+    }
+}
+
+pub fn status(a: &StatusArgs) -> Result<()> {
+    let (path, _) = control_path(&a.control, a.members.first())?;
     let v = swan_server::control::query(&path)
         .with_context(|| format!("no swan server answers on {} (is the array being served?)", path.display()))?;
     if a.json {
@@ -333,18 +339,119 @@ pub fn status(a: &StatusArgs) -> Result<()> {
     for gr in g("groups").as_array().into_iter().flatten() {
         println!("{:>7}  {:<14} {:>13}", gr["group"], gr["role"].as_str().unwrap_or("?"), gr["free_segments"]);
     }
-    println!("{:<40} {:>12} {:>12} {:>12} {:>12}", "member", "user MiB w", "GC MiB w", "read MiB", "GC MiB r");
+    if let Some(r) = v.get("rebuild").filter(|r| !r.is_null()) {
+        let (done, total) = (r["done_blocks"].as_u64().unwrap_or(0), r["total_blocks"].as_u64().unwrap_or(1).max(1));
+        println!(
+            "rebuilding member {} onto {}: {:.1} % ({} of {} MiB)",
+            r["member"],
+            r["path"].as_str().unwrap_or("?"),
+            done as f64 * 100.0 / total as f64,
+            done >> 8,
+            total >> 8
+        );
+    }
+    println!(
+        "{:<40} {:<10} {:>12} {:>12} {:>12} {:>12}",
+        "member", "health", "user MiB w", "GC MiB w", "read MiB", "GC MiB r"
+    );
     for m in g("members").as_array().into_iter().flatten() {
         let mib = |k: &str| m[k].as_u64().unwrap_or(0) >> 20;
         println!(
-            "{:<40} {:>12} {:>12} {:>12} {:>12}",
+            "{:<40} {:<10} {:>12} {:>12} {:>12} {:>12}",
             m["path"].as_str().unwrap_or("?"),
+            m["health"].as_str().unwrap_or("?"),
             mib("user_bytes_written"),
             mib("gc_bytes_written"),
             mib("bytes_read"),
             mib("gc_bytes_read")
         );
     }
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Takes a member of a running array out of service, as if it had failed \
+(md's --fail): it is no longer read or written, its blocks are rebuilt from parity on every \
+read, and the failure is recorded in the other members' superblocks, so a restart keeps it \
+out too. Only a member whose parity group has no other failure can go (RAID0 has no parity: \
+refused). Bring it back with `swan replace`.\n\nExample:\n  swan fail --member 2 m0")]
+pub struct FailArgs {
+    /// Index of the member to fail (array order, as `swan status` lists them).
+    #[arg(long)]
+    pub member: u32,
+    /// The control socket (default: found from the members' array UUID).
+    #[arg(long)]
+    pub control: Option<PathBuf>,
+    /// Any healthy member of the array (to find its server).
+    pub members: Vec<PathBuf>,
+}
+
+pub fn fail(a: &FailArgs) -> Result<()> {
+    let (path, _) = control_path(&a.control, a.members.first())?;
+    control_request(&path, &format!("fail {}", a.member))
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Rebuilds a failed member of a running array onto a new file or block \
+device, while the array serves: every row of the member is rebuilt from the other members of \
+its parity group (the metadata area from its mirror), a slice at a time between user \
+requests; `swan status` shows the progress. The new member is written like a healthy one from \
+the start, and its superblock last: if the server stops before the rebuild ends, the member \
+stays failed and `swan replace` starts again. A missing NEW file is created at the array's \
+member size.\n\nExample:\n  swan replace --member 2 --new m2b m0")]
+pub struct ReplaceArgs {
+    /// Index of the failed member.
+    #[arg(long)]
+    pub member: u32,
+    /// The new member: a file (created if missing) or block device.
+    #[arg(long)]
+    pub new: PathBuf,
+    /// The control socket (default: found from the members' array UUID).
+    #[arg(long)]
+    pub control: Option<PathBuf>,
+    /// Wait until the rebuild is done.
+    #[arg(long)]
+    pub wait: bool,
+    /// Any healthy member of the array (to find its server and the member size).
+    pub members: Vec<PathBuf>,
+}
+
+pub fn replace(a: &ReplaceArgs) -> Result<()> {
+    let (path, sb) = control_path(&a.control, a.members.first())?;
+    if !a.new.exists() {
+        let sb = sb.ok_or_else(|| {
+            anyhow!("{} does not exist; name a member of the array so its size is known", a.new.display())
+        })?;
+        swan_server::member::Member::create_file(&a.new, sb.member_blocks * 4096, false)?;
+    }
+    let new = a.new.canonicalize().with_context(|| format!("{}", a.new.display()))?;
+    control_request(&path, &format!("replace {} {}", a.member, new.display()))?;
+    if a.wait {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let v = swan_server::control::query(&path).context("the server stopped answering")?;
+            let health = v["members"][a.member as usize]["health"].as_str().unwrap_or("?").to_string();
+            match health.as_str() {
+                "healthy" => break,
+                "rebuilding" => continue,
+                other => {
+                    bail!("the rebuild of member {} stopped: the member is {other} (see the server's log)", a.member)
+                }
+            }
+        }
+        println!("member {} rebuilt", a.member);
+    }
+    Ok(())
+}
+
+/// Send one control request; print its answer, or fail with the server's error.
+fn control_request(path: &std::path::Path, line: &str) -> Result<()> {
+    let v = swan_server::control::request(path, line)
+        .with_context(|| format!("no swan server answers on {} (is the array being served?)", path.display()))?;
+    if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
+        bail!("{e}");
+    }
+    println!("{}", v.get("ok").and_then(|m| m.as_str()).unwrap_or("done"));
     Ok(())
 }
 

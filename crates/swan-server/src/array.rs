@@ -7,11 +7,12 @@
 
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
-use crate::layout::{metadata_sizes, Superblock, SuperblockError};
+use crate::layout::{metadata_sizes, Superblock, SuperblockError, META_COPIES};
 use crate::member::{Member, MemberError, OpenOptions, BLOCK};
+use crate::members::{Health, Members};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
-use swan_core::geometry::GeometryError;
+use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
@@ -175,6 +176,8 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         journal_blocks,
         volume_blocks: 0,
         created: o.created,
+        events: 0,
+        failed: Default::default(),
     };
     let mut scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
     let spare = match (log, o.spare) {
@@ -268,10 +271,46 @@ fn geometry_advice(e: GeometryError, sb: &Superblock, o: &CreateOptions) -> anyh
     }
 }
 
-/// An array's members, in array order, with the superblock they agree on.
+/// An array's members, in array order, with the superblock they agree on (its `failed`
+/// set and `events` count are the array's, worked out from every member's).
 pub struct Opened {
     pub sb: Superblock,
-    pub members: Vec<Member>,
+    pub members: Members,
+}
+
+impl Opened {
+    /// Refuse an array with a failed member: for tools that read every member as it is.
+    pub fn require_all_healthy(&self, what: &str) -> Result<()> {
+        if let Some(&m) = self.sb.failed.iter().next() {
+            bail!(
+                "member {m} ({}) has failed; {what} needs every member: rebuild it first with `swan replace`",
+                self.members[m as usize].path().display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Members per parity group of an array (0: RAID0, no parity).
+pub fn parity_width(sb: &Superblock) -> u32 {
+    match (sb.kind.raid(), sb.kind) {
+        (RaidLevel::Raid0, _) => 0,
+        (_, SchemeKind::Swan(_)) => sb.ssds_per_rgroup,
+        _ => sb.members,
+    }
+}
+
+/// Write every healthy member's superblock (its own index, the array's `failed` set and
+/// `events` count) and make it durable: how a failure or a finished rebuild is recorded.
+pub fn write_superblocks(members: &Members, sb: &Superblock) -> std::result::Result<(), MemberError> {
+    for (i, m) in members.iter().enumerate() {
+        if members.health(i as u32) == Health::Failed {
+            continue;
+        }
+        m.write(0, &Superblock { member_index: i as u32, ..sb.clone() }.encode())?;
+        m.sync()?;
+    }
+    Ok(())
 }
 
 /// Open the members of one array, in any order.
@@ -295,7 +334,8 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
                 reference.uuid_string()
             );
         }
-        if (Superblock { member_index: 0, ..sb.clone() }) != (Superblock { member_index: 0, ..reference.clone() }) {
+        let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
+        if shape(&sb) != shape(reference) {
             bail!("{}: its superblock disagrees with the other members' about the array's geometry", p.display());
         }
         if m.blocks() < sb.member_blocks {
@@ -325,8 +365,40 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
             missing.join(", ")
         );
     }
-    let members = found.into_iter().map(|f| f.expect("every index found").0).collect();
-    Ok(Opened { sb: Superblock { member_index: 0, ..sb }, members })
+    let (members, sbs): (Vec<Member>, Vec<Superblock>) =
+        found.into_iter().map(|f| f.expect("every index found")).unzip();
+    // A member whose event count lags missed a change the others recorded (it failed, or
+    // was away while another was replaced): it is stale. The members that are current say
+    // which others failed.
+    let events = sbs.iter().map(|s| s.events).max().unwrap_or(0);
+    let mut failed = std::collections::BTreeSet::new();
+    for (i, s) in sbs.iter().enumerate() {
+        if s.events < events {
+            failed.insert(i as u32);
+        } else {
+            failed.extend(s.failed.iter().copied());
+        }
+    }
+    let sb = Superblock { member_index: 0, events, failed, ..sb };
+    let members = Members::new(members, parity_width(&sb));
+    for &m in &sb.failed {
+        members.set(m, Health::Failed);
+    }
+    for &m in &sb.failed {
+        if !members.has_parity() {
+            bail!(
+                "member {m} ({}) of this RAID0 array has failed: its data is lost, and swan cannot serve the array",
+                members[m as usize].path().display()
+            );
+        }
+        if let Some(p) = members.peers(m).find(|&p| members.health(p) == Health::Failed) {
+            bail!("members {m} and {p} of one parity group have both failed: their rows cannot be rebuilt",);
+        }
+    }
+    if sb.meta_members() as usize == META_COPIES as usize && (0..META_COPIES).all(|m| sb.failed.contains(&m)) {
+        bail!("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost");
+    }
+    Ok(Opened { sb, members })
 }
 
 /// The state a restart found.
@@ -374,7 +446,10 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     // bodies newest first until one passes its checksum, so only one map is read and held.
     let mut candidates = Vec::new();
     let mut errors = Vec::new();
-    for m in o.members.iter().take(sb.meta_members() as usize) {
+    // A failed metadata member's copies are stale: only the healthy ones count.
+    let meta: Vec<&Member> =
+        (0..sb.meta_members()).filter(|&m| o.members.is_healthy(m)).map(|m| &o.members[m as usize]).collect();
+    for &m in &meta {
         for slot in 0..2 {
             match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
                 Ok(h) => candidates.push((h, m, slot)),
@@ -402,7 +477,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     // sequence numbers never meet a stale one.
     let mut chain: Vec<journal::Record> = Vec::new();
     let mut end = (header.journal_pos, header.journal_seq);
-    for m in o.members.iter().take(sb.meta_members() as usize) {
+    for &m in &meta {
         let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
         if records.len() > chain.len() {
             chain = records;
@@ -426,7 +501,9 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
                     MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
                         let (seg, slot) = geo.split_pba(pba);
                         let (member, at) = geo.slot_location(seg, slot);
-                        o.members[member as usize].read(at, &mut block)?;
+                        o.members
+                            .read(member, at, &mut block)
+                            .map_err(|e| e.into_member_error(&o.members, member, at, 1))?;
                         if crc32c::crc32c(&block) != crc {
                             break 'records;
                         }

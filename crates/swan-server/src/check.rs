@@ -34,6 +34,7 @@ impl CheckReport {
 
 pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
     let opened = array::open(paths, false, true)?;
+    opened.require_all_healthy("swan check")?;
     let rec = array::recover(&opened)?;
     let mut r = CheckReport { text: String::new(), problems: 0 };
     let sb = &opened.sb;

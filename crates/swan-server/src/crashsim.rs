@@ -267,7 +267,7 @@ impl Run {
         let base = paths.iter().map(|p| read_sparse(p)).collect::<Result<Vec<_>>>()?;
         let recorder = Recorder::new();
         let mut opened = array::open(&paths, false, false)?;
-        for (i, m) in opened.members.iter_mut().enumerate() {
+        for (i, m) in opened.members.members_mut().iter_mut().enumerate() {
             m.set_tap(recorder.clone(), i as u32);
         }
         let recovered = array::recover(&opened)?;

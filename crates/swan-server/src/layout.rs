@@ -14,6 +14,7 @@
 //! `meta_blocks` is rounded up to a whole segment so segments stay aligned on the member.
 
 use crate::member::BLOCK;
+use std::collections::BTreeSet;
 use swan_core::geometry::RaidLevel;
 use swan_core::scheme::{ArraySpec, LogTuning, SchemeKind};
 use swan_core::victim::VictimPolicy;
@@ -23,6 +24,10 @@ pub const SUPERBLOCK_MAGIC: [u8; 8] = *b"SWANARR1";
 pub const FORMAT_VERSION: u32 = 1;
 /// Copies of the checkpoints and journal: two, so one failed member loses neither.
 pub const META_COPIES: u32 = 2;
+/// Most members an array may have (the failed-member bitmap's size).
+pub const MAX_MEMBERS: u32 = 4096;
+/// Where the superblock's failed-member bitmap starts (one bit per member index).
+const FAILED_AT: usize = 512;
 
 /// CRC32C (continuing `seed`) of `bytes` as if the 4-byte checksum field at `at` held zero:
 /// how every on-disk structure here checks itself, without copying it to zero the field.
@@ -54,6 +59,13 @@ pub struct Superblock {
     pub volume_blocks: u64,
     /// Seconds since the Unix epoch when the array was created (informational).
     pub created: u64,
+    /// Raised on every surviving member each time the array's membership changes (a member
+    /// failed, a replacement finished): a member whose count lags the highest is stale (it
+    /// missed writes while failed or away) and is treated as failed, as md's event counter.
+    pub events: u64,
+    /// Members known failed (array indexes), as the members that wrote this saw it. A failed
+    /// member is never read again; only `swan replace` brings its index back.
+    pub failed: BTreeSet<u32>,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -121,8 +133,12 @@ impl Superblock {
             (88, self.journal_blocks),
             (96, self.volume_blocks),
             (104, self.created),
+            (112, self.events),
         ] {
             b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        for &m in &self.failed {
+            b[FAILED_AT + m as usize / 8] |= 1 << (m % 8);
         }
         let crc = crc32c::crc32c(&b);
         b[12..16].copy_from_slice(&crc.to_le_bytes());
@@ -167,6 +183,10 @@ impl Superblock {
             journal_blocks: u64_at(88),
             volume_blocks: u64_at(96),
             created: u64_at(104),
+            events: u64_at(112),
+            failed: (0..u32_at(36).min(MAX_MEMBERS))
+                .filter(|&m| b[FAILED_AT + m as usize / 8] & (1 << (m % 8)) != 0)
+                .collect(),
         };
         sb.sanity()?;
         Ok(sb)
@@ -175,7 +195,7 @@ impl Superblock {
     /// Reject fields no `swan create` would have written, before anything trusts them.
     fn sanity(&self) -> Result<(), SuperblockError> {
         let bad = |field, value: u64| Err(SuperblockError::Field { field, value });
-        if self.members == 0 || self.members > 4096 {
+        if self.members == 0 || self.members > MAX_MEMBERS {
             return bad("members", u64::from(self.members));
         }
         if self.member_index >= self.members {
@@ -275,6 +295,8 @@ mod tests {
             journal_blocks: 512,
             volume_blocks: 50_000,
             created: 1_790_000_000,
+            events: 3,
+            failed: BTreeSet::from([1, 5]),
         }
     }
 

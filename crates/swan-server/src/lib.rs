@@ -28,6 +28,7 @@ pub mod engine;
 pub mod journal;
 pub mod layout;
 pub mod member;
+pub mod members;
 pub mod nbd;
 pub mod parity;
 pub mod pool;

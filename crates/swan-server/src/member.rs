@@ -144,6 +144,9 @@ pub enum MemberError {
         #[source]
         source: io::Error,
     },
+    /// A failed member's block that its parity group could not give back either.
+    #[error("member {}: {op}: {why}", .path.display())]
+    Lost { path: PathBuf, op: Op, why: String },
     #[error("member {}: {op} failed: {source}", .path.display())]
     Io {
         path: PathBuf,
@@ -183,6 +186,7 @@ impl MemberError {
             | MemberError::DirectUnsupported { path, .. }
             | MemberError::DeviceBusy { path, .. }
             | MemberError::Truncated { path, .. }
+            | MemberError::Lost { path, .. }
             | MemberError::Io { path, .. } => path,
         }
     }
@@ -195,6 +199,7 @@ impl MemberError {
             | MemberError::ReadOnly { op, .. }
             | MemberError::NotFileOrDevice { op, .. }
             | MemberError::Truncated { op, .. }
+            | MemberError::Lost { op, .. }
             | MemberError::Io { op, .. } => *op,
             MemberError::BadSize { .. } | MemberError::AlreadyExists { .. } => Op::Create,
             MemberError::DirectUnsupported { .. } | MemberError::DeviceBusy { .. } | MemberError::InUse { .. } => {
@@ -358,6 +363,13 @@ impl Member {
             Err(Errno::WOULDBLOCK) => Err(MemberError::InUse { path: self.path.clone() }),
             Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, source: e.into() }),
         }
+    }
+
+    /// A second handle on the same open member (the file descriptor duplicated; the lock,
+    /// held by the open file description, is shared).
+    pub fn try_clone(&self) -> Result<Member, MemberError> {
+        let file = self.file.try_clone().map_err(|e| self.io_err(Op::Open, e))?;
+        Ok(Member { path: self.path.clone(), file, tap: self.tap.clone(), ..*self })
     }
 
     /// Put `tap` under this member, which it knows as member `index`.

@@ -2,8 +2,8 @@
 //! scrub`), rebuilds one block of it from the others (scrub, verified reads), and that the
 //! engine accumulates as log-structured rows fill.
 
-use crate::member::{Member, MemberError, BLOCK};
-use swan_core::geometry::{Geometry, RaidLevel};
+use crate::member::{Member, MemberError};
+use crate::members::Members;
 
 /// `acc ^= data`, byte by byte.
 pub fn xor(acc: &mut [u8], data: &[u8]) {
@@ -39,21 +39,12 @@ pub fn row_is_consistent<'a>(
     Ok(acc.iter().all(|&x| x == 0))
 }
 
-/// The block at `at` on member `m` of `segment`'s R-group, rebuilt into `out` from the
-/// row's other blocks (data and parity): `None` without parity.
-pub fn rebuild(
-    members: &[Member],
-    geo: &Geometry,
-    segment: u64,
-    m: u32,
-    at: u64,
-    out: &mut [u8],
-) -> Result<Option<()>, MemberError> {
-    if geo.raid == RaidLevel::Raid0 {
+/// The block at `at` on member `m`, rebuilt into `out` from the other blocks of its stripe
+/// row (data and parity): `None` without parity.
+pub fn rebuild(members: &Members, m: u32, at: u64, out: &mut [u8]) -> Result<Option<()>, MemberError> {
+    if !members.has_parity() {
         return Ok(None);
     }
-    let group = geo.group_of_segment(segment);
-    let peers = (0..geo.ssds_per_rgroup).map(|col| geo.member(group, col)).filter(|&p| p != m);
-    row_xor(peers.map(|p| &members[p as usize]), at, &mut vec![0u8; BLOCK], out)?;
+    members.reconstruct(m, at, out).map_err(|e| e.into_member_error(members, m, at, 1))?;
     Ok(Some(()))
 }

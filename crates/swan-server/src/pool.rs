@@ -37,7 +37,8 @@
 //! summaries from before block CRCs) are returned as read, and counted.
 
 use crate::backend::Completion;
-use crate::member::{Member, MemberError, BLOCK};
+use crate::member::{MemberError, BLOCK};
+use crate::members::Members;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -168,7 +169,7 @@ impl IoPool {
     /// on a pool thread.
     pub fn read(
         &self,
-        members: &Arc<Vec<Member>>,
+        members: &Arc<Members>,
         pieces: Vec<Piece>,
         len: usize,
         checks: Option<(Geometry, Vec<Check>)>,
@@ -184,7 +185,7 @@ impl IoPool {
     }
 
     /// Write `data[range]` to `member` at `block`, on a pool thread.
-    pub fn write(&self, members: &Arc<Vec<Member>>, member: u32, block: u64, data: Arc<Vec<u8>>, range: Range<usize>) {
+    pub fn write(&self, members: &Arc<Members>, member: u32, block: u64, data: Arc<Vec<u8>>, range: Range<usize>) {
         self.writes.add();
         let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.writes), Arc::clone(&self.write_errors));
         self.spawn(Box::new(move || {
@@ -228,7 +229,7 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>) {
     }
 }
 
-fn read_pieces(members: &[Member], pieces: &[Piece], len: usize, verify: Option<&Verify>, done: Completion) {
+fn read_pieces(members: &Members, pieces: &[Piece], len: usize, verify: Option<&Verify>, done: Completion) {
     let mut reply = vec![0u8; len];
     for p in pieces {
         let at = p.offset as usize * BLOCK;
@@ -262,7 +263,7 @@ fn read_pieces(members: &[Member], pieces: &[Piece], len: usize, verify: Option<
 /// the magic) and the block's entry are read; the entry must name the block, which a torn
 /// or stale summary would not. A mismatch is then confirmed against the whole summary and
 /// its checksum before anything is rebuilt ([`summary_is_sound`]).
-fn expected_crc(members: &[Member], v: &Verify, i: usize) -> Option<u32> {
+fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
     match v.checks.get(i).copied().unwrap_or(Check::Nothing) {
         Check::Nothing => None,
         Check::Crc(crc) => Some(crc),
@@ -272,7 +273,7 @@ fn expected_crc(members: &[Member], v: &Verify, i: usize) -> Option<u32> {
             let mut buf = vec![0u8; (last + 1) * BLOCK];
             for b in std::iter::once(0).chain(first.max(1)..=last) {
                 let (m, block) = v.geo.slot_location(segment, v.geo.payload_slots() + b as u32);
-                members[m as usize].read(block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
+                members.read(m, block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
             }
             let entry = Entry::decode(&buf[span]);
             (buf[0..8] == MAGIC_CRC && entry.lba == lba).then_some(entry.crc)
@@ -282,7 +283,7 @@ fn expected_crc(members: &[Member], v: &Verify, i: usize) -> Option<u32> {
 
 /// Whether the whole summary a mismatch was judged by checks out (its own checksum, its
 /// segment and sequence): a damaged summary must not make good data look bad.
-fn summary_is_sound(members: &[Member], v: &Verify, i: usize) -> bool {
+fn summary_is_sound(members: &Members, v: &Verify, i: usize) -> bool {
     let Some(Check::Summary { segment, seq, .. }) = v.checks.get(i).copied() else { return true };
     let mut buf = Vec::new();
     crate::summaries::read_raw(members, &v.geo, segment, &mut buf).is_ok()
@@ -291,7 +292,7 @@ fn summary_is_sound(members: &[Member], v: &Verify, i: usize) -> bool {
 
 /// Verify block `i` of a read (now in `block`, read from `member` at `at`); rebuild it from
 /// parity if it does not match. False if the read must fail.
-fn verify_block(members: &[Member], v: &Verify, i: usize, member: u32, at: u64, block: &mut [u8]) -> bool {
+fn verify_block(members: &Members, v: &Verify, i: usize, member: u32, at: u64, block: &mut [u8]) -> bool {
     let Some(crc) = expected_crc(members, v, i) else {
         if v.checks.get(i).is_some_and(|c| *c != Check::Nothing) {
             v.counts.unverified.fetch_add(1, Ordering::Relaxed);
@@ -308,15 +309,13 @@ fn verify_block(members: &[Member], v: &Verify, i: usize, member: u32, at: u64, 
         return true;
     }
     v.counts.mismatches.fetch_add(1, Ordering::Relaxed);
-    let segment = match v.checks[i] {
-        Check::Summary { segment, .. } => Some(segment),
-        _ => None,
-    };
+    // Only a sealed segment's rows are whole on the members (an open row's parity is
+    // written when the row completes).
+    let sealed = matches!(v.checks[i], Check::Summary { .. });
     let mut rebuilt = vec![0u8; BLOCK];
-    let rebuilt_ok = segment.is_some_and(|seg| {
-        matches!(crate::parity::rebuild(members, &v.geo, seg, member, at, &mut rebuilt), Ok(Some(())))
-            && crc32c::crc32c(&rebuilt) == crc
-    });
+    let rebuilt_ok = sealed
+        && matches!(crate::parity::rebuild(members, member, at, &mut rebuilt), Ok(Some(())))
+        && crc32c::crc32c(&rebuilt) == crc;
     if rebuilt_ok {
         block.copy_from_slice(&rebuilt);
         // The slot keeps its content until its segment is released, which waits for every

@@ -63,6 +63,7 @@ impl ScrubReport {
 /// Scrub the array on `paths`; with `repair`, write back what can be rebuilt.
 pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
     let opened = array::open(paths, false, !repair)?;
+    opened.require_all_healthy("swan scrub")?;
     let rec = array::recover(&opened)?;
     let mut r = ScrubReport::default();
     let sb = &opened.sb;
@@ -77,7 +78,7 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
     };
     scrub_log(&opened, la, repair, &mut r)?;
     if repair && (r.repaired > 0 || r.parity_rewritten > 0) {
-        for m in &opened.members {
+        for m in opened.members.iter() {
             m.sync()?;
         }
     }
@@ -149,7 +150,7 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
                 continue;
             }
             r.mismatches += 1;
-            match parity::rebuild(&o.members, &geo, seg, m, at, &mut block)? {
+            match parity::rebuild(&o.members, m, at, &mut block)? {
                 Some(()) if crc32c::crc32c(&block) == entry.crc => {
                     r.say(format!(
                         "segment {seg} slot {slot} (member {m} block {at}, logical block {lba}): checksum mismatch, \

@@ -2,19 +2,23 @@
 //! (the array keeps no P2L of sealed segments in memory), and `swan check` compares each
 //! summary with the map.
 
-use crate::member::{Member, MemberError, BLOCK};
+use crate::member::{MemberError, BLOCK};
+use crate::members::Members;
 use swan_core::geometry::Geometry;
 use swan_core::scheme::SummarySource;
 use swan_core::summary::Summary;
 
 /// Read the summary blocks of `segment` into `buf` (resized to fit). The summary occupies
-/// the segment's last slots, which may lie on several members: read them slot by slot.
-pub fn read_raw(members: &[Member], geo: &Geometry, segment: u64, buf: &mut Vec<u8>) -> Result<(), MemberError> {
+/// the segment's last slots, which may lie on several members: read them slot by slot (a
+/// failed member's from its parity group: a sealed segment's rows are whole).
+pub fn read_raw(members: &Members, geo: &Geometry, segment: u64, buf: &mut Vec<u8>) -> Result<(), MemberError> {
     buf.resize(geo.summary_blocks as usize * BLOCK, 0);
     let payload = geo.payload_slots();
     for i in 0..geo.summary_blocks {
         let (m, b) = geo.slot_location(segment, payload + i);
-        members[m as usize].read(b, &mut buf[i as usize * BLOCK..(i as usize + 1) * BLOCK])?;
+        members
+            .read(m, b, &mut buf[i as usize * BLOCK..(i as usize + 1) * BLOCK])
+            .map_err(|e| e.into_member_error(members, m, b, 1))?;
     }
     Ok(())
 }
@@ -22,7 +26,7 @@ pub fn read_raw(members: &[Member], geo: &Geometry, segment: u64, buf: &mut Vec<
 /// GC's [`SummarySource`] over the members. A summary that cannot be read or decoded is
 /// `None`: the scheme then rebuilds the victim's P2L from its map (slower, never wrong).
 pub struct MemberSummaries<'a> {
-    pub members: &'a [Member],
+    pub members: &'a Members,
     pub geo: Geometry,
     pub buf: &'a mut Vec<u8>,
 }

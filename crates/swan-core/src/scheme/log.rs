@@ -189,6 +189,9 @@ pub struct LogArray {
     move_pool: Vec<Vec<Move>>,
     /// SWAN: rotation count at which each R-group last became front-end (age for ties).
     last_front: Vec<u64>,
+    /// SWAN: R-groups running without one of their members (written only when no healthy
+    /// R-group has room: a degraded group's new data has no redundancy to spare).
+    degraded: Vec<bool>,
     /// Log-RAID: between the watermarks, whether GC is on.
     lograid_gc_on: bool,
     /// Blocks of the last write refused for want of space (0 once a write fits).
@@ -233,6 +236,7 @@ impl LogArray {
             job_in_flight: vec![false; groups],
             move_pool: Vec::new(),
             last_front: vec![0; groups],
+            degraded: vec![false; groups],
             lograid_gc_on: false,
             starved_for: 0,
             counters: Counters::default(),
@@ -383,11 +387,18 @@ impl LogArray {
         }
     }
 
-    /// SWAN: the back-end R-group to become front-end, if any has room.
+    /// SWAN: the back-end R-group to become front-end, if any has room: a healthy one
+    /// before a degraded one.
     fn next_front(&self) -> Option<u32> {
-        (0..self.geo.rgroups)
-            .filter(|&g| g != self.front && self.allocatable(g) > 0)
-            .max_by_key(|&g| (self.allocatable(g), std::cmp::Reverse(self.last_front[g as usize])))
+        (0..self.geo.rgroups).filter(|&g| g != self.front && self.allocatable(g) > 0).max_by_key(|&g| {
+            (!self.degraded[g as usize], self.allocatable(g), std::cmp::Reverse(self.last_front[g as usize]))
+        })
+    }
+
+    /// SWAN: whether the front-end should hand over before it is full, because it is
+    /// degraded and a healthy R-group has room.
+    fn leave_degraded_front(&self) -> bool {
+        self.degraded[self.front as usize] && self.next_front().is_some_and(|g| !self.degraded[g as usize])
     }
 
     /// The next payload slot for a user write. The caller has checked `user_capacity`.
@@ -402,7 +413,7 @@ impl LogArray {
                 self.user_open = None;
                 self.seal(seg, plan, IoClass::User);
             }
-            if self.allocatable(self.front) == 0 {
+            if self.allocatable(self.front) == 0 || self.leave_degraded_front() {
                 let next = self.next_front().expect("user_capacity promised a free segment");
                 self.front = next;
                 self.counters.front_rotations += 1;
@@ -871,6 +882,12 @@ impl Scheme for LogArray {
 
     fn log_array(&self) -> Option<&LogArray> {
         Some(self)
+    }
+
+    fn set_degraded(&mut self, group: u32, degraded: bool) {
+        if let Some(d) = self.degraded.get_mut(group as usize) {
+            *d = degraded;
+        }
     }
 
     fn status(&self) -> Status {

@@ -338,6 +338,11 @@ pub trait Scheme: Send {
         None
     }
 
+    /// R-group `group` lost a member (or got it back): SWAN keeps its writes away from a
+    /// degraded R-group while a healthy one has room. Other schemes have one group and
+    /// nowhere else to write.
+    fn set_degraded(&mut self, _group: u32, _degraded: bool) {}
+
     /// The summary of `segment` as it stands, for executors that write real bytes
     /// ([`crate::io::Src::Summary`]). `None` for schemes without summaries.
     fn summary(&self, _segment: u64) -> Option<Summary> {

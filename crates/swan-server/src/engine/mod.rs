@@ -28,6 +28,10 @@
 //! deterministic crash and fault tests (`crate::crashsim`) run the real engine that way, so
 //! a seed gives the same member I/O, byte for byte, every time.
 
+mod degraded;
+
+pub use degraded::RebuildStatus;
+
 use crate::array::{Opened, Recovered};
 use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
 use crate::checkpoint;
@@ -35,13 +39,16 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
 use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
+use crate::members::{Health, Members};
 use crate::parity::xor;
 use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN, THREADS};
 use crate::summaries::MemberSummaries;
+use degraded::{OpenRow, Rebuild};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -109,6 +116,10 @@ impl ManualClock {
 enum Msg {
     Req(BlockRequest, Completion),
     Status(Sender<StatusReport>),
+    /// `swan fail`: take a member out of service.
+    Fail(u32, Sender<Result<String, String>>),
+    /// `swan replace`: rebuild a failed member onto a new device or file.
+    Replace(u32, PathBuf, Sender<Result<String, String>>),
     Stop,
 }
 
@@ -146,6 +157,8 @@ pub struct StatusReport {
     pub read_repairs: u64,
     pub read_failures: u64,
     pub reads_unverified: u64,
+    /// A replacement member being rebuilt (`swan replace`).
+    pub rebuild: Option<RebuildStatus>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -161,6 +174,8 @@ pub struct GroupStatus {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MemberStatus {
     pub path: String,
+    /// "healthy", "failed" or "rebuilding".
+    pub health: String,
     pub user_bytes_written: u64,
     pub gc_bytes_written: u64,
     pub bytes_read: u64,
@@ -188,10 +203,7 @@ impl Engine {
         };
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker::new(opened, recovered, opts)?;
-        if !worker.read_only {
-            worker.sync_all()?;
-            worker.checkpoint()?;
-        }
+        worker.open_for_writes()?;
         let thread = std::thread::Builder::new().name("swan-engine".into()).spawn(move || worker.run(rx))?;
         Ok(Engine { tx: Mutex::new(tx), info, thread: Mutex::new(Some(thread)) })
     }
@@ -204,6 +216,20 @@ impl Engine {
         let (tx, rx) = mpsc::channel();
         self.send(Msg::Status(tx)).ok()?;
         rx.recv_timeout(Duration::from_secs(10)).ok()
+    }
+
+    /// Mark member `m` failed (what `swan fail` asks).
+    pub fn fail(&self, m: u32) -> Result<String, String> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Msg::Fail(m, tx)).map_err(|_| "the server is stopping".to_string())?;
+        rx.recv_timeout(Duration::from_secs(60)).map_err(|_| "the engine did not answer".to_string())?
+    }
+
+    /// Start rebuilding failed member `m` onto `path` (what `swan replace` asks).
+    pub fn replace(&self, m: u32, path: PathBuf) -> Result<String, String> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Msg::Replace(m, path, tx)).map_err(|_| "the server is stopping".to_string())?;
+        rx.recv_timeout(Duration::from_secs(60)).map_err(|_| "the engine did not answer".to_string())?
     }
 
     /// Finish queued requests, make everything durable, write a checkpoint and stop.
@@ -280,8 +306,11 @@ struct Buffers<'a> {
 
 struct Worker {
     sb: Superblock,
-    /// Shared with the read pool, which reads from them beside this thread.
-    members: Arc<Vec<Member>>,
+    /// Shared with the read pool, which reads from them beside this thread; replaced
+    /// whole when `swan replace` puts a new member in.
+    members: Arc<Members>,
+    /// A replacement member being rebuilt.
+    rebuild: Option<Rebuild>,
     /// Where plain user reads and large user-data writes are carried out (none while
     /// emulating: the model times every operation).
     pool: Option<IoPool>,
@@ -315,7 +344,7 @@ struct Worker {
     /// Running XOR of each open stripe row's data, keyed (parity group, row): the parity a
     /// row gets when its last data block is written. Log-structured rows fill across many
     /// requests, so the accumulator outlives a plan.
-    parity: HashMap<(u32, u64), Vec<u8>>,
+    parity: HashMap<(u32, u64), OpenRow>,
     parity_width: u32,
     has_parity: bool,
     queue: VecDeque<(BlockRequest, Completion)>,
@@ -378,6 +407,7 @@ impl Worker {
         let pool = if opts.emulate.is_none() { Some(IoPool::start(THREADS)?) } else { None };
         Ok(Worker {
             members: Arc::new(opened.members),
+            rebuild: None,
             pool,
             pooled: Vec::new(),
             pooled_now: false,
@@ -427,6 +457,31 @@ impl Worker {
         })
     }
 
+    /// Before serving: note degraded R-groups, give adopted segments their parity, make
+    /// everything durable and write a fresh checkpoint (the journal just rolled forward is
+    /// then never needed again).
+    fn open_for_writes(&mut self) -> anyhow::Result<()> {
+        for m in 0..self.members.len() as u32 {
+            if !self.members.is_healthy(m) {
+                eprintln!(
+                    "swan: member {m} ({}) is failed: serving degraded (swan replace --member {m} NEW ...)",
+                    self.members[m as usize].path().display()
+                );
+                self.scheme.set_degraded(self.members.group(m), true);
+            }
+        }
+        if self.read_only {
+            return Ok(());
+        }
+        let rows = self.reparity_adopted()?;
+        if self.verbose && rows > 0 {
+            eprintln!("swan: parity written for {rows} rows of segments open at the last stop");
+        }
+        self.sync_all()?;
+        self.checkpoint()?;
+        Ok(())
+    }
+
     fn run(mut self, rx: Receiver<Msg>) -> anyhow::Result<()> {
         loop {
             if !self.receive(&rx) && self.queue.is_empty() {
@@ -450,6 +505,13 @@ impl Worker {
         self.deliver_held();
         self.serve_requests();
         self.advance_gc();
+        // A rebuild takes a slice per round, more while no user request waits.
+        for _ in 0..if self.queue.is_empty() { 8 } else { 1 } {
+            if self.rebuild.is_none() {
+                break;
+            }
+            self.rebuild_step();
+        }
         self.release_check();
         self.journal_tail();
         for (done, reply) in std::mem::take(&mut self.replies) {
@@ -478,7 +540,7 @@ impl Worker {
     /// Wait for work (or take what is there without waiting when busy). False once every
     /// sender has hung up.
     fn receive(&mut self, rx: &Receiver<Msg>) -> bool {
-        let busy = !self.queue.is_empty() || !self.gc_runs.is_empty() || self.release_due;
+        let busy = !self.queue.is_empty() || !self.gc_runs.is_empty() || self.release_due || self.rebuild.is_some();
         let idle_wait =
             if self.release_pending_since.is_some() { Duration::from_millis(20) } else { Duration::from_millis(100) };
         let first = if busy {
@@ -504,6 +566,12 @@ impl Worker {
                 Msg::Req(r, d) => self.queue.push_back((r, d)),
                 Msg::Status(tx) => {
                     let _ = tx.send(self.status());
+                }
+                Msg::Fail(m, tx) => {
+                    let _ = tx.send(self.fail_by_request(m));
+                }
+                Msg::Replace(m, path, tx) => {
+                    let _ = tx.send(self.start_replace(m, &path));
                 }
                 Msg::Stop => self.stopping = true,
             }
@@ -549,7 +617,13 @@ impl Worker {
     /// with an I/O error instead, and so is the next sync point.
     fn wait_writes(&mut self) {
         let Some(pool) = &self.pool else { return };
-        let errors = pool.wait_writes();
+        let mut errors = pool.wait_writes();
+        // A member that failed under a pooled write is spared if its parity group can spare
+        // it: the parity this thread computed from the same data keeps the write.
+        errors.retain(|e| {
+            let m = self.members.iter().position(|x| x.path() == e.path());
+            !(e.is_io_error() && m.is_some_and(|m| self.fail_member(m as u32, &e.to_string())))
+        });
         if !errors.is_empty() {
             for e in &errors {
                 self.log_error(e);
@@ -702,6 +776,8 @@ impl Worker {
             && plan.phase_count() == 1
             && !plan.ios().is_empty()
             && plan.ios().iter().all(|io| matches!(io.kind, IoKind::Read(Dst::User { .. })))
+            // A failed member's blocks are rebuilt here, where the open rows' parity is.
+            && plan.ios().iter().all(|io| self.members.is_healthy(io.member))
     }
 
     /// Hand a planned read to the pool; it replies from there.
@@ -793,7 +869,11 @@ impl Worker {
         let (seg, slot) = geo.split_pba(pba);
         let (m, at) = geo.slot_location(seg, slot);
         let mut b = vec![0u8; BLOCK];
-        match self.members[m as usize].read(at, &mut b) {
+        let read = match self.members.is_healthy(m) {
+            true => self.members[m as usize].read(at, &mut b),
+            false => self.reconstruct(m, at, &mut b),
+        };
+        match read {
             Ok(()) => crc32c::crc32c(&b),
             Err(_) => 0,
         }
@@ -820,15 +900,15 @@ impl Worker {
                 return Ok(());
             }
             let at = self.ring.place(blocks);
-            for m in &self.members[..self.meta_members()] {
-                m.write(start + at, &record)?;
+            for m in 0..self.meta_members() as u32 {
+                self.member_write(m, start + at, &record)?;
             }
             self.journal_records += 1;
             self.records_since_checkpoint += 1;
         }
         if synced {
-            for m in &self.members[..self.meta_members()] {
-                m.sync()?;
+            for m in 0..self.meta_members() as u32 {
+                self.member_sync(m)?;
             }
             self.tail_records = false;
         } else {
@@ -895,14 +975,14 @@ impl Worker {
                 match dst {
                     Dst::User { offset } => {
                         let at = offset as usize * BLOCK;
-                        self.members[m].read(io.block, &mut b.reply[at..at + n])?;
+                        self.member_read(io.member, io.block, &mut b.reply[at..at + n])?;
                     }
                     Dst::Staged { slot } => {
                         let at = slot as usize * BLOCK;
                         if b.staged.len() < at + n {
                             b.staged.resize(at + n, 0);
                         }
-                        self.members[m].read(io.block, &mut b.staged[at..at + n])?;
+                        self.member_read(io.member, io.block, &mut b.staged[at..at + n])?;
                         if self.has_parity && !gc {
                             for i in 0..io.count {
                                 b.old.insert((io.member, io.block + u64::from(i)), slot + i);
@@ -918,19 +998,21 @@ impl Worker {
                 let shared = b.shared.clone();
                 let data = self.source(io, src, b);
                 match (src, &self.pool, shared) {
-                    (Src::User { offset }, Some(pool), Some(shared)) if n >= POOL_WRITE_MIN => {
+                    (Src::User { offset }, Some(pool), Some(shared))
+                        if n >= POOL_WRITE_MIN && self.members.health(io.member) != Health::Failed =>
+                    {
                         let at = offset as usize * BLOCK;
                         pool.write(&self.members, io.member, io.block, shared, at..at + n);
                         self.pooled_now = true;
                     }
-                    _ => self.members[m].write(io.block, &data)?,
+                    _ => self.member_write(io.member, io.block, &data)?,
                 }
                 let s = &mut self.stats[m];
                 *if gc { &mut s.gc_bytes_written } else { &mut s.user_bytes_written } += n as u64;
                 EmuOp::Write
             }
             IoKind::Trim => {
-                self.members[m].trim(io.block, u64::from(io.count))?;
+                self.member_trim(io.member, io.block, u64::from(io.count))?;
                 self.stats[m].trims += 1;
                 EmuOp::Trim
             }
@@ -978,7 +1060,7 @@ impl Worker {
                 Cow::Borrowed(&b.summaries[&segment][at..at + n])
             }
             Src::Parity { group, row } => {
-                let mut p = self.parity.remove(&(group, row)).unwrap_or_else(|| vec![0u8; BLOCK]);
+                let mut p = self.parity.remove(&(group, row)).map_or_else(|| vec![0u8; BLOCK], |r| r.xor);
                 if let Some(&slot) = b.old.get(&(io.member, row)) {
                     xor(&mut p, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
                 }
@@ -989,11 +1071,14 @@ impl Worker {
             let group = io.member / self.parity_width;
             for i in 0..io.count as usize {
                 let block = io.block + i as u64;
-                let acc = self.parity.entry((group, block)).or_insert_with(|| vec![0u8; BLOCK]);
-                xor(acc, &data[i * BLOCK..(i + 1) * BLOCK]);
+                let acc = self.parity.entry((group, block)).or_insert_with(OpenRow::new);
+                xor(&mut acc.xor, &data[i * BLOCK..(i + 1) * BLOCK]);
+                if !acc.written.contains(&io.member) {
+                    acc.written.push(io.member);
+                }
                 // In-place read-modify-write: take the old data out of the parity.
                 if let Some(&slot) = b.old.get(&(io.member, block)) {
-                    xor(acc, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
+                    xor(&mut acc.xor, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
                 }
             }
         }
@@ -1228,8 +1313,8 @@ impl Worker {
     }
 
     fn sync_all(&mut self) -> Result<(), MemberError> {
-        for m in self.members.iter() {
-            m.sync()?;
+        for m in 0..self.members.len() as u32 {
+            self.member_sync(m)?;
         }
         Ok(())
     }
@@ -1277,7 +1362,11 @@ impl Worker {
             segments: 0,
             body_crc: 0,
         };
-        let copies: Vec<&Member> = self.members[..self.meta_members()].iter().collect();
+        // A failed copy is stale and never read; a copy being rebuilt is written as usual.
+        let copies: Vec<&Member> = (0..self.meta_members())
+            .filter(|&m| self.members.health(m as u32) != Health::Failed)
+            .map(|m| &self.members[m])
+            .collect();
         checkpoint::write(
             &copies,
             self.sb.checkpoint_slot(self.next_slot),
@@ -1333,7 +1422,12 @@ impl Worker {
             volume_bytes: self.scheme.volume_blocks() * BLOCK as u64,
             uptime_s: self.now().saturating_duration_since(self.started).as_secs_f64(),
             groups,
-            members: self.stats.clone(),
+            members: self
+                .stats
+                .iter()
+                .enumerate()
+                .map(|(i, st)| MemberStatus { health: self.members.health(i as u32).name().into(), ..st.clone() })
+                .collect(),
             free_segments: st.free_segments,
             segments: st.segments,
             user_bytes_written: c.user_blocks_written * BLOCK as u64,
@@ -1350,6 +1444,7 @@ impl Worker {
             read_repairs: read_count(|c| &c.repaired),
             read_failures: read_count(|c| &c.failed),
             reads_unverified: read_count(|c| &c.unverified),
+            rebuild: self.rebuild_status(),
         }
     }
 }
@@ -1372,10 +1467,7 @@ impl Stepper {
         worker.pool = None;
         worker.clock = Clock::Manual(clock.clone());
         worker.started = clock.now();
-        if !worker.read_only {
-            worker.sync_all()?;
-            worker.checkpoint()?;
-        }
+        worker.open_for_writes()?;
         Ok(Stepper { worker, clock })
     }
 
@@ -1406,6 +1498,21 @@ impl Stepper {
 
     pub fn status(&self) -> StatusReport {
         self.worker.status()
+    }
+
+    /// [`Engine::fail`], on this thread.
+    pub fn fail(&mut self, m: u32) -> Result<String, String> {
+        self.worker.fail_by_request(m)
+    }
+
+    /// [`Engine::replace`], on this thread; the rebuild advances with [`Stepper::round`].
+    pub fn replace(&mut self, m: u32, path: &std::path::Path) -> Result<String, String> {
+        self.worker.start_replace(m, path)
+    }
+
+    /// Whether a rebuild is under way.
+    pub fn rebuilding(&self) -> bool {
+        self.worker.rebuild.is_some()
     }
 
     /// Stop as [`Engine::shutdown`] does: make everything durable, write a checkpoint.

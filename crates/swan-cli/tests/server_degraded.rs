@@ -1,0 +1,199 @@
+//! Member failure and rebuild while serving, as mdadm's 01r5integ test does it: for each
+//! member of a RAID5 array and of a RAID4 array in turn, fail it (`swan fail`), check the
+//! whole volume reads back unchanged (rebuilt from parity), rebuild it onto a new file
+//! (`swan replace`) and check again. SWAN5 keeps taking writes while degraded and while the
+//! rebuild runs, moves its front-end off the degraded R-group, and a restart given the stale
+//! failed member keeps it out. RAID0 refuses to fail a member: it has nothing to rebuild from.
+//!
+//! Everything goes through the real server and real NBD clients (nbdcopy).
+
+mod common;
+
+use common::{check_clean, describe, require, run, status, swan, text, Rng, Server, SWAN};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(180);
+
+fn create(dir: &Path, scheme: &str, rgroups: u32, ssds: u32, size: &str, more: &[&str]) -> Vec<PathBuf> {
+    let members: Vec<PathBuf> = (0..rgroups * ssds).map(|i| dir.join(format!("m{i}"))).collect();
+    let out = run(
+        Command::new(SWAN)
+            .args(["create", "--scheme", scheme, "--rgroups", &rgroups.to_string()])
+            .args(["--ssds-per-rgroup", &ssds.to_string(), "--member-size", size])
+            .args(more)
+            .args(&members)
+            .env("SWAN_RUN_DIR", dir),
+        "swan create",
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}", describe("swan create", &out));
+    members
+}
+
+fn random_image(path: &Path, bytes: u64, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let mut data = vec![0u8; bytes as usize];
+    for chunk in data.chunks_mut(8) {
+        let x = rng.next().to_le_bytes();
+        chunk.copy_from_slice(&x[..chunk.len()]);
+    }
+    std::fs::write(path, &data).expect("write image");
+    data
+}
+
+fn nbdcopy(from: &str, to: &str) {
+    let out = run(Command::new("nbdcopy").arg("--flush").arg(from).arg(to), "nbdcopy", DEADLINE);
+    assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
+}
+
+/// The whole volume, read back through NBD.
+fn volume(server: &Server, dir: &Path) -> Vec<u8> {
+    let out = dir.join("readback");
+    let _ = std::fs::remove_file(&out);
+    nbdcopy(&server.uri(), out.to_str().unwrap());
+    std::fs::read(&out).expect("read back")
+}
+
+fn size_of(server: &Server) -> u64 {
+    let out = run(Command::new("nbdinfo").args(["--size", &server.uri()]), "nbdinfo --size", DEADLINE);
+    assert!(out.status.success(), "{}", describe("nbdinfo", &out));
+    text(&out.stdout).trim().parse().expect("a size")
+}
+
+fn swan_ok(args: &[&str], dir: &Path) -> String {
+    let out = swan(args, dir);
+    assert!(out.status.success(), "{}", describe(&format!("swan {}", args.join(" ")), &out));
+    text(&out.stdout)
+}
+
+fn health(member: &Path, dir: &Path) -> Vec<String> {
+    let st = status(member, dir);
+    st["members"].as_array().expect("members").iter().map(|m| m["health"].as_str().unwrap().to_string()).collect()
+}
+
+fn assert_same(got: &[u8], want: &[u8], when: &str) {
+    assert_eq!(got.len(), want.len(), "{when}: the volume's size changed");
+    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
+        panic!("{when}: the volume differs from what was written, first at byte {i} (block {})", i / 4096);
+    }
+}
+
+/// 01r5integ: each member of the array in turn fails and is rebuilt; the volume never changes.
+fn fail_and_rebuild_each_member(scheme: &str) {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut members = create(d, scheme, 1, 4, "24M", &[]);
+    let server = Server::start(d, &members);
+    let image = random_image(&d.join("image"), size_of(&server), 5);
+    nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
+    assert_same(&volume(&server, d), &image, "written");
+    for i in 0..members.len() {
+        let any = members[(i + 1) % members.len()].to_str().unwrap().to_string();
+        swan_ok(&["fail", "--member", &i.to_string(), &any], d);
+        let h = health(Path::new(&any), d);
+        assert_eq!(h[i], "failed", "member {i} after swan fail: {h:?}");
+        assert_same(&volume(&server, d), &image, &format!("{scheme}: member {i} failed"));
+        let new = d.join(format!("m{i}-new"));
+        swan_ok(&["replace", "--member", &i.to_string(), "--new", new.to_str().unwrap(), "--wait", &any], d);
+        assert!(health(Path::new(&any), d).iter().all(|h| h == "healthy"), "after the rebuild of member {i}");
+        members[i] = new;
+        assert_same(&volume(&server, d), &image, &format!("{scheme}: member {i} rebuilt"));
+    }
+    server.stop();
+    // Every member has been replaced: the rebuilt ones hold the data and the parity.
+    check_clean(&members, d, &format!("{scheme} after every member was rebuilt"));
+    let server = Server::start(d, &members);
+    assert_same(&volume(&server, d), &image, &format!("{scheme}: restarted on rebuilt members"));
+    server.stop();
+}
+
+#[test]
+fn raid5_survives_each_member_failing_and_being_rebuilt() {
+    fail_and_rebuild_each_member("raid5");
+}
+
+#[test]
+fn raid4_survives_each_member_failing_and_being_rebuilt() {
+    fail_and_rebuild_each_member("raid4");
+}
+
+/// SWAN5, 3 R-groups × 3: a failed member of the front-end R-group; writes go on (and leave
+/// the degraded R-group), a rebuild runs under more writes, a restart keeps a stale member out.
+#[test]
+fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Spare room enough that the healthy R-groups' GC frees whole segments for the
+    // front-end to move to (with a sliver of spare every R-group stays full, and a degraded
+    // front-end is the only place left to write: allowed, as there is no healthy one with room).
+    let mut members = create(d, "swan5", 3, 3, "32M", &["--spare", "30"]);
+    let m0 = members[0].to_str().unwrap().to_string();
+    let server = Server::start(d, &members);
+    let size = size_of(&server);
+    let a = random_image(&d.join("a"), size, 1);
+    nbdcopy(d.join("a").to_str().unwrap(), &server.uri());
+    let front = status(&members[0], d)["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|g| g["role"] == "front-end")
+        .expect("a front-end R-group") as u32;
+    // A member of the front-end R-group fails.
+    let victim = front * 3 + 1;
+    let any = if front == 0 { members[3].to_str().unwrap().to_string() } else { m0.clone() };
+    swan_ok(&["fail", "--member", &victim.to_string(), &any], d);
+    assert_same(&volume(&server, d), &a, "member failed");
+    // Writes go on, degraded, and the front-end moves to a healthy R-group.
+    let b = random_image(&d.join("b"), size, 2);
+    nbdcopy(d.join("b").to_str().unwrap(), &server.uri());
+    assert_same(&volume(&server, d), &b, "rewritten while degraded");
+    let st = status(Path::new(&any), d);
+    let role = st["groups"][front as usize]["role"].as_str().unwrap().to_string();
+    assert_ne!(role, "front-end", "the degraded R-group {front} is still the front-end: {st}");
+    // Rebuild while the whole volume is rewritten again.
+    let c = random_image(&d.join("c"), size, 3);
+    let mut writer = Command::new("nbdcopy")
+        .args(["--flush", d.join("c").to_str().unwrap(), &server.uri()])
+        .spawn()
+        .expect("nbdcopy");
+    let new = d.join(format!("m{victim}-new"));
+    swan_ok(&["replace", "--member", &victim.to_string(), "--new", new.to_str().unwrap(), "--wait", &any], d);
+    let done = common::wait_deadline(&mut writer, DEADLINE).expect("nbdcopy finishes");
+    assert!(done.success(), "nbdcopy during the rebuild failed");
+    assert_same(&volume(&server, d), &c, "rewritten during the rebuild");
+    let old = std::mem::replace(&mut members[victim as usize], new);
+    server.stop();
+    check_clean(&members, d, "swan5 after the rebuild");
+    // The old member is stale: given instead of its replacement, it is kept out.
+    let mut stale = members.clone();
+    stale[victim as usize] = old;
+    let server = Server::start(d, &stale);
+    assert!(server.log().contains(&format!("member {victim}")), "no word of the stale member:\n{}", server.log());
+    assert_eq!(health(&members[0], d)[victim as usize], "failed", "the stale member is in use");
+    assert_same(&volume(&server, d), &c, "restarted with the stale member");
+    server.stop();
+    let server = Server::start(d, &members);
+    assert_same(&volume(&server, d), &c, "restarted with the replacement");
+    server.stop();
+}
+
+#[test]
+fn raid0_refuses_to_fail_a_member_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let members = create(d, "raid0", 1, 2, "16M", &[]);
+    let server = Server::start(d, &members);
+    let out = swan(&["fail", "--member", "1", members[0].to_str().unwrap()], d);
+    assert!(!out.status.success(), "swan fail on RAID0 succeeded");
+    assert!(text(&out.stderr).contains("no parity"), "{}", describe("swan fail", &out));
+    let out =
+        swan(&["replace", "--member", "1", "--new", d.join("x").to_str().unwrap(), members[0].to_str().unwrap()], d);
+    assert!(!out.status.success() && text(&out.stderr).contains("healthy"), "{}", describe("swan replace", &out));
+    server.stop();
+}
