@@ -197,3 +197,39 @@ fn raid0_refuses_to_fail_a_member_and_says_why() {
     assert!(!out.status.success() && text(&out.stderr).contains("healthy"), "{}", describe("swan replace", &out));
     server.stop();
 }
+
+/// A member that disappears under the server (its file truncated to nothing: every read
+/// of it fails) is failed by the server itself, and every read is answered from parity —
+/// in place (RAID5) and log-structured (SWAN5, where the reads go through the I/O pool and
+/// come back to the engine when their member fails under them).
+fn member_vanishes(scheme: &str, rgroups: u32, ssds: u32, victim: usize) {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let members = create(d, scheme, rgroups, ssds, "24M", &[]);
+    let server = Server::start(d, &members);
+    let image = random_image(&d.join("image"), size_of(&server), 9);
+    nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
+    // Out of the page cache's reach: the member is gone.
+    std::fs::OpenOptions::new().write(true).open(&members[victim]).unwrap().set_len(0).unwrap();
+    assert_same(&volume(&server, d), &image, &format!("{scheme}: member {victim} vanished"));
+    let h = health(&members[(victim + 1) % members.len()], d);
+    assert_eq!(h[victim], "failed", "{scheme}: the vanished member was not failed: {h:?}\n{}", server.log());
+    assert!(server.log().contains("FAILED"), "{scheme}: no word of the failure:\n{}", server.log());
+    // Writes go on without it, and read back.
+    let again = random_image(&d.join("again"), image.len() as u64, 10);
+    nbdcopy(d.join("again").to_str().unwrap(), &server.uri());
+    assert_same(&volume(&server, d), &again, &format!("{scheme}: rewritten without member {victim}"));
+    server.stop();
+}
+
+#[test]
+fn raid5_member_that_vanishes_is_failed_and_read_around() {
+    member_vanishes("raid5", 1, 4, 2);
+}
+
+#[test]
+fn swan5_member_that_vanishes_is_failed_and_read_around() {
+    member_vanishes("swan5", 2, 3, 4);
+}

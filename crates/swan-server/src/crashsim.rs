@@ -539,7 +539,17 @@ impl Run {
             let torn = mat.cut(cut, mode, &mut rng)?;
             report.torn_writes += torn;
             report.points += 1;
-            if let Err(e) = self.verify_images(&mat.paths, cut) {
+            // Every fourth point of an array with parity: a member fails after the restart.
+            let degraded = (self.cfg.scheme.raid() != swan_core::geometry::RaidLevel::Raid0 && report.points % 4 == 1)
+                .then(|| rng.below(u64::from(self.cfg.rgroups * self.cfg.ssds_per_rgroup)) as u32);
+            let verified = self.verify_images(&mat.paths, cut).and_then(|()| match degraded {
+                Some(m) => {
+                    report.degraded_points += 1;
+                    self.verify_degraded(&mat.paths, cut, m)
+                }
+                None => Ok(()),
+            });
+            if let Err(e) = verified {
                 report.failures.push(format!(
                     "replay seed {seed:#x}, run seed {:#x}, cut at log entry {cut} of {} (mode {mode}): {e:#}",
                     self.cfg.seed,
@@ -557,7 +567,6 @@ impl Run {
 
     /// Open, recover, check and read back the array in `paths` as a crash at `cut` left it.
     fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<()> {
-        let seed = self.cfg.seed;
         let rep = check::check(paths).context("recovery (swan check)")?;
         if rep.problems != 0 {
             bail!("swan check: {}", rep.text);
@@ -565,6 +574,32 @@ impl Run {
         let opened = array::open(paths, false, true)?;
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
+        self.read_back(&mut st, cut)
+    }
+
+    /// As [`Run::verify_images`], on copies of the images, then with member `failed` failed:
+    /// a crash at `cut`, a restart (which gives the rows left open their parity), then the
+    /// loss of one member. Every block must still read back as it may.
+    fn verify_degraded(&self, paths: &[PathBuf], cut: usize, failed: u32) -> Result<()> {
+        let dir = tempdir(self.cfg.scratch.as_deref())?;
+        let copies: Vec<PathBuf> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let to = dir.path().join(format!("d{i}"));
+                std::fs::copy(p, &to).map(|_| to)
+            })
+            .collect::<std::io::Result<_>>()?;
+        let opened = array::open(&copies, false, false)?;
+        let recovered = array::recover(&opened)?;
+        let mut st = Stepper::start(opened, recovered, quiet_opts())?;
+        st.fail(failed).map_err(|e| anyhow!("swan fail {failed}: {e}"))?;
+        self.read_back(&mut st, cut).with_context(|| format!("member {failed} failed after the restart"))
+    }
+
+    /// Read the whole volume through `st`; every block must hold what it may at `cut`.
+    fn read_back(&self, st: &mut Stepper, cut: usize) -> Result<()> {
+        let seed = self.cfg.seed;
         let allowed = self.allowed_at(cut);
         const CHUNK: u64 = 256;
         let mut errors = Vec::new();
@@ -613,6 +648,8 @@ pub struct ReplayReport {
     pub points: u64,
     pub torn_writes: u64,
     pub blocks_verified: u64,
+    /// Points also checked with a member failed after the restart (arrays with parity).
+    pub degraded_points: u64,
     pub failures: Vec<String>,
 }
 

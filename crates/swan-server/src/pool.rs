@@ -135,6 +135,8 @@ pub struct IoPool {
     reads: Arc<Tally>,
     writes: Arc<Tally>,
     write_errors: Arc<Mutex<Vec<MemberError>>>,
+    /// Member errors met by reads, for the engine to fail the member.
+    read_errors: Arc<Mutex<Vec<MemberError>>>,
 }
 
 impl IoPool {
@@ -154,6 +156,7 @@ impl IoPool {
             reads: Arc::default(),
             writes: Arc::default(),
             write_errors: Arc::default(),
+            read_errors: Arc::default(),
         })
     }
 
@@ -173,13 +176,14 @@ impl IoPool {
         pieces: Vec<Piece>,
         len: usize,
         checks: Option<(Geometry, Vec<Check>)>,
+        retry: Option<Retry>,
         done: Completion,
     ) {
         self.reads.add();
-        let (members, tally) = (Arc::clone(members), Arc::clone(&self.reads));
+        let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.reads), Arc::clone(&self.read_errors));
         let verify = checks.map(|(geo, checks)| Verify { geo, checks, counts: Arc::clone(&self.checks) });
         self.spawn(Box::new(move || {
-            read_pieces(&members, &pieces, len, verify.as_ref(), done);
+            read_pieces(&members, &pieces, len, verify.as_ref(), &errors, retry, done);
             tally.done();
         }));
     }
@@ -194,6 +198,11 @@ impl IoPool {
             }
             tally.done();
         }));
+    }
+
+    /// The member errors reads met since the last call.
+    pub fn take_read_errors(&self) -> Vec<MemberError> {
+        std::mem::take(&mut *self.read_errors.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Wait until every read handed out has replied.
@@ -229,14 +238,33 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>) {
     }
 }
 
-fn read_pieces(members: &Members, pieces: &[Piece], len: usize, verify: Option<&Verify>, done: Completion) {
+/// Hands a read whose member failed back to the engine, which fails the member and
+/// carries the read out degraded (it alone knows the open rows' parity).
+pub type Retry = Box<dyn FnOnce(Completion) + Send>;
+
+fn read_pieces(
+    members: &Members,
+    pieces: &[Piece],
+    len: usize,
+    verify: Option<&Verify>,
+    errors: &Mutex<Vec<MemberError>>,
+    retry: Option<Retry>,
+    done: Completion,
+) {
     let mut reply = vec![0u8; len];
     for p in pieces {
         let at = p.offset as usize * BLOCK;
         let n = p.count as usize * BLOCK;
         if let Err(e) = members[p.member as usize].read(p.block, &mut reply[at..at + n]) {
             eprintln!("swan: I/O error: {e}");
-            done(Err(Errno::Io));
+            match (e.is_io_error(), retry) {
+                (true, Some(retry)) => {
+                    // Recorded before the retry is queued: the engine sees the error first.
+                    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                    retry(done);
+                }
+                _ => done(Err(Errno::Io)),
+            }
             return;
         }
     }

@@ -35,7 +35,8 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
     println!(
         "{scheme} seed {seed:#x}: {} requests ({} writes, {} trims, {} flushes, {:.0} MiB written), {} log entries \
          ({:.0} MiB), GC victims {}, front-end rotations {}, checkpoints {}, sync points {}, recorded in {:.1} s; \
-         {} replay points ({} FLUSH/FUA points of {}), {} writes torn, {} blocks verified, {} failure(s), {:.1} s",
+         {} replay points ({} FLUSH/FUA points of {}; {} also with a member failed after the restart), {} writes \
+         torn, {} blocks verified, {} failure(s), {:.1} s",
         s.ops,
         s.writes,
         s.trims,
@@ -51,6 +52,7 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
         r.points,
         flushes.len().div_ceil(every),
         flushes.len(),
+        r.degraded_points,
         r.torn_writes,
         r.blocks_verified,
         r.failures.len(),
@@ -59,6 +61,9 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
     assert!(r.failures.is_empty(), "{}", r.failures.join("\n"));
     assert!(s.victims > 0 && s.rotations > 0 && s.checkpoints >= 3, "the run must GC, rotate and checkpoint: {s:?}");
     assert!(r.torn_writes > 0, "no write was torn: the replay did not test tearing");
+    if !scheme.ends_with('0') {
+        assert!(r.degraded_points > 0, "no point was checked with a failed member");
+    }
     (r.points, r.torn_writes, r.blocks_verified)
 }
 

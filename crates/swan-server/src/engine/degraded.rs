@@ -168,6 +168,16 @@ impl Worker {
         true
     }
 
+    /// Fail the members the pool's reads found broken.
+    pub(super) fn fail_members_reads_met(&mut self) {
+        let Some(pool) = &self.pool else { return };
+        for e in pool.take_read_errors() {
+            if let Some(m) = self.members.iter().position(|x| x.path() == e.path()) {
+                self.fail_member(m as u32, &e.to_string());
+            }
+        }
+    }
+
     /// `swan fail`: take member `m` out of service as if it had failed.
     pub(super) fn fail_by_request(&mut self, m: u32) -> Result<String, String> {
         if m as usize >= self.members.len() {

@@ -116,6 +116,8 @@ impl ManualClock {
 enum Msg {
     Req(BlockRequest, Completion),
     Status(Sender<StatusReport>),
+    /// A read the pool could not do (a member failed under it): done here, degraded.
+    Retry(BlockRequest, Completion),
     /// `swan fail`: take a member out of service.
     Fail(u32, Sender<Result<String, String>>),
     /// `swan replace`: rebuild a failed member onto a new device or file.
@@ -125,7 +127,8 @@ enum Msg {
 
 /// A running engine; the NBD front submits to it as a [`Backend`].
 pub struct Engine {
-    tx: Mutex<Sender<Msg>>,
+    /// Shared (weakly) with the engine's thread, which must not keep its own channel open.
+    tx: Arc<Mutex<Sender<Msg>>>,
     info: ExportInfo,
     thread: Mutex<Option<JoinHandle<anyhow::Result<()>>>>,
 }
@@ -203,9 +206,11 @@ impl Engine {
         };
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker::new(opened, recovered, opts)?;
+        let tx = Arc::new(Mutex::new(tx));
+        worker.requeue = Some(Arc::downgrade(&tx));
         worker.open_for_writes()?;
         let thread = std::thread::Builder::new().name("swan-engine".into()).spawn(move || worker.run(rx))?;
-        Ok(Engine { tx: Mutex::new(tx), info, thread: Mutex::new(Some(thread)) })
+        Ok(Engine { tx, info, thread: Mutex::new(Some(thread)) })
     }
 
     fn send(&self, msg: Msg) -> Result<(), Msg> {
@@ -311,6 +316,10 @@ struct Worker {
     members: Arc<Members>,
     /// A replacement member being rebuilt.
     rebuild: Option<Rebuild>,
+    /// This engine's own queue: where the pool sends back a read a member failed under.
+    requeue: Option<std::sync::Weak<Mutex<Sender<Msg>>>>,
+    /// The request being served must not go to the pool.
+    no_pool: bool,
     /// Where plain user reads and large user-data writes are carried out (none while
     /// emulating: the model times every operation).
     pool: Option<IoPool>,
@@ -408,6 +417,8 @@ impl Worker {
         Ok(Worker {
             members: Arc::new(opened.members),
             rebuild: None,
+            requeue: None,
+            no_pool: false,
             pool,
             pooled: Vec::new(),
             pooled_now: false,
@@ -503,6 +514,7 @@ impl Worker {
     /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
     fn round(&mut self) {
         self.deliver_held();
+        self.fail_members_reads_met();
         self.serve_requests();
         self.advance_gc();
         // A rebuild takes a slice per round, more while no user request waits.
@@ -564,6 +576,13 @@ impl Worker {
         while let Some(m) = next {
             match m {
                 Msg::Req(r, d) => self.queue.push_back((r, d)),
+                Msg::Retry(r, d) => {
+                    // Fail the member first, then read around it on this thread.
+                    self.fail_members_reads_met();
+                    self.no_pool = true;
+                    let _ = self.serve(r, d);
+                    self.no_pool = false;
+                }
                 Msg::Status(tx) => {
                     let _ = tx.send(self.status());
                 }
@@ -773,6 +792,7 @@ impl Worker {
     /// reply (and at least one: a read of unmapped blocks is answered here at once).
     fn pool_can_read(&self, plan: &IoPlan) -> bool {
         self.pool.is_some()
+            && !self.no_pool
             && plan.phase_count() == 1
             && !plan.ios().is_empty()
             && plan.ios().iter().all(|io| matches!(io.kind, IoKind::Read(Dst::User { .. })))
@@ -782,6 +802,15 @@ impl Worker {
 
     /// Hand a planned read to the pool; it replies from there.
     fn hand_out_read(&mut self, plan: &IoPlan, first: u64, len: usize, done: Completion) {
+        let tx = self.requeue.as_ref().and_then(std::sync::Weak::upgrade).map(|tx| tx.lock().expect("sender").clone());
+        let retry: Option<crate::pool::Retry> = tx.map(|tx| {
+            let req = BlockRequest { op: BlockOp::Read, offset: first * BLOCK as u64, len: len as u32, fua: false };
+            Box::new(move |done: Completion| {
+                if let Err(mpsc::SendError(Msg::Retry(_, done))) = tx.send(Msg::Retry(req, done)) {
+                    done(Err(Errno::Io));
+                }
+            }) as crate::pool::Retry
+        });
         let pool = self.pool.as_ref().expect("checked by pool_can_read");
         let mut pieces = Vec::with_capacity(plan.ios().len());
         for io in plan.ios() {
@@ -811,7 +840,7 @@ impl Worker {
                 .collect();
             (geo, checks)
         });
-        pool.read(&self.members, pieces, len, checks, done);
+        pool.read(&self.members, pieces, len, checks, retry, done);
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
