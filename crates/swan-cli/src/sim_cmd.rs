@@ -315,6 +315,7 @@ impl SimArgs {
             timeline: None,
             measure_from_s: self.measure_from,
             age_spread: self.age_spread,
+            prefill: None,
         })
     }
 }
