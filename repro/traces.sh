@@ -11,7 +11,11 @@
 # seconds; 4 KiB stripe unit; every SSD filled with valid data, then 90 % of its pages
 # overwritten at random without timing (--fill --age 0.9), so the SSDs' own GC is running
 # when the trace starts. Traces replay as recorded; addresses wrap modulo the volume.
-# SWAN0 is 4 R-groups x 2 SSDs, Log-RAID0 one group of 8; both aged the same way.
+# SWAN0 is 4 R-groups x 2 SSDs, Log-RAID0 one group of 8; their SSDs are aged the same way,
+# but their format TRIMs it, so each log is pre-filled instead (--prefill: random 8 KiB
+# writes into the empty log, the blocks they missed, then more random writes, all untimed,
+# until array GC is in its steady state) and keeps 15 % of its space spare (--spare 0.15,
+# the SSDs' own share), as in `swan repro harmonia-hpc`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRACES=${SWAN_TRACES:-../shared/traces}
@@ -26,10 +30,10 @@ schemes=("raid0 --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-reactive --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-proactive --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-idle --rgroups 1 --ssds-per-rgroup 8"
-  "swan0 --rgroups 4 --ssds-per-rgroup 2"
-  "lograid0 --rgroups 1 --ssds-per-rgroup 8")
+  "swan0 --rgroups 4 --ssds-per-rgroup 2 --prefill --spare 0.15"
+  "lograid0 --rgroups 1 --ssds-per-rgroup 8 --prefill --spare 0.15")
 
-echo "Mean response time in ms (standard deviation, coefficient of variation); ${common[*]}"
+echo "Mean response time in ms (standard deviation, coefficient of variation); ${common[*]}; swan0 and lograid0 also --prefill --spare 0.15"
 echo
 printf '| trace | requests |'
 for s in "${schemes[@]}"; do printf ' %s |' "${s%% *}"; done

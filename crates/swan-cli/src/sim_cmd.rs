@@ -76,6 +76,15 @@ pub struct SimArgs {
     /// under identical striped load do not reach their GC thresholds in lockstep.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub age_spread: f64,
+    /// Log-structured schemes: before the run, fill the volume and overwrite it at random,
+    /// untimed, so array GC is in its steady state when measurement starts (the random
+    /// writes take --bs/--dist or the named workload's sizes, over the whole volume).
+    #[arg(long)]
+    pub prefill: bool,
+    /// Log-structured schemes: keep this fraction of the segments' payload spare for GC and
+    /// expose the rest (default: all but three segments per R-group).
+    #[arg(long, allow_negative_numbers = true)]
+    pub spare: Option<f64>,
     /// Leave requests issued before this simulated second out of the latencies.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub measure_from: f64,
@@ -203,7 +212,7 @@ impl SimArgs {
             return Err(anyhow::Error::new(e).context(hint));
         }
         let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
-        let array = ArraySpec {
+        let mut array = ArraySpec {
             kind: self.scheme.kind,
             rgroups: self.rgroups,
             ssds_per_rgroup: self.ssds_per_rgroup,
@@ -220,6 +229,9 @@ impl SimArgs {
                 ..Default::default()
             },
         };
+        if let Some(spare) = self.spare {
+            array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
+        }
         let members = u64::from(array.members());
         let parity = u64::from(self.scheme.kind.raid().parity_members());
         let data_members = match self.scheme.kind {
@@ -315,6 +327,7 @@ impl SimArgs {
             timeline: None,
             measure_from_s: self.measure_from,
             age_spread: self.age_spread,
+            prefill: self.prefill.then_some(swan_sim::prefill::Prefill::STEADY),
         })
     }
 }
@@ -333,6 +346,15 @@ impl SimArgs {
         }
         if !(0.0..1.0).contains(&self.age) {
             bail!("--age must be within [0, 1), got {}", self.age);
+        }
+        let log = self.scheme.kind.is_log_structured();
+        match self.spare {
+            Some(_) if !log => bail!("--spare is for log-structured schemes (lograid*, swan*)"),
+            Some(f) if !(0.0..1.0).contains(&f) => bail!("--spare must be within [0, 1), got {f}"),
+            _ => {}
+        }
+        if self.prefill && !log {
+            bail!("--prefill is for log-structured schemes (lograid*, swan*); --fill warms in-place RAID's SSDs");
         }
         if !(0.0..=1.0).contains(&self.rwmixread) {
             bail!("--rwmixread must be within [0, 1], got {}", self.rwmixread);

@@ -648,3 +648,33 @@ fn repro_fig5_small() {
         .collect();
     assert!(runs.len() >= 3, "expected a run directory per scheme, found {runs:?}");
 }
+
+#[test]
+fn sim_prefill_fills_the_log_before_the_run() {
+    let tmp = TempDir::new("sim-prefill");
+    let dir = tmp.join("run");
+    let d = dir.to_str().expect("utf-8 temp path");
+    let args = [
+        "sim",
+        "--scheme",
+        "swan0",
+        "--ssd-capacity",
+        "256MiB",
+        "--time",
+        "0.2",
+        "--prefill",
+        "--spare",
+        "0.15",
+        "--quiet",
+        "--out",
+        d,
+    ];
+    ok(&args);
+    let s: Value = serde_json::from_str(&read(&dir.join("summary.json"))).expect("summary.json parses");
+    let p = &s["prefill"];
+    assert!(num(p, "victims") > 0.0, "the pre-fill ran no GC: {p}");
+    assert!(num(p, "user_blocks") > 2.0 * num(&s, "volume_blocks"), "{p}");
+    sim_fails(&["--scheme", "raid0", "--prefill"], &["--prefill", "log-structured"]);
+    sim_fails(&["--scheme", "raid0", "--spare", "0.1"], &["--spare", "log-structured"]);
+    sim_fails(&["--spare", "1.5"], &["--spare", "[0, 1)"]);
+}

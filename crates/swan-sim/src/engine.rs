@@ -15,6 +15,7 @@
 
 use crate::ggc::{GgcDriver, GgcReport, TimelineWindow};
 use crate::metrics::{Latencies, MemberTraffic, MemberTrafficMbps, Row};
+use crate::prefill::{self, Prefill, PrefillReport};
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, Next, Pacing, SyntheticSource};
 use crate::workload::{Generator, WorkloadSpec};
@@ -32,6 +33,9 @@ use swan_models::{DevOp, DevOpKind, Device, Nanos};
 use thiserror::Error;
 
 const NS_PER_S: f64 = 1e9;
+
+/// The random stream of the pre-fill's overwrites (the workload draws from stream 1).
+const PREFILL_STREAM: u64 = 0x9F11;
 
 /// Array software time of a request that needs no member I/O (a read of never-written
 /// blocks, a trim): it completes through the event queue after this long, so simulated
@@ -84,6 +88,11 @@ pub struct SimConfig {
     /// striped load do not reach their GC thresholds in lockstep (0: all alike).
     #[serde(default)]
     pub age_spread: f64,
+    /// Log-structured schemes: fill the volume and overwrite it before the run, untimed, so
+    /// array GC is in its steady state when measurement starts (see [`crate::prefill`]).
+    /// Done after the SSDs' own fill and aging, which the array's format then TRIMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<Prefill>,
 }
 
 impl SimConfig {
@@ -144,6 +153,8 @@ pub struct RunOutput {
     pub stall_ns: Nanos,
     /// GC coordination and per-SSD GC counts (Harmonia).
     pub ggc: GgcReport,
+    /// What the untimed pre-fill did, if the run had one (not part of any figure above).
+    pub prefill: Option<PrefillReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,6 +266,10 @@ pub struct Engine {
     stopping: bool,
     ggc: GgcDriver,
     measure_from: Nanos,
+    /// The pre-fill's report; the scheme's counters as it left them, which the run's
+    /// counters are taken from.
+    prefilled: Option<PrefillReport>,
+    counters_at_start: Counters,
     // Measurements.
     latencies: Latencies,
     requests: u64,
@@ -307,7 +322,7 @@ impl Engine {
         if !(0.0..1.0).contains(&cfg.age_fraction) {
             return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
         }
-        let scheme = cfg.array.build()?;
+        let mut scheme = cfg.array.build()?;
         cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
         let member_pages = cfg.ssd.user_pages;
         if member_pages < cfg.array.member_blocks {
@@ -330,6 +345,22 @@ impl Engine {
             }
             ssds.push(ssd);
         }
+        let prefilled = match cfg.prefill {
+            Some(spec) => {
+                let mut overwrites = Generator::new(
+                    &prefill::overwrite_spec(&cfg.workload),
+                    scheme.volume_blocks(),
+                    SimRng::fork(cfg.seed, PREFILL_STREAM),
+                )
+                .map_err(SimError::Workload)?;
+                let report =
+                    prefill::run(scheme.as_mut(), &mut ssds, spec, &mut overwrites).map_err(SimError::Config)?;
+                ssds.iter_mut().for_each(Ssd::reset_stats);
+                Some(report)
+            }
+            None => None,
+        };
+        let counters_at_start = scheme.counters().clone();
         let source = make_source(scheme.volume_blocks())?;
         if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
             return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
@@ -365,6 +396,9 @@ impl Engine {
             stopping: false,
             ggc,
             measure_from: (cfg.measure_from_s * NS_PER_S) as Nanos,
+            prefilled,
+            prev_counters: counters_at_start.clone(),
+            counters_at_start,
             latencies: Latencies::default(),
             requests: 0,
             user_write_blocks: 0,
@@ -376,7 +410,6 @@ impl Engine {
             interval_start: 0,
             interval: Interval { traffic: vec![MemberTraffic::default(); members], ..Default::default() },
             rows: Vec::new(),
-            prev_counters: Counters::default(),
             prev_ssd_gc_pages: 0,
             cfg,
         })
@@ -384,6 +417,11 @@ impl Engine {
 
     pub fn scheme(&self) -> &dyn Scheme {
         self.scheme.as_ref()
+    }
+
+    /// What the untimed pre-fill did, if this run had one.
+    pub fn prefill_report(&self) -> Option<&PrefillReport> {
+        self.prefilled.as_ref()
     }
 
     fn push(&mut self, at: Nanos, what: What) {
@@ -397,9 +435,12 @@ impl Engine {
 
     /// Run to the stop rule. `progress` is called once per interval with the fraction done.
     pub fn run(mut self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
-        self.scheme.format(&mut self.plan);
-        let n = self.plan.len();
-        self.submit_ios(0, n, None);
+        if self.prefilled.is_none() {
+            // A pre-filled array was formatted before its fill.
+            self.scheme.format(&mut self.plan);
+            let n = self.plan.len();
+            self.submit_ios(0, n, None);
+        }
         match self.pacing {
             Pacing::Closed { depth } => {
                 for _ in 0..depth.max(1) {
@@ -833,7 +874,8 @@ impl Engine {
             latencies: self.latencies,
             ssd_read_latency,
             ssd_write_latency,
-            counters: self.scheme.counters().clone(),
+            counters: self.scheme.counters().since(&self.counters_at_start),
+            prefill: self.prefilled,
             requests: self.requests,
             sim_ns: self.now,
             volume_blocks: self.scheme.volume_blocks(),

@@ -7,6 +7,7 @@
 
 use crate::engine::{SimConfig, StopRule};
 use crate::ggc::TimelineWindow;
+use crate::prefill::Prefill;
 use crate::workload::{hpc, Arrival, Distribution, Pattern, WorkloadSpec};
 use swan_core::geometry::RaidLevel;
 use swan_core::ggc::{GgcConfig, GgcPolicy};
@@ -121,6 +122,7 @@ pub fn run_config(
         timeline: None,
         measure_from_s: 0.0,
         age_spread: 0.0,
+        prefill: None,
     }
 }
 
@@ -267,11 +269,25 @@ impl HarmoniaScale {
 /// the run starts with the SSDs' GC in its steady state rather than after hours of writing.
 pub const HARMONIA_AGE: f64 = 0.9;
 
+/// Spare space of SWAN0 and Log-RAID0 in the Harmonia runs, as a fraction of the payload
+/// their segments hold: the share of raw flash the SSDs keep for their own GC (Table IX,
+/// 15 %). A log that TRIMs whole erase-block-aligned segments leaves its SSDs nothing to
+/// copy, so their over-provisioning sits idle and the log's GC works in the array's spare
+/// alone; by default that is three segments per R-group (0.7 % at 27 GiB SSDs), and with a
+/// full volume greedy GC under uniform random writes would move about 1 / (2 × 0.7 %) ≈ 70
+/// valid blocks per block written (each victim nearly all valid). With the same
+/// 15 % at the array level the log's GC works with what the SSDs' GC works with under RAID0
+/// — at the price of exposing 85 % of RAID0's volume.
+pub const HARMONIA_LOG_SPARE: f64 = 0.15;
+
 /// One Harmonia run: `scheme` over `ssds` SSDs under HPC(W) or HPC(R) (`read_fraction`)
 /// at `iops`. RAID0 stripes 4 KiB units over every SSD (Table VIII). Every SSD is filled
 /// with valid data first, as the paper warms up, then aged ([`HARMONIA_AGE`]). SWAN0 uses
-/// R-groups of two SSDs; the log-structured schemes TRIM their free space when built, so
-/// the fill does not survive for them: their own log fills as the run writes.
+/// R-groups of two SSDs. The log-structured schemes TRIM their free space when built, so
+/// the SSDs' fill does not survive for them: they are pre-filled instead, untimed
+/// ([`Prefill::STEADY`]: the volume written whole and overwritten at random), and keep
+/// [`HARMONIA_LOG_SPARE`] of their space spare, so their array GC is in its steady state
+/// when the run starts, as the SSDs' GC is under RAID0.
 pub fn harmonia_run(
     scheme: HarmoniaScheme,
     ssds: u32,
@@ -286,7 +302,7 @@ pub fn harmonia_run(
         HarmoniaScheme::Swan0 => (SchemeKind::Swan(RaidLevel::Raid0), (ssds / 2).max(1), if ssds >= 2 { 2 } else { 1 }),
         HarmoniaScheme::LogRaid0 => (SchemeKind::LogRaid(RaidLevel::Raid0), 1, ssds),
     };
-    let array = ArraySpec {
+    let mut array = ArraySpec {
         kind,
         rgroups,
         ssds_per_rgroup: per_group,
@@ -297,6 +313,10 @@ pub fn harmonia_run(
         victim: VictimPolicy::Greedy,
         tuning: Default::default(),
     };
+    let log = kind.is_log_structured();
+    if log {
+        array.tuning.volume_blocks = Some(spare_volume(&array, HARMONIA_LOG_SPARE));
+    }
     let volume = array.build().map(|s| s.volume_blocks()).unwrap_or(0);
     let interval = interval_ms(&ssd).min(1000);
     SimConfig {
@@ -317,8 +337,16 @@ pub fn harmonia_run(
         timeline: None,
         measure_from_s: scale.measure_from_s,
         age_spread: 0.0,
+        prefill: log.then_some(Prefill::STEADY),
         trace: None,
     }
+}
+
+/// The volume of log-structured `array` that keeps `spare` of its segments' payload free
+/// for GC (0 if the array cannot be built).
+pub fn spare_volume(array: &ArraySpec, spare: f64) -> u64 {
+    let payload = array.build().ok().and_then(|s| s.log_array().map(|l| l.geometry().payload_blocks())).unwrap_or(0);
+    (payload as f64 * (1.0 - spare)) as u64
 }
 
 /// A higher forced-GC target tried beside the default (just above the soft limit): halfway

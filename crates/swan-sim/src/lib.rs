@@ -9,6 +9,7 @@
 //! - [`trace`]: block-trace readers; [`replay`]: a trace as a request source (simulator and
 //!   the NBD replay client alike).
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
+//! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
@@ -18,6 +19,7 @@ pub mod experiments;
 pub mod ggc;
 pub mod metrics;
 pub mod output;
+pub mod prefill;
 pub mod replay;
 pub mod report;
 pub mod rng;

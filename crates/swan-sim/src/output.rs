@@ -77,6 +77,9 @@ pub struct Summary {
     pub ggc: swan_core::ggc::GgcCounters,
     /// Per SSD: GC runs of its own (hard limit), forced runs, pages copied, erases.
     pub ssd_gc: Vec<crate::ggc::SsdGcCounts>,
+    /// Log-structured schemes: what the untimed pre-fill wrote and collected before the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<crate::prefill::PrefillReport>,
 }
 
 /// Percentiles, maximum and mean of a latency histogram (µs).
@@ -148,6 +151,7 @@ impl Summary {
             replay: None,
             ggc: out.ggc.counters,
             ssd_gc: out.ggc.per_ssd.clone(),
+            prefill: out.prefill.clone(),
         }
     }
 }

@@ -238,6 +238,25 @@ pub struct Counters {
     pub p2l_scans: u64,
 }
 
+impl Counters {
+    /// What happened since `earlier`, a snapshot of these same counters: a driver that warms
+    /// an array up before measuring subtracts the warm-up this way.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            user_blocks_written: self.user_blocks_written - earlier.user_blocks_written,
+            user_blocks_read: self.user_blocks_read - earlier.user_blocks_read,
+            user_blocks_trimmed: self.user_blocks_trimmed - earlier.user_blocks_trimmed,
+            gc_blocks_moved: self.gc_blocks_moved - earlier.gc_blocks_moved,
+            victims: self.victims - earlier.victims,
+            victim_valid_blocks: self.victim_valid_blocks - earlier.victim_valid_blocks,
+            victim_payload_blocks: self.victim_payload_blocks - earlier.victim_payload_blocks,
+            front_rotations: self.front_rotations - earlier.front_rotations,
+            no_space: self.no_space - earlier.no_space,
+            p2l_scans: self.p2l_scans - earlier.p2l_scans,
+        }
+    }
+}
+
 /// Reads a sealed segment's summary back from the members, for a scheme that keeps the P2L
 /// of sealed segments only there ([`LogConfig::p2l_in_summaries`]).
 pub trait SummarySource {

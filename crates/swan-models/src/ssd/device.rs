@@ -235,6 +235,34 @@ impl Ssd {
         self.stats.host_pages_written += pages;
     }
 
+    /// Carries out `op`'s effect on the mapping without advancing time, for warming up an
+    /// array that sits above the device (the simulator's log pre-fill): a write maps its
+    /// pages (running GC as needed, at no cost), a TRIM unmaps them; reads and flushes change
+    /// nothing. Counts as host I/O; call [`Ssd::reset_stats`] afterwards.
+    ///
+    /// # Panics
+    /// If the operation reaches past the device's user capacity.
+    pub fn apply_untimed(&mut self, op: DevOp) {
+        assert!(
+            op.block + u64::from(op.count) <= self.config.user_pages,
+            "{}: {:?} reaches past the last page {}",
+            self.config.name,
+            op,
+            self.config.user_pages
+        );
+        match op.kind {
+            DevOpKind::Write => {
+                self.ftl.write(op.block, op.count, &mut Untimed, &mut self.stats);
+                self.stats.host_pages_written += u64::from(op.count);
+            }
+            DevOpKind::Trim => {
+                self.ftl.trim(op.block, op.count);
+                self.stats.host_pages_trimmed += u64::from(op.count);
+            }
+            DevOpKind::Read | DevOpKind::Flush => {}
+        }
+    }
+
     fn fraction_of_pages(&self, fraction: f64) -> u64 {
         (fraction.clamp(0.0, 1.0) * self.config.user_pages as f64).round() as u64
     }

@@ -514,3 +514,21 @@ fn at_the_hard_limit_the_ssd_collects_on_its_own_and_writes_wait_for_it() {
     // A 16-page write alone takes well under a millisecond; one that runs GC waits for an erase.
     assert!(worst >= ssd.config().t_erase_ns, "worst write {worst} ns");
 }
+
+#[test]
+fn untimed_writes_and_trims_change_the_mapping_but_take_no_time() {
+    let mut ssd = small(presets::sata850pro());
+    // Twice the logical space: the device's GC must run, and still no time passes.
+    for round in 0..2 {
+        for block in (0..SMALL).step_by(1024) {
+            ssd.apply_untimed(op(DevOpKind::Write, block, 1024));
+        }
+        assert_eq!(ssd.stats().host_pages_written, SMALL * (round + 1));
+    }
+    assert!(ssd.stats().erases > 0, "rewriting the device twice needs erases");
+    ssd.apply_untimed(op(DevOpKind::Trim, 0, 4096));
+    ssd.apply_untimed(op(DevOpKind::Read, 0, 4096));
+    assert!(!ssd.is_mapped(0) && !ssd.is_mapped(4095) && ssd.is_mapped(4096));
+    assert_eq!(ssd.busy_until(), 0);
+    ssd.check_invariants().unwrap();
+}
