@@ -9,28 +9,12 @@
 
 mod common;
 
-use common::{check_clean, describe, require, run, status, swan, text, Rng, Server, SWAN};
-use std::path::{Path, PathBuf};
+use common::{check_clean, create_array, describe, nbdcopy, require, run, status, swan, text, Rng, Server};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(180);
-
-fn create(dir: &Path, scheme: &str, rgroups: u32, ssds: u32, size: &str, more: &[&str]) -> Vec<PathBuf> {
-    let members: Vec<PathBuf> = (0..rgroups * ssds).map(|i| dir.join(format!("m{i}"))).collect();
-    let out = run(
-        Command::new(SWAN)
-            .args(["create", "--scheme", scheme, "--rgroups", &rgroups.to_string()])
-            .args(["--ssds-per-rgroup", &ssds.to_string(), "--member-size", size])
-            .args(more)
-            .args(&members)
-            .env("SWAN_RUN_DIR", dir),
-        "swan create",
-        DEADLINE,
-    );
-    assert!(out.status.success(), "{}", describe("swan create", &out));
-    members
-}
 
 fn random_image(path: &Path, bytes: u64, seed: u64) -> Vec<u8> {
     let mut rng = Rng(seed);
@@ -41,11 +25,6 @@ fn random_image(path: &Path, bytes: u64, seed: u64) -> Vec<u8> {
     }
     std::fs::write(path, &data).expect("write image");
     data
-}
-
-fn nbdcopy(from: &str, to: &str) {
-    let out = run(Command::new("nbdcopy").arg("--flush").arg(from).arg(to), "nbdcopy", DEADLINE);
-    assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
 }
 
 /// The whole volume, read back through NBD.
@@ -86,7 +65,7 @@ fn fail_and_rebuild_each_member(scheme: &str) {
     require("nbdinfo", "libnbd-bin");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut members = create(d, scheme, 1, 4, "24M", &[]);
+    let mut members = create_array(d, scheme, 1, 4, "24M", &[]);
     let server = Server::start(d, &members);
     let image = random_image(&d.join("image"), size_of(&server), 5);
     nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
@@ -132,7 +111,7 @@ fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
     // Spare room enough that the healthy R-groups' GC frees whole segments for the
     // front-end to move to (with a sliver of spare every R-group stays full, and a degraded
     // front-end is the only place left to write: allowed, as there is no healthy one with room).
-    let mut members = create(d, "swan5", 3, 3, "32M", &["--spare", "30"]);
+    let mut members = create_array(d, "swan5", 3, 3, "32M", &["--spare", "30"]);
     let m0 = members[0].to_str().unwrap().to_string();
     let server = Server::start(d, &members);
     let size = size_of(&server);
@@ -187,7 +166,7 @@ fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
 fn raid0_refuses_to_fail_a_member_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let members = create(d, "raid0", 1, 2, "16M", &[]);
+    let members = create_array(d, "raid0", 1, 2, "16M", &[]);
     let server = Server::start(d, &members);
     let out = swan(&["fail", "--member", "1", members[0].to_str().unwrap()], d);
     assert!(!out.status.success(), "swan fail on RAID0 succeeded");
@@ -207,7 +186,7 @@ fn member_vanishes(scheme: &str, rgroups: u32, ssds: u32, victim: usize) {
     require("nbdinfo", "libnbd-bin");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let members = create(d, scheme, rgroups, ssds, "24M", &[]);
+    let members = create_array(d, scheme, rgroups, ssds, "24M", &[]);
     let server = Server::start(d, &members);
     let image = random_image(&d.join("image"), size_of(&server), 9);
     nbdcopy(d.join("image").to_str().unwrap(), &server.uri());

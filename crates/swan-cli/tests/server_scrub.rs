@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{check_clean, describe, require, run, status, text, u64_of, Server, SWAN};
+use common::{check_clean, create_array, describe, nbdcopy, require, run, status, text, u64_of, Server, SWAN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -38,26 +38,6 @@ fn image(blocks: usize) -> Vec<u8> {
         }
     }
     data
-}
-
-fn create(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> Vec<PathBuf> {
-    let members: Vec<PathBuf> = (0..rgroups * ssds).map(|i| dir.join(format!("m{i}"))).collect();
-    let out = run(
-        Command::new(SWAN)
-            .args(["create", "--scheme", scheme, "--rgroups", &rgroups.to_string()])
-            .args(["--ssds-per-rgroup", &ssds.to_string(), "--member-size", "64M"])
-            .args(&members)
-            .env("SWAN_RUN_DIR", dir),
-        "swan create",
-        DEADLINE,
-    );
-    assert!(out.status.success(), "{}", describe("swan create", &out));
-    members
-}
-
-fn nbdcopy(from: &str, to: &str) {
-    let out = run(Command::new("nbdcopy").arg("--flush").arg(from).arg(to), "nbdcopy", DEADLINE);
-    assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
 }
 
 /// Serve, write `data` at offset 0, stop cleanly.
@@ -148,7 +128,7 @@ fn damage_one_member(members: &[PathBuf], blocks: usize) -> [u64; 3] {
 fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned() {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-verify-r5-").tempdir().unwrap();
-    let members = create(dir.path(), "swan5", 2, 3);
+    let members = create_array(dir.path(), "swan5", 2, 3, "64M", &[]);
     let blocks = 12 << 8;
     let data = image(blocks);
     write_through_server(dir.path(), &members, &data);
@@ -176,7 +156,7 @@ fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned() {
 fn raid0_damage_met_by_a_read_is_an_io_error() {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-verify-r0-").tempdir().unwrap();
-    let members = create(dir.path(), "swan0", 2, 2);
+    let members = create_array(dir.path(), "swan0", 2, 2, "64M", &[]);
     let blocks = 8 << 8;
     write_through_server(dir.path(), &members, &image(blocks));
     let marked = marked_blocks(&members, blocks as u64 / 2);
@@ -199,7 +179,7 @@ fn raid0_damage_met_by_a_read_is_an_io_error() {
 fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-scrub-r5-").tempdir().unwrap();
-    let members = create(dir.path(), "swan5", 2, 3);
+    let members = create_array(dir.path(), "swan5", 2, 3, "64M", &[]);
     let blocks = 12 << 8; // 48 MiB: 24 segments of 2 MiB of data, all but the last sealed
     let data = image(blocks);
     write_through_server(dir.path(), &members, &data);
@@ -230,7 +210,7 @@ fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
 fn raid0_damage_is_reported_as_lost_by_logical_block() {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-scrub-r0-").tempdir().unwrap();
-    let members = create(dir.path(), "swan0", 2, 2);
+    let members = create_array(dir.path(), "swan0", 2, 2, "64M", &[]);
     let blocks = 8 << 8; // 32 MiB
     write_through_server(dir.path(), &members, &image(blocks));
     let marked = marked_blocks(&members, blocks as u64 / 2);

@@ -124,10 +124,6 @@ impl Members {
         self.health(m) == Health::Healthy
     }
 
-    pub fn all_healthy(&self) -> bool {
-        (0..self.list.len() as u32).all(|m| self.is_healthy(m))
-    }
-
     pub fn has_parity(&self) -> bool {
         self.width > 0
     }
@@ -165,15 +161,11 @@ impl Members {
         if !self.has_parity() {
             return Err(DegradedError::NoParity { member: m });
         }
-        out.fill(0);
-        let mut one = vec![0u8; out.len()];
-        for p in self.peers(m) {
-            if !self.is_healthy(p) {
-                return Err(DegradedError::SecondFailure { member: m, peer: p });
-            }
-            self.list[p as usize].read(block, &mut one)?;
-            crate::parity::xor(out, &one);
+        if let Some(p) = self.peers(m).find(|&p| !self.is_healthy(p)) {
+            return Err(DegradedError::SecondFailure { member: m, peer: p });
         }
+        let peers = self.peers(m).map(|p| &self.list[p as usize]);
+        crate::parity::row_xor(peers, block, &mut vec![0u8; out.len()], out)?;
         Ok(())
     }
 }

@@ -137,6 +137,8 @@ pub struct IoPool {
     write_errors: Arc<Mutex<Vec<MemberError>>>,
     /// Member errors met by reads, for the engine to fail the member.
     read_errors: Arc<Mutex<Vec<MemberError>>>,
+    /// Where a read whose member failed under it goes instead of answering EIO.
+    retry: Option<Retry>,
 }
 
 impl IoPool {
@@ -157,7 +159,14 @@ impl IoPool {
             writes: Arc::default(),
             write_errors: Arc::default(),
             read_errors: Arc::default(),
+            retry: None,
         })
+    }
+
+    /// Send reads whose member fails under them to `retry` (the engine) instead of
+    /// answering them with EIO.
+    pub fn set_retry(&mut self, retry: Retry) {
+        self.retry = Some(retry);
     }
 
     fn spawn(&self, job: Job) {
@@ -167,22 +176,24 @@ impl IoPool {
         }
     }
 
-    /// Read `pieces` into a reply of `len` bytes, verify block `i` of it against
-    /// `checks[i]` (log-structured arrays, with their geometry), and call `done` with it,
-    /// on a pool thread.
+    /// Read `pieces` into a reply of `len` bytes (the volume's bytes from `offset`), verify
+    /// block `i` of it against `checks[i]` (log-structured arrays, with their geometry),
+    /// and call `done` with it, on a pool thread.
     pub fn read(
         &self,
         members: &Arc<Members>,
         pieces: Vec<Piece>,
         len: usize,
         checks: Option<(Geometry, Vec<Check>)>,
-        retry: Option<Retry>,
+        offset: u64,
         done: Completion,
     ) {
         self.reads.add();
+        let retry = self.retry.clone();
         let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.reads), Arc::clone(&self.read_errors));
         let verify = checks.map(|(geo, checks)| Verify { geo, checks, counts: Arc::clone(&self.checks) });
         self.spawn(Box::new(move || {
+            let retry = retry.map(|r| move |done| r(offset, len as u32, done));
             read_pieces(&members, &pieces, len, verify.as_ref(), &errors, retry, done);
             tally.done();
         }));
@@ -238,9 +249,10 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>) {
     }
 }
 
-/// Hands a read whose member failed back to the engine, which fails the member and
-/// carries the read out degraded (it alone knows the open rows' parity).
-pub type Retry = Box<dyn FnOnce(Completion) + Send>;
+/// Hands a read (volume offset and length in bytes) whose member failed back to the
+/// engine, which fails the member and carries the read out degraded (it alone knows the
+/// open rows' parity).
+pub type Retry = Arc<dyn Fn(u64, u32, Completion) + Send + Sync>;
 
 fn read_pieces(
     members: &Members,
@@ -248,7 +260,7 @@ fn read_pieces(
     len: usize,
     verify: Option<&Verify>,
     errors: &Mutex<Vec<MemberError>>,
-    retry: Option<Retry>,
+    retry: Option<impl FnOnce(Completion)>,
     done: Completion,
 ) {
     let mut reply = vec![0u8; len];

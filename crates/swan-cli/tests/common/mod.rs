@@ -351,11 +351,25 @@ impl Certs {
 
 /// `swan create` of a small RAID0 array (2 members of 64 MiB) in `dir`; returns its members.
 pub fn small_array(dir: &Path) -> Vec<PathBuf> {
-    let members: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("m{i}"))).collect();
-    let mut args = vec!["create", "--scheme", "raid0", "--rgroups", "1", "--ssds-per-rgroup", "2"];
-    args.extend(["--member-size", "64M"]);
+    create_array(dir, "raid0", 1, 2, "64M", &[])
+}
+
+/// `swan create` of `rgroups` × `ssds` members `m0`, `m1`, ... of `size` in `dir`, with
+/// `extra` flags; returns the members in array order.
+pub fn create_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32, size: &str, extra: &[&str]) -> Vec<PathBuf> {
+    let members: Vec<PathBuf> = (0..rgroups * ssds).map(|i| dir.join(format!("m{i}"))).collect();
+    let (rgroups, ssds) = (rgroups.to_string(), ssds.to_string());
+    let mut args = vec!["create", "--scheme", scheme, "--rgroups", &rgroups, "--ssds-per-rgroup", &ssds];
+    args.extend(["--member-size", size]);
+    args.extend(extra);
     args.extend(members.iter().map(|m| m.to_str().expect("utf-8 path")));
     let out = swan(&args, dir);
     assert!(out.status.success(), "{}", describe("swan create", &out));
     members
+}
+
+/// `nbdcopy --flush FROM TO` (files or NBD URIs), which must succeed.
+pub fn nbdcopy(from: &str, to: &str) {
+    let out = run(Command::new("nbdcopy").arg("--flush").arg(from).arg(to), "nbdcopy", Duration::from_secs(180));
+    assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
 }

@@ -235,6 +235,17 @@ impl Ssd {
         self.stats.host_pages_written += pages;
     }
 
+    /// Panics if `op` reaches past the device's user capacity.
+    fn assert_in_range(&self, op: &DevOp) {
+        assert!(
+            op.block + u64::from(op.count) <= self.config.user_pages,
+            "{}: {:?} reaches past the last page {}",
+            self.config.name,
+            op,
+            self.config.user_pages
+        );
+    }
+
     /// Carries out `op`'s effect on the mapping without advancing time, for warming up an
     /// array that sits above the device (the simulator's log pre-fill): a write maps its
     /// pages (running GC as needed, at no cost), a TRIM unmaps them; reads and flushes change
@@ -243,13 +254,7 @@ impl Ssd {
     /// # Panics
     /// If the operation reaches past the device's user capacity.
     pub fn apply_untimed(&mut self, op: DevOp) {
-        assert!(
-            op.block + u64::from(op.count) <= self.config.user_pages,
-            "{}: {:?} reaches past the last page {}",
-            self.config.name,
-            op,
-            self.config.user_pages
-        );
+        self.assert_in_range(&op);
         match op.kind {
             DevOpKind::Write => {
                 self.ftl.write(op.block, op.count, &mut Untimed, &mut self.stats);
@@ -364,13 +369,7 @@ impl Device for Ssd {
     /// # Panics
     /// If the operation reaches past the device's user capacity.
     fn submit(&mut self, now: Nanos, op: DevOp) -> Nanos {
-        assert!(
-            op.block + u64::from(op.count) <= self.config.user_pages,
-            "{}: {:?} reaches past the last page {}",
-            self.config.name,
-            op,
-            self.config.user_pages
-        );
+        self.assert_in_range(&op);
         let mut clock = Clocked::new(&mut self.timing, now, Prio::of(op.class));
         match op.kind {
             DevOpKind::Read => {

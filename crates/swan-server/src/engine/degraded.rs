@@ -138,11 +138,9 @@ impl Worker {
                 out.fill(0);
                 continue;
             }
-            out.copy_from_slice(&open.xor);
-            for &p in open.written.iter().filter(|&&p| p != m) {
-                self.members[p as usize].read(row, &mut one)?;
-                xor(out, &one);
-            }
+            let written = open.written.iter().filter(|&&p| p != m).map(|&p| &self.members[p as usize]);
+            crate::parity::row_xor(written, row, &mut one, out)?;
+            xor(out, &open.xor);
         }
         Ok(())
     }
@@ -387,11 +385,9 @@ impl Worker {
             for row in 0..geo.segment_rows {
                 let block = geo.row_block(seg, row);
                 let Some(pc) = geo.parity_column(block) else { continue };
-                acc.fill(0);
-                for c in (0..geo.ssds_per_rgroup).filter(|&c| c != pc) {
-                    self.members[cols[c as usize] as usize].read(block, &mut one)?;
-                    xor(&mut acc, &one);
-                }
+                let data =
+                    (0..geo.ssds_per_rgroup).filter(|&c| c != pc).map(|c| &self.members[cols[c as usize] as usize]);
+                crate::parity::row_xor(data, block, &mut one, &mut acc)?;
                 self.members[cols[pc as usize] as usize].write(block, &acc)?;
                 rows += 1;
             }

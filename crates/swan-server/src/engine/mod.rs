@@ -127,7 +127,7 @@ enum Msg {
 
 /// A running engine; the NBD front submits to it as a [`Backend`].
 pub struct Engine {
-    /// Shared (weakly) with the engine's thread, which must not keep its own channel open.
+    /// Shared (weakly) with the read pool, which hands back reads a member failed under.
     tx: Arc<Mutex<Sender<Msg>>>,
     info: ExportInfo,
     thread: Mutex<Option<JoinHandle<anyhow::Result<()>>>>,
@@ -207,7 +207,20 @@ impl Engine {
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker::new(opened, recovered, opts)?;
         let tx = Arc::new(Mutex::new(tx));
-        worker.requeue = Some(Arc::downgrade(&tx));
+        if let Some(pool) = worker.pool.as_mut() {
+            // Weakly: the engine's thread must not keep its own channel open.
+            let engine = Arc::downgrade(&tx);
+            pool.set_retry(Arc::new(move |offset, len, done| {
+                let req = BlockRequest { op: BlockOp::Read, offset, len, fua: false };
+                let sent = match engine.upgrade() {
+                    Some(tx) => tx.lock().expect("engine sender").send(Msg::Retry(req, done)).map_err(|e| e.0),
+                    None => Err(Msg::Retry(req, done)),
+                };
+                if let Err(Msg::Retry(_, done)) = sent {
+                    done(Err(Errno::Io));
+                }
+            }));
+        }
         worker.open_for_writes()?;
         let thread = std::thread::Builder::new().name("swan-engine".into()).spawn(move || worker.run(rx))?;
         Ok(Engine { tx, info, thread: Mutex::new(Some(thread)) })
@@ -316,8 +329,6 @@ struct Worker {
     members: Arc<Members>,
     /// A replacement member being rebuilt.
     rebuild: Option<Rebuild>,
-    /// This engine's own queue: where the pool sends back a read a member failed under.
-    requeue: Option<std::sync::Weak<Mutex<Sender<Msg>>>>,
     /// The request being served must not go to the pool.
     no_pool: bool,
     /// Where plain user reads and large user-data writes are carried out (none while
@@ -417,7 +428,6 @@ impl Worker {
         Ok(Worker {
             members: Arc::new(opened.members),
             rebuild: None,
-            requeue: None,
             no_pool: false,
             pool,
             pooled: Vec::new(),
@@ -802,15 +812,6 @@ impl Worker {
 
     /// Hand a planned read to the pool; it replies from there.
     fn hand_out_read(&mut self, plan: &IoPlan, first: u64, len: usize, done: Completion) {
-        let tx = self.requeue.as_ref().and_then(std::sync::Weak::upgrade).map(|tx| tx.lock().expect("sender").clone());
-        let retry: Option<crate::pool::Retry> = tx.map(|tx| {
-            let req = BlockRequest { op: BlockOp::Read, offset: first * BLOCK as u64, len: len as u32, fua: false };
-            Box::new(move |done: Completion| {
-                if let Err(mpsc::SendError(Msg::Retry(_, done))) = tx.send(Msg::Retry(req, done)) {
-                    done(Err(Errno::Io));
-                }
-            }) as crate::pool::Retry
-        });
         let pool = self.pool.as_ref().expect("checked by pool_can_read");
         let mut pieces = Vec::with_capacity(plan.ios().len());
         for io in plan.ios() {
@@ -840,7 +841,7 @@ impl Worker {
                 .collect();
             (geo, checks)
         });
-        pool.read(&self.members, pieces, len, checks, retry, done);
+        pool.read(&self.members, pieces, len, checks, first * BLOCK as u64, done);
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
