@@ -106,7 +106,8 @@ pub struct ServeArgs {
     /// Log connections and refused requests.
     #[arg(long, short)]
     pub verbose: bool,
-    /// Member files or block devices.
+    /// Member files or block devices; `missing` in place of a member that is gone (the array
+    /// is then served degraded, and `swan replace` rebuilds it).
     #[arg(required = true)]
     pub members: Vec<PathBuf>,
 }
@@ -271,7 +272,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         server.local_addr(),
         format!("{:?}", a.tls).to_lowercase(),
         if a.read_only { ", read-only" } else { "" },
-        a.members[0].display()
+        a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]).display()
     );
     let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::backend::Backend>, Arc::clone(&stop));
     stop.store(true, Ordering::Relaxed);

@@ -3,7 +3,8 @@
 //! whole volume reads back unchanged (rebuilt from parity), rebuild it onto a new file
 //! (`swan replace`) and check again. SWAN5 keeps taking writes while degraded and while the
 //! rebuild runs, moves its front-end off the degraded R-group, and a restart given the stale
-//! failed member keeps it out. RAID0 refuses to fail a member: it has nothing to rebuild from.
+//! failed member keeps it out; a member that is gone for good is given as `missing` and
+//! rebuilt from there. RAID0 refuses to fail a member: it has nothing to rebuild from.
 //!
 //! Everything goes through the real server and real NBD clients (nbdcopy).
 
@@ -201,6 +202,32 @@ fn member_vanishes(scheme: &str, rgroups: u32, ssds: u32, victim: usize) {
     nbdcopy(d.join("again").to_str().unwrap(), &server.uri());
     assert_same(&volume(&server, d), &again, &format!("{scheme}: rewritten without member {victim}"));
     server.stop();
+    // The dead member is gone for good: without it the array is refused, with a word of
+    // `missing`; given as `missing`, it is served degraded.
+    std::fs::remove_file(&members[victim]).unwrap();
+    let mut without: Vec<String> = members.iter().map(|m| m.display().to_string()).collect();
+    without.remove(victim);
+    let out = swan(
+        &[&["serve", "--listen", "127.0.0.1:0"][..], &without.iter().map(String::as_str).collect::<Vec<_>>()].concat(),
+        d,
+    );
+    assert!(!out.status.success(), "{scheme}: served with a member left out");
+    assert!(text(&out.stderr).contains("`missing`"), "{scheme}: {}", describe("serve without a member", &out));
+    let mut given = members.clone();
+    given[victim] = "missing".into();
+    let server = Server::start(d, &given);
+    let any = members[(victim + 1) % members.len()].clone();
+    assert_eq!(health(&any, d)[victim], "failed", "{scheme}: a missing member is not failed");
+    assert_same(&volume(&server, d), &again, &format!("{scheme}: restarted with member {victim} missing"));
+    let new = d.join("new");
+    swan_ok(
+        &["replace", "--member", &victim.to_string(), "--new", new.to_str().unwrap(), "--wait", any.to_str().unwrap()],
+        d,
+    );
+    assert_same(&volume(&server, d), &again, &format!("{scheme}: member {victim} rebuilt from missing"));
+    server.stop();
+    given[victim] = new;
+    check_clean(&given, d, &format!("{scheme}: rebuilt onto a new member after restarting without it"));
 }
 
 #[test]

@@ -234,6 +234,27 @@ impl Geometry {
         (self.member(group, self.data_column(block, data_col)), block)
     }
 
+    /// The segment and data slot stored at `block` of `member`, if it is a data slot
+    /// (not parity, not outside the segments): the inverse of [`Geometry::slot_location`].
+    pub fn slot_at(&self, member: MemberId, block: MemberBlock) -> Option<(u64, u32)> {
+        let rel = block.checked_sub(self.member_offset)?;
+        let local = rel / u64::from(self.segment_rows);
+        if local >= self.segments_per_group || member >= self.members() {
+            return None;
+        }
+        let (group, column) = (member / self.ssds_per_rgroup, member % self.ssds_per_rgroup);
+        let segment = self.first_segment_of_group(group) + local;
+        let row = (rel % u64::from(self.segment_rows)) as u32;
+        let k = self.ssds_per_rgroup;
+        let data_col = match (self.raid, self.parity_column(block)) {
+            (_, None) => column,
+            (_, Some(p)) if p == column => return None,
+            (RaidLevel::Raid4, Some(_)) => column,
+            (_, Some(p)) => (column + k - p - 1) % k,
+        };
+        Some((segment, row * self.data_members + data_col))
+    }
+
     /// Whether `slot` completes a stripe row (its parity can then be written).
     pub fn slot_ends_row(&self, slot: u32) -> bool {
         (slot + 1).is_multiple_of(self.data_members)
@@ -337,6 +358,26 @@ impl StripeGeometry {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn slot_at_inverts_slot_location() {
+        for raid in [RaidLevel::Raid0, RaidLevel::Raid4, RaidLevel::Raid5] {
+            let g = Geometry::new(2, 4, raid, 3 + 4 * 16, 3, 16).unwrap();
+            let mut data = 0;
+            for m in 0..g.members() {
+                for b in 0..g.member_blocks + 2 {
+                    if let Some((seg, slot)) = g.slot_at(m, b) {
+                        assert_eq!(g.slot_location(seg, slot), (m, b), "{raid:?} member {m} block {b}");
+                        data += 1;
+                    } else if (3..3 + 4 * 16).contains(&b) {
+                        // Only parity inside the segments has no slot.
+                        assert_eq!(g.parity_column(b), Some(m % 4), "{raid:?} member {m} block {b}");
+                    }
+                }
+            }
+            assert_eq!(data, g.segments() * u64::from(g.data_slots));
+        }
+    }
 
     #[test]
     fn every_slot_has_its_own_place() {

@@ -1,10 +1,11 @@
 //! A degraded R-group (one member failed) is not chosen as SWAN's front-end while a healthy
 //! R-group has room: its new data would have no redundancy to spare. When it is the
 //! front-end as the member fails, it hands over at its next segment; once whole again it
-//! takes writes like the others.
+//! takes writes like the others. Where a degraded R-group must take writes (Log-RAID has
+//! one), the failed member's slots are left unused: no new data needs parity to be read.
 
 use swan_core::geometry::RaidLevel;
-use swan_core::io::IoPlan;
+use swan_core::io::{IoKind, IoPlan, Src};
 use swan_core::scheme::{ArraySpec, ReqOp, Request, Scheme, SchemeKind, Submitted};
 use swan_core::victim::VictimPolicy;
 
@@ -52,7 +53,7 @@ fn a_degraded_rgroup_hands_the_front_end_over_and_is_not_chosen_again() {
     let quarter = s.volume_blocks() / 4;
     write(&mut s, 0, quarter);
     let degraded = s.status().front_group.unwrap();
-    s.set_degraded(degraded, true);
+    s.set_failed_member(degraded * 3 + 1, true);
     // One segment's worth later (16 payload slots of 2 data members × 8 rows) it has moved.
     let fronts = write(&mut s, quarter, 2 * quarter);
     let moved = fronts.iter().position(|&f| f != degraded).expect("the front-end leaves the degraded R-group");
@@ -60,9 +61,79 @@ fn a_degraded_rgroup_hands_the_front_end_over_and_is_not_chosen_again() {
     assert!(fronts[moved..].iter().all(|&f| f != degraded), "the degraded R-group became front-end again");
     s.check().unwrap();
     // Whole again: it is chosen like any other.
-    s.set_degraded(degraded, false);
+    s.set_failed_member(degraded * 3 + 1, false);
     let vol = s.volume_blocks();
     let fronts = write(&mut s, 0, 4 * vol);
     assert!(fronts.contains(&degraded), "the repaired R-group never became front-end again");
     s.check().unwrap();
+}
+
+#[test]
+fn user_writes_skip_the_failed_members_slots() {
+    let mut s = ArraySpec {
+        kind: SchemeKind::LogRaid(RaidLevel::Raid5),
+        rgroups: 1,
+        ssds_per_rgroup: 4,
+        member_blocks: 16 * 64,
+        member_offset: 0,
+        segment_rows: 8,
+        chunk_blocks: 4,
+        victim: VictimPolicy::Greedy,
+        tuning: Default::default(),
+    }
+    .build()
+    .unwrap();
+    let failed = 2;
+    let vol = s.volume_blocks();
+    let mut plan = IoPlan::new();
+    write(&mut s, 0, vol / 3);
+    s.set_failed_member(failed, true);
+    let (mut user_writes, mut parity_writes) = (0, 0);
+    for i in 0..3 * vol {
+        let lba = (i * 7) % vol;
+        loop {
+            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
+                Submitted::Planned => break,
+                Submitted::NoSpace => {
+                    let id = s.start_gc(&mut plan).expect("GC can free space");
+                    s.finish_gc(id, &mut plan);
+                    s.release_deferred(&mut plan);
+                }
+            }
+        }
+        for io in plan.ios() {
+            match io.kind {
+                IoKind::Write(Src::User { .. }) => {
+                    user_writes += 1;
+                    assert_ne!(io.member, failed, "a user write went to the failed member");
+                }
+                IoKind::Write(Src::Parity { .. }) => parity_writes += 1,
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(user_writes, 3 * vol);
+    assert!(parity_writes > 0);
+    s.check().unwrap();
+    // Whole again: its slots are used again.
+    s.set_failed_member(failed, false);
+    let mut on_it = 0;
+    for lba in 0..vol / 4 {
+        loop {
+            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
+                Submitted::Planned => break,
+                Submitted::NoSpace => {
+                    let id = s.start_gc(&mut plan).expect("GC can free space");
+                    s.finish_gc(id, &mut plan);
+                    s.release_deferred(&mut plan);
+                }
+            }
+        }
+        on_it += plan
+            .ios()
+            .iter()
+            .filter(|io| matches!(io.kind, IoKind::Write(Src::User { .. })) && io.member == failed)
+            .count();
+    }
+    assert!(on_it > 0, "the rebuilt member's slots were never used again");
 }

@@ -72,6 +72,18 @@ pub fn read_superblock(m: &Member) -> Result<Superblock, SuperblockError> {
     Superblock::decode(&b)
 }
 
+/// [`read_superblock`], falling back to [`Superblock::decode_torn`] on a checksum mismatch:
+/// (superblock, whether it was torn).
+fn read_superblock_or_torn(m: &Member) -> Result<(Superblock, bool), SuperblockError> {
+    let mut b = vec![0u8; BLOCK];
+    m.read(0, &mut b).map_err(|_| SuperblockError::NotSwan)?;
+    match Superblock::decode(&b) {
+        Ok(sb) => Ok((sb, false)),
+        Err(e @ SuperblockError::Checksum { .. }) => Superblock::decode_torn(&b).map(|sb| (sb, true)).map_err(|_| e),
+        Err(e) => Err(e),
+    }
+}
+
 /// Make a new array over `paths` (in array order). Member files it had to create are
 /// removed again if it fails, so the suggested retry finds nothing in its way.
 pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
@@ -313,24 +325,51 @@ pub fn write_superblocks(members: &Members, sb: &Superblock) -> std::result::Res
     Ok(())
 }
 
-/// Open the members of one array, in any order.
+/// What stands in the member list for a member that is gone (a dead device), as in mdadm.
+pub const MISSING: &str = "missing";
+
+/// Open the members of one array, in any order. A member that is gone may be given as
+/// [`MISSING`]: the array then opens degraded, with that index failed, if its parity
+/// group can spare it.
+///
+/// Which members are current is decided from the superblocks' event counts. Every change of
+/// the failed set bumps the count and is written to each healthy member in turn, so a crash
+/// can leave the healthy members one count apart; the newest say which members failed. A
+/// member that lags by one and is not among them only missed that last write (its data is
+/// as current as anyone's); one that lags by two or more missed a change that completed
+/// (it was away while others moved on) and is stale: failed. Opened read-write, the
+/// superblocks are made to agree again, so a lag of two never arises among healthy members.
 pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
     if paths.is_empty() {
         bail!("no members given");
     }
+    let absent_given = paths.iter().filter(|p| p.as_os_str() == MISSING).count();
+    let present: Vec<&PathBuf> = paths.iter().filter(|p| p.as_os_str() != MISSING).collect();
+    if present.is_empty() {
+        bail!("every member was given as `{MISSING}`: at least one member must be there to say what the array is");
+    }
     let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
     let mut first: Option<Superblock> = None;
-    for p in paths {
+    // Members whose superblock a crash tore mid-update (see `Superblock::decode_torn`).
+    let mut torn_members: Vec<u32> = Vec::new();
+    for &p in &present {
         let m = Member::open(p, OpenOptions { direct, read_only })?;
         m.lock(!read_only)?;
-        let sb = read_superblock(&m).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        let (sb, torn) = read_superblock_or_torn(&m).map_err(|e| match e {
+            SuperblockError::NotSwan => anyhow!(
+                "{}: {e}; if it is a replacement whose rebuild did not finish, give `{MISSING}` in its place \
+                 and run swan replace again",
+                p.display()
+            ),
+            e => anyhow!("{}: {e}", p.display()),
+        })?;
         let reference = first.get_or_insert_with(|| sb.clone());
         if sb.uuid != reference.uuid {
             bail!(
                 "{} belongs to swan array {}, but {} belongs to {}: members of two arrays were given",
                 p.display(),
                 sb.uuid_string(),
-                paths[0].display(),
+                present[0].display(),
                 reference.uuid_string()
             );
         }
@@ -351,35 +390,58 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         if let Some((other, _)) = &found[i] {
             bail!("{} and {} both claim to be member {i}", other.path().display(), p.display());
         }
+        if torn {
+            torn_members.push(i as u32);
+        }
         found[i] = Some((m, sb));
     }
+    if torn_members.len() == found.iter().flatten().count() {
+        bail!("every member's superblock fails its checksum: nothing to trust about the array");
+    }
     let sb = first.expect("at least one member");
-    if paths.len() != sb.members as usize {
-        let missing: Vec<String> =
-            found.iter().enumerate().filter(|(_, f)| f.is_none()).map(|(i, _)| i.to_string()).collect();
+    let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
+    if paths.len() != sb.members as usize || absent.len() != absent_given {
+        let list: Vec<String> = absent.iter().map(u32::to_string).collect();
         bail!(
-            "array {} has {} members but {} were given (missing member index {})",
+            "array {} has {} members but {} were given (missing member index {}; a member that is gone may be \
+             given as `{MISSING}`)",
             sb.uuid_string(),
             sb.members,
             paths.len(),
-            missing.join(", ")
+            list.join(", ")
         );
     }
-    let (members, sbs): (Vec<Member>, Vec<Superblock>) =
-        found.into_iter().map(|f| f.expect("every index found")).unzip();
-    // A member whose event count lags missed a change the others recorded (it failed, or
-    // was away while another was replaced): it is stale. The members that are current say
-    // which others failed.
-    let events = sbs.iter().map(|s| s.events).max().unwrap_or(0);
+    let intact = |i: usize| !torn_members.contains(&(i as u32));
+    let intact_sbs =
+        || found.iter().enumerate().filter(move |&(i, _)| intact(i)).filter_map(|(_, f)| f.as_ref().map(|(_, s)| s));
+    let newest = intact_sbs().map(|s| s.events).max().unwrap_or(0);
     let mut failed = std::collections::BTreeSet::new();
-    for (i, s) in sbs.iter().enumerate() {
-        if s.events < events {
-            failed.insert(i as u32);
-        } else {
+    for s in intact_sbs() {
+        if s.events == newest {
             failed.extend(s.failed.iter().copied());
         }
     }
-    let sb = Superblock { member_index: 0, events, failed, ..sb };
+    let mut agree = torn_members.is_empty();
+    for (i, (_, s)) in found.iter().enumerate().filter_map(|(i, f)| f.as_ref().map(|f| (i, f))) {
+        // A torn superblock is the old or the new version of the last update: at most one
+        // behind, never ahead.
+        let events = if intact(i) { s.events } else { s.events.min(newest) };
+        if events + 1 < newest {
+            failed.insert(i as u32);
+        }
+        agree &= events == newest;
+    }
+    for &i in &absent {
+        // Gone without the array having recorded it: it is failed from now on.
+        agree &= failed.contains(&i);
+        failed.insert(i);
+    }
+    let members: Vec<Member> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| f.map_or_else(|| Member::absent(i as u32, sb.member_blocks), |(m, _)| m))
+        .collect();
+    let sb = Superblock { member_index: 0, events: newest, failed, ..sb };
     let members = Members::new(members, parity_width(&sb));
     for &m in &sb.failed {
         members.set(m, Health::Failed);
@@ -398,7 +460,12 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
     if sb.meta_members() as usize == META_COPIES as usize && (0..META_COPIES).all(|m| sb.failed.contains(&m)) {
         bail!("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost");
     }
-    Ok(Opened { sb, members })
+    let mut opened = Opened { sb, members };
+    if !agree && !read_only {
+        opened.sb.events += 1;
+        write_superblocks(&opened.members, &opened.sb).context("bringing the members' superblocks into agreement")?;
+    }
+    Ok(opened)
 }
 
 /// The state a restart found.
@@ -412,6 +479,10 @@ pub struct Recovered {
     pub changes_replayed: u64,
     /// Tail records not replayed because a block they name never reached stable storage.
     pub tail_dropped: u64,
+    /// Segments sealed by a replayed record that was not synced: their data and summary
+    /// were checked, but the parity of their last rows may not have reached the members.
+    /// Serving read-write rewrites it, as for segments adopted open.
+    pub unsynced_seals: Vec<u64>,
 }
 
 /// Load the newest whole checkpoint and roll the journal forward over it.
@@ -435,6 +506,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             records_replayed: 0,
             changes_replayed: 0,
             tail_dropped: 0,
+            unsynced_seals: Vec::new(),
         });
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
@@ -494,6 +566,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let mut summary_buf = Vec::new();
     let mut changes = 0u64;
     let mut kept = 0usize;
+    let mut unsynced_seals = Vec::new();
     'records: for (i, record) in chain.iter().enumerate() {
         if i >= trusted {
             for &(c, crc) in &record.entries {
@@ -524,7 +597,12 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         for &(c, _) in &record.entries {
             match c {
                 MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => map.set(lba, pba),
-                MapChange::Sealed { segment, seq } if segment < segments => seqs[segment as usize] = seq,
+                MapChange::Sealed { segment, seq } if segment < segments => {
+                    seqs[segment as usize] = seq;
+                    if i >= trusted && seq != 0 {
+                        unsynced_seals.push(segment);
+                    }
+                }
                 other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
             }
             changes += 1;
@@ -543,6 +621,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         records_replayed: kept as u64,
         changes_replayed: changes,
         tail_dropped: tail_dropped as u64,
+        unsynced_seals,
     })
 }
 

@@ -13,7 +13,11 @@
 //!    back names the write it came from, and a torn or misplaced block is recognised. Reads
 //!    during the run are checked at once: each must return the latest version written, or
 //!    one of the versions a failed write may have left, or fail;
-//! 3. optionally arms [`Fault`]s (I/O errors) at marks the engine leaves at the worst moments.
+//! 3. optionally arms [`Fault`]s (I/O errors) at marks the engine leaves at the worst moments;
+//! 4. optionally ([`Config::replace`]) fails a member partway through, as `swan fail` does,
+//!    and later rebuilds it onto a fresh file, as `swan replace` does. The replacement gets
+//!    its own image; a restart after a crash is given it once its superblock is written,
+//!    and before that either `missing` or the old, stale member.
 //!
 //! Then [`Run::replay`] materialises the member images at chosen points of the log (a
 //! *cut*), the way a power cut would leave them, and checks recovery there:
@@ -37,7 +41,7 @@ use crate::array::{self, CreateOptions};
 use crate::backend::{BlockOp, BlockRequest, Reply};
 use crate::check;
 use crate::engine::{EngineOptions, Stepper};
-use crate::member::BLOCK;
+use crate::member::{Tap, BLOCK};
 use crate::recorder::{Entry, Fault, FaultOp, Recorder};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
@@ -51,6 +55,20 @@ use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 
 const MAGIC: &[u8; 8] = b"SWANCRS1";
+
+/// Marks the workload leaves in the log around a member's failure and replacement.
+const MEMBER_FAILED: &str = "member-failed";
+const REPLACE: &str = "replace";
+const REBUILD_OVER: &str = "rebuild-over";
+
+/// Where the workload is in `Config::replace`'s schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Replacement {
+    Before,
+    Failed,
+    Rebuilding,
+    Over,
+}
 const SECTOR: usize = 512;
 
 /// splitmix64: the one source of randomness here, so a seed fixes everything.
@@ -127,6 +145,10 @@ pub struct Config {
     pub checkpoint_every: u64,
     /// Where the member files go (a fresh directory is made under it).
     pub scratch: Option<PathBuf>,
+    /// Fail this member (as `swan fail` does) three tenths of the way through the workload,
+    /// and rebuild it (as `swan replace` does) onto a fresh file halfway through. The
+    /// replacement is another device: it gets its own image, after the members'.
+    pub replace: Option<u32>,
 }
 
 impl Config {
@@ -143,6 +165,7 @@ impl Config {
             seed,
             checkpoint_every: 300,
             scratch: None,
+            replace: None,
         }
     }
 }
@@ -201,6 +224,8 @@ pub struct Run {
     ops: Vec<OpRec>,
     /// Per logical block: (op index, version) of every write and trim, in order.
     history: Vec<Vec<(u32, u64)>>,
+    /// The array's UUID (to recognise the replacement's superblock once it is written).
+    uuid: [u8; 16],
     pub stats: Stats,
     /// Violations seen while the workload ran (reads returning wrong data).
     pub live_errors: Vec<String>,
@@ -264,7 +289,13 @@ impl Run {
         uuid[6] = (uuid[6] & 0x0f) | 0x40;
         uuid[8] = (uuid[8] & 0x3f) | 0x80;
         let sb = array::create_with_uuid(&paths, &o, uuid)?;
-        let base = paths.iter().map(|p| read_sparse(p)).collect::<Result<Vec<_>>>()?;
+        let mut base = paths.iter().map(|p| read_sparse(p)).collect::<Result<Vec<_>>>()?;
+        if let Some(m) = cfg.replace {
+            if m >= members {
+                bail!("cannot replace member {m}: the array has {members}");
+            }
+            base.push(Vec::new()); // the replacement starts out blank
+        }
         let recorder = Recorder::new();
         let mut opened = array::open(&paths, false, false)?;
         for (i, m) in opened.members.members_mut().iter_mut().enumerate() {
@@ -281,6 +312,7 @@ impl Run {
             recorder: recorder.clone(),
             ops: Vec::new(),
             history: vec![Vec::new(); volume_blocks as usize],
+            uuid,
             stats: Stats::default(),
             live_errors: Vec::new(),
             cfg,
@@ -340,7 +372,11 @@ impl Run {
         let mut group = 0u32;
         let mut sent = 0u64;
         type Slot = Arc<Mutex<Option<(Reply, usize)>>>;
+        let mut replacement = Replacement::Before;
         while sent < self.cfg.ops {
+            if let Some(m) = self.cfg.replace {
+                replacement = self.advance_replacement(stepper, m, replacement, sent)?;
+            }
             group += 1;
             let n = 1 + rng.below(8);
             let mut inflight: Vec<(usize, Slot)> = Vec::new();
@@ -466,6 +502,51 @@ impl Run {
         Ok(())
     }
 
+    /// The failure and replacement of `cfg.replace`, as the workload reaches `sent` requests.
+    fn advance_replacement(&self, st: &mut Stepper, m: u32, now: Replacement, sent: u64) -> Result<Replacement> {
+        let ops = self.cfg.ops;
+        Ok(match now {
+            Replacement::Before if sent >= ops * 3 / 10 => {
+                self.recorder.mark(MEMBER_FAILED);
+                st.fail(m).map_err(|e| anyhow!("seed {:#x}: swan fail {m}: {e}", self.cfg.seed))?;
+                Replacement::Failed
+            }
+            Replacement::Failed if sent >= ops / 2 => {
+                let path = self.dir.join(format!("r{m}"));
+                crate::member::Member::create_file(&path, self.member_blocks * BLOCK as u64, false)?;
+                self.recorder.remap(m, self.base.len() as u32 - 1);
+                self.recorder.mark(REPLACE);
+                st.replace(m, &path).map_err(|e| anyhow!("seed {:#x}: swan replace {m}: {e}", self.cfg.seed))?;
+                Replacement::Rebuilding
+            }
+            Replacement::Rebuilding if !st.rebuilding() => {
+                self.recorder.mark(REBUILD_OVER);
+                Replacement::Over
+            }
+            other => other,
+        })
+    }
+
+    /// The member list a restart after a crash at `cut` is given: the replacement in the
+    /// failed member's place once its superblock is there, else (after the failure) either
+    /// `missing` or the old member, as `pick` says.
+    fn restart_paths(&self, images: &[PathBuf], pick: bool) -> Vec<PathBuf> {
+        let members = (self.cfg.rgroups * self.cfg.ssds_per_rgroup) as usize;
+        let mut paths = images[..members].to_vec();
+        let Some(m) = self.cfg.replace else { return paths };
+        let replacement = &images[members];
+        let adopted = crate::member::Member::open(replacement, Default::default())
+            .ok()
+            .and_then(|r| array::read_superblock(&r).ok())
+            .is_some_and(|sb| sb.uuid == self.uuid && sb.member_index == m);
+        if adopted {
+            paths[m as usize] = replacement.clone();
+        } else if pick {
+            paths[m as usize] = PathBuf::from(array::MISSING);
+        }
+        paths
+    }
+
     /// Log positions where a FLUSH or FUA write was answered successfully.
     pub fn flush_points(&self) -> Vec<usize> {
         let mut v: Vec<usize> = self
@@ -542,12 +623,13 @@ impl Run {
             // Every fourth point of an array with parity: a member fails after the restart.
             let degraded = (self.cfg.scheme.raid() != swan_core::geometry::RaidLevel::Raid0 && report.points % 4 == 1)
                 .then(|| rng.below(u64::from(self.cfg.rgroups * self.cfg.ssds_per_rgroup)) as u32);
-            let verified = self.verify_images(&mat.paths, cut).and_then(|()| match degraded {
-                Some(m) => {
+            let paths = self.restart_paths(&mat.paths, rng.chance(1, 2));
+            let verified = self.verify_images(&paths, cut).and_then(|whole| match degraded {
+                Some(m) if whole => {
                     report.degraded_points += 1;
-                    self.verify_degraded(&mat.paths, cut, m)
+                    self.verify_degraded(&paths, cut, m)
                 }
-                None => Ok(()),
+                _ => Ok(()),
             });
             if let Err(e) = verified {
                 report.failures.push(format!(
@@ -566,11 +648,25 @@ impl Run {
     }
 
     /// Open, recover, check and read back the array in `paths` as a crash at `cut` left it.
-    fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<()> {
-        let rep = check::check(paths).context("recovery (swan check)")?;
-        if rep.problems != 0 {
-            bail!("swan check: {}", rep.text);
+    /// True if the array came back whole (no member failed).
+    fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<bool> {
+        let opened = array::open(paths, false, true)?;
+        let whole = opened.sb.failed.is_empty();
+        if whole {
+            // (swan check refuses a degraded array: it checks parity against data.)
+            drop(opened);
+            let rep = check::check(paths).context("recovery (swan check)")?;
+            if rep.problems != 0 {
+                bail!("swan check: {}", rep.text);
+            }
+            return self.read_only_back(paths, cut).map(|()| true);
         }
+        let recovered = array::recover(&opened)?;
+        let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
+        self.read_back(&mut st, cut).map(|()| false)
+    }
+
+    fn read_only_back(&self, paths: &[PathBuf], cut: usize) -> Result<()> {
         let opened = array::open(paths, false, true)?;
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
@@ -586,6 +682,9 @@ impl Run {
             .iter()
             .enumerate()
             .map(|(i, p)| {
+                if p.as_os_str() == array::MISSING {
+                    return Ok(p.clone());
+                }
                 let to = dir.path().join(format!("d{i}"));
                 std::fs::copy(p, &to).map(|_| to)
             })
@@ -888,16 +987,20 @@ pub enum Moment {
     Rotation,
     /// While a checkpoint is written (body, then header).
     Checkpoint,
+    /// From a member's failure on: serving degraded, then rebuilding onto a replacement
+    /// (arrays with parity only).
+    Rebuild,
 }
 
 impl Moment {
-    pub const ALL: [Moment; 3] = [Moment::Gc, Moment::Rotation, Moment::Checkpoint];
+    pub const ALL: [Moment; 4] = [Moment::Gc, Moment::Rotation, Moment::Checkpoint, Moment::Rebuild];
 
     pub fn name(self) -> &'static str {
         match self {
             Moment::Gc => "gc",
             Moment::Rotation => "rotation",
             Moment::Checkpoint => "checkpoint",
+            Moment::Rebuild => "rebuild",
         }
     }
 }
@@ -911,9 +1014,10 @@ pub struct FaultPlan {
 }
 
 impl FaultPlan {
-    pub fn from_seed(seed: u64) -> FaultPlan {
+    /// The plan of `seed` for an array with or without parity (a rebuild needs parity).
+    pub fn from_seed(seed: u64, parity: bool) -> FaultPlan {
         let mut r = Rng(seed ^ 0xfa17_5eed);
-        let moment = Moment::ALL[r.below(3) as usize];
+        let moment = Moment::ALL[r.below(if parity { 4 } else { 3 }) as usize];
         let fault = if r.chance(1, 3) {
             None
         } else {
@@ -926,6 +1030,7 @@ impl FaultPlan {
                     }
                 }
                 Moment::Rotation => ("rotation", &[FaultOp::Write, FaultOp::Read, FaultOp::Sync]),
+                Moment::Rebuild => (REPLACE, &[FaultOp::Read, FaultOp::Write, FaultOp::Sync]),
                 Moment::Checkpoint => {
                     if r.chance(1, 2) {
                         ("checkpoint-start", &[FaultOp::Write, FaultOp::Sync])
@@ -965,14 +1070,18 @@ fn windows(run: &Run, m: Moment) -> Vec<(usize, usize)> {
         Moment::Gc => pos("gc-start").into_iter().map(|s| (s, after(after(s, "gc-copied"), "release"))).collect(),
         Moment::Rotation => pos("rotation").into_iter().map(|s| (s, (s + 200).min(log.len()))).collect(),
         Moment::Checkpoint => pos("checkpoint-start").into_iter().map(|s| (s, after(s, "checkpoint-end"))).collect(),
+        Moment::Rebuild => pos(MEMBER_FAILED).into_iter().map(|s| (s, log.len())).collect(),
     }
 }
 
 /// One deterministic fault run: the workload with the seed's fault armed, then crashes cut
 /// inside the windows of its moment (and at the end of the log), each recovered and checked.
 pub fn fault_run(base: &Config, seed: u64, cuts: usize) -> Result<FaultOutcome> {
-    let plan = FaultPlan::from_seed(seed);
-    let cfg = Config { seed, ..base.clone() };
+    let parity = base.scheme.raid() != swan_core::geometry::RaidLevel::Raid0;
+    let plan = FaultPlan::from_seed(seed, parity);
+    let members = u64::from(base.rgroups * base.ssds_per_rgroup);
+    let replace = (plan.moment == Moment::Rebuild).then(|| Rng(seed ^ 0x4e9).below(members) as u32);
+    let cfg = Config { seed, replace, ..base.clone() };
     let faults: Vec<Fault> = plan.fault.iter().cloned().collect();
     let run = Run::new(cfg, &faults)?;
     let mut rng = Rng(seed ^ 0xc075);

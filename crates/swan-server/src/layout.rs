@@ -146,6 +146,22 @@ impl Superblock {
     }
 
     pub fn decode(b: &[u8]) -> Result<Self, SuperblockError> {
+        Superblock::decode_with(b, true)
+    }
+
+    /// Decode a superblock whose checksum does not match, from its first 512-byte sector
+    /// alone: every field but the failed-member bitmap is there, and a sector is written
+    /// whole or not at all, so a superblock update torn by a crash still says (in its old or
+    /// its new version) which array and index the member is. The bitmap (second sector) is
+    /// not trusted: the set comes back empty. [`crate::array::open`] uses it only for a
+    /// member whose other superblocks agree with it, and rewrites it.
+    pub fn decode_torn(b: &[u8]) -> Result<Self, SuperblockError> {
+        let mut sb = Superblock::decode_with(b, false)?;
+        sb.failed.clear();
+        Ok(sb)
+    }
+
+    fn decode_with(b: &[u8], verify: bool) -> Result<Self, SuperblockError> {
         if b.len() < BLOCK || b[0..8] != SUPERBLOCK_MAGIC {
             return Err(SuperblockError::NotSwan);
         }
@@ -153,7 +169,7 @@ impl Superblock {
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
         let stored = u32_at(12);
         let computed = crc_with_field_zeroed(0, &b[..BLOCK], 12);
-        if stored != computed {
+        if verify && stored != computed {
             return Err(SuperblockError::Checksum { stored, computed });
         }
         let version = u32_at(8);

@@ -238,7 +238,8 @@ pub trait Tap: Send + Sync + fmt::Debug {
 #[derive(Debug)]
 pub struct Member {
     path: PathBuf,
-    file: File,
+    /// `None` for an absent member (given as `missing`): every operation on it fails.
+    file: Option<File>,
     kind: MemberKind,
     blocks: u64,
     direct: bool,
@@ -342,7 +343,7 @@ impl Member {
         };
         Ok(Member {
             path: path.to_owned(),
-            file,
+            file: Some(file),
             kind,
             blocks: bytes / BLOCK_U64,
             direct: opts.direct,
@@ -356,9 +357,10 @@ impl Member {
     /// other's data; `flock(2)` on the open file stops the second one at the door, and the
     /// claim ends with this `Member` (or with the process, however it dies).
     pub fn lock(&self, exclusive: bool) -> Result<(), MemberError> {
+        let Some(file) = &self.file else { return Ok(()) };
         let how =
             if exclusive { FlockOperation::NonBlockingLockExclusive } else { FlockOperation::NonBlockingLockShared };
-        match rustix::fs::flock(&self.file, how) {
+        match rustix::fs::flock(file, how) {
             Ok(()) => Ok(()),
             Err(Errno::WOULDBLOCK) => Err(MemberError::InUse { path: self.path.clone() }),
             Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, source: e.into() }),
@@ -368,13 +370,51 @@ impl Member {
     /// A second handle on the same open member (the file descriptor duplicated; the lock,
     /// held by the open file description, is shared).
     pub fn try_clone(&self) -> Result<Member, MemberError> {
-        let file = self.file.try_clone().map_err(|e| self.io_err(Op::Open, e))?;
+        let file = match &self.file {
+            Some(f) => Some(f.try_clone().map_err(|e| self.io_err(Op::Open, e))?),
+            None => None,
+        };
         Ok(Member { path: self.path.clone(), file, tap: self.tap.clone(), ..*self })
+    }
+
+    /// A stand-in for a member that is not there (a dead device, given as `missing` in the
+    /// member list): it has the array's member size, and every read, write, trim and sync
+    /// on it fails with [`MemberError::Lost`]. The array serves around it from parity.
+    pub fn absent(index: u32, blocks: u64) -> Member {
+        Member {
+            path: PathBuf::from(format!("missing(member {index})")),
+            file: None,
+            kind: MemberKind::File,
+            blocks,
+            direct: false,
+            read_only: false,
+            tap: None,
+        }
+    }
+
+    /// Whether this is the stand-in for an absent member.
+    pub fn is_absent(&self) -> bool {
+        self.file.is_none()
+    }
+
+    /// The open file, or the error an absent member gives for `op`.
+    fn file(&self, op: Op) -> Result<&File, MemberError> {
+        self.file.as_ref().ok_or_else(|| MemberError::Lost {
+            path: self.path.clone(),
+            op,
+            why: "the member is absent (given as `missing`)".into(),
+        })
     }
 
     /// Put `tap` under this member, which it knows as member `index`.
     pub fn set_tap(&mut self, tap: Arc<dyn Tap>, index: u32) {
         self.tap = Some((tap, index));
+    }
+
+    /// Put the tap that is under `other` under this member too, with `other`'s index (a
+    /// replacement taking a failed member's place).
+    pub fn inherit_tap(&mut self, other: &Member) {
+        self.tap = other.tap.clone();
     }
 
     pub fn has_tap(&self) -> bool {
@@ -433,8 +473,9 @@ impl Member {
         let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
         let op = Op::Read { block, count };
         self.check_range(op, block, count)?;
+        let file = self.file(op)?;
         self.tap_before(op)?;
-        self.pread(block * BLOCK_U64, buf).map_err(|source| {
+        self.pread(file, block * BLOCK_U64, buf).map_err(|source| {
             if source.kind() == io::ErrorKind::UnexpectedEof {
                 MemberError::Truncated { path: self.path.clone(), op, source }
             } else {
@@ -450,8 +491,9 @@ impl Member {
         let op = Op::Write { block, count };
         self.check_range(op, block, count)?;
         self.check_writable(op)?;
+        let file = self.file(op)?;
         self.tap_before(op)?;
-        self.pwrite(block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))?;
+        self.pwrite(file, block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))?;
         self.tap_after(op, buf)
     }
 
@@ -469,17 +511,18 @@ impl Member {
         if count == 0 {
             return Ok(());
         }
+        let file = self.file(op)?;
         self.tap_before(op)?;
         let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         let punched = loop {
-            match rustix::fs::fallocate(&self.file, flags, block * BLOCK_U64, count * BLOCK_U64) {
+            match rustix::fs::fallocate(file, flags, block * BLOCK_U64, count * BLOCK_U64) {
                 Err(Errno::INTR) => continue,
                 r => break r,
             }
         };
         match punched {
             Ok(()) => {}
-            Err(Errno::OPNOTSUPP) => self.write_zeroes(block, count).map_err(|e| self.io_err(op, e))?,
+            Err(Errno::OPNOTSUPP) => self.write_zeroes(file, block, count).map_err(|e| self.io_err(op, e))?,
             Err(e) => return Err(self.io_err(op, e.into())),
         }
         self.tap_after(op, &[])
@@ -489,8 +532,9 @@ impl Member {
     /// device's volatile cache).
     pub fn sync(&self) -> Result<(), MemberError> {
         // std's sync_data is fdatasync on Linux, retried on EINTR.
+        let file = self.file(Op::Sync)?;
         self.tap_before(Op::Sync)?;
-        self.file.sync_data().map_err(|e| self.io_err(Op::Sync, e))?;
+        file.sync_data().map_err(|e| self.io_err(Op::Sync, e))?;
         self.tap_after(Op::Sync, &[])
     }
 
@@ -522,14 +566,14 @@ impl Member {
 
     /// `pread` the whole of `buf` from `offset`, bouncing if O_DIRECT needs an aligned buffer.
     /// A short read (end of file) comes back as `UnexpectedEof`.
-    fn pread(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    fn pread(&self, file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         if !self.direct || is_aligned(buf) {
-            return self.file.read_exact_at(buf, offset);
+            return file.read_exact_at(buf, offset);
         }
         let mut at = offset;
         for chunk in buf.chunks_mut(BOUNCE_CHUNK) {
             with_bounce(chunk.len(), |b| -> io::Result<()> {
-                self.file.read_exact_at(b, at)?;
+                file.read_exact_at(b, at)?;
                 chunk.copy_from_slice(b);
                 Ok(())
             })?;
@@ -539,15 +583,15 @@ impl Member {
     }
 
     /// `pwrite` the whole of `buf` at `offset`, bouncing if O_DIRECT needs an aligned buffer.
-    fn pwrite(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+    fn pwrite(&self, file: &File, offset: u64, buf: &[u8]) -> io::Result<()> {
         if !self.direct || is_aligned(buf) {
-            return self.file.write_all_at(buf, offset);
+            return file.write_all_at(buf, offset);
         }
         let mut at = offset;
         for chunk in buf.chunks(BOUNCE_CHUNK) {
             with_bounce(chunk.len(), |b| {
                 b.copy_from_slice(chunk);
-                self.file.write_all_at(b, at)
+                file.write_all_at(b, at)
             })?;
             at += chunk.len() as u64;
         }
@@ -555,7 +599,7 @@ impl Member {
     }
 
     /// Trim's fallback: write zeroes over the range, a bounded chunk at a time.
-    fn write_zeroes(&self, block: u64, count: u64) -> io::Result<()> {
+    fn write_zeroes(&self, file: &File, block: u64, count: u64) -> io::Result<()> {
         let end = (block + count) * BLOCK_U64;
         let mut at = block * BLOCK_U64;
         while at < end {
@@ -563,7 +607,7 @@ impl Member {
             // The bounce buffer is aligned, so this works with and without O_DIRECT.
             with_bounce(len, |b| {
                 b.fill(0);
-                self.file.write_all_at(b, at)
+                file.write_all_at(b, at)
             })?;
             at += len as u64;
         }
@@ -858,7 +902,7 @@ mod tests {
             let n = 600;
             let data = pattern(5, n * BLOCK);
             m.write(0, &data).unwrap();
-            m.write_zeroes(1, n as u64 - 2).unwrap();
+            m.write_zeroes(m.file.as_ref().unwrap(), 1, n as u64 - 2).unwrap();
             let mut back = vec![1u8; n * BLOCK];
             m.read(0, &mut back).unwrap();
             assert!(back[..BLOCK] == data[..BLOCK]);
@@ -992,5 +1036,27 @@ mod tests {
         let mut raw = vec![0u8; 2 * BLOCK];
         File::open(&backing).unwrap().read_exact_at(&mut raw, 1006 * BLOCK_U64).unwrap();
         assert!(raw == data[6 * BLOCK..]);
+    }
+
+    #[test]
+    fn an_absent_member_fails_every_operation_and_says_why() {
+        let m = Member::absent(3, 100);
+        assert!(m.is_absent());
+        assert_eq!(m.blocks(), 100);
+        m.lock(true).unwrap();
+        let mut buf = vec![0u8; BLOCK];
+        let errs = [
+            m.read(0, &mut buf).unwrap_err(),
+            m.write(0, &buf).unwrap_err(),
+            m.trim(0, 1).unwrap_err(),
+            m.sync().unwrap_err(),
+        ];
+        for e in errs {
+            assert!(matches!(e, MemberError::Lost { .. }), "{e:?}");
+            let text = e.to_string();
+            assert!(text.contains("missing(member 3)") && text.contains("absent"), "{text}");
+        }
+        // Range checks come first, as for any member.
+        assert!(matches!(m.read(100, &mut buf), Err(MemberError::OutOfRange { .. })));
     }
 }

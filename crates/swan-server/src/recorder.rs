@@ -94,8 +94,10 @@ struct Inner {
     bytes: u64,
     faults: Vec<(Fault, bool, u32)>, // (fault, armed, seen)
     injected: Vec<Injected>,
-    /// Set when a fault fires in `after` for the op in progress.
     recording: bool,
+    /// Members whose I/O is logged under another index: a replacement put in a failed
+    /// member's place gets its own image ([`Recorder::remap`]).
+    remap: Vec<(u32, u32)>,
 }
 
 /// The recorder; put one `Arc` of it under every member with [`crate::member::Member::set_tap`].
@@ -116,6 +118,19 @@ impl Recorder {
     /// Start or stop recording (faults still fire).
     pub fn set_recording(&self, on: bool) {
         self.lock().recording = on;
+    }
+
+    /// From now on, log member `from`'s I/O as member `to`'s (and match faults against `to`).
+    /// Crash replay calls it when a replacement takes a failed member's index: the old
+    /// member and the new one are two devices, two images.
+    pub fn remap(&self, from: u32, to: u32) {
+        let mut g = self.lock();
+        g.remap.retain(|&(f, _)| f != from);
+        g.remap.push((from, to));
+    }
+
+    fn index(inner: &Inner, member: u32) -> u32 {
+        inner.remap.iter().find(|&&(f, _)| f == member).map_or(member, |&(_, t)| t)
     }
 
     pub fn add_fault(&self, f: Fault) {
@@ -178,6 +193,7 @@ fn eio() -> io::Error {
 impl Tap for Recorder {
     fn before(&self, member: u32, op: Op) -> io::Result<()> {
         let mut g = self.lock();
+        let member = Recorder::index(&g, member);
         if Recorder::fire(&mut g, member, op, false) {
             if op == Op::Sync && g.recording {
                 g.log.push(Entry::SyncFailed { member });
@@ -189,6 +205,7 @@ impl Tap for Recorder {
 
     fn after(&self, member: u32, op: Op, data: &[u8]) -> io::Result<()> {
         let mut g = self.lock();
+        let member = Recorder::index(&g, member);
         if g.recording {
             let e = match op {
                 Op::Write { block, .. } => {

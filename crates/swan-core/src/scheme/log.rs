@@ -192,6 +192,9 @@ pub struct LogArray {
     /// SWAN: R-groups running without one of their members (written only when no healthy
     /// R-group has room: a degraded group's new data has no redundancy to spare).
     degraded: Vec<bool>,
+    /// Per R-group, its failed member: user writes skip that member's slots, so what they
+    /// write is on healthy members only (a row's parity counts a skipped slot as zeroes).
+    failed_member: Vec<Option<u32>>,
     /// Log-RAID: between the watermarks, whether GC is on.
     lograid_gc_on: bool,
     /// Blocks of the last write refused for want of space (0 once a write fits).
@@ -237,6 +240,7 @@ impl LogArray {
             move_pool: Vec::new(),
             last_front: vec![0; groups],
             degraded: vec![false; groups],
+            failed_member: vec![None; groups],
             lograid_gc_on: false,
             starved_for: 0,
             counters: Counters::default(),
@@ -342,12 +346,31 @@ impl LogArray {
 
     /// Payload slots user writes can fill before GC must free something.
     fn user_capacity(&self) -> u64 {
-        let open = self.user_open.map_or(0, |c| u64::from(self.geo.payload_slots() - c.next));
-        let groups: u64 = match self.cfg.layout {
-            Layout::LogRaid => self.allocatable(0),
-            Layout::Swan => (0..self.geo.rgroups).map(|g| self.allocatable(g)).sum(),
+        // A degraded R-group's rows lose the failed member's slot: count one slot in every
+        // `data_members` as lost (a little more than is, where the failed member holds
+        // the row's parity instead).
+        let usable = |g: u32, slots: u64| {
+            if self.degraded[g as usize] {
+                slots - slots.div_ceil(u64::from(self.geo.data_members))
+            } else {
+                slots
+            }
         };
-        open + groups * u64::from(self.geo.payload_slots())
+        let open = self
+            .user_open
+            .map_or(0, |c| usable(self.geo.group_of_segment(c.seg), u64::from(self.geo.payload_slots() - c.next)));
+        let payload = u64::from(self.geo.payload_slots());
+        let groups: u64 = match self.cfg.layout {
+            Layout::LogRaid => usable(0, self.allocatable(0) * payload),
+            Layout::Swan => (0..self.geo.rgroups).map(|g| usable(g, self.allocatable(g) * payload)).sum(),
+        };
+        open + groups
+    }
+
+    /// The logical block whose live copy slot `pba` holds, if the slot is live and its
+    /// segment's P2L is in memory (it is for every segment not yet sealed).
+    pub fn live_lba(&self, pba: u64) -> Option<u64> {
+        (self.is_live(pba) && self.p2l.knows(self.seg_of(pba))).then(|| self.p2l.get(pba))
     }
 
     /// Write slot `slot` of `seg` from `src`, and the row's parity if the slot completes it.
@@ -407,7 +430,16 @@ impl LogArray {
             if let Some(c) = self.user_open.as_mut() {
                 if c.next < self.geo.payload_slots() {
                     c.next += 1;
-                    return self.geo.pba(c.seg, c.next - 1);
+                    let (seg, slot) = (c.seg, c.next - 1);
+                    let failed = self.failed_member[self.geo.group_of_segment(seg) as usize];
+                    if failed.is_some_and(|m| self.geo.slot_location(seg, slot).0 == m) {
+                        // The failed member's slot stays unused; its row still gets parity.
+                        if self.geo.slot_ends_row(slot) {
+                            self.push_parity(plan, seg, slot, IoClass::User);
+                        }
+                        continue;
+                    }
+                    return self.geo.pba(seg, slot);
                 }
                 let seg = c.seg;
                 self.user_open = None;
@@ -884,10 +916,17 @@ impl Scheme for LogArray {
         Some(self)
     }
 
-    fn set_degraded(&mut self, group: u32, degraded: bool) {
-        if let Some(d) = self.degraded.get_mut(group as usize) {
-            *d = degraded;
+    fn set_failed_member(&mut self, member: u32, failed: bool) {
+        if self.geo.raid == crate::geometry::RaidLevel::Raid0 || member >= self.geo.members() {
+            return;
         }
+        let group = (member / self.geo.ssds_per_rgroup) as usize;
+        match (failed, self.failed_member[group]) {
+            (true, _) => self.failed_member[group] = Some(member),
+            (false, Some(m)) if m == member => self.failed_member[group] = None,
+            _ => {}
+        }
+        self.degraded[group] = self.failed_member[group].is_some();
     }
 
     fn status(&self) -> Status {

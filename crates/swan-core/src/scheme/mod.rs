@@ -357,10 +357,11 @@ pub trait Scheme: Send {
         None
     }
 
-    /// R-group `group` lost a member (or got it back): SWAN keeps its writes away from a
-    /// degraded R-group while a healthy one has room. Other schemes have one group and
-    /// nowhere else to write.
-    fn set_degraded(&mut self, _group: u32, _degraded: bool) {}
+    /// Member `member` failed (or is whole again, rebuilt). A log-structured array leaves the
+    /// member's slots of the rows it opens from now on unused, so no new data depends on
+    /// parity to be read back; SWAN also keeps its writes away from a degraded R-group while
+    /// a healthy one has room. In-place schemes have nowhere else to write.
+    fn set_failed_member(&mut self, _member: u32, _failed: bool) {}
 
     /// The summary of `segment` as it stands, for executors that write real bytes
     /// ([`crate::io::Src::Summary`]). `None` for schemes without summaries.

@@ -22,6 +22,7 @@
 
 use super::Worker;
 use crate::array::write_superblocks;
+use crate::backend::{BlockOp, BlockRequest};
 use crate::layout::SuperblockError;
 use crate::member::{Member, MemberError, OpenOptions, BLOCK};
 use crate::members::Health;
@@ -162,7 +163,8 @@ impl Worker {
         if let Err(e) = write_superblocks(&self.members, &self.sb) {
             eprintln!("swan: recording member {m}'s failure in the superblocks: {e}");
         }
-        self.scheme.set_degraded(self.members.group(m), true);
+        self.scheme.set_failed_member(m, true);
+        self.failures += 1;
         true
     }
 
@@ -220,7 +222,8 @@ impl Worker {
             return Err("the array is served read-only".into());
         }
         let direct = self.members.first().is_some_and(Member::is_direct);
-        let new = Member::open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
+        let mut new = Member::open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
+        new.inherit_tap(&self.members[m as usize]);
         new.lock(true).map_err(|e| e.to_string())?;
         if new.blocks() < self.sb.member_blocks {
             return Err(format!(
@@ -332,10 +335,7 @@ impl Worker {
         if let Err(e) = write_superblocks(&self.members, &self.sb) {
             eprintln!("swan: recording member {m}'s rebuild in the superblocks: {e}");
         }
-        let group = self.members.group(m);
-        if self.members.peers(m).all(|p| self.members.is_healthy(p)) {
-            self.scheme.set_degraded(group, false);
-        }
+        self.scheme.set_failed_member(m, false);
         eprintln!(
             "swan: member {m} rebuilt onto {}; the array is whole again",
             self.members[m as usize].path().display()
@@ -349,6 +349,46 @@ impl Worker {
         eprintln!("swan: rebuild of member {} stopped: {why}; the member stays failed", r.member);
     }
 
+    /// Rewrite, to healthy members, the live blocks whose only copy is the slot of a failed
+    /// (or rebuilding) member in a stripe row still open. Such a row has no parity on disk
+    /// yet (it gets it when its last block is written): the block lives in the row's running
+    /// XOR in memory and nowhere else durable, so a crash would lose it. It got there
+    /// written before its member failed (or by GC, which is not told of failures: its
+    /// destination slots were chosen before); user writes skip a failed member's slots.
+    /// Called before every sync point's sync, so a FLUSH never covers such a block and a GC
+    /// victim is never released while its data depends on one.
+    pub(super) fn relocate_at_risk(&mut self) {
+        let Some(la) = self.scheme.log_array() else { return };
+        if self.members.iter().enumerate().all(|(m, _)| self.members.is_healthy(m as u32)) {
+            return;
+        }
+        let geo = *la.geometry();
+        let mut at_risk: Vec<(u64, u32, u64)> = Vec::new();
+        for (&(_, row), open) in &self.parity {
+            for &m in open.written.iter().filter(|&&m| !self.members.is_healthy(m)) {
+                let live = geo.slot_at(m, row).and_then(|(seg, slot)| la.live_lba(geo.pba(seg, slot)));
+                if let Some(lba) = live {
+                    at_risk.push((lba, m, row));
+                }
+            }
+        }
+        at_risk.sort_unstable();
+        for (lba, m, block) in at_risk {
+            let mut data = vec![0u8; BLOCK];
+            if let Err(e) = self.reconstruct(m, block, &mut data) {
+                self.durability_lost.get_or_insert_with(|| format!("block {lba} of a failed member lost: {e}"));
+                continue;
+            }
+            let req =
+                BlockRequest { op: BlockOp::Write(data), offset: lba * BLOCK as u64, len: BLOCK as u32, fua: false };
+            if self.serve(req, Box::new(|_| {})).is_some() {
+                self.durability_lost.get_or_insert_with(|| {
+                    format!("no space to move block {lba} off failed member {m}'s open stripe row")
+                });
+            }
+        }
+    }
+
     pub(super) fn rebuild_status(&self) -> Option<RebuildStatus> {
         self.rebuild.as_ref().map(|r| RebuildStatus {
             member: r.member,
@@ -358,8 +398,8 @@ impl Worker {
         })
     }
 
-    /// Give the rows of segments adopted at recovery their parity. Such a segment was open
-    /// at the crash: its last rows were filling and their parity, written when a row
+    /// Give the rows of segments adopted at recovery (and of segments sealed by an unsynced
+    /// journal record) their parity. Such a segment was open at the crash: its last rows were filling and their parity, written when a row
     /// completes, never was. Each row's parity becomes the XOR of what its data columns hold
     /// now, so a member failing later can be rebuilt; the data is untouched.
     pub(super) fn reparity_adopted(&mut self) -> Result<u64, MemberError> {
@@ -369,7 +409,10 @@ impl Worker {
             return Ok(0);
         }
         let segs = la.segments();
-        let adopted: Vec<u64> = (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect();
+        // Also the segments sealed by a record written before its data was synced: the
+        // summary made it, the parity of the rows before it may not have.
+        let mut adopted: Vec<u64> = (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect();
+        adopted.extend(std::mem::take(&mut self.unsynced_seals));
         let mut rows = 0;
         let (mut one, mut acc) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
         for seg in adopted {

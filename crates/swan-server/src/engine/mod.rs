@@ -399,6 +399,13 @@ struct Worker {
     /// Checkpoint after this many journal records (0: only when the ring is half full).
     checkpoint_every: u64,
     records_since_checkpoint: u64,
+    /// Members failed while serving (a sync point that saw one fail relocates again).
+    failures: u64,
+    /// `failures` as of the last sync point.
+    failures_synced: u64,
+    /// Segments recovery found sealed by an unsynced record: their parity is rewritten
+    /// before serving writes ([`Recovered::unsynced_seals`]).
+    unsynced_seals: Vec<u64>,
 }
 
 impl Worker {
@@ -441,6 +448,7 @@ impl Worker {
             ring: rec.ring,
             checkpoint_seq: rec.checkpoint_seq,
             next_slot: rec.next_slot,
+            unsynced_seals: rec.unsynced_seals,
             pending: Vec::new(),
             changes: Vec::new(),
             tail_records: false,
@@ -472,6 +480,8 @@ impl Worker {
             rotations_seen: 0,
             durability_lost: None,
             failed_lbas: HashSet::new(),
+            failures: 0,
+            failures_synced: 0,
             checkpoint_every: 0,
             records_since_checkpoint: 0,
             sb,
@@ -488,7 +498,7 @@ impl Worker {
                     "swan: member {m} ({}) is failed: serving degraded (swan replace --member {m} NEW ...)",
                     self.members[m as usize].path().display()
                 );
-                self.scheme.set_degraded(self.members.group(m), true);
+                self.scheme.set_failed_member(m, true);
             }
         }
         if self.read_only {
@@ -526,7 +536,9 @@ impl Worker {
         self.deliver_held();
         self.fail_members_reads_met();
         self.serve_requests();
+        self.protect_after_failure();
         self.advance_gc();
+        self.protect_after_failure();
         // A rebuild takes a slice per round, more while no user request waits.
         for _ in 0..if self.queue.is_empty() { 8 } else { 1 } {
             if self.rebuild.is_none() {
@@ -534,6 +546,7 @@ impl Worker {
             }
             self.rebuild_step();
         }
+        self.protect_after_failure();
         self.release_check();
         self.journal_tail();
         for (done, reply) in std::mem::take(&mut self.replies) {
@@ -1307,6 +1320,11 @@ impl Worker {
         if std::mem::take(&mut self.write_failed) {
             self.durability_lost.get_or_insert_with(|| "a user-data write handed to the I/O pool failed".into());
         }
+        if self.durability_lost.is_none() {
+            // GC may have left a block's only copy on a failed member's open row with nothing
+            // else written since: the victim released below must not be its last copy.
+            self.relocate_at_risk();
+        }
         let result = match &self.durability_lost {
             Some(why) => Err(anyhow::anyhow!("durability was lost earlier ({why}); restart to recover")),
             None if self.dirty => self.sync_and_journal(),
@@ -1338,8 +1356,24 @@ impl Worker {
             }
             self.follow = plan;
             self.release_pending_since = None;
+            self.protect_after_failure();
         }
         self.release_due = false;
+    }
+
+    /// A member failed since the last sync point: rewrite what only it held in open rows
+    /// to healthy members and make that durable now, not at the next FLUSH. Until then a
+    /// crash would lose those blocks (the array would have lost a member and its power:
+    /// two faults); this keeps that window to the operation during which the member failed.
+    fn protect_after_failure(&mut self) {
+        if self.failures == self.failures_synced || self.durability_lost.is_some() || self.read_only {
+            return;
+        }
+        self.wait_writes();
+        if let Err(e) = self.sync_and_journal() {
+            eprintln!("swan: making the array safe after a member failure: {e:#}");
+            self.durability_lost.get_or_insert_with(|| e.to_string());
+        }
     }
 
     fn sync_all(&mut self) -> Result<(), MemberError> {
@@ -1354,7 +1388,20 @@ impl Worker {
     }
 
     fn sync_and_journal(&mut self) -> anyhow::Result<()> {
-        self.sync_all()?;
+        // Data whose only copy is a failed member's slot in an open row is rewritten to
+        // healthy members first; a member failing during the sync means another round.
+        loop {
+            let failures = self.failures;
+            self.relocate_at_risk();
+            if let Some(why) = &self.durability_lost {
+                anyhow::bail!("durability was lost ({why}); restart to recover");
+            }
+            self.sync_all()?;
+            if self.failures == failures {
+                break;
+            }
+        }
+        self.failures_synced = self.failures;
         self.sync_points += 1;
         self.dirty = false;
         self.journal_changes_read_back();
@@ -1375,6 +1422,15 @@ impl Worker {
         // from the last good checkpoint instead.
         if let Some(why) = &self.durability_lost {
             anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+        }
+        // The map must not name a block whose only copy is in memory (a failed member's
+        // slot in an open row): move such blocks first, and make the move durable.
+        if !self.read_only && self.members.iter().enumerate().any(|(m, _)| !self.members.is_healthy(m as u32)) {
+            self.relocate_at_risk();
+            if let Some(why) = &self.durability_lost {
+                anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+            }
+            self.sync_all()?;
         }
         self.pending.clear();
         let Some(la) = self.scheme.log_array() else { return Ok(()) };
