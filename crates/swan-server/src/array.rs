@@ -348,10 +348,8 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
     if present.is_empty() {
         bail!("every member was given as `{MISSING}`: at least one member must be there to say what the array is");
     }
-    let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
-    let mut first: Option<Superblock> = None;
-    // Members whose superblock a crash tore mid-update (see `Superblock::decode_torn`).
-    let mut torn_members: Vec<u32> = Vec::new();
+    // Read every superblock first: the reference for the others is an intact one.
+    let mut read: Vec<(&PathBuf, Member, Superblock, bool)> = Vec::new();
     for &p in &present {
         let m = Member::open(p, OpenOptions { direct, read_only })?;
         m.lock(!read_only)?;
@@ -363,18 +361,40 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
             ),
             e => anyhow!("{}: {e}", p.display()),
         })?;
-        let reference = first.get_or_insert_with(|| sb.clone());
+        read.push((p, m, sb, torn));
+    }
+    let Some((ref_path, _, reference, _)) = read.iter().find(|r| !r.3) else {
+        bail!(
+            "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
+            present[0].display()
+        );
+    };
+    let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
+    let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
+    // Members whose superblock a crash tore mid-update (see `Superblock::decode_torn`).
+    let mut torn_members: Vec<u32> = Vec::new();
+    for (p, m, sb, torn) in read {
+        // A torn superblock is trusted only as far as it agrees with an intact one.
+        let corrupt = |what: &str| {
+            anyhow!("{}: superblock checksum mismatch, and {what}: the superblock is corrupt", p.display())
+        };
         if sb.uuid != reference.uuid {
+            if torn {
+                return Err(corrupt("it names another array"));
+            }
             bail!(
                 "{} belongs to swan array {}, but {} belongs to {}: members of two arrays were given",
                 p.display(),
                 sb.uuid_string(),
-                present[0].display(),
+                ref_path.display(),
                 reference.uuid_string()
             );
         }
         let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
-        if shape(&sb) != shape(reference) {
+        if shape(&sb) != shape(&reference) || (torn && sb.member_index >= reference.members) {
+            if torn {
+                return Err(corrupt("its geometry disagrees with the other members'"));
+            }
             bail!("{}: its superblock disagrees with the other members' about the array's geometry", p.display());
         }
         if m.blocks() < sb.member_blocks {
@@ -388,17 +408,21 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         found.resize_with(sb.members as usize, || None);
         let i = sb.member_index as usize;
         if let Some((other, _)) = &found[i] {
+            if torn {
+                return Err(corrupt(&format!("its member index {i} is {}'s", other.path().display())));
+            }
             bail!("{} and {} both claim to be member {i}", other.path().display(), p.display());
         }
         if torn {
+            eprintln!(
+                "swan: {}: superblock torn by a crash (checksum mismatch, first sector whole): taken as member {i}",
+                p.display()
+            );
             torn_members.push(i as u32);
         }
         found[i] = Some((m, sb));
     }
-    if torn_members.len() == found.iter().flatten().count() {
-        bail!("every member's superblock fails its checksum: nothing to trust about the array");
-    }
-    let sb = first.expect("at least one member");
+    let sb = reference;
     let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
     if paths.len() != sb.members as usize || absent.len() != absent_given {
         let list: Vec<String> = absent.iter().map(u32::to_string).collect();
