@@ -253,11 +253,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
     for m in &opened {
         m.sync()?;
     }
-    for (i, m) in opened.iter().enumerate() {
-        let member_sb = Superblock { member_index: i as u32, ..sb.clone() };
-        m.write(0, &member_sb.encode())?;
-        m.sync()?;
-    }
+    put_superblocks(opened.iter().enumerate(), &sb)?;
     Ok(sb)
 }
 
@@ -315,10 +311,16 @@ pub fn parity_width(sb: &Superblock) -> u32 {
 /// Write every healthy member's superblock (its own index, the array's `failed` set and
 /// `events` count) and make it durable: how a failure or a finished rebuild is recorded.
 pub fn write_superblocks(members: &Members, sb: &Superblock) -> std::result::Result<(), MemberError> {
-    for (i, m) in members.iter().enumerate() {
-        if members.health(i as u32) == Health::Failed {
-            continue;
-        }
+    put_superblocks(members.iter().enumerate().filter(|&(i, _)| members.health(i as u32) != Health::Failed), sb)
+}
+
+/// Write `sb` to each (index, member), with the member's own index, synced before the next:
+/// a crash leaves at most one superblock torn.
+fn put_superblocks<'a>(
+    members: impl IntoIterator<Item = (usize, &'a Member)>,
+    sb: &Superblock,
+) -> std::result::Result<(), MemberError> {
+    for (i, m) in members {
         m.write(0, &Superblock { member_index: i as u32, ..sb.clone() }.encode())?;
         m.sync()?;
     }

@@ -912,7 +912,11 @@ impl Worker {
         }
     }
 
-    /// CRC32C of the block in physical slot `pba`, read back from its member.
+    /// CRC32C of the block in physical slot `pba`, read back from its member (or rebuilt
+    /// from its row when the member has failed). It takes `&self`, unlike `member_read`,
+    /// because it runs inside journal record building: a read error here does not fail the
+    /// member, it yields CRC 0, which recovery finds wrong (bar a 2^-32 chance) and so
+    /// drops the tail from that record on.
     fn block_crc(&self, pba: u64) -> u32 {
         let Some(la) = self.scheme.log_array() else { return 0 };
         let geo = la.geometry();
@@ -1040,11 +1044,16 @@ impl Worker {
         self.stats[io.member as usize].user_bytes_written += (io.count as usize * BLOCK) as u64;
     }
 
-    /// Write a gathered run: by the pool when it is large, else here.
+    /// Write a gathered run: by the pool when it is large (or the member is O_DIRECT), else here.
     fn write_gathered(&mut self, g: Gathered) -> Result<(), MemberError> {
         let n = g.data.len();
         match &self.pool {
-            Some(pool) if n >= POOL_WRITE_MIN && self.members.health(g.member) != Health::Failed => {
+            // With O_DIRECT every write waits for the device: hand even small ones to the
+            // pool, so the engine does not wait out each device write in turn.
+            Some(pool)
+                if (n >= POOL_WRITE_MIN || self.members[g.member as usize].is_direct())
+                    && self.members.health(g.member) != Health::Failed =>
+            {
                 pool.write(&self.members, g.member, g.block, Arc::new(g.data), 0..n);
                 self.pooled_now = true;
                 Ok(())
