@@ -70,11 +70,11 @@ pub struct ReadChecks {
     pub failed: AtomicU64,
 }
 
-/// What a pooled read needs to verify and repair its blocks.
-struct Verify {
-    geo: Geometry,
-    checks: Vec<Check>,
-    counts: Arc<ReadChecks>,
+/// What a read needs to verify and repair its blocks (pooled, or done by the engine).
+pub(crate) struct Verify {
+    pub geo: Geometry,
+    pub checks: Vec<Check>,
+    pub counts: Arc<ReadChecks>,
 }
 
 /// Threads doing member I/O. Reads block in the kernel (a page-cache miss waits for the
@@ -332,7 +332,7 @@ fn summary_is_sound(members: &Members, v: &Verify, i: usize) -> bool {
 
 /// Verify block `i` of a read (now in `block`, read from `member` at `at`); rebuild it from
 /// parity if it does not match. False if the read must fail.
-fn verify_block(members: &Members, v: &Verify, i: usize, member: u32, at: u64, block: &mut [u8]) -> bool {
+pub(crate) fn verify_block(members: &Members, v: &Verify, i: usize, member: u32, at: u64, block: &mut [u8]) -> bool {
     let Some(crc) = expected_crc(members, v, i) else {
         if v.checks.get(i).is_some_and(|c| *c != Check::Nothing) {
             v.counts.unverified.fetch_add(1, Ordering::Relaxed);

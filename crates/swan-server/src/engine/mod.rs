@@ -29,6 +29,7 @@
 //! a seed gives the same member I/O, byte for byte, every time.
 
 mod degraded;
+mod gc_verify;
 
 pub use degraded::RebuildStatus;
 
@@ -160,6 +161,12 @@ pub struct StatusReport {
     pub read_repairs: u64,
     pub read_failures: u64,
     pub reads_unverified: u64,
+    /// Blocks GC moved: checked against their CRC, rebuilt from parity first, lost (moved
+    /// marked bad), or without a CRC to check.
+    pub gc_verified: u64,
+    pub gc_repaired: u64,
+    pub gc_lost: u64,
+    pub gc_unverified: u64,
     /// A replacement member being rebuilt (`swan replace`).
     pub rebuild: Option<RebuildStatus>,
 }
@@ -282,6 +289,9 @@ struct GcRun {
     /// Emulation: the phase may not start before the previous one completes on the model.
     not_before: Instant,
     phase_end: Instant,
+    /// Destination slots of blocks that failed their CRC and could not be rebuilt: their
+    /// recorded CRC is made wrong, so reads of them fail ([`gc_verify`]).
+    poisoned: Vec<u64>,
 }
 
 /// A reply held until the emulated SSDs would have completed the request.
@@ -410,6 +420,9 @@ struct Worker {
     failures: u64,
     /// `failures` as of the last sync point.
     failures_synced: u64,
+    gc_checks: gc_verify::GcChecks,
+    /// Read verification counters, shared with the pool's readers.
+    read_checks: Arc<crate::pool::ReadChecks>,
     /// Segments recovery found sealed by an unsynced record: their parity is rewritten
     /// before serving writes ([`Recovered::unsynced_seals`]).
     unsynced_seals: Vec<u64>,
@@ -439,6 +452,7 @@ impl Worker {
             .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
             .collect();
         let pool = if opts.emulate.is_none() { Some(IoPool::start(THREADS)?) } else { None };
+        let read_checks = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         Ok(Worker {
             members: Arc::new(opened.members),
             rebuild: None,
@@ -489,6 +503,8 @@ impl Worker {
             failed_lbas: HashSet::new(),
             failures: 0,
             failures_synced: 0,
+            gc_checks: Default::default(),
+            read_checks,
             checkpoint_every: 0,
             records_since_checkpoint: 0,
             sb,
@@ -775,6 +791,11 @@ impl Worker {
                 });
                 self.pooled_now = false;
                 let res = self.execute(&plan, user, shared.clone(), &mut reply, &mut staged, self.now());
+                if op == ReqOp::Read && res.is_ok() && !self.verify_engine_read(&plan, lba, &mut reply) {
+                    self.plan = plan;
+                    done(Err(Errno::Io));
+                    return None;
+                }
                 self.plan = plan;
                 res.map(|at| (reply, at))
             }
@@ -839,9 +860,14 @@ impl Worker {
             pieces.push(Piece { member: io.member, block: io.block, count: io.count, offset });
             self.stats[io.member as usize].bytes_read += u64::from(io.count) * BLOCK as u64;
         }
-        // What each block must match: the CRC held for an open segment, or the one its
-        // sealed segment's summary recorded.
-        let checks = self.scheme.log_array().map(|la| {
+        let checks = self.read_checks_for(first, len);
+        pool.read(&self.members, pieces, len, checks, first * BLOCK as u64, done);
+    }
+
+    /// What each block of a read of `len` bytes from `first` must match: the CRC held for
+    /// an open segment, or the one its sealed segment's summary recorded.
+    fn read_checks_for(&self, first: u64, len: usize) -> Option<(swan_core::geometry::Geometry, Vec<Check>)> {
+        self.scheme.log_array().map(|la| {
             let geo = *la.geometry();
             let checks = (first..first + (len / BLOCK) as u64)
                 .map(|lba| {
@@ -860,8 +886,25 @@ impl Worker {
                 })
                 .collect();
             (geo, checks)
-        });
-        pool.read(&self.members, pieces, len, checks, first * BLOCK as u64, done);
+        })
+    }
+
+    /// Verify a read the engine carried out itself (the pool's reads verify themselves),
+    /// repairing from parity what it can. False: the read must fail.
+    fn verify_engine_read(&self, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
+        let Some((geo, checks)) = self.read_checks_for(first, reply.len()) else { return true };
+        let v = crate::pool::Verify { geo, checks, counts: Arc::clone(&self.read_checks) };
+        for io in plan.ios() {
+            let IoKind::Read(Dst::User { offset }) = io.kind else { continue };
+            for k in 0..io.count {
+                let i = (offset + k) as usize;
+                let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
+                if !crate::pool::verify_block(&self.members, &v, i, io.member, io.block + u64::from(k), block) {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
@@ -1231,6 +1274,7 @@ impl Worker {
                 next: 0,
                 not_before: now,
                 phase_end: now,
+                poisoned: Vec::new(),
             });
         }
     }
@@ -1270,6 +1314,10 @@ impl Worker {
                 run.phase += 1;
                 run.next = 0;
                 run.not_before = run.phase_end;
+                if run.phase == 1 {
+                    // Read, not yet written: check what is about to be moved.
+                    self.verify_gc_copies(&mut run);
+                }
             }
             self.gc_runs.insert(i, run);
         } else {
@@ -1284,8 +1332,17 @@ impl Worker {
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
-        // summaries the follow-up plan writes when it seals their segments.
-        self.journal_changes_read_back();
+        // summaries the follow-up plan writes when it seals their segments (a poisoned
+        // slot's CRC inverted).
+        let poisoned = run.poisoned;
+        self.journal_changes(|w, _, pba| {
+            let crc = w.block_crc(pba);
+            if poisoned.contains(&pba) {
+                !crc
+            } else {
+                crc
+            }
+        });
         let mut staged = Vec::new();
         if let Err(e) = self.execute(&follow, &[], None, &mut [], &mut staged, self.now()) {
             self.log_error(&e);
@@ -1529,7 +1586,7 @@ impl Worker {
 
     fn status(&self) -> StatusReport {
         let read_count = |f: fn(&crate::pool::ReadChecks) -> &std::sync::atomic::AtomicU64| {
-            self.pool.as_ref().map_or(0, |p| f(&p.checks).load(std::sync::atomic::Ordering::Relaxed))
+            f(&self.read_checks).load(std::sync::atomic::Ordering::Relaxed)
         };
         let st = self.scheme.status();
         let c = self.scheme.counters();
@@ -1584,6 +1641,10 @@ impl Worker {
             read_repairs: read_count(|c| &c.repaired),
             read_failures: read_count(|c| &c.failed),
             reads_unverified: read_count(|c| &c.unverified),
+            gc_verified: self.gc_checks.verified,
+            gc_repaired: self.gc_checks.repaired,
+            gc_lost: self.gc_checks.lost,
+            gc_unverified: self.gc_checks.unverified,
             rebuild: self.rebuild_status(),
         }
     }
