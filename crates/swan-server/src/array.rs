@@ -16,7 +16,6 @@ use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
-use swan_core::summary::Summary;
 use swan_core::victim::VictimPolicy;
 
 /// What `swan create` asks for.
@@ -610,8 +609,8 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
                     // A seal in an unsynced record holds only if the segment's summary
                     // reached the members too (GC reads it back as the segment's P2L).
                     MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
-                        let whole = crate::summaries::read_raw(&o.members, &geo, segment, &mut summary_buf).is_ok()
-                            && Summary::decode(&summary_buf).is_ok_and(|s| s.segment == segment && s.seq == seq);
+                        let whole =
+                            crate::summaries::read_sealed(&o.members, &geo, segment, seq, &mut summary_buf).is_some();
                         if !whole {
                             break 'records;
                         }

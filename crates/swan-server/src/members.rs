@@ -124,6 +124,11 @@ impl Members {
         self.health(m) == Health::Healthy
     }
 
+    /// Whether no member is failed or being rebuilt.
+    pub fn all_healthy(&self) -> bool {
+        (0..self.len() as u32).all(|m| self.is_healthy(m))
+    }
+
     pub fn has_parity(&self) -> bool {
         self.width > 0
     }

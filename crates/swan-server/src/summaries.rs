@@ -23,6 +23,14 @@ pub fn read_raw(members: &Members, geo: &Geometry, segment: u64, buf: &mut Vec<u
     Ok(())
 }
 
+/// The summary of `segment` as it was sealed with `seq`, if it is on the members whole: it
+/// reads, its checksum holds, and it names that segment and sequence number (a torn one,
+/// or one left from an earlier use of the segment, does not).
+pub fn read_sealed(members: &Members, geo: &Geometry, segment: u64, seq: u64, buf: &mut Vec<u8>) -> Option<Summary> {
+    read_raw(members, geo, segment, buf).ok()?;
+    Summary::decode(buf).ok().filter(|s| s.segment == segment && s.seq == seq)
+}
+
 /// GC's [`SummarySource`] over the members. A summary that cannot be read or decoded is
 /// `None`: the scheme then rebuilds the victim's P2L from its map (slower, never wrong).
 pub struct MemberSummaries<'a> {

@@ -359,7 +359,7 @@ impl Worker {
     /// victim is never released while its data depends on one.
     pub(super) fn relocate_at_risk(&mut self) {
         let Some(la) = self.scheme.log_array() else { return };
-        if self.members.iter().enumerate().all(|(m, _)| self.members.is_healthy(m as u32)) {
+        if self.members.all_healthy() {
             return;
         }
         let geo = *la.geometry();

@@ -55,13 +55,13 @@ impl Worker {
                 let block = io.block + u64::from(i);
                 let Some((seg, s)) = geo.slot_at(io.member, block) else { continue };
                 if summary.as_ref().map(|x| x.0) != Some(seg) {
-                    let read = la.segments().seq(seg) != 0
-                        && crate::summaries::read_raw(&self.members, &geo, seg, &mut buf).is_ok();
-                    let decoded = read
-                        .then(|| Summary::decode(&buf).ok())
+                    // Adopted segments (sequence 0) have no summary.
+                    let seq = la.segments().seq(seg);
+                    let sealed = (seq != 0)
+                        .then(|| crate::summaries::read_sealed(&self.members, &geo, seg, seq, &mut buf))
                         .flatten()
-                        .filter(|sum| sum.segment == seg && sum.block_crcs);
-                    summary = Some((seg, decoded));
+                        .filter(|sum| sum.block_crcs);
+                    summary = Some((seg, sealed));
                 }
                 let Some(entry) =
                     summary.as_ref().and_then(|x| x.1.as_ref()).and_then(|sum| sum.entries.get(s as usize))

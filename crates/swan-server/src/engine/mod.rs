@@ -1536,7 +1536,7 @@ impl Worker {
         }
         // The map must not name a block whose only copy is in memory (a failed member's
         // slot in an open row): move such blocks first, and make the move durable.
-        if !self.read_only && self.members.iter().enumerate().any(|(m, _)| !self.members.is_healthy(m as u32)) {
+        if !self.read_only && !self.members.all_healthy() {
             self.relocate_at_risk();
             if let Some(why) = &self.durability_lost {
                 anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
