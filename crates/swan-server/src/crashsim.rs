@@ -652,25 +652,17 @@ impl Run {
     fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<bool> {
         let opened = array::open(paths, false, true)?;
         let whole = opened.sb.failed.is_empty();
+        // (swan check refuses a degraded array: it checks parity against data. Both hold
+        // shared locks on the members.)
         if whole {
-            // (swan check refuses a degraded array: it checks parity against data.)
-            drop(opened);
             let rep = check::check(paths).context("recovery (swan check)")?;
             if rep.problems != 0 {
                 bail!("swan check: {}", rep.text);
             }
-            return self.read_only_back(paths, cut).map(|()| true);
         }
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
-        self.read_back(&mut st, cut).map(|()| false)
-    }
-
-    fn read_only_back(&self, paths: &[PathBuf], cut: usize) -> Result<()> {
-        let opened = array::open(paths, false, true)?;
-        let recovered = array::recover(&opened)?;
-        let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
-        self.read_back(&mut st, cut)
+        self.read_back(&mut st, cut).map(|()| whole)
     }
 
     /// As [`Run::verify_images`], on copies of the images, then with member `failed` failed:
