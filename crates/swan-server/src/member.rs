@@ -398,7 +398,7 @@ impl Member {
     }
 
     /// The open file, or the error an absent member gives for `op`.
-    fn file(&self, op: Op) -> Result<&File, MemberError> {
+    fn file_for(&self, op: Op) -> Result<&File, MemberError> {
         self.file.as_ref().ok_or_else(|| MemberError::Lost {
             path: self.path.clone(),
             op,
@@ -473,7 +473,7 @@ impl Member {
         let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
         let op = Op::Read { block, count };
         self.check_range(op, block, count)?;
-        let file = self.file(op)?;
+        let file = self.file_for(op)?;
         self.tap_before(op)?;
         self.pread(file, block * BLOCK_U64, buf).map_err(|source| {
             if source.kind() == io::ErrorKind::UnexpectedEof {
@@ -491,7 +491,7 @@ impl Member {
         let op = Op::Write { block, count };
         self.check_range(op, block, count)?;
         self.check_writable(op)?;
-        let file = self.file(op)?;
+        let file = self.file_for(op)?;
         self.tap_before(op)?;
         self.pwrite(file, block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))?;
         self.tap_after(op, buf)
@@ -511,7 +511,7 @@ impl Member {
         if count == 0 {
             return Ok(());
         }
-        let file = self.file(op)?;
+        let file = self.file_for(op)?;
         self.tap_before(op)?;
         let flags = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         let punched = loop {
@@ -532,7 +532,7 @@ impl Member {
     /// device's volatile cache).
     pub fn sync(&self) -> Result<(), MemberError> {
         // std's sync_data is fdatasync on Linux, retried on EINTR.
-        let file = self.file(Op::Sync)?;
+        let file = self.file_for(Op::Sync)?;
         self.tap_before(Op::Sync)?;
         file.sync_data().map_err(|e| self.io_err(Op::Sync, e))?;
         self.tap_after(Op::Sync, &[])
