@@ -10,11 +10,15 @@ use swan_core::scheme::{ArraySpec, ReqOp, Request, Scheme, SchemeKind, Submitted
 use swan_core::victim::VictimPolicy;
 
 fn array() -> Box<dyn Scheme> {
+    array_of(SchemeKind::Swan(RaidLevel::Raid5), 3, 3, 8 * 64)
+}
+
+fn array_of(kind: SchemeKind, rgroups: u32, ssds_per_rgroup: u32, member_blocks: u64) -> Box<dyn Scheme> {
     ArraySpec {
-        kind: SchemeKind::Swan(RaidLevel::Raid5),
-        rgroups: 3,
-        ssds_per_rgroup: 3,
-        member_blocks: 8 * 64,
+        kind,
+        rgroups,
+        ssds_per_rgroup,
+        member_blocks,
         member_offset: 0,
         segment_rows: 8,
         chunk_blocks: 4,
@@ -25,22 +29,28 @@ fn array() -> Box<dyn Scheme> {
     .unwrap()
 }
 
+/// Plan a one-block write of `lba` into `plan`, running GC (and releasing its victims)
+/// until there is room.
+fn write_one(s: &mut Box<dyn Scheme>, lba: u64, plan: &mut IoPlan) {
+    loop {
+        match s.submit(&Request::new(ReqOp::Write, lba, 1), plan).unwrap() {
+            Submitted::Planned => return,
+            Submitted::NoSpace => {
+                let id = s.start_gc(plan).expect("GC can free space");
+                s.finish_gc(id, plan);
+                s.release_deferred(plan);
+            }
+        }
+    }
+}
+
 /// Write `n` blocks from `lba` on (wrapping), running GC when asked; the front-end after each.
 fn write(s: &mut Box<dyn Scheme>, from: u64, n: u64) -> Vec<u32> {
     let mut plan = IoPlan::new();
     let vol = s.volume_blocks();
     let mut fronts = Vec::new();
     for i in 0..n {
-        let lba = (from + i) % vol;
-        loop {
-            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
-                Submitted::Planned => break,
-                Submitted::NoSpace => {
-                    let id = s.start_gc(&mut plan).expect("GC can free space");
-                    s.finish_gc(id, &mut plan);
-                }
-            }
-        }
+        write_one(s, (from + i) % vol, &mut plan);
         fronts.push(s.status().front_group.expect("SWAN has a front-end"));
     }
     fronts
@@ -70,19 +80,7 @@ fn a_degraded_rgroup_hands_the_front_end_over_and_is_not_chosen_again() {
 
 #[test]
 fn user_writes_skip_the_failed_members_slots() {
-    let mut s = ArraySpec {
-        kind: SchemeKind::LogRaid(RaidLevel::Raid5),
-        rgroups: 1,
-        ssds_per_rgroup: 4,
-        member_blocks: 16 * 64,
-        member_offset: 0,
-        segment_rows: 8,
-        chunk_blocks: 4,
-        victim: VictimPolicy::Greedy,
-        tuning: Default::default(),
-    }
-    .build()
-    .unwrap();
+    let mut s = array_of(SchemeKind::LogRaid(RaidLevel::Raid5), 1, 4, 16 * 64);
     let failed = 2;
     let vol = s.volume_blocks();
     let mut plan = IoPlan::new();
@@ -91,16 +89,7 @@ fn user_writes_skip_the_failed_members_slots() {
     let (mut user_writes, mut parity_writes) = (0, 0);
     for i in 0..3 * vol {
         let lba = (i * 7) % vol;
-        loop {
-            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
-                Submitted::Planned => break,
-                Submitted::NoSpace => {
-                    let id = s.start_gc(&mut plan).expect("GC can free space");
-                    s.finish_gc(id, &mut plan);
-                    s.release_deferred(&mut plan);
-                }
-            }
-        }
+        write_one(&mut s, lba, &mut plan);
         for io in plan.ios() {
             match io.kind {
                 IoKind::Write(Src::User { .. }) => {
@@ -119,16 +108,7 @@ fn user_writes_skip_the_failed_members_slots() {
     s.set_failed_member(failed, false);
     let mut on_it = 0;
     for lba in 0..vol / 4 {
-        loop {
-            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
-                Submitted::Planned => break,
-                Submitted::NoSpace => {
-                    let id = s.start_gc(&mut plan).expect("GC can free space");
-                    s.finish_gc(id, &mut plan);
-                    s.release_deferred(&mut plan);
-                }
-            }
-        }
+        write_one(&mut s, lba, &mut plan);
         on_it += plan
             .ios()
             .iter()
