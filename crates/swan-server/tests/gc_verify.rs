@@ -6,11 +6,12 @@
 //! written, one block's bits flipped on its member behind the server's back, every other
 //! block rewritten until GC has moved that one.
 
+mod common;
+
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use swan_core::victim::VictimPolicy;
-use swan_server::array::{self, CreateOptions};
+use swan_server::array;
 use swan_server::backend::{BlockOp, BlockRequest, Reply};
 use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::member::BLOCK;
@@ -57,20 +58,7 @@ fn find(paths: &[PathBuf], data: &[u8]) -> (PathBuf, u64) {
 
 fn rot_then_collect(scheme: &str, dir: &Path) -> (Stepper, Vec<PathBuf>, u64, Vec<u8>) {
     let ssds = if scheme.ends_with('0') { 2 } else { 3 };
-    let paths: Vec<PathBuf> = (0..3 * ssds).map(|i| dir.join(format!("m{i}"))).collect();
-    let o = CreateOptions {
-        kind: scheme.parse().unwrap(),
-        rgroups: 3,
-        ssds_per_rgroup: ssds,
-        member_bytes: Some(24 << 20),
-        segment_bytes: 128 << 10,
-        chunk_bytes: 64 << 10,
-        victim: VictimPolicy::Greedy,
-        spare: None,
-        force: false,
-        created: 0,
-    };
-    let sb = array::create(&paths, &o).unwrap();
+    let (paths, sb) = common::small_array(dir, scheme, 3, ssds);
     let volume = sb.volume_blocks;
     let mut st = start(&paths);
     for lba in (0..volume).step_by(16) {

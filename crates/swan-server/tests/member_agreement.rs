@@ -3,29 +3,16 @@
 //! healthy members one event apart, or one superblock torn; neither may cost a member. A
 //! member away while a change completed is stale; one that is gone is given as `missing`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use swan_core::victim::VictimPolicy;
-use swan_server::array::{self, CreateOptions, MISSING};
+use swan_server::array::{self, MISSING};
 use swan_server::layout::Superblock;
 use swan_server::member::{Member, OpenOptions, BLOCK};
 use swan_server::members::Health;
 
 fn swan5(dir: &Path) -> Vec<PathBuf> {
-    let paths: Vec<PathBuf> = (0..6).map(|i| dir.join(format!("m{i}"))).collect();
-    let o = CreateOptions {
-        kind: "swan5".parse().unwrap(),
-        rgroups: 2,
-        ssds_per_rgroup: 3,
-        member_bytes: Some(24 << 20),
-        segment_bytes: 128 << 10,
-        chunk_bytes: 64 << 10,
-        victim: VictimPolicy::Greedy,
-        spare: None,
-        force: false,
-        created: 0,
-    };
-    array::create(&paths, &o).unwrap();
-    paths
+    common::small_array(dir, "swan5", 2, 3).0
 }
 
 fn superblock(p: &Path) -> Superblock {
