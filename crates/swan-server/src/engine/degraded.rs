@@ -106,12 +106,24 @@ impl Worker {
     fn member_op(&mut self, m: u32, op: impl FnOnce(&Member) -> Result<(), MemberError>) -> Result<(), MemberError> {
         match self.members.health(m) {
             Health::Failed => Ok(()),
-            Health::Healthy => match op(&self.members[m as usize]) {
+            _ => {
+                let r = op(&self.members[m as usize]);
+                self.member_result(m, r)
+            }
+        }
+    }
+
+    /// What an operation's result on member `m` means for the array: an I/O error fails a
+    /// healthy member (when the array can lose it) or ends a rebuild onto it.
+    pub(super) fn member_result(&mut self, m: u32, r: Result<(), MemberError>) -> Result<(), MemberError> {
+        match self.members.health(m) {
+            Health::Failed => Ok(()),
+            Health::Healthy => match r {
                 Err(e) if e.is_io_error() && self.fail_member(m, &e.to_string()) => Ok(()),
                 r => r,
             },
             Health::Rebuilding => {
-                if let Err(e) = op(&self.members[m as usize]) {
+                if let Err(e) = r {
                     self.abort_rebuild(&e.to_string());
                 }
                 Ok(())

@@ -65,6 +65,8 @@ const BATCH: usize = 64;
 const RELEASE_BATCH: usize = 8;
 /// ...or after the oldest has waited this long.
 const RELEASE_AFTER: Duration = Duration::from_millis(500);
+/// Gathered user data is written out once this much has gathered (or at the batch's end).
+const RUNS_FLUSH_AT: usize = 1 << 20;
 /// Largest payload a request may carry (what the NBD front advertises).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 
@@ -332,7 +334,8 @@ struct Buffers<'a> {
     summaries: HashMap<u64, Vec<u8>>,
 }
 
-/// User data bound for consecutive blocks of one member, gathered from a request's payload.
+/// User data bound for consecutive blocks of one member, gathered from the payloads of the
+/// requests of a batch.
 struct Gathered {
     member: u32,
     block: u64,
@@ -358,6 +361,12 @@ struct Worker {
     pooled_now: bool,
     /// A pooled write failed since the last sync point: that sync point reports it.
     write_failed: bool,
+    /// User data of this batch's log-structured writes, gathered into runs of consecutive
+    /// blocks per member and not yet written ([`Worker::flush_runs`]); `run_bytes` in all.
+    runs: Vec<Gathered>,
+    run_bytes: usize,
+    /// Errors of run writes done on this thread, for the next [`Worker::wait_writes`].
+    run_errors: Vec<MemberError>,
     /// CRC32C of every block written into each open segment, by slot, until the segment's
     /// summary carries them (FORMAT.md, summary).
     open_crcs: HashMap<u64, Vec<u32>>,
@@ -461,6 +470,9 @@ impl Worker {
             pooled: Vec::new(),
             pooled_now: false,
             write_failed: false,
+            runs: Vec::new(),
+            run_bytes: 0,
+            run_errors: Vec::new(),
             open_crcs: HashMap::new(),
             scheme: rec.scheme,
             kind,
@@ -681,20 +693,26 @@ impl Worker {
     /// Wait for the writes handed to the pool; a request whose write failed is answered
     /// with an I/O error instead, and so is the next sync point.
     fn wait_writes(&mut self) {
-        let Some(pool) = &self.pool else { return };
-        let mut errors = pool.wait_writes();
-        // A member that failed under a pooled write is spared if its parity group can spare
-        // it: the parity this thread computed from the same data keeps the write.
-        errors.retain(|e| {
-            let m = self.members.iter().position(|x| x.path() == e.path());
-            !(e.is_io_error() && m.is_some_and(|m| self.fail_member(m as u32, &e.to_string())))
-        });
+        self.flush_runs();
+        // Run writes done here were spared already where they could be (`member_write`).
+        let mut errors = std::mem::take(&mut self.run_errors);
+        if let Some(pool) = &self.pool {
+            let mut pooled = pool.wait_writes();
+            // A member that failed under a pooled write is spared if its parity group can
+            // spare it: the parity this thread computed from the same data keeps the write.
+            pooled.retain(|e| {
+                let m = self.members.iter().position(|x| x.path() == e.path());
+                !(e.is_io_error() && m.is_some_and(|m| self.fail_member(m as u32, &e.to_string())))
+            });
+            errors.extend(pooled);
+        }
         if !errors.is_empty() {
             for e in &errors {
                 self.log_error(e);
             }
             // Which write failed is not known here: every request of the batch whose data
-            // went to the pool fails, and its blocks read as errors until rewritten.
+            // went to the pool or into a run fails, and its blocks read as errors until
+            // rewritten.
             for (reply, blocks) in std::mem::take(&mut self.pooled) {
                 if let Some(i) = reply {
                     self.replies[i].1 = Err(Errno::Io);
@@ -1048,43 +1066,66 @@ impl Worker {
     ) -> Result<Option<Instant>, MemberError> {
         let mut bufs = Buffers { user, shared, reply, staged, old: HashMap::new(), summaries: HashMap::new() };
         let mut t = start;
-        // Without emulation (which times each operation), a log-structured write's blocks
-        // bound for one member are gathered into one write per run of consecutive blocks:
-        // a stripe deals a request's blocks out to its members in turn, so each member's
-        // share is strided through the payload, and written block by block it would cost a
-        // system call per 4 KiB. Within a phase the order of writes does not matter.
+        // Without emulation (which times each operation), log-structured user data is
+        // gathered into one write per run of consecutive blocks of a member, across the
+        // requests of a batch: a stripe deals a request's blocks out to its members in
+        // turn, and a log puts the next request's blocks right after, so written as they
+        // come each 4 KiB would cost a system call (and, O_DIRECT, a device write). The
+        // runs are written before anything reads the members or waits for writes
+        // ([`Worker::wait_writes`]: before a read, a sync point, GC, the batch's journal
+        // record and its replies), so nothing can see the difference but the member.
         let gather = self.emu.is_none() && self.kind.is_log_structured();
-        let mut gathered: Vec<Gathered> = Vec::new();
         for k in 0..plan.phase_count() {
             let mut end = t;
+            if !self.runs.is_empty() && plan.phase(k).iter().any(|io| matches!(io.kind, IoKind::Read(_))) {
+                self.flush_runs();
+            }
             for io in plan.phase(k) {
                 if let (true, IoKind::Write(src @ Src::User { .. })) = (gather, io.kind) {
-                    self.gather(io, src, &mut bufs, &mut gathered);
+                    self.gather(io, src, &mut bufs);
                     continue;
                 }
                 if let Some(done) = self.do_io(io, &mut bufs, t)? {
                     end = end.max(done);
                 }
             }
-            for g in gathered.drain(..) {
-                self.write_gathered(g)?;
-            }
             t = end;
+        }
+        if self.run_bytes >= RUNS_FLUSH_AT {
+            self.flush_runs();
         }
         // Every summary the plan sealed is on the members now: the scheme may forget it.
         self.scheme.summaries_written();
         Ok(self.emu.is_some().then_some(t))
     }
 
-    /// Add user write `io` to the run of `gathered` it continues, or start a run.
-    fn gather(&mut self, io: &MemberIo, src: Src, b: &mut Buffers<'_>, gathered: &mut Vec<Gathered>) {
+    /// Add user write `io` to the run it continues, or start a run. The request's reply
+    /// now waits for the run's write, as for a pooled write.
+    fn gather(&mut self, io: &MemberIo, src: Src, b: &mut Buffers<'_>) {
         let data = self.source(io, src, b);
         let next = |g: &Gathered| g.member == io.member && g.block + (g.data.len() / BLOCK) as u64 == io.block;
-        match gathered.iter_mut().find(|g| next(g)) {
+        self.run_bytes += data.len();
+        // The newest run is the likeliest to continue: look from the back.
+        match self.runs.iter_mut().rev().find(|g| next(g)) {
             Some(g) => g.data.extend_from_slice(&data),
-            None => gathered.push(Gathered { member: io.member, block: io.block, data: data.into_owned() }),
+            None => {
+                let mut run = Vec::with_capacity(data.len().max(64 << 10));
+                run.extend_from_slice(&data);
+                self.runs.push(Gathered { member: io.member, block: io.block, data: run });
+            }
         }
+        self.pooled_now = true;
         self.stats[io.member as usize].user_bytes_written += (io.count as usize * BLOCK) as u64;
+    }
+
+    /// Write every gathered run; errors of those written here wait for `wait_writes`.
+    fn flush_runs(&mut self) {
+        self.run_bytes = 0;
+        for g in std::mem::take(&mut self.runs) {
+            if let Err(e) = self.write_gathered(g) {
+                self.run_errors.push(e);
+            }
+        }
     }
 
     /// Write a gathered run: by the pool when it is large (or the member is O_DIRECT), else here.
@@ -1488,8 +1529,32 @@ impl Worker {
     }
 
     fn sync_all(&mut self) -> Result<(), MemberError> {
-        for m in 0..self.members.len() as u32 {
-            self.member_sync(m)?;
+        debug_assert!(self.runs.is_empty(), "a sync point must follow wait_writes");
+        if self.pool.is_none() {
+            // The stepper: one member after another, so a seed gives the same member I/O
+            // in the same order every time.
+            for m in 0..self.members.len() as u32 {
+                self.member_sync(m)?;
+            }
+            return Ok(());
+        }
+        // Serving: every member's fdatasync at once. Each writes back its own file's dirty
+        // pages; one after another, a sync point took the sum of their times, with the
+        // engine (and every write) waiting.
+        let members = &self.members;
+        let live: Vec<u32> =
+            (0..members.len() as u32).filter(|&m| members.health(m) != Health::Failed).collect();
+        let results: Vec<(u32, Result<(), MemberError>)> = std::thread::scope(|s| {
+            let handles: Vec<_> =
+                live.iter().map(|&m| (m, s.spawn(move || members[m as usize].sync()))).collect();
+            handles
+                .into_iter()
+                .map(|(m, h)| (m, h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+                .collect()
+        });
+        // Failures are handled in member order, as the sequential path would.
+        for (m, r) in results {
+            self.member_result(m, r)?;
         }
         Ok(())
     }
