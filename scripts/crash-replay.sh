@@ -11,6 +11,10 @@
 # its log in memory (~0.6 GiB); the defaults take about 20 minutes. Fault runs: ~0.5 s per seed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "crash-replay.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+esac
 export SWAN_CRASH_RUNS="${1:-10}" SWAN_CRASH_SEEDS="${2:-500}" SWAN_CRASH_OPS="${3:-12000}" SWAN_CRASH_SEED="${4:-1}"
 cargo test --release -p swan-server --test crash_replay -- --ignored --nocapture --test-threads 1 long_power_cut_replay
 SWAN_CRASH_OPS=3000 cargo test --release -p swan-server --test crash_replay -- --ignored --nocapture long_fault_runs

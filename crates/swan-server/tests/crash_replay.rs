@@ -78,10 +78,12 @@ fn power_cut_replay_swan5() {
 }
 
 /// Fault runs `seeds`: every outcome clean, every moment hit; returns injected faults by kind.
-fn fault_runs(scheme: &str, seeds: std::ops::Range<u64>, ops: u64, cuts: usize) -> BTreeMap<String, u64> {
+fn fault_runs(scheme: &str, seeds: impl IntoIterator<Item = u64>, ops: u64, cuts: usize) -> BTreeMap<String, u64> {
+    let seeds: Vec<u64> = seeds.into_iter().collect();
     let base = Config::small(scheme.parse().unwrap(), ops, 0);
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut problems = Vec::new();
+    let seeds_len = seeds.len();
     let (mut points, mut failed) = (0, 0);
     for seed in seeds {
         let o = crashsim::fault_run(&base, seed, cuts).unwrap();
@@ -108,6 +110,10 @@ fn fault_runs(scheme: &str, seeds: std::ops::Range<u64>, ops: u64, cuts: usize) 
         println!("  {n:>4}  {k}");
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    if seeds_len < 16 {
+        // A few seeds, to rerun the ones that failed: not enough to hit every moment.
+        return by_kind;
+    }
     for m in Moment::ALL.into_iter().filter(|&m| m != Moment::Rebuild || !scheme.ends_with('0')) {
         assert!(by_kind.keys().any(|k| k.starts_with(m.name())), "no run struck at {}", m.name());
     }
@@ -125,9 +131,13 @@ fn faults_at_the_worst_moments() {
 /// With parity, a member also fails a third of the way through some runs and is rebuilt
 /// onto a replacement halfway; crashes strike while the array serves degraded, during the
 /// rebuild and after it, and errors strike the rebuild.
+///
+/// Regression seeds 0x7b and 0xa2 (a member failing under a write, during GC and at a
+/// rotation): the blocks moved off it were gathered into runs and not yet written when the
+/// sync that was to make them durable ran.
 #[test]
 fn faults_at_the_worst_moments_with_parity() {
-    fault_runs("swan5", 1..17, 3000, 8);
+    fault_runs("swan5", (1..17).chain([0x7b, 0xa2]), 3000, 8);
 }
 
 #[test]
@@ -167,6 +177,14 @@ fn long_fault_runs() {
     let first = env_u64("SWAN_CRASH_SEED", 1);
     let seeds = env_u64("SWAN_CRASH_SEEDS", 500);
     let ops = env_u64("SWAN_CRASH_OPS", 3000);
-    fault_runs("swan0", first..first + seeds, ops, 16);
-    fault_runs("swan5", first..first + seeds / 2, ops, 16);
+    // SWAN_CRASH_SCHEME=swan5 (or swan0) runs that scheme alone, over all the seeds.
+    match std::env::var("SWAN_CRASH_SCHEME").ok().as_deref() {
+        Some(scheme) => {
+            fault_runs(scheme, first..first + seeds, ops, 16);
+        }
+        None => {
+            fault_runs("swan0", first..first + seeds, ops, 16);
+            fault_runs("swan5", first..first + seeds / 2, ops, 16);
+        }
+    }
 }

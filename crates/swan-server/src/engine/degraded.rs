@@ -385,6 +385,7 @@ impl Worker {
             }
         }
         at_risk.sort_unstable();
+        let moved = !at_risk.is_empty();
         for (lba, m, block) in at_risk {
             let mut data = vec![0u8; BLOCK];
             if let Err(e) = self.reconstruct(m, block, &mut data) {
@@ -398,6 +399,11 @@ impl Worker {
                     format!("no space to move block {lba} off failed member {m}'s open stripe row")
                 });
             }
+        }
+        if moved {
+            // The moves are gathered like any user write: every caller syncs next, and the
+            // sync must find them on the members (a failed write ends durability here).
+            self.wait_writes();
         }
     }
 

@@ -359,8 +359,6 @@ struct Worker {
     pooled: Vec<(Option<usize>, std::ops::Range<u64>)>,
     /// The request being carried out handed a write to the pool.
     pooled_now: bool,
-    /// A pooled write failed since the last sync point: that sync point reports it.
-    write_failed: bool,
     /// User data of this batch's log-structured writes, gathered into runs of consecutive
     /// blocks per member and not yet written ([`Worker::flush_runs`]); `run_bytes` in all.
     runs: Vec<Gathered>,
@@ -469,7 +467,6 @@ impl Worker {
             pool,
             pooled: Vec::new(),
             pooled_now: false,
-            write_failed: false,
             runs: Vec::new(),
             run_bytes: 0,
             run_errors: Vec::new(),
@@ -692,7 +689,7 @@ impl Worker {
 
     /// Wait for the writes handed to the pool; a request whose write failed is answered
     /// with an I/O error instead, and so is the next sync point.
-    fn wait_writes(&mut self) {
+    pub(super) fn wait_writes(&mut self) {
         self.flush_runs();
         // Run writes done here were spared already where they could be (`member_write`).
         let mut errors = std::mem::take(&mut self.run_errors);
@@ -719,7 +716,10 @@ impl Worker {
                 }
                 self.failed_lbas.extend(blocks);
             }
-            self.write_failed = true;
+            // The map names slots the data may never have reached: no journal record or
+            // checkpoint may claim them durable from now on (what a run carried that a
+            // relocation off a failed member moved, say, has no reply to fail).
+            self.durability_lost.get_or_insert_with(|| format!("a user-data write failed: {}", errors[0]));
         }
         self.pooled.clear();
     }
@@ -825,7 +825,8 @@ impl Worker {
             Ok((reply, at)) => {
                 let blocks_written = lba..lba + u64::from(blocks);
                 if req.fua && writes {
-                    // A pooled write that fails fails this sync point (`write_failed`).
+                    // A pooled or gathered write that fails ends durability (`wait_writes`),
+                    // so this sync point fails.
                     self.sync_waiters.push(done);
                     if self.pooled_now {
                         self.pooled.push((None, blocks_written));
@@ -1469,9 +1470,6 @@ impl Worker {
     /// point; then answer the FLUSHes and FUA writes waiting, and release GC victims.
     fn sync_point(&mut self) {
         self.wait_writes();
-        if std::mem::take(&mut self.write_failed) {
-            self.durability_lost.get_or_insert_with(|| "a user-data write handed to the I/O pool failed".into());
-        }
         if self.durability_lost.is_none() {
             // GC may have left a block's only copy on a failed member's open row with nothing
             // else written since: the victim released below must not be its last copy.
@@ -1529,7 +1527,9 @@ impl Worker {
     }
 
     fn sync_all(&mut self) -> Result<(), MemberError> {
-        debug_assert!(self.runs.is_empty(), "a sync point must follow wait_writes");
+        // Gathered user data must be written (and its errors seen) before the sync that
+        // makes it durable: `wait_writes` comes first on every path here.
+        assert!(self.runs.is_empty(), "a sync with gathered user data not yet written");
         if self.pool.is_none() {
             // The stepper: one member after another, so a seed gives the same member I/O
             // in the same order every time.
