@@ -4,6 +4,7 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
+mod alloc;
 mod plan;
 mod replay_cmd;
 mod repro;
@@ -77,6 +78,7 @@ struct ReportArgs {
 
 fn main() -> ExitCode {
     quiet_broken_pipe();
+    alloc::tune();
     let cli = Cli::parse();
     let result = match cli.command {
         None => repro::run(&repro::ReproArgs::default_job()),
