@@ -11,6 +11,7 @@ use crate::layout::{metadata_sizes, Superblock, SuperblockError, META_COPIES};
 use crate::member::{Member, MemberError, OpenOptions, BLOCK};
 use crate::members::{Health, Members};
 use anyhow::{anyhow, bail, Context, Result};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
@@ -508,6 +509,11 @@ pub struct Recovered {
     /// were checked, but the parity of their last rows may not have reached the members.
     /// Serving read-write rewrites it, as for segments adopted open.
     pub unsynced_seals: Vec<u64>,
+    /// The CRC32C of each live block of a segment adopted open, by physical slot, where a
+    /// replayed record named it (those written before the checkpoint have none): such a
+    /// segment has no summary, and without these its blocks could not be verified until GC
+    /// moved them.
+    pub adopted_crcs: HashMap<u64, u32>,
 }
 
 /// Load the newest whole checkpoint and roll the journal forward over it.
@@ -532,6 +538,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             changes_replayed: 0,
             tail_dropped: 0,
             unsynced_seals: Vec::new(),
+            adopted_crcs: HashMap::new(),
         });
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
@@ -592,6 +599,8 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let mut changes = 0u64;
     let mut kept = 0usize;
     let mut unsynced_seals = Vec::new();
+    // slot → (logical block, CRC) of the last replayed entry naming it.
+    let mut named: HashMap<u64, (u64, u32)> = HashMap::new();
     'records: for (i, record) in chain.iter().enumerate() {
         if i >= trusted {
             for &(c, crc) in &record.entries {
@@ -619,9 +628,14 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
                 }
             }
         }
-        for &(c, _) in &record.entries {
+        for &(c, crc) in &record.entries {
             match c {
-                MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => map.set(lba, pba),
+                MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => {
+                    map.set(lba, pba);
+                    if pba != UNMAPPED {
+                        named.insert(pba, (lba, crc));
+                    }
+                }
                 MapChange::Sealed { segment, seq } if segment < segments => {
                     seqs[segment as usize] = seq;
                     if i >= trusted && seq != 0 {
@@ -638,6 +652,17 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let mut restored =
         LogArray::restore(cfg, map, &seqs).map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
     restored.enable_change_log();
+    let adopted_crcs = {
+        let segs = restored.segments();
+        named
+            .into_iter()
+            .filter(|&(pba, (lba, _))| {
+                let (seg, _) = geo.split_pba(pba);
+                segs.seq(seg) == 0 && restored.l2p().get(lba) == pba
+            })
+            .map(|(pba, (_, crc))| (pba, crc))
+            .collect()
+    };
     Ok(Recovered {
         scheme: Box::new(restored),
         ring: Ring::new(sb.journal_blocks, end.0, end.1),
@@ -647,6 +672,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         changes_replayed: changes,
         tail_dropped: tail_dropped as u64,
         unsynced_seals,
+        adopted_crcs,
     })
 }
 

@@ -570,8 +570,9 @@ impl Run {
     }
 
     /// What every block must or may hold after a crash at log position `cut`, as a list of
-    /// allowed versions per block.
-    fn allowed_at(&self, cut: usize) -> Vec<Vec<u64>> {
+    /// allowed versions per block; and per block whether a flushed write is among what it must hold (else the first
+    /// allowed version, 0, is only "never written").
+    fn allowed_and_required(&self, cut: usize) -> (Vec<Vec<u64>>, Vec<bool>) {
         // The last FLUSH (or FUA write) answered before the cut covers every request
         // answered in groups sent before its own.
         let covered_group = self
@@ -583,12 +584,14 @@ impl Run {
             .max()
             .unwrap_or(0);
         let mut out = Vec::with_capacity(self.volume_blocks as usize);
+        let mut required = Vec::with_capacity(self.volume_blocks as usize);
         for h in &self.history {
             // The required write: the last successful one in a covered group.
             let req = h.iter().rposition(|&(i, _)| {
                 let o = &self.ops[i as usize];
                 o.ok && o.group < covered_group
             });
+            required.push(req.is_some());
             let mut allowed = match req {
                 Some(r) => vec![h[r].1],
                 None => vec![0],
@@ -602,7 +605,22 @@ impl Run {
             }
             out.push(allowed);
         }
-        out
+        (out, required)
+    }
+
+    /// Whether a crash at `cut` struck while a member's failure was the array's second
+    /// fault: after the injected error that failed it and before any FLUSH answered since
+    /// (whose sync point protects what only that member held). There, md's write hole
+    /// (FORMAT.md): a block written since the last FLUSH whose row's parity had not reached
+    /// the members is gone. It may then answer EIO (its CRC catches the garbage its
+    /// reconstruction gives), but never wrong data, and a flushed block is never lost.
+    fn in_double_fault(&self, cut: usize) -> bool {
+        let Some(f) = self.recorder.injected().first().map(|i| i.at) else { return false };
+        cut >= f
+            && !self.ops.iter().any(|o| {
+                o.ok && o.ack.is_some_and(|a| a > f && a <= cut)
+                    && matches!(o.kind, Kind::Flush | Kind::Write { fua: true })
+            })
     }
 
     /// Replay the log to each of `cuts` (ascending log positions) and check recovery there.
@@ -624,7 +642,11 @@ impl Run {
             let degraded = (self.cfg.scheme.raid() != swan_core::geometry::RaidLevel::Raid0 && report.points % 4 == 1)
                 .then(|| rng.below(u64::from(self.cfg.rgroups * self.cfg.ssds_per_rgroup)) as u32);
             let paths = self.restart_paths(&mat.paths, rng.chance(1, 2));
-            let verified = self.verify_images(&paths, cut).and_then(|whole| match degraded {
+            let verified = self.verify_images(&paths, cut).map(|(whole, eio)| {
+                report.double_fault_eio += eio;
+                whole
+            });
+            let verified = verified.and_then(|whole| match degraded {
                 Some(m) if whole => {
                     report.degraded_points += 1;
                     self.verify_degraded(&paths, cut, m)
@@ -649,7 +671,8 @@ impl Run {
 
     /// Open, recover, check and read back the array in `paths` as a crash at `cut` left it.
     /// True if the array came back whole (no member failed).
-    fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<bool> {
+    /// Also the blocks that answered EIO in a double fault ([`Run::in_double_fault`]).
+    fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<(bool, u64)> {
         let opened = array::open(paths, false, true)?;
         let whole = opened.sb.failed.is_empty();
         // (swan check refuses a degraded array: it checks parity against data. Both hold
@@ -662,7 +685,8 @@ impl Run {
         }
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
-        self.read_back(&mut st, cut).map(|()| whole)
+        let eio_may = !whole && self.in_double_fault(cut);
+        self.read_back(&mut st, cut, eio_may).map(|eio| (whole, eio))
     }
 
     /// As [`Run::verify_images`], on copies of the images, then with member `failed` failed:
@@ -685,33 +709,44 @@ impl Run {
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, quiet_opts())?;
         st.fail(failed).map_err(|e| anyhow!("swan fail {failed}: {e}"))?;
-        self.read_back(&mut st, cut).with_context(|| format!("member {failed} failed after the restart"))
+        self.read_back(&mut st, cut, false)
+            .map(|_| ())
+            .with_context(|| format!("member {failed} failed after the restart"))
     }
 
     /// Read the whole volume through `st`; every block must hold what it may at `cut`.
-    fn read_back(&self, st: &mut Stepper, cut: usize) -> Result<()> {
+    /// With `eio_may`, a block no flushed write is required in may answer EIO instead;
+    /// returns how many did.
+    fn read_back(&self, st: &mut Stepper, cut: usize, eio_may: bool) -> Result<u64> {
         let seed = self.cfg.seed;
-        let allowed = self.allowed_at(cut);
+        let (allowed, required) = self.allowed_and_required(cut);
+        let mut eio = 0;
         const CHUNK: u64 = 256;
         let mut errors = Vec::new();
         let mut lba = 0;
         while lba < self.volume_blocks {
             let n = CHUNK.min(self.volume_blocks - lba);
-            let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
-            let s = slot.clone();
-            st.submit(
-                BlockRequest {
-                    op: BlockOp::Read,
-                    offset: lba * BLOCK as u64,
-                    len: (n as usize * BLOCK) as u32,
-                    fua: false,
-                },
-                Box::new(move |r| *s.lock().expect("slot") = Some(r)),
-            );
-            while slot.lock().expect("slot").is_none() {
-                st.round();
-            }
-            let data = slot.lock().expect("slot").take().expect("done").map_err(|e| anyhow!("read failed: {e:?}"))?;
+            let data = match read_blocks(st, lba, n) {
+                Ok(data) => data,
+                Err(e) if !eio_may => bail!("read of blocks {lba}..{} failed: {e:?}", lba + n),
+                // Which blocks: one at a time. Each may answer EIO only if no flushed
+                // write is required of it.
+                Err(_) => {
+                    let mut data = vec![0u8; n as usize * BLOCK];
+                    for i in 0..n {
+                        let b = lba + i;
+                        match read_blocks(st, b, 1) {
+                            Ok(one) => data[i as usize * BLOCK..(i as usize + 1) * BLOCK].copy_from_slice(&one),
+                            Err(swan_nbd::Errno::Io) if !required[b as usize] => {
+                                eio += 1;
+                                // Zeroes: version 0, which is allowed for such a block.
+                            }
+                            Err(e) => bail!("read of block {b} failed: {e:?} (a flushed write is required of it)"),
+                        }
+                    }
+                    data
+                }
+            };
             for i in 0..n {
                 let b = lba + i;
                 let bytes = &data[i as usize * BLOCK..(i as usize + 1) * BLOCK];
@@ -729,8 +764,23 @@ impl Run {
             errors.truncate(8);
             bail!("{n} block(s) wrong after recovery: {}", errors.join("; "));
         }
-        Ok(())
+        Ok(eio)
     }
+}
+
+/// Read `n` blocks from `lba` through the stepper.
+fn read_blocks(st: &mut Stepper, lba: u64, n: u64) -> std::result::Result<Vec<u8>, swan_nbd::Errno> {
+    let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
+    let s = slot.clone();
+    st.submit(
+        BlockRequest { op: BlockOp::Read, offset: lba * BLOCK as u64, len: (n as usize * BLOCK) as u32, fua: false },
+        Box::new(move |r| *s.lock().expect("slot") = Some(r)),
+    );
+    while slot.lock().expect("slot").is_none() {
+        st.round();
+    }
+    let reply = slot.lock().expect("slot").take().expect("done");
+    reply
 }
 
 /// What a replay found.
@@ -741,6 +791,9 @@ pub struct ReplayReport {
     pub blocks_verified: u64,
     /// Points also checked with a member failed after the restart (arrays with parity).
     pub degraded_points: u64,
+    /// Blocks that answered EIO after a crash in the window where a member's failure was
+    /// a second fault ([`Run::in_double_fault`]); none of them had a flushed write.
+    pub double_fault_eio: u64,
     pub failures: Vec<String>,
 }
 

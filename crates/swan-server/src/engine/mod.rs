@@ -368,6 +368,9 @@ struct Worker {
     /// CRC32C of every block written into each open segment, by slot, until the segment's
     /// summary carries them (FORMAT.md, summary).
     open_crcs: HashMap<u64, Vec<u32>>,
+    /// CRCs of blocks in segments adopted at recovery, by slot ([`Recovered::adopted_crcs`]);
+    /// looked up only while the slot's segment is still adopted (no seal, not open).
+    adopted_crcs: HashMap<u64, u32>,
     scheme: Box<dyn Scheme>,
     kind: SchemeKind,
     read_only: bool,
@@ -471,6 +474,7 @@ impl Worker {
             run_bytes: 0,
             run_errors: Vec::new(),
             open_crcs: HashMap::new(),
+            adopted_crcs: rec.adopted_crcs,
             scheme: rec.scheme,
             kind,
             read_only: opts.read_only,
@@ -899,7 +903,8 @@ impl Worker {
                         return Check::Crc(table[slot as usize]);
                     }
                     match la.segments().seq(segment) {
-                        0 => Check::Nothing, // adopted at recovery: no summary
+                        // Adopted at recovery: no summary; the journal may have named it.
+                        0 => self.adopted_crcs.get(&pba).map_or(Check::Nothing, |&crc| Check::Crc(crc)),
                         seq => Check::Summary { segment, seq, slot, lba },
                     }
                 })
@@ -1542,15 +1547,10 @@ impl Worker {
         // pages; one after another, a sync point took the sum of their times, with the
         // engine (and every write) waiting.
         let members = &self.members;
-        let live: Vec<u32> =
-            (0..members.len() as u32).filter(|&m| members.health(m) != Health::Failed).collect();
+        let live: Vec<u32> = (0..members.len() as u32).filter(|&m| members.health(m) != Health::Failed).collect();
         let results: Vec<(u32, Result<(), MemberError>)> = std::thread::scope(|s| {
-            let handles: Vec<_> =
-                live.iter().map(|&m| (m, s.spawn(move || members[m as usize].sync()))).collect();
-            handles
-                .into_iter()
-                .map(|(m, h)| (m, h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
-                .collect()
+            let handles: Vec<_> = live.iter().map(|&m| (m, s.spawn(move || members[m as usize].sync()))).collect();
+            handles.into_iter().map(|(m, h)| (m, h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
         });
         // Failures are handled in member order, as the sequential path would.
         for (m, r) in results {
