@@ -240,6 +240,9 @@ pub struct Member {
     path: PathBuf,
     /// `None` for an absent member (given as `missing`): every operation on it fails.
     file: Option<File>,
+    /// On an O_DIRECT member, a second, buffered descriptor for small metadata reads
+    /// ([`Member::read_cached`]).
+    cached: Option<File>,
     kind: MemberKind,
     blocks: u64,
     direct: bool,
@@ -341,9 +344,19 @@ impl Member {
         } else {
             return Err(not_file_or_device());
         };
+        // Segment summaries are read on every verified read of a sealed block; on an O_DIRECT
+        // member each would be a device read. Through the page cache the hot ones stay in
+        // memory the kernel can reclaim, not in the server's. (A direct write or a discard
+        // drops the cached pages it covers, so what this reads is never stale.)
+        let cached = if opts.direct {
+            Some(fs::OpenOptions::new().read(true).open(path).map_err(io_err)?)
+        } else {
+            None
+        };
         Ok(Member {
             path: path.to_owned(),
             file: Some(file),
+            cached,
             kind,
             blocks: bytes / BLOCK_U64,
             direct: opts.direct,
@@ -374,7 +387,11 @@ impl Member {
             Some(f) => Some(f.try_clone().map_err(|e| self.io_err(Op::Open, e))?),
             None => None,
         };
-        Ok(Member { path: self.path.clone(), file, tap: self.tap.clone(), ..*self })
+        let cached = match &self.cached {
+            Some(f) => Some(f.try_clone().map_err(|e| self.io_err(Op::Open, e))?),
+            None => None,
+        };
+        Ok(Member { path: self.path.clone(), file, cached, tap: self.tap.clone(), ..*self })
     }
 
     /// A stand-in for a member that is not there (a dead device, given as `missing` in the
@@ -384,6 +401,7 @@ impl Member {
         Member {
             path: PathBuf::from(format!("missing(member {index})")),
             file: None,
+            cached: None,
             kind: MemberKind::File,
             blocks,
             direct: false,
@@ -476,6 +494,23 @@ impl Member {
         let file = self.file_for(op)?;
         self.tap_before(op)?;
         self.pread(file, block * BLOCK_U64, buf).map_err(|source| {
+            if source.kind() == io::ErrorKind::UnexpectedEof {
+                MemberError::Truncated { path: self.path.clone(), op, source }
+            } else {
+                self.io_err(op, source)
+            }
+        })
+    }
+
+    /// As [`Member::read`], through the page cache even when the member is O_DIRECT: for small
+    /// metadata read again and again (segment summaries), not for user data.
+    pub fn read_cached(&self, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
+        let Some(cached) = &self.cached else { return self.read(block, buf) };
+        let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
+        let op = Op::Read { block, count };
+        self.check_range(op, block, count)?;
+        self.tap_before(op)?;
+        cached.read_exact_at(buf, block * BLOCK_U64).map_err(|source| {
             if source.kind() == io::ErrorKind::UnexpectedEof {
                 MemberError::Truncated { path: self.path.clone(), op, source }
             } else {

@@ -160,6 +160,14 @@ impl Members {
         self.reconstruct(m, block, buf)
     }
 
+    /// As [`Members::read`], through the page cache ([`Member::read_cached`]).
+    pub fn read_cached(&self, m: u32, block: u64, buf: &mut [u8]) -> Result<(), DegradedError> {
+        if self.is_healthy(m) {
+            return Ok(self.list[m as usize].read_cached(block, buf)?);
+        }
+        self.reconstruct(m, block, buf)
+    }
+
     /// Member `m`'s blocks from `block`, rebuilt as the XOR of the same blocks on every other
     /// member of its parity group (data and parity alike).
     pub fn reconstruct(&self, m: u32, block: u64, out: &mut [u8]) -> Result<(), DegradedError> {

@@ -80,6 +80,10 @@ pub(crate) struct Verify {
 /// Threads doing member I/O. Reads block in the kernel (a page-cache miss waits for the
 /// device), so more threads than cores keep the devices' queues full; nbdkit runs 16.
 pub const THREADS: usize = 8;
+/// Threads over O_DIRECT members: each waits out a device read or write, so the pool's
+/// size is the queue depth the devices see (a client's 32 reads in flight, 8 at a time,
+/// left the device idle between them).
+pub const DIRECT_THREADS: usize = 32;
 
 /// Smallest user-data write on one member worth handing to a thread: below it the wakeup
 /// costs about what the copy does, and 4 KiB random writes went no faster.
@@ -299,7 +303,7 @@ fn read_pieces(
 ///
 /// A sealed segment's CRC is read from its summary on the members for every read: the
 /// summaries of a large array do not fit the memory budget (12 bytes per block), and the
-/// page cache keeps the hot ones anyway. Only the summary blocks holding the header (for
+/// page cache keeps the hot ones anyway (on O_DIRECT members too: [`Members::read_cached`]). Only the summary blocks holding the header (for
 /// the magic) and the block's entry are read; the entry must name the block, which a torn
 /// or stale summary would not. A mismatch is then confirmed against the whole summary and
 /// its checksum before anything is rebuilt ([`summary_is_sound`]).
@@ -313,7 +317,7 @@ fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
             let mut buf = vec![0u8; (last + 1) * BLOCK];
             for b in std::iter::once(0).chain(first.max(1)..=last) {
                 let (m, block) = v.geo.slot_location(segment, v.geo.payload_slots() + b as u32);
-                members.read(m, block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
+                members.read_cached(m, block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
             }
             let entry = Entry::decode(&buf[span]);
             (buf[0..8] == MAGIC_CRC && entry.lba == lba).then_some(entry.crc)

@@ -42,7 +42,7 @@ use crate::layout::Superblock;
 use crate::member::{Member, MemberError, BLOCK};
 use crate::members::{Health, Members};
 use crate::parity::xor;
-use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN, THREADS};
+use crate::pool::{Check, IoPool, Piece, DIRECT_THREADS, POOL_WRITE_MIN, THREADS};
 use crate::summaries::MemberSummaries;
 use degraded::{OpenRow, Rebuild};
 use serde::Serialize;
@@ -461,7 +461,8 @@ impl Worker {
             .iter()
             .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
             .collect();
-        let pool = if opts.emulate.is_none() { Some(IoPool::start(THREADS)?) } else { None };
+        let threads = if opened.members.iter().any(Member::is_direct) { DIRECT_THREADS } else { THREADS };
+        let pool = if opts.emulate.is_none() { Some(IoPool::start(threads)?) } else { None };
         let read_checks = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         Ok(Worker {
             members: Arc::new(opened.members),
