@@ -348,11 +348,8 @@ impl Member {
         // member each would be a device read. Through the page cache the hot ones stay in
         // memory the kernel can reclaim, not in the server's. (A direct write or a discard
         // drops the cached pages it covers, so what this reads is never stale.)
-        let cached = if opts.direct {
-            Some(fs::OpenOptions::new().read(true).open(path).map_err(io_err)?)
-        } else {
-            None
-        };
+        let cached =
+            if opts.direct { Some(fs::OpenOptions::new().read(true).open(path).map_err(io_err)?) } else { None };
         Ok(Member {
             path: path.to_owned(),
             file: Some(file),
@@ -488,29 +485,29 @@ impl Member {
     /// A member that has shrunk under us (a file truncated behind our back) is an error
     /// ([`MemberError::Truncated`]), never a silent run of zeroes.
     pub fn read(&self, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
-        let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
-        let op = Op::Read { block, count };
-        self.check_range(op, block, count)?;
-        let file = self.file_for(op)?;
-        self.tap_before(op)?;
-        self.pread(file, block * BLOCK_U64, buf).map_err(|source| {
-            if source.kind() == io::ErrorKind::UnexpectedEof {
-                MemberError::Truncated { path: self.path.clone(), op, source }
-            } else {
-                self.io_err(op, source)
-            }
-        })
+        self.read_through(false, block, buf)
     }
 
     /// As [`Member::read`], through the page cache even when the member is O_DIRECT: for small
     /// metadata read again and again (segment summaries), not for user data.
     pub fn read_cached(&self, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
-        let Some(cached) = &self.cached else { return self.read(block, buf) };
+        self.read_through(true, block, buf)
+    }
+
+    /// A read by the member's own descriptor, or (`cached`, where the member has one) by the
+    /// buffered one beside it.
+    fn read_through(&self, cached: bool, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
         let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
         let op = Op::Read { block, count };
         self.check_range(op, block, count)?;
+        let file = self.file_for(op)?;
         self.tap_before(op)?;
-        cached.read_exact_at(buf, block * BLOCK_U64).map_err(|source| {
+        let at = block * BLOCK_U64;
+        let read = match &self.cached {
+            Some(buffered) if cached => buffered.read_exact_at(buf, at),
+            _ => self.pread(file, at, buf),
+        };
+        read.map_err(|source| {
             if source.kind() == io::ErrorKind::UnexpectedEof {
                 MemberError::Truncated { path: self.path.clone(), op, source }
             } else {

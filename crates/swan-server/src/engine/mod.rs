@@ -1085,7 +1085,9 @@ impl Worker {
         for k in 0..plan.phase_count() {
             let mut end = t;
             if !self.runs.is_empty() && plan.phase(k).iter().any(|io| matches!(io.kind, IoKind::Read(_))) {
-                self.flush_runs();
+                // A read must find what was written before it: written, not only handed to
+                // the pool.
+                self.wait_writes();
             }
             for io in plan.phase(k) {
                 if let (true, IoKind::Write(src @ Src::User { .. })) = (gather, io.kind) {
@@ -1365,8 +1367,14 @@ impl Worker {
     fn gc_io(&mut self, run: &mut GcRun, now: Instant) -> Result<usize, MemberError> {
         let io = run.plan.phase(run.phase)[run.next];
         let mut staged = std::mem::take(&mut run.staged);
-        let mut bufs =
-            Buffers { user: &[], shared: None, reply: &mut [], staged: &mut staged, old: HashMap::new(), summaries: HashMap::new() };
+        let mut bufs = Buffers {
+            user: &[],
+            shared: None,
+            reply: &mut [],
+            staged: &mut staged,
+            old: HashMap::new(),
+            summaries: HashMap::new(),
+        };
         let issue = run.not_before.max(now);
         let done = self.do_io(&io, &mut bufs, issue);
         run.staged = staged;
