@@ -245,6 +245,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
             volume_blocks: 0,
             segments: 0,
             body_crc: 0,
+            parity_whole: false,
         };
         let copies: Vec<&Member> = opened.iter().take(sb.meta_members() as usize).collect();
         let seqs = vec![0u64; la.geometry().segments() as usize];
@@ -514,6 +515,9 @@ pub struct Recovered {
     /// segment has no summary, and without these its blocks could not be verified until GC
     /// moved them.
     pub adopted_crcs: HashMap<u64, u32>,
+    /// Recovery started from a checkpoint written at a clean stop and replayed nothing
+    /// after it: every row of every adopted segment already has its parity.
+    pub parity_whole: bool,
 }
 
 /// Load the newest whole checkpoint and roll the journal forward over it.
@@ -539,6 +543,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             tail_dropped: 0,
             unsynced_seals: Vec::new(),
             adopted_crcs: HashMap::new(),
+            parity_whole: true,
         });
     }
     let cfg = scheme.log_array().expect("log-structured").config().clone();
@@ -673,6 +678,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         tail_dropped: tail_dropped as u64,
         unsynced_seals,
         adopted_crcs,
+        parity_whole: header.parity_whole && kept == 0,
     })
 }
 

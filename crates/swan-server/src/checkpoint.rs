@@ -18,6 +18,7 @@
 //! | 56 | 8 | volume blocks `v` |
 //! | 64 | 8 | segments `s` |
 //! | 72 | 4 | CRC32C of the body |
+//! | 76 | 4 | flags: bit 0 = written at a clean stop, every row of every open segment has its parity |
 //!
 //! Body (from block 1): `v` × 5-byte map entries, then `s` × 8-byte seal sequence numbers.
 //! It is written and read in chunks, so a checkpoint of a large map never needs a second
@@ -47,7 +48,13 @@ pub struct Header {
     pub volume_blocks: u64,
     pub segments: u64,
     pub body_crc: u32,
+    /// Written at a clean stop, after every row of every open segment got its parity from
+    /// what its data columns hold: a restart that replays nothing after it needs no reparity,
+    /// and a member missing at that restart loses nothing.
+    pub parity_whole: bool,
 }
+
+const FLAG_PARITY_WHOLE: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
@@ -84,6 +91,8 @@ impl Header {
             b[at..at + 8].copy_from_slice(&v.to_le_bytes());
         }
         b[72..76].copy_from_slice(&self.body_crc.to_le_bytes());
+        let flags = if self.parity_whole { FLAG_PARITY_WHOLE } else { 0 };
+        b[76..80].copy_from_slice(&flags.to_le_bytes());
         let crc = crc32c::crc32c(&b);
         b[8..12].copy_from_slice(&crc.to_le_bytes());
         b
@@ -107,6 +116,8 @@ impl Header {
             volume_blocks: u64_at(56),
             segments: u64_at(64),
             body_crc: u32::from_le_bytes(b[72..76].try_into().expect("4")),
+            // Zero in checkpoints written before the flag existed: reparity as always.
+            parity_whole: u32::from_le_bytes(b[76..80].try_into().expect("4")) & FLAG_PARITY_WHOLE != 0,
         })
     }
 }
@@ -321,9 +332,11 @@ mod tests {
                 volume_blocks: 0,
                 segments: 0,
                 body_crc: 0,
+                parity_whole: map.entry_bytes() == 4,
             };
             write(&[&m], 0, blocks, h, &map, &seqs).unwrap();
             let header = read_header(&m, 0, &[7; 16], entries, segments).unwrap();
+            assert_eq!(header.parity_whole, h.parity_whole, "the clean-stop flag round-trips");
             let (back, back_seqs) = read_body(&m, 0, &header, max).unwrap();
             assert_eq!(back_seqs, seqs);
             assert_eq!(back.entry_bytes(), 4, "a map of values below 2^32 is read back narrow");

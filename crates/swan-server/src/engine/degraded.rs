@@ -30,6 +30,7 @@ use crate::parity::xor;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
+use swan_core::segment::SegState;
 
 /// Blocks of the replacement rebuilt per step (1 MiB).
 const REBUILD_STEP: u64 = 256;
@@ -429,29 +430,68 @@ impl Worker {
         let segs = la.segments();
         // Also the segments sealed by a record written before its data was synced: the
         // summary made it, the parity of the rows before it may not have.
-        let mut adopted: Vec<u64> = (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect();
+        let mut adopted: Vec<u64> = if self.parity_whole {
+            // Adopted at a clean stop, their rows got their parity then.
+            Vec::new()
+        } else {
+            (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect()
+        };
         adopted.extend(std::mem::take(&mut self.unsynced_seals));
         let mut rows = 0;
-        let (mut one, mut acc) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
         for seg in adopted {
             let group = geo.group_of_segment(seg);
-            let cols: Vec<u32> = (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).collect();
-            if let Some(&m) = cols.iter().find(|&&m| !self.members.is_healthy(m)) {
+            if let Some(m) =
+                (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).find(|&m| !self.members.is_healthy(m))
+            {
                 eprintln!(
                     "swan: segment {seg} was open at the crash and member {m} of its R-group has failed: \
                      its last rows have no parity, and what they held on member {m} is lost"
                 );
                 continue;
             }
-            for row in 0..geo.segment_rows {
-                let block = geo.row_block(seg, row);
-                let Some(pc) = geo.parity_column(block) else { continue };
-                let data =
-                    (0..geo.ssds_per_rgroup).filter(|&c| c != pc).map(|c| &self.members[cols[c as usize] as usize]);
-                crate::parity::row_xor(data, block, &mut one, &mut acc)?;
-                self.members[cols[pc as usize] as usize].write(block, &acc)?;
-                rows += 1;
+            rows += self.reparity_segment(seg)?;
+        }
+        Ok(rows)
+    }
+
+    /// At a clean stop: give every row of every open segment (user, GC) its parity from
+    /// what its data columns hold, so that the next start, even with a member missing, finds
+    /// every row whole. Open segments of a degraded R-group are left as they are: what its
+    /// failed member held in their open rows was moved off ([`Worker::relocate_at_risk`]),
+    /// and losing a second member is beyond what parity covers.
+    pub(super) fn parity_of_open_segments(&mut self) -> Result<u64, MemberError> {
+        let Some(la) = self.scheme.log_array() else { return Ok(0) };
+        let geo = *la.geometry();
+        if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
+            return Ok(0);
+        }
+        let segs = la.segments();
+        let open: Vec<u64> = (0..segs.len()).filter(|&s| segs.state(s) == SegState::Open).collect();
+        let mut rows = 0;
+        for seg in open {
+            let group = geo.group_of_segment(seg);
+            if (0..geo.ssds_per_rgroup).all(|c| self.members.is_healthy(geo.member(group, c))) {
+                rows += self.reparity_segment(seg)?;
             }
+        }
+        Ok(rows)
+    }
+
+    /// Write every row's parity of `seg` as the XOR of what its data columns hold now
+    /// (every member of its R-group healthy).
+    fn reparity_segment(&mut self, seg: u64) -> Result<u64, MemberError> {
+        let geo = *self.scheme.log_array().expect("log-structured").geometry();
+        let group = geo.group_of_segment(seg);
+        let cols: Vec<u32> = (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).collect();
+        let (mut one, mut acc) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
+        let mut rows = 0;
+        for row in 0..geo.segment_rows {
+            let block = geo.row_block(seg, row);
+            let Some(pc) = geo.parity_column(block) else { continue };
+            let data = (0..geo.ssds_per_rgroup).filter(|&c| c != pc).map(|c| &self.members[cols[c as usize] as usize]);
+            crate::parity::row_xor(data, block, &mut one, &mut acc)?;
+            self.members[cols[pc as usize] as usize].write(block, &acc)?;
+            rows += 1;
         }
         Ok(rows)
     }

@@ -4,11 +4,12 @@
 //! new slots, whose CRCs are read back from the members for the journal and the new
 //! summary. A block that rotted in the victim would come out of that with a fresh, matching
 //! CRC: the corruption laundered. So between the job's reads and its writes every staged
-//! block is checked against the CRC the victim's summary holds for it. A mismatch is
-//! rebuilt from the block's stripe row where the R-group has parity (and checked again);
-//! otherwise the block is moved as it is but its new slot is *poisoned*: the CRC recorded
-//! for it is deliberately wrong, so every later read of it fails (EIO) rather than return
-//! bad data, as a read of the victim would have.
+//! block is checked against the CRC the victim's summary holds for it (in a segment adopted
+//! at recovery, which has no summary, the CRC of the journal entry that last mapped it,
+//! where recovery replayed one). A mismatch is rebuilt from the block's stripe row where the
+//! R-group has parity (and checked again); otherwise the block is moved as it is but its
+//! new slot is *poisoned*: the CRC recorded for it is deliberately wrong, so every later
+//! read of it fails (EIO) rather than return bad data, as a read of the victim would have.
 
 use super::{GcRun, Worker};
 use crate::member::BLOCK;
@@ -22,7 +23,8 @@ pub(super) struct GcChecks {
     pub verified: u64,
     pub repaired: u64,
     pub lost: u64,
-    /// Blocks moved out of segments without CRCs (adopted at recovery).
+    /// Blocks moved without a CRC to check (adopted at recovery, named by no replayed
+    /// journal entry).
     pub unverified: u64,
 }
 
@@ -63,30 +65,35 @@ impl Worker {
                         .filter(|sum| sum.block_crcs);
                     summary = Some((seg, sealed));
                 }
-                let Some(entry) =
-                    summary.as_ref().and_then(|x| x.1.as_ref()).and_then(|sum| sum.entries.get(s as usize))
-                else {
+                // What the block must match: its summary's entry; in an adopted segment, the
+                // CRC of the journal entry that last mapped it, where recovery replayed one.
+                let pba = geo.pba(seg, s);
+                let expected = match summary.as_ref().and_then(|x| x.1.as_ref()) {
+                    Some(sum) => sum.entries.get(s as usize).map(|e| (e.lba, e.crc)),
+                    None => self.adopted_crcs.get(&pba).map(|&crc| (la.live_lba(pba).unwrap_or(DEAD), crc)),
+                };
+                let Some((lba, crc)) = expected else {
                     checks.unverified += 1;
                     continue;
                 };
-                if entry.lba == DEAD {
+                if lba == DEAD && summary.as_ref().is_some_and(|x| x.1.is_some()) {
                     continue;
                 }
                 let at = (slot + i) as usize * BLOCK;
                 let Some(data) = run.staged.get_mut(at..at + BLOCK) else { continue };
-                if crc32c::crc32c(data) == entry.crc {
+                if crc32c::crc32c(data) == crc {
                     checks.verified += 1;
                     continue;
                 }
                 let repaired = self.has_parity
                     && self.reconstruct(io.member, block, &mut rebuilt).is_ok()
-                    && crc32c::crc32c(&rebuilt) == entry.crc;
+                    && crc32c::crc32c(&rebuilt) == crc;
                 if repaired {
                     data.copy_from_slice(&rebuilt);
                     checks.repaired += 1;
                     eprintln!(
                         "swan: GC: block {} (member {}, block {block}) did not match its CRC; rebuilt from parity before moving it",
-                        entry.lba, io.member
+                        lba, io.member
                     );
                 } else {
                     checks.lost += 1;
@@ -96,7 +103,7 @@ impl Worker {
                     eprintln!(
                         "swan: GC: block {} (member {}, block {block}) does not match its CRC and cannot be rebuilt: \
                          LOST; moved marked bad, so reads of it answer EIO",
-                        entry.lba, io.member
+                        lba, io.member
                     );
                 }
             }

@@ -436,6 +436,9 @@ struct Worker {
     /// Segments recovery found sealed by an unsynced record: their parity is rewritten
     /// before serving writes ([`Recovered::unsynced_seals`]).
     unsynced_seals: Vec<u64>,
+    /// The last stop was clean and nothing came after it ([`Recovered::parity_whole`]):
+    /// adopted segments need no new parity.
+    parity_whole: bool,
 }
 
 impl Worker {
@@ -484,6 +487,7 @@ impl Worker {
             checkpoint_seq: rec.checkpoint_seq,
             next_slot: rec.next_slot,
             unsynced_seals: rec.unsynced_seals,
+            parity_whole: rec.parity_whole,
             pending: Vec::new(),
             changes: Vec::new(),
             tail_records: false,
@@ -604,7 +608,14 @@ impl Worker {
         }
         if !self.read_only {
             self.sync_all()?;
-            self.checkpoint()?;
+            // The rows still filling get their parity, so that a member missing at the next
+            // start (a stale or lost one) loses nothing; the checkpoint says so.
+            let rows = self.parity_of_open_segments()?;
+            if self.verbose && rows > 0 {
+                eprintln!("swan: parity written for {rows} rows of open segments");
+            }
+            self.sync_all()?;
+            self.checkpoint_as(true)?;
         }
         Ok(())
     }
@@ -1656,6 +1667,12 @@ impl Worker {
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
     fn checkpoint(&mut self) -> anyhow::Result<()> {
+        self.checkpoint_as(false)
+    }
+
+    /// A checkpoint; `parity_whole` when every row of every open segment has its parity
+    /// on the members (at a clean stop, [`Worker::parity_of_open_segments`]).
+    fn checkpoint_as(&mut self, parity_whole: bool) -> anyhow::Result<()> {
         // A checkpoint claims the whole map is durable; after a failed sync or write it may
         // not be (the map can name data a failed writeback dropped). Recovery rolls forward
         // from the last good checkpoint instead.
@@ -1686,6 +1703,7 @@ impl Worker {
             volume_blocks: 0,
             segments: 0,
             body_crc: 0,
+            parity_whole,
         };
         // A failed copy is stale and never read; a copy being rebuilt is written as usual.
         let copies: Vec<&Member> = (0..self.meta_members())
@@ -1709,7 +1727,45 @@ impl Worker {
         if self.verbose {
             eprintln!("swan: checkpoint {} written", self.checkpoint_seq);
         }
+        if !parity_whole {
+            self.restate_open_rows()?;
+        }
         Ok(())
+    }
+
+    /// After a checkpoint, journal again (synced) the CRC of every live block in a stripe
+    /// row still filling. Such a row's parity reaches the members only when the row
+    /// completes; if a crash comes first and a member is missing at the restart, its blocks
+    /// in that row rebuild as garbage. Blocks journaled after the checkpoint carry a CRC that
+    /// recovery keeps and reads are checked against ([`Recovered::adopted_crcs`]); this gives
+    /// the blocks written before it one too, so they answer EIO rather than garbage.
+    fn restate_open_rows(&mut self) -> anyhow::Result<()> {
+        // Changes made since the last record (blocks moved off a failed member just now)
+        // go first, so that their CRCs are known.
+        self.journal_changes_read_back();
+        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        let geo = *la.geometry();
+        let mut restated: Vec<journal::Entry> = Vec::new();
+        for (&(_, block), row) in &self.parity {
+            for &m in &row.written {
+                let Some((seg, slot)) = geo.slot_at(m, block) else { continue };
+                let pba = geo.pba(seg, slot);
+                let Some(lba) = la.live_lba(pba) else { continue };
+                if let Some(&crc) = self.open_crcs.get(&seg).and_then(|t| t.get(slot as usize)) {
+                    restated.push((MapChange::Map { lba, pba }, crc));
+                }
+            }
+        }
+        if restated.is_empty() && self.pending.is_empty() {
+            return Ok(());
+        }
+        // The same record whatever order the rows are held in (deterministic replays).
+        restated.sort_unstable_by_key(|&(c, _)| match c {
+            MapChange::Map { pba, .. } => pba,
+            _ => u64::MAX,
+        });
+        self.pending.extend(restated);
+        self.append_records(true)
     }
 
     fn status(&self) -> StatusReport {
