@@ -538,8 +538,13 @@ impl LogArray {
                 (self.lograid_gc_on && useful(self, 0).is_some()).then_some(0)
             }
             Layout::Swan => {
+                // While an R-group is degraded, the front-end must find room in a healthy one
+                // at its next rotation ([`LogArray::next_front`]): only healthy back-end
+                // R-groups' free segments count towards the target, and GC cleans them first.
+                let any_degraded = self.degraded.iter().any(|&d| d);
+                let counts = |g: u32| g != self.front && !(any_degraded && self.degraded[g as usize]);
                 let backend_free: u64 =
-                    (0..self.geo.rgroups).filter(|&g| g != self.front).map(|g| self.segs.free_count(g)).sum();
+                    (0..self.geo.rgroups).filter(|&g| counts(g)).map(|g| self.segs.free_count(g)).sum();
                 if backend_free >= self.cfg.swan_gc_target {
                     return None;
                 }
@@ -549,10 +554,10 @@ impl LogArray {
                 }
                 // Greedy across the back-end: the R-group whose best victim holds the fewest
                 // valid blocks; ties to the R-group that was front-end longest ago.
-                let mut best: Option<(u32, u64, u32)> = None; // (valid, last_front, group)
+                let mut best: Option<(bool, u32, u64, u32)> = None; // (degraded, valid, last_front, group)
                 for g in (0..self.geo.rgroups).filter(|&g| g != self.front) {
                     if let Some(v) = useful(self, g) {
-                        let key = (v, self.last_front[g as usize], g);
+                        let key = (self.degraded[g as usize], v, self.last_front[g as usize], g);
                         if best.is_none_or(|b| key < b) {
                             best = Some(key);
                         }
@@ -566,7 +571,7 @@ impl LogArray {
                     // means the last refused write does not fit, not that no room is left.
                     return useful(self, self.front).map(|_| self.front);
                 }
-                best.map(|(_, _, g)| g)
+                best.map(|(_, _, _, g)| g)
             }
         }
     }
