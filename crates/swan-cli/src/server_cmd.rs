@@ -464,7 +464,9 @@ is rebuilt from the other blocks of its stripe row and its parity, where the R-g
 parity, checked against the CRC, and written back; a row whose parity alone is wrong gets its \
 parity rewritten. Without parity (RAID0), or when the rebuild does not match either, the block \
 is reported as LOST by logical block address. Segments sealed before block CRCs existed, and \
-segments still open at a crash, are counted as unverified. Exits 1 if any block is lost or \
+segments still open at a crash, are counted as unverified. In-place RAID: every member block \
+(data and parity) against the CRC table the server keeps; the array must have been stopped \
+cleanly (after a crash, serve it once: it resyncs first). Exits 1 if any block is lost or \
 anything else is wrong.\n\nExample:\n  swan scrub m0 m1 m2 m3 m4 m5\n  swan scrub --no-repair m0 m1 m2 m3 m4 m5")]
 pub struct ScrubArgs {
     /// Only report: write nothing to the members.

@@ -1,5 +1,5 @@
 //! Corruption on one member, found by `swan scrub` against the per-block CRC32C in segment
-//! summaries: a flipped bit, a zeroed block and a misdirected write (another block's data
+//! summaries (SWAN) or in the block CRC table (in-place RAID): a flipped bit, a zeroed block and a misdirected write (another block's data
 //! in a block's place) on a RAID5 array are rebuilt from parity and rewritten, and the
 //! volume read back through a real NBD client is what was written; on RAID0 the damaged
 //! block is reported as lost by its logical address, and scrub fails.
@@ -10,7 +10,8 @@
 //!
 //! The data is written through `swan serve` with nbdcopy; every 4 KiB block starts with a
 //! marker and its own logical block number, so the test finds live data blocks in the
-//! member files by looking, not by re-deriving the layout.
+//! member files by looking, not by re-deriving the layout. (In-place RAID5 runs on 3 members:
+//! with 3 data blocks per row, the parity of three marked blocks carries the marker too.)
 
 mod common;
 
@@ -125,10 +126,19 @@ fn damage_one_member(members: &[PathBuf], blocks: usize) -> [u64; 3] {
 }
 
 #[test]
-fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned() {
+fn damage_met_by_reads_is_rebuilt_and_never_returned_swan5() {
+    raid5_damage_met_by_reads_is_rebuilt_and_never_returned("swan5", 2, 3);
+}
+
+#[test]
+fn damage_met_by_reads_is_rebuilt_and_never_returned_raid5() {
+    raid5_damage_met_by_reads_is_rebuilt_and_never_returned("raid5", 1, 3);
+}
+
+fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned(scheme: &str, rgroups: u32, ssds: u32) {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-verify-r5-").tempdir().unwrap();
-    let members = create_array(dir.path(), "swan5", 2, 3, "64M", &[]);
+    let members = create_array(dir.path(), scheme, rgroups, ssds, "64M", &[]);
     let blocks = 12 << 8;
     let data = image(blocks);
     write_through_server(dir.path(), &members, &data);
@@ -153,10 +163,19 @@ fn raid5_damage_met_by_reads_is_rebuilt_and_never_returned() {
 }
 
 #[test]
-fn raid0_damage_met_by_a_read_is_an_io_error() {
+fn damage_met_by_a_read_is_an_io_error_swan0() {
+    raid0_damage_met_by_a_read_is_an_io_error("swan0", 2, 2);
+}
+
+#[test]
+fn damage_met_by_a_read_is_an_io_error_raid0() {
+    raid0_damage_met_by_a_read_is_an_io_error("raid0", 1, 3);
+}
+
+fn raid0_damage_met_by_a_read_is_an_io_error(scheme: &str, rgroups: u32, ssds: u32) {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-verify-r0-").tempdir().unwrap();
-    let members = create_array(dir.path(), "swan0", 2, 2, "64M", &[]);
+    let members = create_array(dir.path(), scheme, rgroups, ssds, "64M", &[]);
     let blocks = 8 << 8;
     write_through_server(dir.path(), &members, &image(blocks));
     let marked = marked_blocks(&members, blocks as u64 / 2);
@@ -176,10 +195,19 @@ fn raid0_damage_met_by_a_read_is_an_io_error() {
 }
 
 #[test]
-fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
+fn bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity_swan5() {
+    raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity("swan5", 2, 3);
+}
+
+#[test]
+fn bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity_raid5() {
+    raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity("raid5", 1, 3);
+}
+
+fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity(scheme: &str, rgroups: u32, ssds: u32) {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-scrub-r5-").tempdir().unwrap();
-    let members = create_array(dir.path(), "swan5", 2, 3, "64M", &[]);
+    let members = create_array(dir.path(), scheme, rgroups, ssds, "64M", &[]);
     let blocks = 12 << 8; // 48 MiB: 24 segments of 2 MiB of data, all but the last sealed
     let data = image(blocks);
     write_through_server(dir.path(), &members, &data);
@@ -207,10 +235,19 @@ fn raid5_bit_flip_zeroed_block_and_misdirected_write_are_rebuilt_from_parity() {
 }
 
 #[test]
-fn raid0_damage_is_reported_as_lost_by_logical_block() {
+fn damage_is_reported_as_lost_by_logical_block_swan0() {
+    raid0_damage_is_reported_as_lost_by_logical_block("swan0", 2, 2);
+}
+
+#[test]
+fn damage_is_reported_as_lost_by_logical_block_raid0() {
+    raid0_damage_is_reported_as_lost_by_logical_block("raid0", 1, 3);
+}
+
+fn raid0_damage_is_reported_as_lost_by_logical_block(scheme: &str, rgroups: u32, ssds: u32) {
     require("nbdcopy", "libnbd-bin");
     let dir = tempfile::Builder::new().prefix("swan-scrub-r0-").tempdir().unwrap();
-    let members = create_array(dir.path(), "swan0", 2, 2, "64M", &[]);
+    let members = create_array(dir.path(), scheme, rgroups, ssds, "64M", &[]);
     let blocks = 8 << 8; // 32 MiB
     write_through_server(dir.path(), &members, &image(blocks));
     let marked = marked_blocks(&members, blocks as u64 / 2);

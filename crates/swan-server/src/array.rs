@@ -170,7 +170,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
     };
     let log = o.kind.is_log_structured();
-    let (checkpoint_blocks, journal_blocks, meta_blocks) =
+    let (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks) =
         metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
     let mut sb = Superblock {
         uuid,
@@ -186,6 +186,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         meta_blocks,
         checkpoint_blocks,
         journal_blocks,
+        crc_table_blocks,
         volume_blocks: 0,
         created: o.created,
         events: 0,
@@ -226,6 +227,13 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
     for m in &opened {
         m.write(0, &vec![0u8; BLOCK])?;
         m.trim(1, meta_blocks - 1)?;
+    }
+    // In-place RAID: an empty CRC table (nothing known yet), marked clean.
+    if sb.crc_table_blocks > 0 {
+        let crcs = crate::blockcrc::BlockCrcs::empty(&sb);
+        for (i, m) in opened.iter().enumerate() {
+            crcs.write_member(i as u32, m, &sb)?;
+        }
     }
     // A log array starts with every segment trimmed (a free segment is a trimmed segment).
     let mut plan = IoPlan::new();

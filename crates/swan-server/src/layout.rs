@@ -56,6 +56,9 @@ pub struct Superblock {
     /// Size of one checkpoint slot.
     pub checkpoint_blocks: u64,
     pub journal_blocks: u64,
+    /// In-place RAID: blocks of the per-block CRC table after the superblock (a header and
+    /// 4 bytes per member block, [`crate::blockcrc`]); 0 in arrays made before it existed.
+    pub crc_table_blocks: u64,
     pub volume_blocks: u64,
     /// Seconds since the Unix epoch when the array was created (informational).
     pub created: u64,
@@ -134,6 +137,7 @@ impl Superblock {
             (96, self.volume_blocks),
             (104, self.created),
             (112, self.events),
+            (120, self.crc_table_blocks),
         ] {
             b[at..at + 8].copy_from_slice(&v.to_le_bytes());
         }
@@ -197,6 +201,7 @@ impl Superblock {
             meta_blocks: u64_at(72),
             checkpoint_blocks: u64_at(80),
             journal_blocks: u64_at(88),
+            crc_table_blocks: u64_at(120),
             volume_blocks: u64_at(96),
             created: u64_at(104),
             events: u64_at(112),
@@ -220,7 +225,7 @@ impl Superblock {
         if u64::from(self.rgroups) * u64::from(self.ssds_per_rgroup) != u64::from(self.members) {
             return bad("R-groups × SSDs per R-group", u64::from(self.rgroups) * u64::from(self.ssds_per_rgroup));
         }
-        let meta_end = 1 + 2 * self.checkpoint_blocks + self.journal_blocks;
+        let meta_end = 1 + 2 * self.checkpoint_blocks + self.journal_blocks + self.crc_table_blocks;
         if self.meta_blocks < meta_end || self.meta_blocks >= self.member_blocks {
             return bad("metadata blocks", self.meta_blocks);
         }
@@ -275,19 +280,25 @@ pub fn uuid_string(u: &[u8; 16]) -> String {
 }
 
 /// Sizes of the metadata area for an array, before its exact volume is known: the
-/// checkpoint is sized for the largest volume the members could expose.
-pub fn metadata_sizes(members: u32, member_blocks: u64, segment_rows: u32, log_structured: bool) -> (u64, u64, u64) {
-    let (checkpoint_blocks, journal_blocks) = if log_structured {
+/// checkpoint is sized for the largest volume the members could expose. Returns
+/// (checkpoint blocks, journal blocks, CRC table blocks, metadata blocks).
+pub fn metadata_sizes(
+    members: u32,
+    member_blocks: u64,
+    segment_rows: u32,
+    log_structured: bool,
+) -> (u64, u64, u64, u64) {
+    let (checkpoint_blocks, journal_blocks, crc_table_blocks) = if log_structured {
         let bound = u64::from(members) * member_blocks;
         let segments_bound = bound / u64::from(segment_rows.max(1)) + 1;
-        (crate::checkpoint::blocks_for(bound, segments_bound), (member_blocks / 8).clamp(4096, 65_536))
+        (crate::checkpoint::blocks_for(bound, segments_bound), (member_blocks / 8).clamp(4096, 65_536), 0)
     } else {
-        (0, 0)
+        (0, 0, crate::blockcrc::table_blocks(member_blocks))
     };
-    let used = 1 + 2 * checkpoint_blocks + journal_blocks;
+    let used = 1 + 2 * checkpoint_blocks + journal_blocks + crc_table_blocks;
     let align = u64::from(segment_rows.max(1));
     let meta_blocks = used.div_ceil(align) * align;
-    (checkpoint_blocks, journal_blocks, meta_blocks)
+    (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks)
 }
 
 #[cfg(test)]
@@ -309,6 +320,7 @@ mod tests {
             meta_blocks: 1024,
             checkpoint_blocks: 100,
             journal_blocks: 512,
+            crc_table_blocks: 0,
             volume_blocks: 50_000,
             created: 1_790_000_000,
             events: 3,
@@ -336,10 +348,11 @@ mod tests {
 
     #[test]
     fn metadata_is_segment_aligned_and_sized_for_the_map() {
-        let (c, j, m) = metadata_sizes(6, 32_768, 256, true);
+        let (c, j, t, m) = metadata_sizes(6, 32_768, 256, true);
         assert!(c * BLOCK as u64 >= 6 * 32_768 * 5, "checkpoint holds 5 bytes per block");
-        assert_eq!(m % 256, 0);
+        assert_eq!((t, m % 256), (0, 0));
         assert!(m > 1 + 2 * c + j - 1);
-        assert_eq!(metadata_sizes(4, 32_768, 128, false), (0, 0, 128));
+        // In-place: a header and 4 bytes per member block (32 blocks), aligned to the chunk.
+        assert_eq!(metadata_sizes(4, 32_768, 128, false), (0, 0, 33, 128));
     }
 }

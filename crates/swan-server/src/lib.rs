@@ -19,6 +19,7 @@
 
 pub mod array;
 pub mod backend;
+pub mod blockcrc;
 pub mod check;
 pub mod checkpoint;
 pub mod control;

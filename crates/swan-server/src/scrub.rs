@@ -68,15 +68,18 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
     let mut r = ScrubReport::default();
     let sb = &opened.sb;
     r.say(format!("array {} ({}, {} R-group(s) × {})", sb.uuid_string(), sb.kind, sb.rgroups, sb.ssds_per_rgroup));
-    let Some(la) = rec.scheme.log_array() else {
-        r.say(
-            "in-place RAID keeps no per-block checksums: nothing to verify block by block (swan check verifies its \
-             parity)"
-                .into(),
-        );
-        return Ok(r);
-    };
-    scrub_log(&opened, la, repair, &mut r)?;
+    match rec.scheme.log_array() {
+        Some(la) => scrub_log(&opened, la, repair, &mut r)?,
+        None if sb.crc_table_blocks == 0 => {
+            r.say(
+                "this in-place array was made before swan kept per-block CRCs for in-place RAID: nothing to verify \
+                 block by block (swan check verifies its parity)"
+                    .into(),
+            );
+            return Ok(r);
+        }
+        None => scrub_inplace(&opened, repair, &mut r)?,
+    }
     if repair && (r.repaired > 0 || r.parity_rewritten > 0) {
         for m in opened.members.iter() {
             m.sync()?;
@@ -106,6 +109,78 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
         ));
     }
     Ok(r)
+}
+
+/// In-place RAID: every member block with a known CRC ([`crate::blockcrc`]) read and
+/// compared; a mismatch rebuilt from its stripe row (RAID4/5), checked, written back.
+fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
+    use crate::blockcrc::{BlockCrcs, Opened as TableState};
+    let sb = &o.sb;
+    let (crcs, state) = BlockCrcs::load(&o.members, sb)?;
+    if state == TableState::Dirty {
+        anyhow::bail!(
+            "the array was not stopped cleanly: its block CRCs are not known until a resync (start `swan serve` on it \
+             once: it resyncs before serving), then scrub"
+        );
+    }
+    let geo = swan_core::geometry::StripeGeometry::new(
+        sb.members,
+        sb.kind.raid(),
+        sb.chunk_blocks,
+        sb.member_blocks,
+        sb.meta_blocks,
+    )
+    .map_err(|e| anyhow::anyhow!("the superblock's geometry is impossible: {e}"))?;
+    let rows = geo.stripes * u64::from(geo.chunk_blocks);
+    let mut block = vec![0u8; BLOCK];
+    let mut rebuilt = vec![0u8; BLOCK];
+    for i in 0..rows {
+        let at = sb.meta_blocks + i;
+        for m in 0..sb.members {
+            let Some(want) = crcs.expected(m, at) else {
+                r.unverified += 1;
+                continue;
+            };
+            o.members[m as usize].read(at, &mut block)?;
+            r.verified += 1;
+            if crc32c::crc32c(&block) == want {
+                continue;
+            }
+            r.mismatches += 1;
+            let good = matches!(parity::rebuild(&o.members, m, at, &mut rebuilt), Ok(Some(())))
+                && crc32c::crc32c(&rebuilt) == want;
+            let lba = inplace_lba(&geo, m, i);
+            let what = lba.map_or_else(|| "parity".to_string(), |l| format!("logical block {l}"));
+            if good {
+                if repair {
+                    o.members[m as usize].write(at, &rebuilt)?;
+                    r.repaired += 1;
+                }
+                r.say(format!("member {m} block {at} ({what}): did not match its CRC; rebuilt from parity"));
+            } else {
+                r.say(format!("member {m} block {at} ({what}): does not match its CRC and cannot be rebuilt"));
+                match lba {
+                    Some(l) => r.lost.push(l),
+                    None => r.problems += 1,
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The logical block member `m` holds at data-area row `row`; None for parity.
+fn inplace_lba(geo: &swan_core::geometry::StripeGeometry, m: u32, row: u64) -> Option<u64> {
+    let chunk = u64::from(geo.chunk_blocks);
+    let (stripe, offset) = (row / chunk, row % chunk);
+    let k = geo.members;
+    let data_col = match geo.parity_member(stripe) {
+        None => m,
+        Some(p) if p == m => return None,
+        Some(_) if geo.raid == RaidLevel::Raid4 => m,
+        Some(p) => (m + k - p - 1) % k,
+    };
+    Some(stripe * geo.stripe_data_blocks() + u64::from(data_col) * chunk + offset)
 }
 
 fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Result<()> {

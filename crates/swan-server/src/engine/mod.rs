@@ -436,6 +436,9 @@ struct Worker {
     /// Segments recovery found sealed by an unsynced record: their parity is rewritten
     /// before serving writes ([`Recovered::unsynced_seals`]).
     unsynced_seals: Vec<u64>,
+    /// In-place RAID: the CRC of every member block ([`crate::blockcrc`]); None for log
+    /// schemes (their summaries hold CRCs) and arrays made before the table existed.
+    crcs: Option<crate::blockcrc::BlockCrcs>,
     /// The last stop was clean and nothing came after it ([`Recovered::parity_whole`]):
     /// adopted segments need no new parity.
     parity_whole: bool,
@@ -488,6 +491,7 @@ impl Worker {
             next_slot: rec.next_slot,
             unsynced_seals: rec.unsynced_seals,
             parity_whole: rec.parity_whole,
+            crcs: None,
             pending: Vec::new(),
             changes: Vec::new(),
             tail_records: false,
@@ -542,6 +546,7 @@ impl Worker {
                 self.scheme.set_failed_member(m, true);
             }
         }
+        self.open_block_crcs()?;
         if self.read_only {
             return Ok(());
         }
@@ -551,6 +556,44 @@ impl Worker {
         }
         self.sync_all()?;
         self.checkpoint()?;
+        Ok(())
+    }
+
+    /// In-place RAID: load the CRC table; after an unclean stop, resync first (parity and
+    /// CRCs from the data); then mark the tables dirty until the next clean stop.
+    fn open_block_crcs(&mut self) -> anyhow::Result<()> {
+        use crate::blockcrc::{BlockCrcs, Opened};
+        if self.kind.is_log_structured() || self.sb.crc_table_blocks == 0 {
+            return Ok(());
+        }
+        let (crcs, state) = BlockCrcs::load(&self.members, &self.sb)?;
+        let crcs = match (state, self.read_only) {
+            (Opened::Clean, _) => crcs,
+            (Opened::Dirty, true) => {
+                eprintln!(
+                    "swan: the array was not stopped cleanly and is opened read-only: no resync, and reads are not \
+                     verified against block CRCs (serve it read-write once to resync)"
+                );
+                return Ok(());
+            }
+            (Opened::Dirty, false) => {
+                eprintln!(
+                    "swan: the array was not stopped cleanly: resyncing (every stripe row's parity and every block's \
+                     CRC from the data) before serving"
+                );
+                let (crcs, fixed) = BlockCrcs::resync(&self.members, &self.sb, |done, all| {
+                    if self.verbose && all > 0 {
+                        eprintln!("swan: resync {:.0} %", done as f64 * 100.0 / all as f64);
+                    }
+                })?;
+                eprintln!("swan: resync done: {fixed} stripe row(s) had parity that did not match their data");
+                crcs
+            }
+        };
+        if !self.read_only {
+            crcs.mark_dirty(&self.members, &self.sb)?;
+        }
+        self.crcs = Some(crcs);
         Ok(())
     }
 
@@ -616,6 +659,9 @@ impl Worker {
             }
             self.sync_all()?;
             self.checkpoint_as(true)?;
+            if let Some(crcs) = &self.crcs {
+                crcs.write_clean(&self.members, &self.sb)?;
+            }
         }
         Ok(())
     }
@@ -879,6 +925,9 @@ impl Worker {
     fn pool_can_read(&self, plan: &IoPlan) -> bool {
         self.pool.is_some()
             && !self.no_pool
+            // In-place blocks are overwritten where they are: a pooled read could meet a
+            // write to the same block between its check and its read. The engine reads them.
+            && self.crcs.is_none()
             && plan.phase_count() == 1
             && !plan.ios().is_empty()
             && plan.ios().iter().all(|io| matches!(io.kind, IoKind::Read(Dst::User { .. })))
@@ -927,7 +976,16 @@ impl Worker {
 
     /// Verify a read the engine carried out itself (the pool's reads verify themselves),
     /// repairing from parity what it can. False: the read must fail.
-    fn verify_engine_read(&self, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
+    fn verify_engine_read(&mut self, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
+        if self.crcs.is_some() {
+            let mut ok = true;
+            for io in plan.ios() {
+                let IoKind::Read(Dst::User { offset }) = io.kind else { continue };
+                let at = offset as usize * BLOCK;
+                ok &= self.verify_member_blocks(io.member, io.block, &mut reply[at..at + io.count as usize * BLOCK]);
+            }
+            return ok;
+        }
         let Some((geo, checks)) = self.read_checks_for(first, reply.len()) else { return true };
         let v = crate::pool::Verify { geo, checks, counts: Arc::clone(&self.read_checks) };
         for io in plan.ios() {
@@ -941,6 +999,58 @@ impl Worker {
             }
         }
         true
+    }
+
+    /// In-place RAID: check blocks read from member `m` at `block` against their CRCs; a
+    /// mismatch is rebuilt from its stripe row (RAID4/5), checked again and written back.
+    /// False if a block is bad and cannot be rebuilt: the read must fail.
+    fn verify_member_blocks(&mut self, m: u32, block: u64, buf: &mut [u8]) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let Some(crcs) = self.crcs.as_ref() else { return true };
+        let mut ok = true;
+        let mut repaired = Vec::new();
+        for (k, data) in buf.chunks_exact_mut(BLOCK).enumerate() {
+            let at = block + k as u64;
+            let Some(want) = crcs.expected(m, at) else {
+                self.read_checks.unverified.fetch_add(1, Relaxed);
+                continue;
+            };
+            self.read_checks.verified.fetch_add(1, Relaxed);
+            if crc32c::crc32c(data) == want {
+                continue;
+            }
+            self.read_checks.mismatches.fetch_add(1, Relaxed);
+            let mut rebuilt = vec![0u8; BLOCK];
+            let good = self.has_parity
+                && self.members.is_healthy(m)
+                && self.reconstruct(m, at, &mut rebuilt).is_ok()
+                && crc32c::crc32c(&rebuilt) == want;
+            if good {
+                data.copy_from_slice(&rebuilt);
+                repaired.push((at, rebuilt));
+            } else {
+                self.read_checks.failed.fetch_add(1, Relaxed);
+                eprintln!(
+                    "swan: member {m} block {at}: checksum mismatch on read and no good copy (no parity, or the \
+                     rebuild does not match either): answered with EIO"
+                );
+                ok = false;
+            }
+        }
+        for (at, data) in repaired {
+            // The engine is the only writer of in-place blocks: nothing can have overwritten
+            // this block since it was read.
+            let written = self.members[m as usize].write(at, &data);
+            self.read_checks.repaired.fetch_add(1, Relaxed);
+            eprintln!(
+                "swan: member {m} block {at}: checksum mismatch on read; rebuilt from parity{}",
+                match written {
+                    Ok(()) => " and rewritten".to_string(),
+                    Err(e) => format!(", but writing it back failed: {e}"),
+                }
+            );
+        }
+        ok
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
@@ -1184,6 +1294,11 @@ impl Worker {
                             b.staged.resize(at + n, 0);
                         }
                         self.member_read(io.member, io.block, &mut b.staged[at..at + n])?;
+                        // In-place read-modify-write: old data or parity that rotted would
+                        // carry its damage into the new parity.
+                        if self.crcs.is_some() {
+                            self.verify_member_blocks(io.member, io.block, &mut b.staged[at..at + n]);
+                        }
                         if self.has_parity && !gc {
                             for i in 0..io.count {
                                 b.old.insert((io.member, io.block + u64::from(i)), slot + i);
@@ -1198,6 +1313,9 @@ impl Worker {
             IoKind::Write(src) => {
                 let shared = b.shared.clone();
                 let data = self.source(io, src, b);
+                if let Some(crcs) = self.crcs.as_mut() {
+                    crcs.record(io.member, io.block, &data);
+                }
                 match (src, &self.pool, shared) {
                     (Src::User { offset }, Some(pool), Some(shared))
                         if n >= POOL_WRITE_MIN && self.members.health(io.member) != Health::Failed =>
@@ -1213,6 +1331,9 @@ impl Worker {
                 EmuOp::Write
             }
             IoKind::Trim => {
+                if let Some(crcs) = self.crcs.as_mut() {
+                    crcs.forget(io.member, io.block, u64::from(io.count));
+                }
                 self.member_trim(io.member, io.block, u64::from(io.count))?;
                 self.stats[m].trims += 1;
                 EmuOp::Trim
