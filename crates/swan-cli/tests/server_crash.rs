@@ -308,7 +308,7 @@ fn kill9_during_fio_writes_swan5() {
 /// checks, and `swan check` finds every stripe row's parity right.
 #[test]
 fn kill9_during_fio_writes_raid5() {
-    crash_cycles("raid5", 1, 3, "128M", 4, 2, 0x5241_4944_35);
+    crash_cycles("raid5", 1, 3, "128M", 4, 2, 0x0052_4149_4435);
 }
 
 /// The soak (issue 5, item 3): at least 1,000 kill -9 cycles under fio verify, run by hand

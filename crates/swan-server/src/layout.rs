@@ -264,6 +264,7 @@ impl Superblock {
                 p2l_in_summaries: true,
                 // Zero while `create` works out the largest volume the geometry allows.
                 volume_blocks: (self.volume_blocks > 0).then_some(self.volume_blocks),
+                swan_gc_target: self.swan_gc_target(),
                 ..LogTuning::default()
             },
         }
@@ -271,6 +272,31 @@ impl Superblock {
 
     pub fn uuid_string(&self) -> String {
         uuid_string(&self.uuid)
+    }
+
+    /// SWAN's back-end free-segment target, bounded by a quarter of the spare space. The
+    /// core keeps a quarter of an R-group's segments free in the back-end; with large
+    /// members and the default 10 % spare that is about the whole spare, and GC then
+    /// compacts back-end R-groups whose victims are still almost entirely valid. On a 3×2
+    /// array of 1 GiB members filled sequentially, then four 15 s runs of 8 KiB direct random
+    /// writes, three trials each: without the bound runs 2–4 gave 2.7–6.4 k writes in all
+    /// (third run 0.5–0.7 k IOPS, 14–21 blocks moved per block written); with it 8.6–9.6 k
+    /// (third run 3.0–4.9 k IOPS, 1.6–2.9 blocks moved).
+    fn swan_gc_target(&self) -> Option<u64> {
+        if !matches!(self.kind, SchemeKind::Swan(_)) || self.volume_blocks == 0 {
+            return None;
+        }
+        let g = swan_core::geometry::Geometry::new(
+            self.rgroups,
+            self.ssds_per_rgroup,
+            self.kind.raid(),
+            self.member_blocks,
+            self.meta_blocks,
+            self.segment_rows,
+        )
+        .ok()?;
+        let spare_segments = g.payload_blocks().saturating_sub(self.volume_blocks) / u64::from(g.payload_slots());
+        Some((g.segments_per_group / 4).min(spare_segments / 4).max(3))
     }
 }
 
@@ -326,6 +352,33 @@ mod tests {
             events: 3,
             failed: BTreeSet::from([1, 5]),
         }
+    }
+
+    #[test]
+    fn swan_gc_target_is_bounded_by_the_spare() {
+        // swan0 3×2, 1 GiB members, 256-block segments: ≈ 1000 segments per R-group.
+        let mut sb = Superblock {
+            kind: SchemeKind::Swan(RaidLevel::Raid0),
+            rgroups: 3,
+            ssds_per_rgroup: 2,
+            members: 6,
+            member_index: 0,
+            member_blocks: 262_144,
+            meta_blocks: 33_024,
+            failed: BTreeSet::new(),
+            ..sample()
+        };
+        let geo = swan_core::geometry::Geometry::new(3, 2, RaidLevel::Raid0, 262_144, 33_024, 256).unwrap();
+        let slots = u64::from(geo.payload_slots());
+        // 100 segments of spare: a quarter of them, far below a quarter of an R-group.
+        sb.volume_blocks = geo.payload_blocks() - 100 * slots;
+        assert_eq!(sb.array_spec().tuning.swan_gc_target, Some(25));
+        // A spare larger than the whole R-group quarter: the core's default is the bound.
+        sb.volume_blocks = geo.payload_blocks() / 2;
+        assert_eq!(sb.array_spec().tuning.swan_gc_target, Some(geo.segments_per_group / 4));
+        // Not SWAN, or no volume yet (`create` sizing it): the core decides.
+        sb.kind = SchemeKind::LogRaid(RaidLevel::Raid0);
+        assert_eq!(sb.array_spec().tuning.swan_gc_target, None);
     }
 
     #[test]
