@@ -84,8 +84,7 @@ impl BlockCrcs {
     pub fn record(&mut self, m: u32, block: u64, data: &[u8]) {
         for (k, b) in data.chunks_exact(BLOCK).enumerate() {
             if let Some((m, i)) = self.index(m, block + k as u64) {
-                // A CRC that happens to be 0 is kept as 1 less likely collision than "unknown":
-                // it is stored as is and simply not checked.
+                // A block whose CRC happens to be 0 reads as "none known": not checked.
                 self.crcs[m][i] = crc32c::crc32c(b);
             }
         }

@@ -58,6 +58,9 @@ pub enum Check {
     /// The CRC in the summary of sealed `segment` (seal sequence `seq`), at `slot`, which
     /// must name `lba`.
     Summary { segment: u64, seq: u64, slot: u32, lba: u64 },
+    /// In-place RAID: the CRC in the block CRC table ([`crate::blockcrc`]; 0: none known).
+    /// The block's stripe row is whole on the members, so a mismatch can be rebuilt.
+    Row(u32),
 }
 
 /// Counters of read verification, for `swan status`.
@@ -72,7 +75,8 @@ pub struct ReadChecks {
 
 /// What a read needs to verify and repair its blocks (pooled, or done by the engine).
 pub(crate) struct Verify {
-    pub geo: Geometry,
+    /// The log array's geometry, for summary checks; None for in-place RAID.
+    pub geo: Option<Geometry>,
     pub checks: Vec<Check>,
     pub counts: Arc<ReadChecks>,
 }
@@ -195,7 +199,7 @@ impl IoPool {
         self.reads.add();
         let retry = self.retry.clone();
         let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.reads), Arc::clone(&self.read_errors));
-        let verify = checks.map(|(geo, checks)| Verify { geo, checks, counts: Arc::clone(&self.checks) });
+        let verify = checks.map(|(geo, checks)| Verify { geo: Some(geo), checks, counts: Arc::clone(&self.checks) });
         self.spawn(Box::new(move || {
             let retry = retry.map(|r| move |done| r(offset, len as u32, done));
             read_pieces(&members, &pieces, len, verify.as_ref(), &errors, retry, done);
@@ -311,12 +315,14 @@ fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
     match v.checks.get(i).copied().unwrap_or(Check::Nothing) {
         Check::Nothing => None,
         Check::Crc(crc) => Some(crc),
+        Check::Row(crc) => (crc != 0).then_some(crc),
         Check::Summary { segment, slot, lba, .. } => {
+            let geo = v.geo.as_ref()?;
             let span = Entry::span(slot);
             let (first, last) = (span.start / BLOCK, (span.end - 1) / BLOCK);
             let mut buf = vec![0u8; (last + 1) * BLOCK];
             for b in std::iter::once(0).chain(first.max(1)..=last) {
-                let (m, block) = v.geo.slot_location(segment, v.geo.payload_slots() + b as u32);
+                let (m, block) = geo.slot_location(segment, geo.payload_slots() + b as u32);
                 members.read_cached(m, block, &mut buf[b * BLOCK..(b + 1) * BLOCK]).ok()?;
             }
             let entry = Entry::decode(&buf[span]);
@@ -329,7 +335,9 @@ fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
 /// segment and sequence): a damaged summary must not make good data look bad.
 fn summary_is_sound(members: &Members, v: &Verify, i: usize) -> bool {
     let Some(Check::Summary { segment, seq, .. }) = v.checks.get(i).copied() else { return true };
-    crate::summaries::read_sealed(members, &v.geo, segment, seq, &mut Vec::new()).is_some_and(|s| s.block_crcs)
+    v.geo.as_ref().is_some_and(|geo| {
+        crate::summaries::read_sealed(members, geo, segment, seq, &mut Vec::new()).is_some_and(|s| s.block_crcs)
+    })
 }
 
 /// Verify block `i` of a read (now in `block`, read from `member` at `at`); rebuild it from
@@ -351,17 +359,18 @@ pub(crate) fn verify_block(members: &Members, v: &Verify, i: usize, member: u32,
         return true;
     }
     v.counts.mismatches.fetch_add(1, Ordering::Relaxed);
-    // Only a sealed segment's rows are whole on the members (an open row's parity is
-    // written when the row completes).
-    let sealed = matches!(v.checks[i], Check::Summary { .. });
+    // Only a sealed segment's rows, and in-place stripe rows, are whole on the members (an
+    // open row's parity is written when the row completes).
+    let whole_row = matches!(v.checks[i], Check::Summary { .. } | Check::Row(_));
     let mut rebuilt = vec![0u8; BLOCK];
-    let rebuilt_ok = sealed
+    let rebuilt_ok = whole_row
         && matches!(crate::parity::rebuild(members, member, at, &mut rebuilt), Ok(Some(())))
         && crc32c::crc32c(&rebuilt) == crc;
     if rebuilt_ok {
         block.copy_from_slice(&rebuilt);
         // The slot keeps its content until its segment is released, which waits for every
-        // read handed out: writing the right bytes back cannot race with a reuse.
+        // read handed out: writing the right bytes back cannot race with a reuse. (In-place
+        // blocks are verified on the engine's thread, their only writer.)
         let written = members[member as usize].write(at, &rebuilt);
         v.counts.repaired.fetch_add(1, Ordering::Relaxed);
         eprintln!(

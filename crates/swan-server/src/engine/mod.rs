@@ -976,7 +976,7 @@ impl Worker {
 
     /// Verify a read the engine carried out itself (the pool's reads verify themselves),
     /// repairing from parity what it can. False: the read must fail.
-    fn verify_engine_read(&mut self, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
+    fn verify_engine_read(&self, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
         if self.crcs.is_some() {
             let mut ok = true;
             for io in plan.ios() {
@@ -987,7 +987,7 @@ impl Worker {
             return ok;
         }
         let Some((geo, checks)) = self.read_checks_for(first, reply.len()) else { return true };
-        let v = crate::pool::Verify { geo, checks, counts: Arc::clone(&self.read_checks) };
+        let v = crate::pool::Verify { geo: Some(geo), checks, counts: Arc::clone(&self.read_checks) };
         for io in plan.ios() {
             let IoKind::Read(Dst::User { offset }) = io.kind else { continue };
             for k in 0..io.count {
@@ -1001,56 +1001,17 @@ impl Worker {
         true
     }
 
-    /// In-place RAID: check blocks read from member `m` at `block` against their CRCs; a
-    /// mismatch is rebuilt from its stripe row (RAID4/5), checked again and written back.
-    /// False if a block is bad and cannot be rebuilt: the read must fail.
-    fn verify_member_blocks(&mut self, m: u32, block: u64, buf: &mut [u8]) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
+    /// In-place RAID: check blocks read from member `m` at `block` against the block CRC
+    /// table, as [`crate::pool::verify_block`] checks any read: a mismatch is rebuilt from
+    /// its stripe row, checked again and written back. False if a block is bad and cannot
+    /// be rebuilt: the read must fail. Every block is checked (and counted) either way.
+    fn verify_member_blocks(&self, m: u32, block: u64, buf: &mut [u8]) -> bool {
         let Some(crcs) = self.crcs.as_ref() else { return true };
-        let mut ok = true;
-        let mut repaired = Vec::new();
-        for (k, data) in buf.chunks_exact_mut(BLOCK).enumerate() {
-            let at = block + k as u64;
-            let Some(want) = crcs.expected(m, at) else {
-                self.read_checks.unverified.fetch_add(1, Relaxed);
-                continue;
-            };
-            self.read_checks.verified.fetch_add(1, Relaxed);
-            if crc32c::crc32c(data) == want {
-                continue;
-            }
-            self.read_checks.mismatches.fetch_add(1, Relaxed);
-            let mut rebuilt = vec![0u8; BLOCK];
-            let good = self.has_parity
-                && self.members.is_healthy(m)
-                && self.reconstruct(m, at, &mut rebuilt).is_ok()
-                && crc32c::crc32c(&rebuilt) == want;
-            if good {
-                data.copy_from_slice(&rebuilt);
-                repaired.push((at, rebuilt));
-            } else {
-                self.read_checks.failed.fetch_add(1, Relaxed);
-                eprintln!(
-                    "swan: member {m} block {at}: checksum mismatch on read and no good copy (no parity, or the \
-                     rebuild does not match either): answered with EIO"
-                );
-                ok = false;
-            }
-        }
-        for (at, data) in repaired {
-            // The engine is the only writer of in-place blocks: nothing can have overwritten
-            // this block since it was read.
-            let written = self.members[m as usize].write(at, &data);
-            self.read_checks.repaired.fetch_add(1, Relaxed);
-            eprintln!(
-                "swan: member {m} block {at}: checksum mismatch on read; rebuilt from parity{}",
-                match written {
-                    Ok(()) => " and rewritten".to_string(),
-                    Err(e) => format!(", but writing it back failed: {e}"),
-                }
-            );
-        }
-        ok
+        let checks = (0..(buf.len() / BLOCK) as u64).map(|k| Check::Row(crcs.expected(m, block + k).unwrap_or(0)));
+        let v = crate::pool::Verify { geo: None, checks: checks.collect(), counts: Arc::clone(&self.read_checks) };
+        buf.chunks_exact_mut(BLOCK).enumerate().fold(true, |ok, (k, data)| {
+            crate::pool::verify_block(&self.members, &v, k, m, block + k as u64, data) && ok
+        })
     }
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
