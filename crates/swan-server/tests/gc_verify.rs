@@ -8,28 +8,14 @@
 
 mod common;
 
+use common::{find, pattern, start};
+
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use swan_server::array;
 use swan_server::backend::{BlockOp, BlockRequest, Reply};
-use swan_server::engine::{EngineOptions, Stepper};
+use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
-
-fn pattern(lba: u64, round: u64) -> Vec<u8> {
-    let mut b = vec![0u8; BLOCK];
-    for (i, chunk) in b.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&(lba.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ round << 48 ^ i as u64).to_le_bytes());
-    }
-    b
-}
-
-fn start(paths: &[PathBuf]) -> Stepper {
-    let opened = array::open(paths, false, false).unwrap();
-    let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: "gc-verify".into(), read_only: false, emulate: None, verbose: false };
-    Stepper::start(opened, recovered, opts).unwrap()
-}
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
     let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
@@ -45,22 +31,11 @@ fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
     panic!("request at {lba} never completed");
 }
 
-/// (member path, byte offset) holding exactly `data`.
-fn find(paths: &[PathBuf], data: &[u8]) -> (PathBuf, u64) {
-    for p in paths {
-        let bytes = std::fs::read(p).unwrap();
-        if let Some(i) = bytes.chunks(BLOCK).position(|c| c == data) {
-            return (p.clone(), (i * BLOCK) as u64);
-        }
-    }
-    panic!("the block is on no member");
-}
-
 fn rot_then_collect(scheme: &str, dir: &Path) -> (Stepper, Vec<PathBuf>, u64, Vec<u8>) {
     let ssds = if scheme.ends_with('0') { 2 } else { 3 };
     let (paths, sb) = common::small_array(dir, scheme, 3, ssds);
     let volume = sb.volume_blocks;
-    let mut st = start(&paths);
+    let mut st = start(&paths, "gc-verify");
     for lba in (0..volume).step_by(16) {
         let n = 16.min(volume - lba) as u32;
         let data: Vec<u8> = (lba..lba + u64::from(n)).flat_map(|l| pattern(l, 0)).collect();
@@ -97,7 +72,7 @@ fn gc_rebuilds_a_rotten_block_from_parity_before_moving_it() {
     assert!(s.gc_verified > 100, "GC checked too few blocks: {s:?}");
     assert_eq!(call(&mut st, BlockOp::Read, victim, 1).unwrap(), good);
     st.shutdown().unwrap();
-    let mut st = start(&paths);
+    let mut st = start(&paths, "gc-verify");
     assert_eq!(call(&mut st, BlockOp::Read, victim, 1).unwrap(), good, "after a restart");
     st.shutdown().unwrap();
     let rep = swan_server::check::check(&paths).unwrap();

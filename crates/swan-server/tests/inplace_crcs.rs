@@ -10,30 +10,16 @@
 
 mod common;
 
+use common::{find, pattern, start};
+
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use swan_server::array;
 use swan_server::backend::{BlockOp, BlockRequest, Reply};
-use swan_server::engine::{EngineOptions, Stepper};
+use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 
 const BLOCKS: u64 = 600;
-
-fn pattern(lba: u64, round: u64) -> Vec<u8> {
-    let mut b = vec![0u8; BLOCK];
-    for (i, chunk) in b.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&(lba.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ round << 48 ^ i as u64).to_le_bytes());
-    }
-    b
-}
-
-fn start(paths: &[PathBuf]) -> Stepper {
-    let opened = array::open(paths, false, false).unwrap();
-    let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: "inplace-crcs".into(), read_only: false, emulate: None, verbose: false };
-    Stepper::start(opened, recovered, opts).unwrap()
-}
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
     let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
@@ -58,17 +44,6 @@ fn write_all(st: &mut Stepper, round: u64) {
     call(st, BlockOp::Flush, 0, 0).unwrap();
 }
 
-/// (member path, byte offset) holding exactly `data`.
-fn find(paths: &[PathBuf], data: &[u8]) -> (PathBuf, u64) {
-    for p in paths {
-        let bytes = std::fs::read(p).unwrap();
-        if let Some(i) = bytes.chunks(BLOCK).position(|c| c == data) {
-            return (p.clone(), (i * BLOCK) as u64);
-        }
-    }
-    panic!("the block is on no member");
-}
-
 fn put(path: &Path, at: u64, data: &[u8]) {
     std::fs::OpenOptions::new().write(true).open(path).unwrap().write_all_at(data, at).unwrap();
 }
@@ -91,7 +66,7 @@ fn damage(paths: &[PathBuf], round: u64) -> [u64; 3] {
 fn raid5_rebuilds_rotten_blocks_from_parity_and_raid0_refuses_them() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = common::small_array(dir.path(), "raid5", 1, 4);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     write_all(&mut st, 1);
     damage(&paths, 1);
     for lba in 0..BLOCKS {
@@ -106,7 +81,7 @@ fn raid5_rebuilds_rotten_blocks_from_parity_and_raid0_refuses_them() {
 
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = common::small_array(dir.path(), "raid0", 1, 2);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     write_all(&mut st, 1);
     let bad = damage(&paths, 1);
     for lba in 0..BLOCKS {
@@ -128,11 +103,11 @@ fn raid5_rebuilds_rotten_blocks_from_parity_and_raid0_refuses_them() {
 fn the_table_outlives_a_clean_stop() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = common::small_array(dir.path(), "raid5", 1, 3);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     write_all(&mut st, 1);
     st.shutdown().unwrap();
     damage(&paths, 1);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     for lba in 0..BLOCKS {
         assert_eq!(call(&mut st, BlockOp::Read, lba, 1).unwrap(), pattern(lba, 1), "block {lba} after a restart");
     }
@@ -145,7 +120,7 @@ fn after_a_crash_the_array_is_resynced_and_nothing_written_reads_as_an_error() {
     for scheme in ["raid5", "raid0"] {
         let dir = tempfile::tempdir().unwrap();
         let (paths, _) = common::small_array(dir.path(), scheme, 1, 3);
-        let mut st = start(&paths);
+        let mut st = start(&paths, "inplace-crcs");
         write_all(&mut st, 1);
         // Unflushed overwrites, then the crash.
         for lba in (0..BLOCKS).step_by(3) {
@@ -167,7 +142,7 @@ fn after_a_crash_the_array_is_resynced_and_nothing_written_reads_as_an_error() {
                 .expect("a parity member");
             put(parity, at, &pattern(9999, 9));
         }
-        let mut st = start(&paths);
+        let mut st = start(&paths, "inplace-crcs");
         for lba in 0..BLOCKS {
             let got = call(&mut st, BlockOp::Read, lba, 1).unwrap_or_else(|e| panic!("{scheme} block {lba}: {e:?}"));
             assert!(got == pattern(lba, 1) || got == pattern(lba, 2), "{scheme} block {lba}: neither write");
@@ -182,13 +157,13 @@ fn after_a_crash_the_array_is_resynced_and_nothing_written_reads_as_an_error() {
 fn scrub_finds_and_repairs_what_rotted_and_names_what_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = common::small_array(dir.path(), "raid5", 1, 4);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     write_all(&mut st, 1);
     st.shutdown().unwrap();
     damage(&paths, 1);
     let rep = swan_server::scrub::scrub(&paths, true).unwrap();
     assert_eq!((rep.mismatches, rep.repaired, rep.lost.len()), (3, 3, 0), "{}", rep.text);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     for lba in 0..BLOCKS {
         assert_eq!(call(&mut st, BlockOp::Read, lba, 1).unwrap(), pattern(lba, 1), "block {lba} after the scrub");
     }
@@ -197,14 +172,14 @@ fn scrub_finds_and_repairs_what_rotted_and_names_what_is_lost() {
 
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = common::small_array(dir.path(), "raid0", 1, 2);
-    let mut st = start(&paths);
+    let mut st = start(&paths, "inplace-crcs");
     write_all(&mut st, 1);
     st.shutdown().unwrap();
     let bad = damage(&paths, 1);
     let rep = swan_server::scrub::scrub(&paths, true).unwrap();
     assert_eq!(rep.lost, bad.to_vec(), "{}", rep.text);
     // Not stopped cleanly: scrub says to serve it once first.
-    drop(start(&paths));
+    drop(start(&paths, "inplace-crcs"));
     let err = swan_server::scrub::scrub(&paths, true).unwrap_err();
     assert!(err.to_string().contains("not stopped cleanly"), "{err}");
 }

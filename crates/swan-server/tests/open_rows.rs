@@ -11,22 +11,17 @@
 
 mod common;
 
+use common::start;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use swan_server::array;
 use swan_server::backend::{BlockOp, BlockRequest, Reply};
-use swan_server::engine::{EngineOptions, Stepper};
+use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 
 fn block(lba: u64) -> Vec<u8> {
     (0..BLOCK).map(|i| (lba as usize * 31 + i * 7 + 1) as u8).collect()
-}
-
-fn start(paths: &[PathBuf]) -> Stepper {
-    let opened = array::open(paths, false, false).unwrap();
-    let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: "open-rows".into(), read_only: false, emulate: None, verbose: false };
-    Stepper::start(opened, recovered, opts).unwrap()
 }
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64) -> Reply {
@@ -61,7 +56,7 @@ fn holder(paths: &[PathBuf], data: &[u8]) -> usize {
 
 /// Write three blocks: two fill a row (2 data columns), the third half fills the next.
 fn three_blocks(paths: &[PathBuf], checkpoint_every: u64) -> Stepper {
-    let mut st = start(paths);
+    let mut st = start(paths, "open-rows");
     st.set_checkpoint_every(checkpoint_every);
     for lba in 0..3 {
         call(&mut st, BlockOp::Write(block(lba)), lba).unwrap();
@@ -76,7 +71,7 @@ fn a_clean_stop_leaves_no_row_without_parity() {
     let (paths, _) = common::small_array(dir.path(), "swan5", 2, 3);
     three_blocks(&paths, 0).shutdown().unwrap();
     let m = holder(&paths, &block(2));
-    let mut st = start(&without(&paths, m));
+    let mut st = start(&without(&paths, m), "open-rows");
     for lba in 0..3 {
         assert_eq!(call(&mut st, BlockOp::Read, lba).unwrap(), block(lba), "block {lba}, member {m} missing");
     }
@@ -92,7 +87,7 @@ fn after_a_crash_a_block_of_a_row_still_filling_reads_as_an_error_not_garbage() 
     let st = three_blocks(&paths, 1);
     drop(st); // the crash
     let m = holder(&paths, &block(2));
-    let mut st = start(&without(&paths, m));
+    let mut st = start(&without(&paths, m), "open-rows");
     for lba in 0..2 {
         assert_eq!(call(&mut st, BlockOp::Read, lba).unwrap(), block(lba), "block {lba} of a whole row");
     }

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
+use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::layout::Superblock;
+use swan_server::member::BLOCK;
 
 /// A small array over member files `m0`, `m1`, ... in `dir`: `rgroups` × `ssds` members of
 /// 24 MiB, 128 KiB segments.
@@ -23,4 +25,36 @@ pub fn small_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> (Vec<Pa
     };
     let sb = array::create(&paths, &o).unwrap();
     (paths, sb)
+}
+
+/// The real engine on the caller's thread over the array on `paths`, recovered as
+/// `swan serve` recovers it.
+#[allow(dead_code)]
+pub fn start(paths: &[PathBuf], name: &str) -> Stepper {
+    let opened = array::open(paths, false, false).unwrap();
+    let recovered = array::recover(&opened).unwrap();
+    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false };
+    Stepper::start(opened, recovered, opts).unwrap()
+}
+
+/// A block of test data, different for every logical block and round of writes.
+#[allow(dead_code)]
+pub fn pattern(lba: u64, round: u64) -> Vec<u8> {
+    let mut b = vec![0u8; BLOCK];
+    for (i, chunk) in b.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&(lba.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ round << 48 ^ i as u64).to_le_bytes());
+    }
+    b
+}
+
+/// (member path, byte offset) holding exactly `data`.
+#[allow(dead_code)]
+pub fn find(paths: &[PathBuf], data: &[u8]) -> (PathBuf, u64) {
+    for p in paths {
+        let bytes = std::fs::read(p).unwrap();
+        if let Some(i) = bytes.chunks(BLOCK).position(|c| c == data) {
+            return (p.clone(), (i * BLOCK) as u64);
+        }
+    }
+    panic!("the block is on no member");
 }
