@@ -59,3 +59,57 @@ pub trait Backend: Send + Sync + 'static {
     /// Start `req`; call `done` when it has completed (possibly before returning).
     fn submit(&self, req: BlockRequest, done: Completion);
 }
+
+/// Replies sent together: a thread that completes a batch of requests (the engine, at the
+/// end of a round) gathers their replies and sends each connection's in one system call,
+/// instead of one `sendmsg` (and one wake-up of the client) per reply. Over loopback each
+/// send also runs the receiving side's network stack on the sender's CPU, so per-reply
+/// sends cost the engine a third of its time at 4 KiB writes.
+pub mod gather {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    /// Where gathered replies go out: called once at the end of the gathering.
+    pub trait Flush: Send + Sync {
+        fn flush(&self);
+    }
+
+    thread_local! {
+        static GATHERING: RefCell<Option<Vec<Arc<dyn Flush>>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f`; replies completed inside it on this thread go out when it returns.
+    pub fn replies<R>(f: impl FnOnce() -> R) -> R {
+        let outer = GATHERING.with(|g| g.borrow_mut().replace(Vec::new()));
+        // Flushed even if `f` panics, so no reply is left queued with nobody to send it.
+        struct Done(Option<Option<Vec<Arc<dyn Flush>>>>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                let outer = self.0.take().expect("once");
+                let mine = GATHERING.with(|g| std::mem::replace(&mut *g.borrow_mut(), outer));
+                for f in mine.unwrap_or_default() {
+                    f.flush();
+                }
+            }
+        }
+        let _done = Done(Some(outer));
+        f()
+    }
+
+    /// True while this thread gathers replies.
+    pub fn active() -> bool {
+        GATHERING.with(|g| g.borrow().is_some())
+    }
+
+    /// Flush `target` when this thread's gathering ends. False (and nothing registered)
+    /// when the thread is not gathering: the caller sends at once.
+    pub fn defer(target: Arc<dyn Flush>) -> bool {
+        GATHERING.with(|g| match &mut *g.borrow_mut() {
+            Some(list) => {
+                list.push(target);
+                true
+            }
+            None => false,
+        })
+    }
+}

@@ -34,7 +34,7 @@ mod gc_verify;
 pub use degraded::RebuildStatus;
 
 use crate::array::{Opened, Recovered};
-use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
+use crate::backend::{gather, Backend, BlockOp, BlockRequest, Completion, ExportInfo, Reply};
 use crate::checkpoint;
 use crate::emulate::{EmuOp, Emulator};
 use crate::journal::{self, Ring};
@@ -633,9 +633,13 @@ impl Worker {
         self.protect_after_failure();
         self.release_check();
         self.journal_tail();
-        for (done, reply) in std::mem::take(&mut self.replies) {
-            done(reply);
-        }
+        // Each connection's replies of the batch go out in one send.
+        let replies = std::mem::take(&mut self.replies);
+        gather::replies(|| {
+            for (done, reply) in replies {
+                done(reply);
+            }
+        });
         if !self.sync_waiters.is_empty() || self.release_due {
             self.sync_point();
         }

@@ -21,7 +21,7 @@ use swan_nbd::{
 
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
-use crate::backend::{Backend, BlockOp, BlockRequest, Completion, Reply};
+use crate::backend::{gather, Backend, BlockOp, BlockRequest, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
 /// saves a system call per request; payloads bigger than this bypass it.
@@ -29,6 +29,10 @@ const IO_BUFFER: usize = 64 << 10;
 
 /// Replies written before a flush, so a steady stream of completions still goes out.
 const MAX_BATCH: usize = 32;
+
+/// Replies gathered by a batch that one `sendmsg` carries at most (two iovecs each, well
+/// under IOV_MAX); the rest go in the next call.
+const GATHERED_PER_SEND: usize = 256;
 
 /// What every connection of one server shares.
 pub(super) struct ConnContext {
@@ -246,6 +250,8 @@ struct ReplyState {
     reader_done: bool,
     /// Sending failed: the connection is over; replies are dropped.
     dead: bool,
+    /// Replies were queued by a thread gathering them (see [`gather`]), which will flush.
+    gathered: bool,
 }
 
 impl Replies {
@@ -257,10 +263,19 @@ impl Replies {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Send `out` now if the socket takes it without waiting, else queue it.
-    fn deliver(&self, mut out: Outgoing) {
+    /// Send `out` now if the socket takes it without waiting, else queue it. A thread
+    /// gathering replies queues it, and sends the queue when its batch ends.
+    fn deliver(self: &Arc<Self>, mut out: Outgoing) {
         let mut st = self.lock();
         if st.dead {
+            return;
+        }
+        if gather::active() {
+            st.queue.push_back(out);
+            if !std::mem::replace(&mut st.gathered, true) {
+                drop(st);
+                gather::defer(Arc::clone(self) as Arc<dyn gather::Flush>);
+            }
             return;
         }
         if !st.writing && st.queue.is_empty() {
@@ -280,6 +295,49 @@ impl Replies {
         }
         st.queue.push_back(out);
         self.ready.notify_all();
+    }
+
+    /// Send what is queued, in as few `sendmsg` calls as the socket takes without waiting;
+    /// returns the replies and cost that went out whole. The caller holds the lock and has
+    /// checked that the reply thread is not writing.
+    fn send_queued(&self, st: &mut ReplyState) -> (usize, usize) {
+        let (mut count, mut cost) = (0, 0);
+        while !st.queue.is_empty() {
+            let iov: Vec<IoSlice<'_>> = st
+                .queue
+                .iter()
+                .take(GATHERED_PER_SEND)
+                .flat_map(|o| {
+                    let (h, d) = o.rest();
+                    [IoSlice::new(h), IoSlice::new(d)]
+                })
+                .collect();
+            let offered: usize = iov.iter().map(|s| s.len()).sum();
+            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+            // An error (EAGAIN included) leaves the rest to the reply thread.
+            let Ok(mut sent) = rustix::net::sendmsg(&self.socket, &iov, &mut SendAncillaryBuffer::default(), flags)
+            else {
+                break;
+            };
+            drop(iov);
+            let whole = sent == offered;
+            while let Some(front) = st.queue.front_mut() {
+                let left = front.len() - front.sent;
+                if sent < left {
+                    // A reply that went out in part stays first in line with what is left.
+                    front.sent += sent;
+                    break;
+                }
+                sent -= left;
+                count += 1;
+                cost += front.cost;
+                st.queue.pop_front();
+            }
+            if !whole {
+                break;
+            }
+        }
+        (count, cost)
     }
 
     /// A completion is handed out: its reply (or its being dropped) is still to come.
@@ -332,6 +390,26 @@ impl Replies {
         self.lock().writing = false;
         // One release per batch: the reader waiting for room wakes once, not per reply.
         self.flight.release(count, bytes);
+    }
+}
+
+impl gather::Flush for Replies {
+    /// The end of a gathering thread's batch: its replies go out together, or to the
+    /// reply thread when the socket is busy or full.
+    fn flush(&self) {
+        let mut st = self.lock();
+        st.gathered = false;
+        if st.dead || st.queue.is_empty() {
+            return;
+        }
+        let (count, cost) = if st.writing { (0, 0) } else { self.send_queued(&mut st) };
+        if !st.queue.is_empty() {
+            self.ready.notify_all();
+        }
+        drop(st);
+        if count > 0 {
+            self.flight.release(count, cost);
+        }
     }
 }
 
