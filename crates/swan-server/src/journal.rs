@@ -4,7 +4,9 @@
 //!
 //! - a **tail** record is written (not synced) after every batch of requests, before their
 //!   replies go out, so a process that dies (kill -9: the page cache survives) never loses
-//!   an acknowledged write. Its data may not be durable yet, so each entry carries the
+//!   an acknowledged write. While the newest record is a tail record of one block, the
+//!   next batch's entries are added to it instead (the block is written again, same
+//!   sequence number, more entries), until it is full or another record follows. Its data may not be durable yet, so each entry carries the
 //!   CRC32C of the block it names, and recovery replays tail records only while every block
 //!   still matches;
 //! - a **synced** record is written at a sync point (FLUSH, FUA, GC victim release) after
@@ -40,6 +42,8 @@ const HEADER: usize = 32;
 const ENTRY: usize = 16;
 /// Entries per record at most, so one record stays a bounded write.
 pub const MAX_ENTRIES: usize = 64 * 1024;
+/// Entries a record of one block holds.
+pub const BLOCK_ENTRIES: usize = (BLOCK - HEADER) / ENTRY;
 
 fn put40(b: &mut [u8], v: u64) {
     b[..5].copy_from_slice(&v.to_le_bytes()[..5]);
