@@ -215,6 +215,8 @@ impl IoPool {
             if let Err(e) = members[member as usize].write(block, &data[range]) {
                 errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
             }
+            // Before `done`: once the engine sees the writes done, it takes the buffer back.
+            drop(data);
             tally.done();
         }));
     }

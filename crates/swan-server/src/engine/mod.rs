@@ -67,6 +67,11 @@ const RELEASE_BATCH: usize = 8;
 const RELEASE_AFTER: Duration = Duration::from_millis(500);
 /// Gathered user data is written out once this much has gathered (or at the batch's end).
 const RUNS_FLUSH_AT: usize = 1 << 20;
+/// Run buffers kept for reuse while requests keep coming (freed when the engine goes idle).
+/// Buffers this large are mapped afresh by malloc each time (`swan-cli`'s alloc.rs), so a
+/// new one costs a page fault and a cleared page per 4 KiB filled, and an unmap with TLB
+/// shootdowns when freed: a quarter of the server's CPU at 128 KiB sequential writes.
+const SPARE_RUNS: usize = 8;
 /// Largest payload a request may carry (what the NBD front advertises).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 
@@ -371,6 +376,10 @@ struct Worker {
     /// blocks per member and not yet written ([`Worker::flush_runs`]); `run_bytes` in all.
     runs: Vec<Gathered>,
     run_bytes: usize,
+    /// Emptied run buffers, for the next runs ([`SPARE_RUNS`]).
+    spare_runs: Vec<Vec<u8>>,
+    /// Runs handed to the pool, taken back once it has written them.
+    pooled_runs: Vec<Arc<Vec<u8>>>,
     /// Errors of run writes done on this thread, for the next [`Worker::wait_writes`].
     run_errors: Vec<MemberError>,
     /// CRC32C of every block written into each open segment, by slot, until the segment's
@@ -490,6 +499,8 @@ impl Worker {
             pooled_now: false,
             runs: Vec::new(),
             run_bytes: 0,
+            spare_runs: Vec::new(),
+            pooled_runs: Vec::new(),
             run_errors: Vec::new(),
             open_crcs: HashMap::new(),
             adopted_crcs: rec.adopted_crcs,
@@ -701,7 +712,11 @@ impl Worker {
                 .map_or(idle_wait, |Reverse(h)| h.at.saturating_duration_since(self.now()).min(idle_wait));
             match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Timeout) => {
+                    // Idle: the spare run buffers go back (memory at rest is the map's).
+                    self.spare_runs = Vec::new();
+                    None
+                }
                 Err(RecvTimeoutError::Disconnected) => return false,
             }
         };
@@ -773,6 +788,12 @@ impl Worker {
         let mut errors = std::mem::take(&mut self.run_errors);
         if let Some(pool) = &self.pool {
             let mut pooled = pool.wait_writes();
+            // The pool has dropped its references to the runs it wrote.
+            for run in std::mem::take(&mut self.pooled_runs) {
+                if let Ok(run) = Arc::try_unwrap(run) {
+                    self.spare_run(run);
+                }
+            }
             // A member that failed under a pooled write is spared if its parity group can
             // spare it: the parity this thread computed from the same data keeps the write.
             pooled.retain(|e| {
@@ -1244,7 +1265,7 @@ impl Worker {
         match self.runs.iter_mut().rev().find(|g| next(g)) {
             Some(g) => g.data.extend_from_slice(&data),
             None => {
-                let mut run = Vec::with_capacity(data.len().max(64 << 10));
+                let mut run = self.spare_runs.pop().unwrap_or_else(|| Vec::with_capacity(RUNS_FLUSH_AT));
                 run.extend_from_slice(&data);
                 self.runs.push(Gathered { member: io.member, block: io.block, data: run });
             }
@@ -1273,11 +1294,26 @@ impl Worker {
                 if (n >= POOL_WRITE_MIN || self.members[g.member as usize].is_direct())
                     && self.members.health(g.member) != Health::Failed =>
             {
-                pool.write(&self.members, g.member, g.block, Arc::new(g.data), 0..n);
+                let data = Arc::new(g.data);
+                self.pooled_runs.push(Arc::clone(&data));
+                pool.write(&self.members, g.member, g.block, data, 0..n);
                 self.pooled_now = true;
                 Ok(())
             }
-            _ => self.member_write(g.member, g.block, &g.data),
+            _ => {
+                let written = self.member_write(g.member, g.block, &g.data);
+                self.spare_run(g.data);
+                written
+            }
+        }
+    }
+
+    /// Keep an emptied run buffer for the next run, unless enough are kept or it grew
+    /// past a run's usual size (one large request).
+    fn spare_run(&mut self, mut run: Vec<u8>) {
+        if self.spare_runs.len() < SPARE_RUNS && run.capacity() <= 2 * RUNS_FLUSH_AT {
+            run.clear();
+            self.spare_runs.push(run);
         }
     }
 
