@@ -352,12 +352,59 @@ impl StripeGeometry {
     pub fn stripe_block(&self, stripe: u64) -> MemberBlock {
         self.member_offset + stripe * u64::from(self.chunk_blocks)
     }
+
+    /// The logical block at `block` of `member`, the inverse of [`StripeGeometry::locate`];
+    /// None for parity and for blocks outside the stripes.
+    pub fn lba_at(&self, member: MemberId, block: MemberBlock) -> Option<u64> {
+        let chunk = u64::from(self.chunk_blocks);
+        let row = block.checked_sub(self.member_offset).filter(|&r| r < self.stripes * chunk)?;
+        if member >= self.members {
+            return None;
+        }
+        let (stripe, offset) = (row / chunk, row % chunk);
+        let data_col = match self.parity_member(stripe) {
+            None => member,
+            Some(p) if p == member => return None,
+            // RAID4's parity is the last member: data columns are the members before it.
+            Some(_) if self.raid == RaidLevel::Raid4 => member,
+            // RAID5's data columns start after the stripe's parity member, wrapping.
+            Some(p) => (member + self.members - p - 1) % self.members,
+        };
+        Some(stripe * self.stripe_data_blocks() + u64::from(data_col) * chunk + offset)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn lba_at_inverts_locate() {
+        for raid in [RaidLevel::Raid0, RaidLevel::Raid4, RaidLevel::Raid5] {
+            let g = StripeGeometry::new(4, raid, 8, 5 + 8 * 7 + 3, 5).unwrap();
+            let mut data = BTreeSet::new();
+            for m in 0..g.members {
+                for b in 0..g.member_blocks + 2 {
+                    match g.lba_at(m, b) {
+                        Some(lba) => {
+                            let (_, member, block) = g.locate(lba);
+                            assert_eq!((member, block), (m, b), "{raid:?} member {m} block {b}: lba {lba}");
+                            assert!(data.insert(lba), "{raid:?}: lba {lba} twice");
+                        }
+                        None => {
+                            let inside = (5..5 + 8 * 7).contains(&b);
+                            let parity = inside && g.parity_member((b - 5) / 8) == Some(m);
+                            assert!(parity || !inside, "{raid:?} member {m} block {b}: data without an lba");
+                        }
+                    }
+                }
+            }
+            assert_eq!(data.len() as u64, g.stripes * g.stripe_data_blocks(), "{raid:?}: every lba once");
+            assert_eq!(data.last().copied(), Some(g.stripes * g.stripe_data_blocks() - 1));
+            assert_eq!(g.lba_at(4, 5), None, "{raid:?}: no member 4");
+        }
+    }
 
     #[test]
     fn slot_at_inverts_slot_location() {

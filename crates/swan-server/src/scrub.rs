@@ -149,7 +149,7 @@ fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
             r.mismatches += 1;
             let good = matches!(parity::rebuild(&o.members, m, at, &mut rebuilt), Ok(Some(())))
                 && crc32c::crc32c(&rebuilt) == want;
-            let lba = inplace_lba(&geo, m, i);
+            let lba = geo.lba_at(m, at);
             let what = lba.map_or_else(|| "parity".to_string(), |l| format!("logical block {l}"));
             if good {
                 if repair {
@@ -167,20 +167,6 @@ fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The logical block member `m` holds at data-area row `row`; None for parity.
-fn inplace_lba(geo: &swan_core::geometry::StripeGeometry, m: u32, row: u64) -> Option<u64> {
-    let chunk = u64::from(geo.chunk_blocks);
-    let (stripe, offset) = (row / chunk, row % chunk);
-    let k = geo.members;
-    let data_col = match geo.parity_member(stripe) {
-        None => m,
-        Some(p) if p == m => return None,
-        Some(_) if geo.raid == RaidLevel::Raid4 => m,
-        Some(p) => (m + k - p - 1) % k,
-    };
-    Some(stripe * geo.stripe_data_blocks() + u64::from(data_col) * chunk + offset)
 }
 
 fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Result<()> {
