@@ -212,8 +212,11 @@ impl IoPool {
         self.writes.add();
         let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.writes), Arc::clone(&self.write_errors));
         self.spawn(Box::new(move || {
-            if let Err(e) = members[member as usize].write(block, &data[range]) {
-                errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+            let count = (range.len() / BLOCK) as u64;
+            match members[member as usize].write(block, &data[range]) {
+                // The run is user data appended to a log: start its writeback now.
+                Ok(()) => members[member as usize].write_behind(block, count),
+                Err(e) => errors.lock().unwrap_or_else(|p| p.into_inner()).push(e),
             }
             // Before `done`: once the engine sees the writes done, it takes the buffer back.
             drop(data);

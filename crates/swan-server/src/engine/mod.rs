@@ -71,7 +71,7 @@ const RUNS_FLUSH_AT: usize = 1 << 20;
 /// Buffers this large are mapped afresh by malloc each time (`swan-cli`'s alloc.rs), so a
 /// new one costs a page fault and a cleared page per 4 KiB filled, and an unmap with TLB
 /// shootdowns when freed: a quarter of the server's CPU at 128 KiB sequential writes.
-const SPARE_RUNS: usize = 8;
+const SPARE_RUNS: usize = 4;
 /// Largest payload a request may carry (what the NBD front advertises).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 
