@@ -24,7 +24,7 @@ Compares NBD servers over the same disk with fio's nbd engine (one job, iodepth 
 
 Servers (each over files in BENCH_DIR):
   swan      target/release/swan create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2
-              --member-size MEMBER_SIZE DIR/m0 .. DIR/m5    (once per invocation)
+              --member-size MEMBER_SIZE --spare SPARE DIR/m0 .. DIR/m5    (per cell)
             target/release/swan serve --listen 127.0.0.1:PORT [--direct] DIR/m0 .. DIR/m5
             (built with `cargo build --release -p swan-cli` if missing or lacking `serve`)
   nbdkit    nbdkit -f -p PORT -i 127.0.0.1 file DIR/plain.img [direct-I/O args]
@@ -52,6 +52,8 @@ Environment:
   RUNTIME       seconds per fio run, after a 2 s ramp          (default 15)
   RUNS          fio runs per cell; the median is reported      (default 3)
   MEMBER_SIZE   size of each of swan's 6 member files          (default 1G)
+  SPARE         swan's spare space, percent of data capacity   (default 10, swan's own);
+                the export (and so plain.img) shrinks as it grows
   BENCH_DIR     scratch dir, on a real disk (not tmpfs)        (default /var/tmp/swan-bench)
   OUT           markdown report                                (default repro/bench-nbd.md)
   SERVERS       subset of "swan nbdkit qemu-nbd"               (default all three)
@@ -87,6 +89,7 @@ source scripts/lib/debs.sh
 RUNTIME=${RUNTIME:-15}
 RUNS=${RUNS:-3}
 MEMBER_SIZE=${MEMBER_SIZE:-1G}
+SPARE=${SPARE:-10}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/swan-bench}
 OUT=${OUT:-repro/bench-nbd.md}
 SERVERS=${SERVERS:-swan nbdkit qemu-nbd}
@@ -102,6 +105,7 @@ RAMP=2
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_uint "$RUNTIME" && ((RUNTIME > 0)) || die "RUNTIME must be a positive integer (got '$RUNTIME')"
 is_uint "$RUNS" && ((RUNS > 0)) || die "RUNS must be a positive integer (got '$RUNS')"
+is_uint "$SPARE" && ((SPARE < 100)) || die "SPARE must be a whole percent below 100 (got '$SPARE')"
 is_uint "$PORT_BASE" && ((PORT_BASE > 1023 && PORT_BASE < 65000)) || die "PORT_BASE must be in 1024..64999"
 is_uint "$READY_TIMEOUT" || die "READY_TIMEOUT must be an integer"
 is_uint "$STOP_TIMEOUT" || die "STOP_TIMEOUT must be an integer"
@@ -314,9 +318,9 @@ bytes_of() { numfmt --from=iec "${1%B}" 2>/dev/null || die "cannot parse size '$
 # written over, GC under way), which would make each job measure what the jobs before it
 # left. Random writes over a full volume, GC and all, are scripts/steady-write.sh's job.
 fresh_swan_array() {
-  log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE in $BENCH_DIR"
+  log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE, $SPARE % spare, in $BENCH_DIR"
   rm -f "${MEMBERS[@]}"
-  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" "${MEMBERS[@]}" \
+  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" --spare "$SPARE" "${MEMBERS[@]}" \
     >"$RAW/logs/swan-create.log" 2>&1 || { cat "$RAW/logs/swan-create.log" >&2; die "swan create failed"; }
 }
 
@@ -335,12 +339,12 @@ if has_server swan; then
   start_server swan buffered probe
   EXPORT=$SIZE_SEEN
   stop_server
-  printf '%s %s\n' "$MEMBER_SIZE" "$EXPORT" >"$BENCH_DIR/swan-export-size"
+  printf '%s %s\n' "$MEMBER_SIZE/$SPARE" "$EXPORT" >"$BENCH_DIR/swan-export-size"
   SIZE_NOTE="swan's export size (nbdinfo --size)"
 elif [[ -n ${EXPORT_SIZE:-} ]]; then
   EXPORT=$(bytes_of "$EXPORT_SIZE")
   SIZE_NOTE="EXPORT_SIZE"
-elif [[ -f $BENCH_DIR/swan-export-size ]] && read -r ms sz <"$BENCH_DIR/swan-export-size" && [[ $ms == "$MEMBER_SIZE" ]] && is_uint "$sz"; then
+elif [[ -f $BENCH_DIR/swan-export-size ]] && read -r ms sz <"$BENCH_DIR/swan-export-size" && [[ $ms == "$MEMBER_SIZE/$SPARE" ]] && is_uint "$sz"; then
   EXPORT=$sz
   SIZE_NOTE="swan's export size from an earlier run ($BENCH_DIR/swan-export-size)"
 else
@@ -366,7 +370,7 @@ if has_server nbdkit || has_server qemu-nbd; then
 fi
 
 # ---------------------------------------------------------------- machine
-meta "command" "SERVERS=\"$SERVERS\" MODES=\"$MODES\" JOBS=\"$JOBS\" RUNTIME=$RUNTIME RUNS=$RUNS MEMBER_SIZE=$MEMBER_SIZE BENCH_DIR=$BENCH_DIR scripts/bench-nbd.sh"
+meta "command" "SERVERS=\"$SERVERS\" MODES=\"$MODES\" JOBS=\"$JOBS\" RUNTIME=$RUNTIME RUNS=$RUNS MEMBER_SIZE=$MEMBER_SIZE SPARE=$SPARE BENCH_DIR=$BENCH_DIR scripts/bench-nbd.sh"
 meta "date" "$(date -u '+%Y-%m-%d %H:%M UTC')"
 meta "nproc" "$(nproc)"
 meta "memory" "$(awk '/^MemTotal:/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
