@@ -12,23 +12,11 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use swan_server::backend::{BlockOp, BlockRequest, Reply};
+use swan_server::backend::{BlockOp, Reply};
 use swan_server::engine::Stepper;
-use swan_server::member::BLOCK;
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
-    let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
-    let s = slot.clone();
-    let req = BlockRequest { op, offset: lba * BLOCK as u64, len: blocks * BLOCK as u32, fua: false };
-    st.submit(req, Box::new(move |r| *s.lock().unwrap() = Some(r)));
-    for _ in 0..1_000_000 {
-        if let Some(r) = slot.lock().unwrap().take() {
-            return r;
-        }
-        st.round();
-    }
-    panic!("request at {lba} never completed");
+    common::call_within(st, op, lba, blocks, 1_000_000)
 }
 
 fn rot_then_collect(scheme: &str, dir: &Path) -> (Stepper, Vec<PathBuf>, u64, Vec<u8>) {

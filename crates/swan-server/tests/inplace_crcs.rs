@@ -14,26 +14,14 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use swan_server::backend::{BlockOp, BlockRequest, Reply};
+use swan_server::backend::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 
 const BLOCKS: u64 = 600;
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
-    let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
-    let s = slot.clone();
-    let len = if matches!(op, BlockOp::Flush) { 0 } else { blocks * BLOCK as u32 };
-    let req = BlockRequest { op, offset: lba * BLOCK as u64, len, fua: false };
-    st.submit(req, Box::new(move |r| *s.lock().unwrap() = Some(r)));
-    for _ in 0..100_000 {
-        if let Some(r) = slot.lock().unwrap().take() {
-            return r;
-        }
-        st.round();
-    }
-    panic!("request at {lba} never completed");
+    common::call_within(st, op, lba, blocks, 100_000)
 }
 
 fn write_all(st: &mut Stepper, round: u64) {

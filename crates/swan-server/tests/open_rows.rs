@@ -14,9 +14,8 @@ mod common;
 use common::start;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use swan_server::array;
-use swan_server::backend::{BlockOp, BlockRequest, Reply};
+use swan_server::backend::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 
@@ -25,18 +24,7 @@ fn block(lba: u64) -> Vec<u8> {
 }
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64) -> Reply {
-    let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
-    let s = slot.clone();
-    let len = if matches!(op, BlockOp::Flush) { 0 } else { BLOCK as u32 };
-    let req = BlockRequest { op, offset: lba * BLOCK as u64, len, fua: false };
-    st.submit(req, Box::new(move |r| *s.lock().unwrap() = Some(r)));
-    for _ in 0..100_000 {
-        if let Some(r) = slot.lock().unwrap().take() {
-            return r;
-        }
-        st.round();
-    }
-    panic!("request at {lba} never completed");
+    common::call_within(st, op, lba, 1, 100_000)
 }
 
 /// The array's members with `member` given as missing.

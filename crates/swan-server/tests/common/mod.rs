@@ -1,8 +1,10 @@
 //! Shared by the server crate's integration tests.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
+use swan_server::backend::{BlockOp, BlockRequest, Reply};
 use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::layout::Superblock;
 use swan_server::member::BLOCK;
@@ -57,4 +59,22 @@ pub fn find(paths: &[PathBuf], data: &[u8]) -> (PathBuf, u64) {
         }
     }
     panic!("the block is on no member");
+}
+
+/// Submit one request of `blocks` blocks at `lba` (a FLUSH carries no length) and run the
+/// stepper's rounds until it completes; panics if it has not after `rounds` rounds.
+#[allow(dead_code)]
+pub fn call_within(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32, rounds: u32) -> Reply {
+    let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
+    let s = slot.clone();
+    let len = if matches!(op, BlockOp::Flush) { 0 } else { blocks * BLOCK as u32 };
+    let req = BlockRequest { op, offset: lba * BLOCK as u64, len, fua: false };
+    st.submit(req, Box::new(move |r| *s.lock().unwrap() = Some(r)));
+    for _ in 0..rounds {
+        if let Some(r) = slot.lock().unwrap().take() {
+            return r;
+        }
+        st.round();
+    }
+    panic!("request at {lba} never completed");
 }
