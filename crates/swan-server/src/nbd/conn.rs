@@ -265,36 +265,37 @@ impl Replies {
 
     /// Send `out` now if the socket takes it without waiting, else queue it. A thread
     /// gathering replies queues it, and sends the queue when its batch ends.
-    fn deliver(self: &Arc<Self>, mut out: Outgoing) {
+    fn deliver(self: &Arc<Self>, out: Outgoing) {
         let mut st = self.lock();
         if st.dead {
             return;
         }
+        // Sent at once only when nothing is queued before it and the socket is ours.
+        let send = !st.writing && st.queue.is_empty();
+        st.queue.push_back(out);
         if gather::active() {
-            st.queue.push_back(out);
             if !std::mem::replace(&mut st.gathered, true) {
                 drop(st);
                 gather::defer(Arc::clone(self) as Arc<dyn gather::Flush>);
             }
             return;
         }
-        if !st.writing && st.queue.is_empty() {
-            let (h, d) = out.rest();
-            let iov = [IoSlice::new(h), IoSlice::new(d)];
-            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
-            // An error (EAGAIN included) leaves the whole reply to the reply thread, which
-            // retries it blocking and reports what still fails.
-            if let Ok(n) = rustix::net::sendmsg(&self.socket, &iov, &mut SendAncillaryBuffer::default(), flags) {
-                out.sent += n;
-            }
-            if out.sent == out.len() {
-                drop(st);
-                self.flight.release(1, out.cost);
-                return;
-            }
+        self.send_or_hand_over(st, send);
+    }
+
+    /// Send what is queued now if `send` (the reply thread is not writing), without
+    /// waiting; whatever the socket does not take (an error, EAGAIN included, or a reply
+    /// that went out in part) is left to the reply thread, which retries it blocking and
+    /// reports what still fails.
+    fn send_or_hand_over(&self, mut st: MutexGuard<'_, ReplyState>, send: bool) {
+        let (count, cost) = if send { self.send_queued(&mut st) } else { (0, 0) };
+        if !st.queue.is_empty() {
+            self.ready.notify_all();
         }
-        st.queue.push_back(out);
-        self.ready.notify_all();
+        drop(st);
+        if count > 0 {
+            self.flight.release(count, cost);
+        }
     }
 
     /// Send what is queued, in as few `sendmsg` calls as the socket takes without waiting;
@@ -402,14 +403,8 @@ impl gather::Flush for Replies {
         if st.dead || st.queue.is_empty() {
             return;
         }
-        let (count, cost) = if st.writing { (0, 0) } else { self.send_queued(&mut st) };
-        if !st.queue.is_empty() {
-            self.ready.notify_all();
-        }
-        drop(st);
-        if count > 0 {
-            self.flight.release(count, cost);
-        }
+        let send = !st.writing;
+        self.send_or_hand_over(st, send);
     }
 }
 
