@@ -1131,7 +1131,6 @@ impl Worker {
     /// rewritten: a torn rewrite (power loss) ends the replay at a record that no synced
     /// record follows, and after a kill -9 the page cache holds the last whole version.
     fn append_records(&mut self, synced: bool) -> anyhow::Result<()> {
-        let start = self.sb.journal_start();
         let pending = std::mem::take(&mut self.pending);
         if !synced && !pending.is_empty() {
             if let Some(tail) =
@@ -1140,9 +1139,7 @@ impl Worker {
                 tail.entries.extend_from_slice(&pending);
                 let record = journal::encode(&self.sb.uuid, tail.seq, false, &tail.entries);
                 let at = tail.at;
-                for m in 0..self.meta_members() as u32 {
-                    self.member_write(m, start + at, &record)?;
-                }
+                self.write_record(at, &record)?;
                 // Counted as a record for `checkpoint_every`, which spaces checkpoints by
                 // journal writes in the crash tests.
                 self.records_since_checkpoint += 1;
@@ -1168,9 +1165,7 @@ impl Worker {
                 return Ok(());
             }
             let at = self.ring.place(blocks);
-            for m in 0..self.meta_members() as u32 {
-                self.member_write(m, start + at, &record)?;
-            }
+            self.write_record(at, &record)?;
             self.journal_records += 1;
             self.records_since_checkpoint += 1;
             self.open_tail = (!synced && blocks == 1).then(|| OpenTail { at, seq, entries: chunk.to_vec() });
@@ -1182,6 +1177,15 @@ impl Worker {
             self.tail_records = false;
         } else {
             self.tail_records = true;
+        }
+        Ok(())
+    }
+
+    /// Write a journal record at block `at` of the ring, on every metadata member.
+    fn write_record(&mut self, at: u64, record: &[u8]) -> Result<(), MemberError> {
+        let start = self.sb.journal_start();
+        for m in 0..self.meta_members() as u32 {
+            self.member_write(m, start + at, record)?;
         }
         Ok(())
     }
