@@ -1,9 +1,9 @@
 //! GC verifies what it moves.
 //!
 //! A GC job reads a victim's live blocks into its staging buffer, then writes them to their
-//! new slots, whose CRCs are read back from the members for the journal and the new
-//! summary. A block that rotted in the victim would come out of that with a fresh, matching
-//! CRC: the corruption laundered. So between the job's reads and its writes every staged
+//! new slots; the CRCs of the staged copies go to the journal and the new summary. A block
+//! that rotted in the victim would come out of that with a fresh, matching CRC: the
+//! corruption laundered. So between the job's reads and its writes every staged
 //! block is checked against the CRC the victim's summary holds for it (in a segment adopted
 //! at recovery, which has no summary, the CRC of the journal entry that last mapped it,
 //! where recovery replayed one). A mismatch is rebuilt from the block's stripe row where the
@@ -14,6 +14,7 @@
 use super::{GcRun, Worker};
 use crate::member::BLOCK;
 use std::collections::HashMap;
+use swan_core::geometry::Geometry;
 use swan_core::io::{Dst, IoKind, Src};
 use swan_core::summary::{Summary, DEAD};
 
@@ -28,6 +29,27 @@ pub(super) struct GcChecks {
     pub unverified: u64,
 }
 
+impl GcRun {
+    /// The slot each staged block is written to (physical block address to staging slot),
+    /// from the job's write phase.
+    pub(super) fn destinations(&self, geo: &Geometry) -> HashMap<u64, u32> {
+        let mut dest = HashMap::new();
+        if self.plan.phase_count() < 2 {
+            return dest;
+        }
+        for io in self.plan.phase(1) {
+            if let IoKind::Write(Src::Staged { slot }) = io.kind {
+                for i in 0..io.count {
+                    if let Some((seg, s)) = geo.slot_at(io.member, io.block + u64::from(i)) {
+                        dest.insert(geo.pba(seg, s), slot + i);
+                    }
+                }
+            }
+        }
+        dest
+    }
+}
+
 impl Worker {
     /// Check `run`'s staged blocks (its read phase is done, its writes are not).
     pub(super) fn verify_gc_copies(&mut self, run: &mut GcRun) {
@@ -37,16 +59,7 @@ impl Worker {
             return;
         }
         // Where each staged block goes.
-        let mut dest: HashMap<u32, u64> = HashMap::new();
-        for io in run.plan.phase(1) {
-            if let IoKind::Write(Src::Staged { slot }) = io.kind {
-                for i in 0..io.count {
-                    if let Some((seg, s)) = geo.slot_at(io.member, io.block + u64::from(i)) {
-                        dest.insert(slot + i, geo.pba(seg, s));
-                    }
-                }
-            }
-        }
+        let dest: HashMap<u32, u64> = run.destinations(&geo).into_iter().map(|(pba, slot)| (slot, pba)).collect();
         let mut checks = GcChecks::default();
         let mut summary: Option<(u64, Option<Summary>)> = None;
         let mut buf = Vec::new();

@@ -1620,10 +1620,17 @@ impl Worker {
         self.scheme.finish_gc(run.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
         // summaries the follow-up plan writes when it seals their segments (a poisoned
-        // slot's CRC inverted).
-        let poisoned = run.poisoned;
+        // slot's CRC inverted). They are the CRCs of the staged copies the job wrote, checked
+        // by `verify_gc_copies`: reading every moved block back instead cost a device read
+        // per block with O_DIRECT members (8 KiB random writes on a full volume: 37 k preads
+        // in 3 s, nine tenths of the engine's system-call time, and 0.6–2.8 k IOPS).
+        let staged_at: HashMap<u64, u32> =
+            self.scheme.log_array().map(|la| run.destinations(la.geometry())).unwrap_or_default();
+        let (poisoned, staged) = (run.poisoned, run.staged);
         self.journal_changes(|w, _, pba| {
-            let crc = w.block_crc(pba);
+            let copy =
+                staged_at.get(&pba).and_then(|&slot| staged.get(slot as usize * BLOCK..(slot as usize + 1) * BLOCK));
+            let crc = copy.map_or_else(|| w.block_crc(pba), crc32c::crc32c);
             if poisoned.contains(&pba) {
                 !crc
             } else {
