@@ -45,7 +45,8 @@ Each (server, mode, job) gets a fresh server process on a fresh port (swan: on a
 created array; RUNS x RUNTIME of writes can still write more than the volume holds, and then
 GC runs inside the measurement, as it would for an operator) (page cache dropped
 before it starts when /proc/sys/vm/drop_caches is writable), waits until `nbdinfo` answers,
-runs RUNS fio runs (median reported), records the server's peak RSS (VmHWM), then stops it
+runs RUNS fio runs (median reported; run r uses --randseed=r, so runs do not repeat each other's
+random offsets), records the server's peak RSS (VmHWM), then stops it
 with SIGTERM and waits for it to exit. Servers are killed on any exit of this script.
 
 Environment:
@@ -387,7 +388,7 @@ if [[ -r /sys/class/block/$bdev/queue/rotational ]]; then
   meta "block device" "/dev/$bdev, rotational=$(cat "/sys/class/block/$bdev/queue/rotational"), scheduler $(cat "/sys/class/block/$bdev/queue/scheduler" 2>/dev/null || echo '?')"
 fi
 meta "export size" "$EXPORT bytes ($SIZE_NOTE); fio --size=$FIO_SIZE"
-meta "fio" "--ioengine=nbd --iodepth=$IODEPTH --numjobs=1 --time_based --runtime=$RUNTIME --ramp_time=$RAMP, median of $RUNS run(s)"
+meta "fio" "--ioengine=nbd --iodepth=$IODEPTH --numjobs=1 --time_based --runtime=$RUNTIME --ramp_time=$RAMP --randseed=RUN (1, 2, ...), median of $RUNS run(s)"
 if [[ -w /proc/sys/vm/drop_caches ]]; then meta "page cache" "dropped (sync; drop_caches=3) before every server start"; else meta "page cache" "NOT dropped between servers (not root)"; fi
 for mode in "${MODE_LIST[@]}"; do
   for server in "${SERVER_LIST[@]}"; do
@@ -416,7 +417,11 @@ for mode in "${MODE_LIST[@]}"; do
       fi
       for r in $(seq 1 "$RUNS"); do
         out=$RAW/$server-$mode-$job-run$r.json
-        run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP"
+        # Each run its own seed (the same for every server): fio repeats its random offsets
+        # run after run by default, and a log-structured array then finds each victim
+        # wholly overwritten in the order it was written, a free ride no workload gives.
+        run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP" \
+          --randseed="$r"
         printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$r" "$out" >>"$RESULTS"
       done
       stop_server
