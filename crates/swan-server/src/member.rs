@@ -494,6 +494,28 @@ impl Member {
         self.read_through(true, block, buf)
     }
 
+    /// Read `buf.len() / 4096` blocks at `block` only if the page cache holds all of them
+    /// (`preadv2(RWF_NOWAIT)`): true if `buf` is filled. False if any would wait for the
+    /// device, and for anything else the caller should leave to a thread that may block
+    /// (an O_DIRECT or absent member, a tapped one, an error, a short read): the engine
+    /// answers cached reads itself and hands the rest to the I/O threads.
+    pub fn read_if_cached(&self, block: u64, buf: &mut [u8]) -> bool {
+        let Some(file) = self.file.as_ref() else { return false };
+        if self.direct || self.tap.is_some() || buf.is_empty() || buf.len() % BLOCK != 0 {
+            return false;
+        }
+        let count = (buf.len() / BLOCK) as u64;
+        if self.check_range(Op::Read { block, count }, block, count).is_err() {
+            return false;
+        }
+        let len = buf.len();
+        let flags = rustix::io::ReadWriteFlags::NOWAIT;
+        matches!(
+            rustix::io::preadv2(file, &mut [std::io::IoSliceMut::new(buf)], block * BLOCK_U64, flags),
+            Ok(n) if n == len
+        )
+    }
+
     /// A read by the member's own descriptor, or (`cached`, where the member has one) by the
     /// buffered one beside it.
     fn read_through(&self, cached: bool, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {

@@ -877,7 +877,11 @@ impl Worker {
                 return Some((req, done));
             }
             Ok(Submitted::Planned) if op == ReqOp::Read && self.pool_can_read(&plan) => {
-                self.hand_out_read(&plan, lba, req.len as usize, done);
+                match self.read_from_cache(&plan, lba, req.len as usize) {
+                    Some(Ok(reply)) => self.complete(done, Ok(reply), None),
+                    Some(Err(())) => done(Err(Errno::Io)),
+                    None => self.hand_out_read(&plan, lba, req.len as usize, done),
+                }
                 self.plan = plan;
                 return None;
             }
@@ -972,6 +976,28 @@ impl Worker {
             && plan.ios().iter().all(|io| self.members.is_healthy(io.member))
     }
 
+    /// A planned read the page cache holds whole, carried out here: cheaper than handing
+    /// it to an I/O thread, whose wake-up and reply cost more than the copy (buffered 4 KiB
+    /// random reads spent two fifths of the server's samples switching threads), and its
+    /// reply goes out with the round's others. None: some block is not cached (or the
+    /// member cannot say); the pool reads it. Err: a block failed its check and could not
+    /// be rebuilt.
+    fn read_from_cache(&mut self, plan: &IoPlan, first: u64, len: usize) -> Option<Result<Vec<u8>, ()>> {
+        let mut reply = vec![0u8; len];
+        for io in plan.ios() {
+            let IoKind::Read(Dst::User { offset }) = io.kind else { return None };
+            let at = offset as usize * BLOCK;
+            let buf = &mut reply[at..at + io.count as usize * BLOCK];
+            if !self.members[io.member as usize].read_if_cached(io.block, buf) {
+                return None;
+            }
+        }
+        for io in plan.ios() {
+            self.stats[io.member as usize].bytes_read += u64::from(io.count) * BLOCK as u64;
+        }
+        Some(if self.verify_engine_read(plan, first, &mut reply) { Ok(reply) } else { Err(()) })
+    }
+
     /// Hand a planned read to the pool; it replies from there.
     fn hand_out_read(&mut self, plan: &IoPlan, first: u64, len: usize, done: Completion) {
         let pool = self.pool.as_ref().expect("checked by pool_can_read");
@@ -1053,7 +1079,7 @@ impl Worker {
 
     /// Move the scheme's new changes into the journal queue; `crc_of(worker, lba, pba)` gives
     /// the CRC of the block a map change puts `lba` at (user writes: from the payload; GC
-    /// moves: read back from the member, where the copy sits in the page cache).
+    /// moves: from the staged copy; anything else: read back from the member).
     fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
         let mut changes = std::mem::take(&mut self.changes);
         self.scheme.take_changes(&mut changes);
