@@ -103,6 +103,12 @@ pub struct ServeArgs {
     /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub emulate_age: f64,
+    /// SWAN: free segments GC keeps in the back-end R-groups. The default is a sixteenth of
+    /// the array's spare segments (at least 3): each segment held free is one fewer spread
+    /// as dead blocks, so smaller makes victims cheaper on a full volume; larger leaves real
+    /// SSDs more trimmed space for their own GC. At most the spare; `swan status` shows it.
+    #[arg(long, value_name = "SEGMENTS")]
+    pub gc_target: Option<u64>,
     /// Log connections and refused requests.
     #[arg(long, short)]
     pub verbose: bool,
@@ -248,7 +254,14 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    let recovered = array::recover(&opened).context("recovering the array")?;
+    let mut recovered = array::recover(&opened).context("recovering the array")?;
+    if let Some(segments) = a.gc_target {
+        let la = recovered
+            .scheme
+            .log_array_mut()
+            .ok_or_else(|| anyhow!("--gc-target applies to SWAN arrays; this one is {}", opened.sb.kind))?;
+        la.set_swan_gc_target(segments).map_err(|e| anyhow!("--gc-target: {e}"))?;
+    }
     eprintln!(
         "swan: array {uuid} ({}): checkpoint {}, {} journal record(s) rolled forward",
         opened.sb.kind, recovered.checkpoint_seq, recovered.records_replayed
@@ -310,13 +323,14 @@ pub fn status(a: &StatusArgs) -> Result<()> {
     }
     let g = |k: &str| v.get(k).cloned().unwrap_or_default();
     println!(
-        "array {} ({}), volume {} MiB, up {:.0} s, free segments {}/{}",
+        "array {} ({}), volume {} MiB, up {:.0} s, free segments {}/{}{}",
         g("uuid").as_str().unwrap_or("?"),
         g("scheme").as_str().unwrap_or("?"),
         g("volume_bytes").as_u64().unwrap_or(0) >> 20,
         g("uptime_s").as_f64().unwrap_or(0.0),
         g("free_segments"),
-        g("segments")
+        g("segments"),
+        g("gc_target").as_u64().map(|t| format!(" (GC keeps {t} free in the back-end)")).unwrap_or_default()
     );
     println!(
         "user written {} MiB, read {} MiB; GC moved {} blocks from {} victims; {} front-end rotations; {} sync points, {} checkpoints",

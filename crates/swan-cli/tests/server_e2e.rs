@@ -1241,6 +1241,42 @@ fn suggested_member_size(stderr: &str) -> Option<String> {
     })
 }
 
+/// `swan serve --gc-target`: out of bounds or on a scheme without the target, a refusal that
+/// says why; within them, the server runs with it and `swan status` says so.
+#[test]
+fn serve_gc_target_is_checked_and_shown() {
+    let a = Array::create("swan0", 3, 2);
+    let serve_with = |array: &Array, flags: &[&str]| -> Vec<PathBuf> {
+        // `Server::start` puts these after `--listen`: flags first, then the members.
+        flags.iter().map(PathBuf::from).chain(array.members.iter().cloned()).collect()
+    };
+    for bad in ["1", "1000000"] {
+        let args = serve_with(&a, &["--gc-target", bad]);
+        let ran = run(a.swan().args(["serve", "--listen", "127.0.0.1:0"]).args(&args), COMMAND_DEADLINE).failed();
+        assert!(
+            ran.stderr.contains("--gc-target") && ran.stderr.contains("spare holds"),
+            "--gc-target {bad} should be refused naming the bounds:\n{}",
+            ran.output()
+        );
+    }
+    let default = {
+        let server = a.serve();
+        let target = a.status()["gc_target"].as_u64().expect("status of a SWAN array has gc_target");
+        server.stop();
+        target
+    };
+    assert!(default >= 3, "the default GC target {default} is below the floor of 3");
+    let wanted = default + 2;
+    let server = Server::start(&a, &serve_with(&a, &["--gc-target", &wanted.to_string()]));
+    assert_eq!(a.status()["gc_target"].as_u64(), Some(wanted), "swan status does not show --gc-target {wanted}");
+    server.stop();
+
+    let l = Array::create("lograid0", 1, 4);
+    let args = serve_with(&l, &["--gc-target", "5"]);
+    let ran = run(l.swan().args(["serve", "--listen", "127.0.0.1:0"]).args(&args), COMMAND_DEADLINE).failed();
+    assert!(ran.stderr.contains("SWAN"), "--gc-target on Log-RAID should say it is SWAN's:\n{}", ran.output());
+}
+
 #[test]
 fn create_and_serve_refuse_bad_members() {
     let a = Array::create("swan0", 3, 2);

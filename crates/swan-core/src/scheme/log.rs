@@ -315,6 +315,27 @@ impl LogArray {
         &self.cfg
     }
 
+    /// SWAN: keep `segments` free in the back-end R-groups from now on, within what the
+    /// spare can hold: at least the reserve and room for a job's moves, at most the spare
+    /// segments (GC cannot free more than the volume leaves over; above that it would
+    /// compact victims that hold nothing dead). Err says what would be accepted.
+    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
+        if self.cfg.layout != Layout::Swan {
+            return Err("the GC target is SWAN's (back-end R-groups); Log-RAID cleans between watermarks".into());
+        }
+        let least = self.cfg.reserve_segments + 2;
+        let per_segment = u64::from(self.geo.payload_slots());
+        let spare = self.geo.segments().saturating_sub(self.cfg.volume_blocks.div_ceil(per_segment));
+        if segments < least || segments > spare.max(least) {
+            return Err(format!(
+                "a GC target of {segments} segments is outside {least}..={} (this array's spare holds {spare} segments)",
+                spare.max(least)
+            ));
+        }
+        self.cfg.swan_gc_target = segments;
+        Ok(())
+    }
+
     pub fn geometry(&self) -> &Geometry {
         &self.geo
     }
@@ -921,6 +942,10 @@ impl Scheme for LogArray {
         Some(self)
     }
 
+    fn log_array_mut(&mut self) -> Option<&mut LogArray> {
+        Some(self)
+    }
+
     fn set_failed_member(&mut self, member: u32, failed: bool) {
         if self.geo.raid == crate::geometry::RaidLevel::Raid0 || member >= self.geo.members() {
             return;
@@ -1015,5 +1040,38 @@ impl Scheme for LogArray {
             + self.live.len() as u64 * 8
             + self.segs.heap_bytes()
             + self.inbound.len() as u64 * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::RaidLevel;
+
+    fn array(layout: Layout, spare_segments: u64) -> LogArray {
+        let geo = Geometry::new(3, 2, RaidLevel::Raid0, 8 * 96, 0, 8).unwrap();
+        let mut cfg = LogConfig::new(geo, layout, VictimPolicy::Greedy);
+        let per_segment = u64::from(geo.payload_slots());
+        cfg.limit_volume((geo.segments() - spare_segments) * per_segment);
+        LogArray::new(cfg)
+    }
+
+    #[test]
+    fn swan_gc_target_is_set_within_the_spare() {
+        let mut a = array(Layout::Swan, 20);
+        a.set_swan_gc_target(3).unwrap();
+        assert_eq!(a.config().swan_gc_target, 3);
+        a.set_swan_gc_target(20).unwrap();
+        assert_eq!(a.config().swan_gc_target, 20);
+        // Below the reserve and a job's room, or above what the spare can hold: refused,
+        // naming the bounds, and the target stays.
+        for bad in [0, 2, 21] {
+            let e = a.set_swan_gc_target(bad).unwrap_err();
+            assert!(e.contains("3..=20") && e.contains("20 segments"), "{bad}: {e}");
+            assert_eq!(a.config().swan_gc_target, 20);
+        }
+        // Log-RAID has watermarks, not SWAN's target.
+        let mut l = array(Layout::LogRaid, 20);
+        assert!(l.set_swan_gc_target(5).unwrap_err().contains("Log-RAID"));
     }
 }

@@ -357,6 +357,11 @@ pub trait Scheme: Send {
         None
     }
 
+    /// The same, to retune it (a server's `--gc-target`).
+    fn log_array_mut(&mut self) -> Option<&mut LogArray> {
+        None
+    }
+
     /// Member `member` failed (or is whole again, rebuilt). A log-structured array leaves the
     /// member's slots of the rows it opens from now on unused, so no new data depends on
     /// parity to be read back; SWAN also keeps its writes away from a degraded R-group while

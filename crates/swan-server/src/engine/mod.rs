@@ -160,6 +160,8 @@ pub struct StatusReport {
     pub members: Vec<MemberStatus>,
     pub free_segments: u64,
     pub segments: u64,
+    /// SWAN: free segments GC keeps in the back-end R-groups (`swan serve --gc-target`).
+    pub gc_target: Option<u64>,
     pub user_bytes_written: u64,
     pub user_bytes_read: u64,
     pub gc_blocks_moved: u64,
@@ -2011,6 +2013,11 @@ impl Worker {
                 .collect(),
             free_segments: st.free_segments,
             segments: st.segments,
+            gc_target: self
+                .scheme
+                .log_array()
+                .filter(|la| la.config().layout == swan_core::scheme::Layout::Swan)
+                .map(|la| la.config().swan_gc_target),
             user_bytes_written: c.user_blocks_written * BLOCK as u64,
             user_bytes_read: c.user_blocks_read * BLOCK as u64,
             gc_blocks_moved: c.gc_blocks_moved,
