@@ -501,10 +501,10 @@ impl Member {
     /// answers cached reads itself and hands the rest to the I/O threads.
     pub fn read_if_cached(&self, block: u64, buf: &mut [u8]) -> bool {
         let Some(file) = self.file.as_ref() else { return false };
-        if self.direct || self.tap.is_some() || buf.is_empty() || buf.len() % BLOCK != 0 {
+        if self.direct || self.tap.is_some() || buf.is_empty() {
             return false;
         }
-        let count = (buf.len() / BLOCK) as u64;
+        let Ok(count) = self.buf_blocks(buf.len(), |count| Op::Read { block, count }) else { return false };
         if self.check_range(Op::Read { block, count }, block, count).is_err() {
             return false;
         }

@@ -134,9 +134,18 @@ impl LogConfig {
     /// blocks, which is what makes victims worth collecting.
     pub fn limit_volume(&mut self, volume_blocks: u64) {
         self.volume_blocks = self.volume_blocks.min(volume_blocks);
+        self.swan_gc_target = self.swan_gc_target.min(self.spare_segments() / 2).max(self.least_swan_gc_target());
+    }
+
+    /// Segments the volume leaves over: as many as GC could ever hold free.
+    pub fn spare_segments(&self) -> u64 {
         let per_segment = u64::from(self.geometry.payload_slots());
-        let spare = self.geometry.segments().saturating_sub(self.volume_blocks.div_ceil(per_segment));
-        self.swan_gc_target = self.swan_gc_target.min(spare / 2).max(self.reserve_segments + 2);
+        self.geometry.segments().saturating_sub(self.volume_blocks.div_ceil(per_segment))
+    }
+
+    /// The least SWAN GC target: the reserve, and room for one job's moves.
+    fn least_swan_gc_target(&self) -> u64 {
+        self.reserve_segments + 2
     }
 }
 
@@ -323,9 +332,7 @@ impl LogArray {
         if self.cfg.layout != Layout::Swan {
             return Err("the GC target is SWAN's (back-end R-groups); Log-RAID cleans between watermarks".into());
         }
-        let least = self.cfg.reserve_segments + 2;
-        let per_segment = u64::from(self.geo.payload_slots());
-        let spare = self.geo.segments().saturating_sub(self.cfg.volume_blocks.div_ceil(per_segment));
+        let (least, spare) = (self.cfg.least_swan_gc_target(), self.cfg.spare_segments());
         if segments < least || segments > spare.max(least) {
             return Err(format!(
                 "a GC target of {segments} segments is outside {least}..={} (this array's spare holds {spare} segments)",
