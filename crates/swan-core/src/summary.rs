@@ -26,7 +26,8 @@ pub const MAGIC: [u8; 8] = *b"SWANSUM1";
 /// A summary whose entries carry the CRC32C of each live block.
 pub const MAGIC_CRC: [u8; 8] = *b"SWANSUM2";
 const HEADER_BYTES: usize = 32;
-const ENTRY_BYTES: usize = 12;
+/// Bytes of one entry: logical block (8) and block CRC32C (4).
+pub const ENTRY_BYTES: usize = 12;
 /// Logical block value of a slot that holds no live data.
 pub const DEAD: u64 = u64::MAX;
 

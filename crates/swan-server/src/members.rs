@@ -11,7 +11,7 @@
 //! filling (a log-structured segment's open row, whose parity is written when the row
 //! completes) is reconstructed by the engine from the parity it accumulates in memory.
 
-use crate::member::{Member, MemberError};
+use crate::member::{Member, MemberError, BLOCK};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -166,6 +166,23 @@ impl Members {
             return Ok(self.list[m as usize].read_cached(block, buf)?);
         }
         self.reconstruct(m, block, buf)
+    }
+
+    /// As [`Member::read_bytes_cached`]: a few bytes inside one block; a failed member's
+    /// block is rebuilt whole from its parity group and the bytes taken from it.
+    pub fn read_bytes_cached(&self, m: u32, block: u64, offset: usize, buf: &mut [u8]) -> Result<(), DegradedError> {
+        if self.is_healthy(m) {
+            return Ok(self.list[m as usize].read_bytes_cached(block, offset, buf)?);
+        }
+        let mut whole = vec![0u8; BLOCK];
+        self.reconstruct(m, block, &mut whole)?;
+        let bytes = whole.get(offset..offset + buf.len()).ok_or_else(|| {
+            let op = crate::member::Op::Read { block, count: 1 };
+            let path = self.list[m as usize].path().to_path_buf();
+            MemberError::CrossesBlock { path, op, offset, end: offset + buf.len() }
+        })?;
+        buf.copy_from_slice(bytes);
+        Ok(())
     }
 
     /// Member `m`'s blocks from `block`, rebuilt as the XOR of the same blocks on every other
