@@ -1696,9 +1696,16 @@ impl Worker {
     fn collect_for_space(&mut self) {
         self.wait_writes();
         loop {
-            // Each sync point syncs every member: release as many victims with it as the GC
-            // jobs already running will free, rather than one sync point per victim.
-            let pending = self.scheme.pending_release();
+            // Each sync point syncs every member: release as many victims with it as GC can
+            // free by then, rather than one sync point per victim. Once the log has wrapped,
+            // sequential writes found a sync point per segment written (288 in 288 victims),
+            // each waiting out an fdatasync of every member: start the jobs the scheme will
+            // give before deciding that no more victims are coming.
+            let mut pending = self.scheme.pending_release();
+            if !self.release_due && pending < RELEASE_BATCH && self.gc_broken.is_none() {
+                self.start_gc_jobs();
+                pending = self.scheme.pending_release();
+            }
             let more_coming = !self.gc_runs.is_empty() && pending < RELEASE_BATCH && self.gc_broken.is_none();
             if self.release_due || (pending > 0 && !more_coming) {
                 self.sync_point();
