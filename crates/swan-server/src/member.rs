@@ -245,7 +245,7 @@ pub struct Member {
     /// `None` for an absent member (given as `missing`): every operation on it fails.
     file: Option<File>,
     /// On an O_DIRECT member, a second, buffered descriptor for small metadata reads
-    /// ([`Member::read_cached`]).
+    /// ([`Member::read_bytes_cached`]).
     cached: Option<File>,
     kind: MemberKind,
     blocks: u64,
@@ -489,13 +489,13 @@ impl Member {
     /// A member that has shrunk under us (a file truncated behind our back) is an error
     /// ([`MemberError::Truncated`]), never a silent run of zeroes.
     pub fn read(&self, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
-        self.read_through(false, block, buf)
-    }
-
-    /// As [`Member::read`], through the page cache even when the member is O_DIRECT: for small
-    /// metadata read again and again (segment summaries), not for user data.
-    pub fn read_cached(&self, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
-        self.read_through(true, block, buf)
+        let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
+        let op = Op::Read { block, count };
+        self.check_range(op, block, count)?;
+        let file = self.file_for(op)?;
+        self.tap_before(op)?;
+        let read = self.pread(file, block * BLOCK_U64, buf);
+        self.read_result(op, read)
     }
 
     /// Read `buf.len() / 4096` blocks at `block` only if the page cache holds all of them
@@ -521,7 +521,7 @@ impl Member {
     }
 
     /// Read `buf.len()` bytes at byte `offset` of block `block`, all inside that block,
-    /// through the page cache (as [`Member::read_cached`]): for a few bytes of metadata read
+    /// through the page cache, even when the member is O_DIRECT: for a few bytes of metadata read
     /// on every user read (one segment-summary entry, 12 bytes), where a whole block would
     /// copy 4 KiB to use 12. An O_DIRECT member without a buffered descriptor reads the
     /// whole block.
@@ -542,22 +542,6 @@ impl Member {
                 self.pread(file, block * BLOCK_U64, &mut whole)
                     .map(|()| buf.copy_from_slice(&whole[offset..offset + buf.len()]))
             }
-        };
-        self.read_result(op, read)
-    }
-
-    /// A read by the member's own descriptor, or (`cached`, where the member has one) by the
-    /// buffered one beside it.
-    fn read_through(&self, cached: bool, block: u64, buf: &mut [u8]) -> Result<(), MemberError> {
-        let count = self.buf_blocks(buf.len(), |count| Op::Read { block, count })?;
-        let op = Op::Read { block, count };
-        self.check_range(op, block, count)?;
-        let file = self.file_for(op)?;
-        self.tap_before(op)?;
-        let at = block * BLOCK_U64;
-        let read = match &self.cached {
-            Some(buffered) if cached => buffered.read_exact_at(buf, at),
-            _ => self.pread(file, at, buf),
         };
         self.read_result(op, read)
     }

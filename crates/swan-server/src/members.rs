@@ -160,14 +160,6 @@ impl Members {
         self.reconstruct(m, block, buf)
     }
 
-    /// As [`Members::read`], through the page cache ([`Member::read_cached`]).
-    pub fn read_cached(&self, m: u32, block: u64, buf: &mut [u8]) -> Result<(), DegradedError> {
-        if self.is_healthy(m) {
-            return Ok(self.list[m as usize].read_cached(block, buf)?);
-        }
-        self.reconstruct(m, block, buf)
-    }
-
     /// As [`Member::read_bytes_cached`]: a few bytes inside one block; a failed member's
     /// block is rebuilt whole from its parity group and the bytes taken from it.
     pub fn read_bytes_cached(&self, m: u32, block: u64, offset: usize, buf: &mut [u8]) -> Result<(), DegradedError> {
