@@ -75,15 +75,10 @@ Debian packages (fio nbdkit qemu-utils libnbd-bin) are installed with apt-get.
 EOF
 }
 
-for arg in "$@"; do
-  case $arg in
-    -h | --help) usage; exit 0 ;;
-    *) echo "bench-nbd.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-die() { echo "bench-nbd.sh: error: $*" >&2; exit 1; }
-log() { echo "bench-nbd.sh: $*" >&2; }
+SCRIPT=bench-nbd.sh
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+only_help_args "$@"
 # shellcheck source=scripts/lib/debs.sh
 source scripts/lib/debs.sh
 

@@ -43,15 +43,10 @@ Environment:
   PORT         TCP port on 127.0.0.1                                 (default 10960)
 EOF
 }
-for arg in "$@"; do
-  case $arg in
-    -h | --help) usage; exit 0 ;;
-    *) echo "write-timeline.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
-  esac
-done
-
-die() { echo "write-timeline.sh: error: $*" >&2; exit 1; }
-log() { echo "write-timeline.sh: $*" >&2; }
+SCRIPT=write-timeline.sh
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+only_help_args "$@"
 # shellcheck source=scripts/lib/debs.sh
 source scripts/lib/debs.sh
 install_debs write-timeline.sh fio:fio nbdkit:nbdkit nbdinfo:libnbd-bin
