@@ -22,6 +22,7 @@ Environment:
   SSDS         SSDs per R-group                         (default 2)
   MEMBER_SIZE  size of each member file                 (default 1G)
   SPARE        swan create --spare PERCENT              (default: swan create's default)
+  GC_TARGET    swan serve --gc-target SEGMENTS (SWAN)   (default: the core's)
   RUNTIME      seconds of random writes                 (default 80)
   DIR          where the member files go                (default /var/tmp/swan-steady)
   PORT         TCP port on 127.0.0.1                    (default 10951)
@@ -43,7 +44,7 @@ members=()
 for ((i = 0; i < RGROUPS * SSDS; i++)); do members+=("$DIR/m$i"); done
 "$SWAN_BIN" create --force --scheme "$SCHEME" --rgroups "$RGROUPS" --ssds-per-rgroup "$SSDS" \
   --member-size "$MEMBER_SIZE" ${SPARE:+--spare "$SPARE"} "${members[@]}"
-"$SWAN_BIN" serve --listen "127.0.0.1:$PORT" "${members[@]}" 2>"$DIR/serve.log" &
+"$SWAN_BIN" serve --listen "127.0.0.1:$PORT" ${GC_TARGET:+--gc-target "$GC_TARGET"} "${members[@]}" 2>"$DIR/serve.log" &
 srv=$!
 trap 'kill "$srv" 2>/dev/null || true' EXIT
 uri="nbd://127.0.0.1:$PORT"

@@ -103,10 +103,12 @@ pub struct ServeArgs {
     /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub emulate_age: f64,
-    /// SWAN: free segments GC keeps in the back-end R-groups. The default is a sixteenth of
-    /// the array's spare segments (at least 3): each segment held free is one fewer spread
-    /// as dead blocks, so smaller makes victims cheaper on a full volume; larger leaves real
-    /// SSDs more trimmed space for their own GC. At most the spare; `swan status` shows it.
+    /// SWAN: segments GC keeps ready for writes in the back-end R-groups (free, beyond each
+    /// R-group's reserve). The default is the core's, the same the simulator runs: a
+    /// quarter of an R-group, at most half the array's spare segments. Larger leaves SSDs
+    /// more trimmed space for their own GC; smaller spreads more of the spare as dead
+    /// blocks, so victims are cheaper on a full volume. From 1 up to the spare; `swan status`
+    /// shows it.
     #[arg(long, value_name = "SEGMENTS")]
     pub gc_target: Option<u64>,
     /// Log connections and refused requests.
@@ -209,13 +211,21 @@ pub fn create(a: &CreateArgs) -> Result<()> {
         created,
     };
     let sb = array::create(&a.members, &o)?;
-    let spare = match sb.array_spec().build()?.log_array() {
+    let scheme = sb.array_spec().build()?;
+    let mut spare = match scheme.log_array() {
         Some(la) => format!(
             " ({:.1} % of the data capacity kept spare for GC)",
             100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64)
         ),
         None => String::new(),
     };
+    let largest = u64::from(swan_server::engine::max_payload(scheme.largest_write_blocks()));
+    if largest < u64::from(swan_server::engine::MAX_PAYLOAD) {
+        spare += &format!(
+            "; writes of up to {} KiB (the most GC can always make room for: more --spare or smaller --segment raise it)",
+            largest >> 10
+        );
+    }
     println!(
         "created {} array {}: {} R-group(s) × {} SSD(s), {} MiB per member, volume {} MiB{spare}",
         sb.kind,
@@ -330,7 +340,10 @@ pub fn status(a: &StatusArgs) -> Result<()> {
         g("uptime_s").as_f64().unwrap_or(0.0),
         g("free_segments"),
         g("segments"),
-        g("gc_target").as_u64().map(|t| format!(" (GC keeps {t} free in the back-end)")).unwrap_or_default()
+        g("gc_target")
+            .as_u64()
+            .map(|t| format!(" (GC keeps {t} ready for writes in the back-end)"))
+            .unwrap_or_default()
     );
     println!(
         "user written {} MiB, read {} MiB; GC moved {} blocks from {} victims; {} front-end rotations; {} sync points, {} checkpoints",

@@ -1250,7 +1250,7 @@ fn serve_gc_target_is_checked_and_shown() {
         // `Server::start` puts these after `--listen`: flags first, then the members.
         flags.iter().map(PathBuf::from).chain(array.members.iter().cloned()).collect()
     };
-    for bad in ["1", "1000000"] {
+    for bad in ["0", "1000000"] {
         let args = serve_with(&a, &["--gc-target", bad]);
         let ran = run(a.swan().args(["serve", "--listen", "127.0.0.1:0"]).args(&args), COMMAND_DEADLINE).failed();
         assert!(
@@ -1265,7 +1265,7 @@ fn serve_gc_target_is_checked_and_shown() {
         server.stop();
         target
     };
-    assert!(default >= 3, "the default GC target {default} is below the floor of 3");
+    assert!(default >= 1, "the default GC target {default} keeps nothing ready for writes");
     let wanted = default + 2;
     let server = Server::start(&a, &serve_with(&a, &["--gc-target", &wanted.to_string()]));
     assert_eq!(a.status()["gc_target"].as_u64(), Some(wanted), "swan status does not show --gc-target {wanted}");

@@ -205,7 +205,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         bail!("the spare share must be at least 0 % and below 90 % (got {:.1} %)", spare * 100.0);
     }
     if let Some(la) = scheme.log_array() {
-        let wanted = (la.geometry().payload_blocks() as f64 * (1.0 - spare)).floor() as u64;
+        let wanted = la.config().volume_for_spare(spare);
         if wanted < scheme.volume_blocks() {
             // The superblock records the volume; every later open builds the same scheme.
             sb.volume_blocks = wanted.max(1);

@@ -259,55 +259,13 @@ impl Superblock {
             segment_rows: self.segment_rows,
             chunk_blocks: self.chunk_blocks,
             victim: self.victim,
-            tuning: LogTuning {
-                defer_release: true,
-                p2l_in_summaries: true,
-                // Zero while `create` works out the largest volume the geometry allows.
-                volume_blocks: (self.volume_blocks > 0).then_some(self.volume_blocks),
-                swan_gc_target: self.swan_gc_target(),
-                ..LogTuning::default()
-            },
+            // Zero while `create` works out the largest volume the geometry allows.
+            tuning: LogTuning::served((self.volume_blocks > 0).then_some(self.volume_blocks)),
         }
     }
 
     pub fn uuid_string(&self) -> String {
         uuid_string(&self.uuid)
-    }
-
-    /// SWAN's back-end free-segment target, bounded by a sixteenth of the spare space. The
-    /// core keeps a quarter of an R-group's segments free in the back-end; with large
-    /// members and the default 10 % spare that is about the whole spare, and GC then
-    /// compacts back-end R-groups whose victims are still almost entirely valid. Every
-    /// spare segment held free is one fewer spread as dead blocks over the rest, which is
-    /// what makes victims cheap: on a full volume under random writes, the fewer held free
-    /// the fewer live blocks each victim carries. swan0 3×2, 1 GiB members, 10 % spare
-    /// (263 spare segments), three 15 s runs of 8 KiB direct random writes, each run with its
-    /// own random seed, runs 2 and 3 (log wrapped, volume full): a quarter of the spare
-    /// (66 free) gave 11.8 k and 15.7 k IOPS, GC moving 357 blocks per victim; a sixteenth
-    /// (16) 23.1 k and 29.9 k, 228 per victim; a sixty-fourth (4) 25.6 k and 34.1 k, 186.
-    /// Buffered 8 KiB writes moved the same way (a quarter: 9.6 k and 27.1 k; a sixteenth:
-    /// 26.9 k and 34.0 k). On SSDs the trade runs the other way too: a free segment is a
-    /// trimmed one, and dead blocks the array still holds are live to the SSD, so a small
-    /// back-end leaves the SSDs' own GC less room (the simulator's sweep in the README:
-    /// SSD WAF 1.18 at 8 of 256 segments per R-group, 1.10 at 16). A sixteenth keeps most
-    /// of the gain here without going to the floor. Before this bound was a sixteenth it
-    /// was a quarter, and before that none (third run 0.5–0.7 k IOPS, 14–21 blocks moved
-    /// per block written).
-    fn swan_gc_target(&self) -> Option<u64> {
-        if !matches!(self.kind, SchemeKind::Swan(_)) || self.volume_blocks == 0 {
-            return None;
-        }
-        let g = swan_core::geometry::Geometry::new(
-            self.rgroups,
-            self.ssds_per_rgroup,
-            self.kind.raid(),
-            self.member_blocks,
-            self.meta_blocks,
-            self.segment_rows,
-        )
-        .ok()?;
-        let spare_segments = g.payload_blocks().saturating_sub(self.volume_blocks) / u64::from(g.payload_slots());
-        Some((g.segments_per_group / 4).min(spare_segments / 16).max(3))
     }
 }
 
@@ -363,39 +321,6 @@ mod tests {
             events: 3,
             failed: BTreeSet::from([1, 5]),
         }
-    }
-
-    #[test]
-    fn swan_gc_target_is_bounded_by_the_spare() {
-        // swan0 3×2, 1 GiB members, 256-block segments: ≈ 1000 segments per R-group.
-        let mut sb = Superblock {
-            kind: SchemeKind::Swan(RaidLevel::Raid0),
-            rgroups: 3,
-            ssds_per_rgroup: 2,
-            members: 6,
-            member_index: 0,
-            member_blocks: 262_144,
-            meta_blocks: 33_024,
-            failed: BTreeSet::new(),
-            ..sample()
-        };
-        let geo = swan_core::geometry::Geometry::new(3, 2, RaidLevel::Raid0, 262_144, 33_024, 256).unwrap();
-        let slots = u64::from(geo.payload_slots());
-        // 100 segments of spare: a sixteenth of them, far below a quarter of an R-group.
-        sb.volume_blocks = geo.payload_blocks() - 100 * slots;
-        assert_eq!(sb.array_spec().tuning.swan_gc_target, Some(6));
-        // 20: never below the floor of 3 (the reserve and room for one job's moves).
-        sb.volume_blocks = geo.payload_blocks() - 20 * slots;
-        assert_eq!(sb.array_spec().tuning.swan_gc_target, Some(3));
-        // Half the payload spare: still a sixteenth of it (the core's quarter of an R-group
-        // binds only with more spare segments than four R-groups hold).
-        sb.volume_blocks = geo.payload_blocks() / 2;
-        let spare = (geo.payload_blocks() - sb.volume_blocks) / slots;
-        assert!(spare / 16 < geo.segments_per_group / 4);
-        assert_eq!(sb.array_spec().tuning.swan_gc_target, Some(spare / 16));
-        // Not SWAN, or no volume yet (`create` sizing it): the core decides.
-        sb.kind = SchemeKind::LogRaid(RaidLevel::Raid0);
-        assert_eq!(sb.array_spec().tuning.swan_gc_target, None);
     }
 
     #[test]

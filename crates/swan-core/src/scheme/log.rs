@@ -64,7 +64,8 @@ pub struct LogConfig {
     pub lograid_gc_low: u64,
     /// ...and stops once there are this many.
     pub lograid_gc_high: u64,
-    /// SWAN: GC runs while the back-end R-groups hold fewer free segments than this.
+    /// SWAN: GC runs while the back-end R-groups hold fewer segments that user writes may
+    /// take (free segments beyond each R-group's reserve) than this.
     pub swan_gc_target: u64,
     /// SWAN: at most this many back-end R-groups collect at once (one victim each).
     pub swan_gc_max_groups: u32,
@@ -83,6 +84,10 @@ pub struct LogConfig {
     pub p2l_in_summaries: bool,
 }
 
+/// The least SWAN GC target: one segment a user write may take, so the front-end can
+/// always rotate without waiting for GC.
+pub const LEAST_SWAN_GC_TARGET: u64 = 1;
+
 impl LogConfig {
     pub fn new(geometry: Geometry, layout: Layout, victim: VictimPolicy) -> Self {
         let segments = geometry.segments();
@@ -100,15 +105,11 @@ impl LogConfig {
         // SSDs start copying in their own GC (1/32 of an R-group: SSD WAF 1.18, 518 MB/s on
         // the README's sweep); more, and victims are cleaned before their blocks have had
         // time to die (a whole R-group: array WAF 2.04 against 1.45), for no gain.
-        let swan_gc_target = (per_group / 4).max(reserve_segments + 2);
+        let swan_gc_target = (per_group / 4).max(LEAST_SWAN_GC_TARGET);
         // Eq. 1 lets every back-end R-group clean while it waits to be front-end again, so by
         // default all of them may collect at once; 1 gives Fig. 6(b)'s single busy R-group.
         let swan_gc_max_groups = geometry.rgroups.saturating_sub(1).max(1);
-        // Expose all payload but the reserves and two segments per R-group of slack, so GC
-        // always finds a victim with a dead block even if the whole volume is written.
-        let slack = u64::from(geometry.rgroups) * (reserve_segments + 2) * u64::from(geometry.payload_slots());
-        let volume_blocks = geometry.payload_blocks().saturating_sub(slack);
-        Self {
+        let mut cfg = Self {
             geometry,
             layout,
             victim,
@@ -117,14 +118,18 @@ impl LogConfig {
             lograid_gc_high,
             swan_gc_target,
             swan_gc_max_groups,
-            volume_blocks,
+            volume_blocks: 0,
             defer_release: false,
             p2l_in_summaries: false,
-        }
+        };
+        // Expose all payload but what GC may be unable to give back, and one segment more,
+        // so that any write of up to a segment always finds room (see
+        // [`LogConfig::guaranteed_write_blocks`]) even with every block of the volume live.
+        let keep = cfg.stranded_slots() + u64::from(geometry.payload_slots());
+        cfg.volume_blocks = geometry.payload_blocks().saturating_sub(keep);
+        cfg
     }
-}
 
-impl LogConfig {
     /// Expose at most `volume_blocks`, keeping the rest of the payload spare for GC, and keep
     /// SWAN's GC target within what that spare can give. The back-end can only hold free the
     /// segments the volume leaves over: a target near all of them makes GC compact back-end
@@ -134,7 +139,13 @@ impl LogConfig {
     /// blocks, which is what makes victims worth collecting.
     pub fn limit_volume(&mut self, volume_blocks: u64) {
         self.volume_blocks = self.volume_blocks.min(volume_blocks);
-        self.swan_gc_target = self.swan_gc_target.min(self.spare_segments() / 2).max(self.least_swan_gc_target());
+        self.swan_gc_target = self.swan_gc_target.min(self.spare_segments() / 2).max(LEAST_SWAN_GC_TARGET);
+    }
+
+    /// The volume that keeps `spare` (a share, 0 ≤ spare < 1) of the payload out for GC:
+    /// what a server's `--spare` and the simulator's `--spare` both mean.
+    pub fn volume_for_spare(&self, spare: f64) -> u64 {
+        (self.geometry.payload_blocks() as f64 * (1.0 - spare)).floor() as u64
     }
 
     /// Segments the volume leaves over: as many as GC could ever hold free.
@@ -143,9 +154,26 @@ impl LogConfig {
         self.geometry.segments().saturating_sub(self.volume_blocks.div_ceil(per_segment))
     }
 
-    /// The least SWAN GC target: the reserve, and room for one job's moves.
-    fn least_swan_gc_target(&self) -> u64 {
-        self.reserve_segments + 2
+    /// Payload slots that GC, however long it runs, may be unable to hand to user writes.
+    ///
+    /// Once GC has collected every victim it may (a write that does not fit lets it
+    /// collect regardless of its target, in the front-end too), every sealed segment holds
+    /// only live blocks. The slots holding no live block are then: each R-group's reserve;
+    /// each R-group's open GC segment (less than a segment); the open user segment's dead
+    /// slots (less than a segment, and its free slots are user capacity); and the free
+    /// segments beyond the reserves, which are exactly what user writes may take. So user
+    /// writes can always be given the spare slots less these.
+    pub fn stranded_slots(&self) -> u64 {
+        let payload = u64::from(self.geometry.payload_slots());
+        (u64::from(self.geometry.rgroups) * (self.reserve_segments + 1) + 1) * payload
+    }
+
+    /// The largest write GC can always make room for, whatever the volume holds: a driver
+    /// must not submit a larger one (a server advertises it as its maximum block size), or
+    /// the write could wait for space GC cannot free. Not counted: a degraded R-group,
+    /// whose failed member's slots are lost to every row.
+    pub fn guaranteed_write_blocks(&self) -> u64 {
+        self.geometry.payload_blocks().saturating_sub(self.volume_blocks).saturating_sub(self.stranded_slots())
     }
 }
 
@@ -324,15 +352,15 @@ impl LogArray {
         &self.cfg
     }
 
-    /// SWAN: keep `segments` free in the back-end R-groups from now on, within what the
-    /// spare can hold: at least the reserve and room for a job's moves, at most the spare
-    /// segments (GC cannot free more than the volume leaves over; above that it would
-    /// compact victims that hold nothing dead). Err says what would be accepted.
+    /// SWAN: keep `segments` that user writes may take free in the back-end R-groups from
+    /// now on, within what the spare can hold: at least one, at most the spare segments (GC
+    /// cannot free more than the volume leaves over; above that it would compact victims
+    /// that hold nothing dead). Err says what would be accepted.
     pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
         if self.cfg.layout != Layout::Swan {
             return Err("the GC target is SWAN's (back-end R-groups); Log-RAID cleans between watermarks".into());
         }
-        let (least, spare) = (self.cfg.least_swan_gc_target(), self.cfg.spare_segments());
+        let (least, spare) = (LEAST_SWAN_GC_TARGET, self.cfg.spare_segments());
         if segments < least || segments > spare.max(least) {
             return Err(format!(
                 "a GC target of {segments} segments is outside {least}..={} (this array's spare holds {spare} segments)",
@@ -555,6 +583,12 @@ impl LogArray {
             let v = this.segs.valid(seg);
             (v < payload).then_some(v)
         };
+        // A write that does not fit waits for GC: GC then runs whatever its target or
+        // watermarks say, or the array could hold free segments in every R-group's reserve
+        // and refuse the write forever (each back-end R-group's reserve counted towards
+        // SWAN's target once did exactly that). "Does not fit" means the last refused write,
+        // not that no room is left.
+        let starved = self.user_capacity() < self.starved_for.max(1);
         match self.cfg.layout {
             Layout::LogRaid => {
                 let free = self.segs.free_total();
@@ -563,7 +597,7 @@ impl LogArray {
                 } else if free >= self.cfg.lograid_gc_high {
                     self.lograid_gc_on = false;
                 }
-                (self.lograid_gc_on && useful(self, 0).is_some()).then_some(0)
+                ((self.lograid_gc_on || starved) && useful(self, 0).is_some()).then_some(0)
             }
             Layout::Swan => {
                 // While an R-group is degraded, the front-end must find room in a healthy one
@@ -571,9 +605,10 @@ impl LogArray {
                 // R-groups' free segments count towards the target, and GC cleans them first.
                 let any_degraded = self.degraded.iter().any(|&d| d);
                 let counts = |g: u32| g != self.front && !(any_degraded && self.degraded[g as usize]);
-                let backend_free: u64 =
-                    (0..self.geo.rgroups).filter(|&g| counts(g)).map(|g| self.segs.free_count(g)).sum();
-                if backend_free >= self.cfg.swan_gc_target {
+                // The target counts what user writes may take, not the reserves they may not.
+                let backend_ready: u64 =
+                    (0..self.geo.rgroups).filter(|&g| counts(g)).map(|g| self.allocatable(g)).sum();
+                if backend_ready >= self.cfg.swan_gc_target && !starved {
                     return None;
                 }
                 let busy = self.job_in_flight.iter().filter(|&&b| b).count() as u32;
@@ -591,12 +626,11 @@ impl LogArray {
                         }
                     }
                 }
-                if best.is_none() && self.user_capacity() < self.starved_for.max(1) {
+                if best.is_none() && starved {
                     // Every back-end R-group is full of live data and the garbage sits in the
                     // front-end (a workload that rewrote recent data): writes would wait
                     // forever. Only then does the front-end collect, so the array never
-                    // deadlocks; in steady state GC stays out of the front-end. "Writes wait"
-                    // means the last refused write does not fit, not that no room is left.
+                    // deadlocks; in steady state GC stays out of the front-end.
                     return useful(self, self.front).map(|_| self.front);
                 }
                 best.map(|(_, _, _, g)| g)
@@ -704,6 +738,10 @@ impl Scheme for LogArray {
 
     fn volume_blocks(&self) -> u64 {
         self.cfg.volume_blocks
+    }
+
+    fn largest_write_blocks(&self) -> u64 {
+        self.cfg.guaranteed_write_blocks().min(self.cfg.volume_blocks)
     }
 
     fn members(&self) -> u32 {
@@ -1066,15 +1104,15 @@ mod tests {
     #[test]
     fn swan_gc_target_is_set_within_the_spare() {
         let mut a = array(Layout::Swan, 20);
-        a.set_swan_gc_target(3).unwrap();
-        assert_eq!(a.config().swan_gc_target, 3);
+        a.set_swan_gc_target(1).unwrap();
+        assert_eq!(a.config().swan_gc_target, 1);
         a.set_swan_gc_target(20).unwrap();
         assert_eq!(a.config().swan_gc_target, 20);
-        // Below the reserve and a job's room, or above what the spare can hold: refused,
-        // naming the bounds, and the target stays.
-        for bad in [0, 2, 21] {
+        // Nothing at all, or above what the spare can hold: refused, naming the bounds, and
+        // the target stays.
+        for bad in [0, 21] {
             let e = a.set_swan_gc_target(bad).unwrap_err();
-            assert!(e.contains("3..=20") && e.contains("20 segments"), "{bad}: {e}");
+            assert!(e.contains("1..=20") && e.contains("20 segments"), "{bad}: {e}");
             assert_eq!(a.config().swan_gc_target, 20);
         }
         // Log-RAID has watermarks, not SWAN's target.

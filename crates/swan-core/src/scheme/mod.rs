@@ -165,6 +165,16 @@ pub struct LogTuning {
     pub volume_blocks: Option<u64>,
 }
 
+impl LogTuning {
+    /// What a block server runs: victims released only once the moves out of them are
+    /// durable, P2L kept in the summaries on the members, and the volume `swan create`
+    /// recorded (`None` while it is still working that out). Every GC tunable keeps the
+    /// core's default, so the simulator given this runs the server's configuration.
+    pub fn served(volume_blocks: Option<u64>) -> Self {
+        Self { defer_release: true, p2l_in_summaries: true, volume_blocks, ..Self::default() }
+    }
+}
+
 impl ArraySpec {
     pub fn members(&self) -> u32 {
         self.rgroups * self.ssds_per_rgroup
@@ -302,6 +312,13 @@ pub trait Scheme: Send {
 
     /// Plan `req` into `plan` (cleared first).
     fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError>;
+
+    /// The largest write that can always be placed once GC has run, however full the
+    /// volume: a driver submits no larger write (a server advertises this as its maximum
+    /// block size). A larger one may wait for room GC can never free.
+    fn largest_write_blocks(&self) -> u64 {
+        self.volume_blocks()
+    }
 
     /// If the scheme wants a GC job now, plan it into `plan` (cleared first) and return its id.
     fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId>;

@@ -75,6 +75,13 @@ const SPARE_RUNS: usize = 4;
 /// Largest payload a request may carry (what the NBD front advertises).
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 
+/// The payload limit to advertise for a scheme that can always place writes of up to
+/// `largest_write_blocks`: [`MAX_PAYLOAD`], or less on an array whose spare is smaller.
+pub fn max_payload(largest_write_blocks: u64) -> u32 {
+    let bytes = largest_write_blocks.saturating_mul(BLOCK as u64);
+    u32::try_from(bytes).unwrap_or(u32::MAX).min(MAX_PAYLOAD).max(BLOCK as u32)
+}
+
 pub struct EngineOptions {
     pub name: String,
     pub read_only: bool,
@@ -222,7 +229,9 @@ impl Engine {
             size_bytes: recovered.scheme.volume_blocks() * BLOCK as u64,
             min_block: BLOCK as u32,
             preferred_block: BLOCK as u32,
-            max_payload: MAX_PAYLOAD,
+            // A write GC could not always make room for would wait for ever on a full
+            // volume: advertise no more than the scheme can always place.
+            max_payload: max_payload(recovered.scheme.largest_write_blocks()),
             read_only: opts.read_only,
             // Every FLUSH syncs every member and journals every change, whichever
             // connection made it: multi-conn is honest.
