@@ -37,9 +37,12 @@ pub struct CreateArgs {
     /// Size of each member (created if missing), e.g. 128M, 4G.
     #[arg(long, value_parser = size)]
     pub member_size: Option<u64>,
-    /// Segment size per SSD (log-structured schemes), e.g. 1M. Match the SSD's erase unit.
-    #[arg(long, default_value = "1M", value_parser = size)]
-    pub segment: u64,
+    /// Segment size per SSD (log-structured schemes), e.g. 8M. Make it a multiple of the
+    /// SSD's erase stripe (an erase block on each of its dies), or the SSD's own GC copies
+    /// what the array has already dropped. Default: 8M, the stripe of the SSD swan models;
+    /// members smaller than 512 MiB get the largest power of two they hold 64 times.
+    #[arg(long, value_parser = size)]
+    pub segment: Option<u64>,
     /// Chunk size (in-place RAID).
     #[arg(long, default_value = "512K", value_parser = size)]
     pub chunk: u64,
@@ -214,8 +217,9 @@ pub fn create(a: &CreateArgs) -> Result<()> {
     let scheme = sb.array_spec().build()?;
     let mut spare = match scheme.log_array() {
         Some(la) => format!(
-            " ({:.1} % of the data capacity kept spare for GC)",
-            100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64)
+            " ({:.1} % of the data capacity kept spare for GC), segments of {} KiB per SSD",
+            100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64),
+            u64::from(sb.segment_rows) * 4
         ),
         None => String::new(),
     };
@@ -257,6 +261,12 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let emulate = match &a.emulate {
         Some(preset) => {
             let mut e = swan_server::emulate::Emulator::new(preset, opened.sb.members, opened.sb.member_blocks)?;
+            if opened.sb.kind.is_log_structured() {
+                let model = swan_models::ssd::preset(preset).expect("the emulator knows the preset");
+                if let Some(why) = model.segment_misalignment(u64::from(opened.sb.segment_rows)) {
+                    eprintln!("swan serve: warning: {why} (set at swan create --segment)");
+                }
+            }
             if a.emulate_age > 0.0 {
                 e.age(a.emulate_age, 1);
             }

@@ -33,9 +33,11 @@ pub struct SimArgs {
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     pub ssd_capacity: u64,
-    /// Segment size on each SSD (a segment spans every SSD of its R-group).
-    #[arg(long, default_value = "1MiB", value_parser = parse_blocks)]
-    pub segment: u64,
+    /// Segment size on each SSD (a segment spans every SSD of its R-group). Default: the
+    /// SSD model's erase stripe (an erase block on each of its units; 8 MiB for sata850pro),
+    /// so a victim's TRIM frees whole erase blocks.
+    #[arg(long, value_parser = parse_blocks)]
+    pub segment: Option<u64>,
     /// Chunk size of in-place RAID (mdadm's default is 512 KiB).
     #[arg(long, default_value = "512KiB", value_parser = parse_blocks)]
     pub chunk: u64,
@@ -82,7 +84,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub prefill: bool,
     /// Log-structured schemes: keep this fraction of the segments' payload spare for GC and
-    /// expose the rest (default: all but three segments per R-group).
+    /// expose the rest (default: all but what GC may be unable to give back, two segments
+    /// per R-group and one more, and one segment for the largest write).
     #[arg(long, allow_negative_numbers = true)]
     pub spare: Option<f64>,
     /// Leave requests issued before this simulated second out of the latencies.
@@ -218,7 +221,7 @@ impl SimArgs {
             ssds_per_rgroup: self.ssds_per_rgroup,
             member_blocks: ssd.user_pages,
             member_offset: 0,
-            segment_rows: to_u32(self.segment, "segment")?,
+            segment_rows: to_u32(self.segment.unwrap_or_else(|| ssd.erase_stripe_pages()), "segment")?,
             chunk_blocks: to_u32(self.chunk, "chunk")?,
             victim: self.victim,
             tuning: swan_core::scheme::LogTuning {
@@ -405,19 +408,10 @@ fn min_capacity(preset: &SsdConfig) -> Option<u64> {
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let cfg = args.to_config()?;
     println!("swan sim: seed {} with options {}", cfg.seed, serde_json::to_string(&cfg)?);
-    let stripe = swan_sim::experiments::aligned_segment_rows(&cfg.ssd);
-    if cfg.array.kind.is_log_structured() && cfg.array.segment_rows % stripe != 0 {
-        eprintln!(
-            "swan sim: note: a segment of {} per SSD is not a multiple of the {} model's erase stripe ({} = {} dies × {} KiB blocks); \
-             a victim's TRIM will not free whole erase blocks and the SSDs' own GC will copy what is left (README, \"Segments must match\"); \
-             --segment {} lines them up",
-            crate::units::format_size(u64::from(cfg.array.segment_rows) * swan_core::BLOCK_BYTES),
-            cfg.ssd.name,
-            crate::units::format_size(u64::from(stripe) * swan_core::BLOCK_BYTES),
-            cfg.ssd.units(),
-            u64::from(cfg.ssd.pages_per_block) * swan_core::BLOCK_BYTES / 1024,
-            crate::units::format_size(u64::from(stripe) * swan_core::BLOCK_BYTES),
-        );
+    if cfg.array.kind.is_log_structured() {
+        if let Some(why) = cfg.ssd.segment_misalignment(u64::from(cfg.array.segment_rows)) {
+            eprintln!("swan sim: note: {why} (README, \"Segments must match\")");
+        }
     }
     let job = Job { name: cfg.scheme_label(), cfg, dir: args.out.clone() };
     let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;

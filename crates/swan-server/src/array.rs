@@ -27,7 +27,8 @@ pub struct CreateOptions {
     pub ssds_per_rgroup: u32,
     /// Create missing member files of this size; also the size used on every member.
     pub member_bytes: Option<u64>,
-    pub segment_bytes: u64,
+    /// Segment per SSD; `None` takes [`default_segment_bytes`] for the members' size.
+    pub segment_bytes: Option<u64>,
     pub chunk_bytes: u64,
     pub victim: VictimPolicy,
     /// Share of the data capacity kept out of the volume as spare room for GC (log-structured
@@ -46,6 +47,31 @@ pub struct CreateOptions {
 /// of about 2.8 under uniform random writes (README, "Spare space"), the over-provisioning of
 /// a typical enterprise SSD.
 pub const DEFAULT_SPARE: f64 = 0.10;
+
+/// The segment per SSD when `swan create` is given none: 8 MiB, the erase stripe of the SSD
+/// swan models for the paper (its 850 PRO stripes consecutive pages over 16 dies with 512 KiB
+/// erase blocks). An SSD frees an erase block without copying only when a TRIM covers the
+/// block on every die it striped over, so a segment smaller than the stripe leaves the SSD's
+/// own GC copying what the array already dropped: 1 MiB segments on that model run SWAN at a
+/// seventh of its speed (docs/enospc.md). Real SSDs seldom publish their stripe; a larger
+/// one costs the array only coarser GC, so give `--segment` when the stripe is known to be
+/// larger.
+pub const DEFAULT_SEGMENT_BYTES: u64 = 8 << 20;
+
+/// Segments each member should hold at least when the segment is chosen for it.
+const LEAST_DEFAULT_SEGMENTS: u64 = 64;
+
+/// [`DEFAULT_SEGMENT_BYTES`], or for members too small to hold [`LEAST_DEFAULT_SEGMENTS`] of
+/// it (files for trials and tests, not SSDs) the largest power of two, down to 64 KiB, that
+/// they hold that many times: the GC reserves and the room kept for a write are counted in
+/// segments, and on a handful of segments they would eat the volume.
+pub fn default_segment_bytes(member_bytes: u64) -> u64 {
+    let mut bytes = DEFAULT_SEGMENT_BYTES;
+    while bytes > 64 << 10 && member_bytes / bytes < LEAST_DEFAULT_SEGMENTS {
+        bytes /= 2;
+    }
+    bytes
+}
 
 fn blocks_of(bytes: u64, what: &str) -> Result<u32> {
     if bytes == 0 || bytes % BLOCK as u64 != 0 {
@@ -123,7 +149,6 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
             bail!("member {} is named twice", p.display());
         }
     }
-    let segment_rows = blocks_of(o.segment_bytes, "the segment size (per SSD)")?;
     let chunk_blocks = blocks_of(o.chunk_bytes, "the chunk size")?;
     let mut opened = Vec::with_capacity(paths.len());
     for p in paths {
@@ -169,6 +194,8 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
     };
+    let segment_bytes = o.segment_bytes.unwrap_or_else(|| default_segment_bytes(member_blocks * BLOCK as u64));
+    let segment_rows = blocks_of(segment_bytes, "the segment size (per SSD)")?;
     let log = o.kind.is_log_structured();
     let (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks) =
         metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
@@ -732,4 +759,20 @@ fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Resu
         wrapped_here = false;
     }
     Ok((out, (pos, seq)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_segment_is_8_mib_unless_members_hold_too_few() {
+        assert_eq!(default_segment_bytes(240 << 30), 8 << 20, "an SSD");
+        assert_eq!(default_segment_bytes(512 << 20), 8 << 20);
+        assert_eq!(default_segment_bytes(511 << 20), 4 << 20);
+        assert_eq!(default_segment_bytes(128 << 20), 2 << 20);
+        assert_eq!(default_segment_bytes(64 << 20), 1 << 20);
+        // Never below 64 KiB, however small the member.
+        assert_eq!(default_segment_bytes(1 << 20), 64 << 10);
+    }
 }

@@ -275,7 +275,7 @@ impl Run {
             rgroups: cfg.rgroups,
             ssds_per_rgroup: cfg.ssds_per_rgroup,
             member_bytes: Some(cfg.member_bytes),
-            segment_bytes: cfg.segment_bytes,
+            segment_bytes: Some(cfg.segment_bytes),
             chunk_bytes: 64 << 10,
             victim: VictimPolicy::Greedy,
             spare: None,

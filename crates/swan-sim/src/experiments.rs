@@ -38,12 +38,9 @@ pub fn sata_ssd(gib: f64, preset: &str) -> SsdConfig {
 }
 
 /// Segment rows that make one segment on an SSD exactly one erase block on each of its
-/// parallel units (16 × 512 KiB = 8 MiB for the 850 PRO model). The SSD stripes consecutive
-/// pages over its units, so only a segment of this size, TRIMmed whole, frees whole erase
-/// blocks; a 1 MiB segment frees 1/8 of each block it touches and leaves the SSD's own GC
-/// copying the rest (measured in the README).
+/// parallel units ([`SsdConfig::erase_stripe_pages`]).
 pub fn aligned_segment_rows(ssd: &SsdConfig) -> u32 {
-    ssd.units() * ssd.pages_per_block
+    u32::try_from(ssd.erase_stripe_pages()).expect("an erase stripe of fewer than 2^32 pages")
 }
 
 /// The reporting interval, scaled with SSD capacity so a reduced-scale run shows what the
@@ -273,9 +270,9 @@ pub const HARMONIA_AGE: f64 = 0.9;
 /// their segments hold: the share of raw flash the SSDs keep for their own GC (Table IX,
 /// 15 %). A log that TRIMs whole erase-block-aligned segments leaves its SSDs nothing to
 /// copy, so their over-provisioning sits idle and the log's GC works in the array's spare
-/// alone; by default that is three segments per R-group (0.7 % at 27 GiB SSDs), and with a
-/// full volume greedy GC under uniform random writes would move about 1 / (2 × 0.7 %) ≈ 70
-/// valid blocks per block written (each victim nearly all valid). With the same
+/// alone; by default that is a few segments per R-group (under 1 % at 27 GiB SSDs), and with
+/// a full volume greedy GC under uniform random writes would move about 1 / (2 × spare), some
+/// 70 valid blocks per block written (each victim nearly all valid). With the same
 /// 15 % at the array level the log's GC works with what the SSDs' GC works with under RAID0
 /// — at the price of exposing 85 % of RAID0's volume.
 pub const HARMONIA_LOG_SPARE: f64 = 0.15;

@@ -80,6 +80,33 @@ impl SsdConfig {
         self.channels * self.dies_per_channel * self.planes_per_die
     }
 
+    /// Pages in one erase block on every unit: the stripe a host must TRIM whole for the SSD
+    /// to erase blocks without copying, because the FTL places consecutive writes unit by
+    /// unit (16 × 512 KiB = 8 MiB for the 850 PRO model).
+    pub fn erase_stripe_pages(&self) -> u64 {
+        u64::from(self.units()) * u64::from(self.pages_per_block)
+    }
+
+    /// Why an array segment of `segment_pages` per SSD does not line up with this model's
+    /// erase stripe, and what would; `None` when it is a whole number of stripes.
+    pub fn segment_misalignment(&self, segment_pages: u64) -> Option<String> {
+        let stripe = self.erase_stripe_pages();
+        (!segment_pages.is_multiple_of(stripe)).then(|| {
+            let kib = |pages: u64| pages * PAGE_BYTES / 1024;
+            format!(
+                "a segment of {} KiB per SSD is not a multiple of the {} model's erase stripe ({} KiB = {} units × {} KiB \
+                 blocks): a victim's TRIM frees no whole erase block and the SSDs' own GC copies what is left; \
+                 segments of {} KiB line them up",
+                kib(segment_pages),
+                self.name,
+                kib(stripe),
+                self.units(),
+                kib(u64::from(self.pages_per_block)),
+                kib(stripe)
+            )
+        })
+    }
+
     /// Erase blocks of raw flash: user capacity plus over-provisioning, rounded up to whole blocks.
     pub fn raw_blocks(&self) -> u64 {
         // Rounding the page count first keeps exact figures exact (120 GiB × 16/15 must be
@@ -278,6 +305,19 @@ impl SsdConfig {
 #[cfg(test)]
 mod tests {
     use super::super::presets;
+
+    #[test]
+    fn segments_line_up_with_whole_erase_stripes_only() {
+        let c = presets::preset("sata850pro").unwrap();
+        // 16 units × 128 pages of 4 KiB: 8 MiB.
+        assert_eq!(c.erase_stripe_pages(), 2048);
+        assert_eq!(c.segment_misalignment(2048), None);
+        assert_eq!(c.segment_misalignment(4096), None);
+        for bad in [256, 1024, 3072] {
+            let why = c.segment_misalignment(bad).expect("misaligned");
+            assert!(why.contains("8192 KiB") && why.contains("sata850pro"), "{why}");
+        }
+    }
 
     #[test]
     fn presets_validate_at_full_and_reduced_scale() {

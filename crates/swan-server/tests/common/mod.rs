@@ -18,7 +18,7 @@ pub fn small_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> (Vec<Pa
         rgroups,
         ssds_per_rgroup: ssds,
         member_bytes: Some(24 << 20),
-        segment_bytes: 128 << 10,
+        segment_bytes: Some(128 << 10),
         chunk_bytes: 64 << 10,
         victim: VictimPolicy::Greedy,
         spare: None,

@@ -1,0 +1,49 @@
+//! Defaults an operator meets first: the segment `swan create` picks, and the warning
+//! `swan serve --emulate` gives when the array's segment does not line up with the modelled
+//! SSD's erase stripe (a victim's TRIM would then free no whole erase block).
+
+mod common;
+
+use common::{describe, swan, text, Server};
+use std::path::{Path, PathBuf};
+
+/// `swan create` of swan0 3×2 over members of `size` in `dir`, with `extra` flags; returns
+/// the members and what create printed.
+fn create(dir: &Path, size: &str, extra: &[&str]) -> (Vec<PathBuf>, String) {
+    let members: Vec<PathBuf> = (0..6).map(|i| dir.join(format!("m{i}"))).collect();
+    let mut args =
+        vec!["create", "--scheme", "swan0", "--rgroups", "3", "--ssds-per-rgroup", "2", "--member-size", size];
+    args.extend(extra);
+    args.extend(members.iter().map(|m| m.to_str().expect("utf-8 path")));
+    let out = swan(&args, dir);
+    assert!(out.status.success(), "{}", describe("swan create", &out));
+    (members, text(&out.stdout))
+}
+
+#[test]
+fn create_picks_8_mib_segments_for_ssd_sized_members_and_fewer_for_small_files() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (_, said) = create(dir.path(), "512M", &[]);
+    assert!(said.contains("segments of 8192 KiB per SSD"), "512 MiB members:\n{said}");
+    let (_, said) = create(dir.path(), "64M", &["--force"]);
+    assert!(said.contains("segments of 1024 KiB per SSD"), "64 MiB members:\n{said}");
+    let (_, said) = create(dir.path(), "64M", &["--force", "--segment", "256K"]);
+    assert!(said.contains("segments of 256 KiB per SSD"), "--segment 256K:\n{said}");
+}
+
+#[test]
+fn serve_emulate_warns_about_a_segment_off_the_erase_stripe() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (segment, warned) in [("1M", true), ("8M", false)] {
+        let (members, _) = create(dir.path(), "512M", &["--force", "--segment", segment]);
+        let server = Server::start_with(dir.path(), &members, &["--emulate", "sata850pro"]);
+        let log = server.log();
+        assert_eq!(
+            log.contains("not a multiple of the sata850pro model's erase stripe (8192 KiB"),
+            warned,
+            "--segment {segment}: the warning should {}appear:\n{log}",
+            if warned { "" } else { "not " }
+        );
+        server.stop();
+    }
+}
