@@ -258,7 +258,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
     let opened = array::open(&a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
-    let emulate = match &a.emulate {
+    let mut emulate = match &a.emulate {
         Some(preset) => {
             let mut e = swan_server::emulate::Emulator::new(preset, opened.sb.members, opened.sb.member_blocks)?;
             if opened.sb.kind.is_log_structured() {
@@ -275,6 +275,14 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         None => None,
     };
     let mut recovered = array::recover(&opened).context("recovering the array")?;
+    if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
+        // The aged model SSDs must learn what the array's format told the real members.
+        let mut plan = swan_core::io::IoPlan::new();
+        recovered.scheme.plan_free_trims(&mut plan);
+        for io in plan.ios() {
+            e.trim_untimed(io.member, io.block, io.count);
+        }
+    }
     if let Some(segments) = a.gc_target {
         let la = recovered
             .scheme

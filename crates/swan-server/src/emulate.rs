@@ -167,6 +167,20 @@ impl Emulator {
         }
     }
 
+    /// Tells member `member`'s model SSD, without advancing time or counting it, that
+    /// `count` blocks from `block` hold nothing: after [`Emulator::age`], the array's free
+    /// space, which its format TRIMmed on the real members before the model SSDs existed.
+    /// Without it an aged model keeps every page it aged live until the log overwrites it.
+    pub fn trim_untimed(&mut self, member: u32, block: u64, count: u32) {
+        let Some(ssd) = self.ssds.get_mut(member as usize) else { return };
+        let cap = ssd.user_pages();
+        let end = block.saturating_add(u64::from(count)).min(cap);
+        if block < end {
+            ssd.apply_untimed(DevOp { kind: DevOpKind::Trim, block, count: (end - block) as u32, class: IoClass::Gc });
+            ssd.reset_stats();
+        }
+    }
+
     /// Accounts one member operation issued at wall-clock `now`: `count` 4 KiB blocks from
     /// member-relative block `block`. Returns the wall-clock instant it completes on the
     /// model (never before `now`).
@@ -492,5 +506,29 @@ mod tests {
         assert!(s.gc_pages_copied > 0 && s.erases > 0 && s.gc_invocations > 0, "{s:?}");
         assert!(s.waf > 1.5, "{s:?}");
         assert!(random < 300.0, "GC slows random writes: {random}");
+    }
+
+    #[test]
+    fn an_aged_model_told_what_is_free_collects_without_copying() {
+        // The whole member written once in order, on an aged model with and without the
+        // untimed TRIM of its space: the SSD must collect either way (the aged pages hold
+        // its blocks), but copies pages only when it still believes they are live.
+        let copied = |trim: bool| {
+            let mut e = Emulator::new("sata850pro", 1, 65_536).unwrap();
+            e.age(0.9, 7);
+            if trim {
+                e.trim_untimed(0, 0, 65_536);
+                // Past the member's end: cut off, no panic.
+                e.trim_untimed(0, 65_000, 10_000);
+                let s = e.member_stats(0);
+                assert_eq!((s.host_pages_trimmed, s.host_pages_written), (0, 0), "counted: {s:?}");
+            }
+            closed_loop(&mut e, Instant::now(), EmuOp::Write, 0, 65_536 / u64::from(OP), IoClass::User);
+            let s = e.member_stats(0);
+            assert!(s.erases > 0, "the model never collected: {s:?}");
+            s.gc_pages_copied
+        };
+        assert_eq!(copied(true), 0);
+        assert!(copied(false) > 0);
     }
 }

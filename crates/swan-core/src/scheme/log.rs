@@ -763,6 +763,22 @@ impl Scheme for LogArray {
         }
     }
 
+    fn plan_free_trims(&self, plan: &mut IoPlan) {
+        plan.clear();
+        for seg in (0..self.geo.segments()).filter(|&seg| self.segs.state(seg) == SegState::Free) {
+            let group = self.geo.group_of_segment(seg);
+            for col in 0..self.geo.ssds_per_rgroup {
+                plan.push_merged(MemberIo {
+                    member: self.geo.member(group, col),
+                    block: self.geo.row_block(seg, 0),
+                    count: self.geo.segment_rows,
+                    kind: IoKind::Trim,
+                    class: IoClass::Gc,
+                });
+            }
+        }
+    }
+
     fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
         plan.clear();
         check_range(req, self.cfg.volume_blocks)?;
@@ -1099,6 +1115,24 @@ mod tests {
         let per_segment = u64::from(geo.payload_slots());
         cfg.limit_volume((geo.segments() - spare_segments) * per_segment);
         LogArray::new(cfg)
+    }
+
+    #[test]
+    fn free_trims_cover_the_free_segments_only() {
+        let mut a = array(Layout::Swan, 20);
+        let trimmed = |a: &LogArray| -> u64 {
+            let mut plan = IoPlan::new();
+            a.plan_free_trims(&mut plan);
+            plan.ios().iter().map(|io| u64::from(io.count)).sum()
+        };
+        let geo = *a.geometry();
+        let per_segment = u64::from(geo.segment_rows) * u64::from(geo.ssds_per_rgroup);
+        // A new array: everything, as its format trimmed it.
+        assert_eq!(trimmed(&a), geo.segments() * per_segment);
+        let mut plan = IoPlan::new();
+        a.submit(&Request::new(ReqOp::Write, 0, 1), &mut plan).unwrap();
+        // The open segment holds a block now.
+        assert_eq!(trimmed(&a), (geo.segments() - 1) * per_segment);
     }
 
     #[test]

@@ -310,6 +310,14 @@ pub trait Scheme: Send {
     /// mdadm does not discard at creation.
     fn format(&mut self, plan: &mut IoPlan);
 
+    /// Plan a TRIM of every member range the array holds nothing in (cleared first): a log's
+    /// free segments; nothing for in-place RAID, which keeps no record of what is unused.
+    /// For telling SSDs that met the array only after it was formatted (an emulator aged
+    /// before serving) which space is free, as [`Scheme::format`] told the real ones.
+    fn plan_free_trims(&self, plan: &mut IoPlan) {
+        plan.clear();
+    }
+
     /// Plan `req` into `plan` (cleared first).
     fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError>;
 
