@@ -149,7 +149,11 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
             bail!("member {} is named twice", p.display());
         }
     }
-    let chunk_blocks = blocks_of(o.chunk_bytes, "the chunk size")?;
+    // Checked before any member is touched; `lay_out` takes them as given.
+    if let Some(bytes) = o.segment_bytes {
+        blocks_of(bytes, "the segment size (per SSD)")?;
+    }
+    blocks_of(o.chunk_bytes, "the chunk size")?;
     let mut opened = Vec::with_capacity(paths.len());
     for p in paths {
         if !p.exists() {
@@ -194,62 +198,21 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
     };
-    let segment_bytes = o.segment_bytes.unwrap_or_else(|| default_segment_bytes(member_blocks * BLOCK as u64));
-    let segment_rows = blocks_of(segment_bytes, "the segment size (per SSD)")?;
-    let log = o.kind.is_log_structured();
-    let (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks) =
-        metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
-    let mut sb = Superblock {
-        uuid,
-        member_index: 0,
-        members,
-        kind: o.kind,
-        rgroups: o.rgroups,
-        ssds_per_rgroup: o.ssds_per_rgroup,
-        segment_rows,
-        chunk_blocks,
-        victim: o.victim,
-        member_blocks,
-        meta_blocks,
-        checkpoint_blocks,
-        journal_blocks,
-        crc_table_blocks,
-        volume_blocks: 0,
-        created: o.created,
-        events: 0,
-        failed: Default::default(),
-    };
-    let mut scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
-    let spare = match (log, o.spare) {
-        (true, s) => s.unwrap_or(DEFAULT_SPARE),
-        (false, None) => 0.0,
-        (false, Some(0.0)) => 0.0,
-        (false, Some(_)) => {
-            bail!("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")
-        }
-    };
-    if !(0.0..0.9).contains(&spare) {
-        bail!("the spare share must be at least 0 % and below 90 % (got {:.1} %)", spare * 100.0);
-    }
-    if let Some(la) = scheme.log_array() {
-        let wanted = la.config().volume_for_spare(spare);
-        if wanted < scheme.volume_blocks() {
-            // The superblock records the volume; every later open builds the same scheme.
-            sb.volume_blocks = wanted.max(1);
-            scheme = sb.array_spec().build().map_err(|e| geometry_advice(e, &sb, o))?;
-        }
-    }
-    sb.volume_blocks = scheme.volume_blocks();
-    if sb.volume_blocks == 0 {
-        let unit = u64::from(if log { segment_rows } else { chunk_blocks });
-        bail!(
-            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; \
-             use --member-size {}M or more",
+    let spare = spare_share(o)?;
+    let sb = match lay_out(o, members, member_blocks, spare, uuid) {
+        Ok(sb) if sb.volume_blocks > 0 => sb,
+        Ok(sb) => bail!(
+            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; use {}",
             (member_blocks * BLOCK as u64) >> 20,
-            (meta_blocks * BLOCK as u64) >> 20,
-            ((meta_blocks + 8 * unit) * BLOCK as u64).div_ceil(1 << 20)
-        );
-    }
+            (sb.meta_blocks * BLOCK as u64) >> 20,
+            size_advice(o, members, spare)
+        ),
+        Err(e @ GeometryError::MemberTooSmall { .. }) => bail!("{e}: {}", size_advice(o, members, spare)),
+        Err(e) => bail!("{e}"),
+    };
+    let meta_blocks = sb.meta_blocks;
+    let mut scheme = sb.array_spec().build()?;
+    let log = o.kind.is_log_structured();
     // Clear what an earlier array may have left: old superblocks, checkpoints, journal.
     for m in &opened {
         m.write(0, &vec![0u8; BLOCK])?;
@@ -293,26 +256,93 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
     Ok(sb)
 }
 
-/// Say what would work instead of an impossible geometry.
-fn geometry_advice(e: GeometryError, sb: &Superblock, o: &CreateOptions) -> anyhow::Error {
-    let mib = |blocks: u64| (blocks * BLOCK as u64).div_ceil(1 << 20);
-    match e {
-        GeometryError::MemberTooSmall { .. } => {
-            let (unit, knob, rows) = if o.kind.is_log_structured() {
-                ("segments", "--segment", sb.segment_rows)
-            } else {
-                ("chunks", "--chunk", sb.chunk_blocks)
-            };
-            anyhow!(
-                "{e}: this geometry needs {} MiB of metadata per member plus room for data and the GC \
-                 reserve ({unit} of {} KiB); use --member-size {}M or more, or a smaller {knob}",
-                mib(sb.meta_blocks),
-                u64::from(rows) * 4,
-                mib(sb.meta_blocks + 8 * u64::from(rows))
-            )
+/// The spare share `o` asks for, checked: the default for log-structured schemes, none for
+/// in-place RAID, which has no GC to leave room for.
+fn spare_share(o: &CreateOptions) -> Result<f64> {
+    let spare = match (o.kind.is_log_structured(), o.spare) {
+        (true, s) => s.unwrap_or(DEFAULT_SPARE),
+        (false, None | Some(0.0)) => 0.0,
+        (false, Some(_)) => {
+            bail!("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")
         }
-        other => anyhow!("{other}"),
+    };
+    if !(0.0..0.9).contains(&spare) {
+        bail!("the spare share must be at least 0 % and below 90 % (got {:.1} %)", spare * 100.0);
     }
+    Ok(spare)
+}
+
+/// The superblock `swan create` writes for `members` members of `member_blocks` blocks, its
+/// volume worked out (0 when nothing is left for data), without touching a member or
+/// building the scheme's maps.
+fn lay_out(
+    o: &CreateOptions,
+    members: u32,
+    member_blocks: u64,
+    spare: f64,
+    uuid: [u8; 16],
+) -> Result<Superblock, GeometryError> {
+    let segment_bytes = o.segment_bytes.unwrap_or_else(|| default_segment_bytes(member_blocks * BLOCK as u64));
+    let rows = |bytes: u64| u32::try_from(bytes / BLOCK as u64).unwrap_or(u32::MAX);
+    let (segment_rows, chunk_blocks) = (rows(segment_bytes), rows(o.chunk_bytes));
+    let log = o.kind.is_log_structured();
+    let (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks) =
+        metadata_sizes(members, member_blocks, if log { segment_rows } else { chunk_blocks }, log);
+    let mut sb = Superblock {
+        uuid,
+        member_index: 0,
+        members,
+        kind: o.kind,
+        rgroups: o.rgroups,
+        ssds_per_rgroup: o.ssds_per_rgroup,
+        segment_rows,
+        chunk_blocks,
+        victim: o.victim,
+        member_blocks,
+        meta_blocks,
+        checkpoint_blocks,
+        journal_blocks,
+        crc_table_blocks,
+        volume_blocks: 0,
+        created: o.created,
+        events: 0,
+        failed: Default::default(),
+    };
+    let largest = sb.array_spec().volume_blocks()?;
+    if let Some(cfg) = sb.array_spec().log_config()? {
+        let wanted = cfg.volume_for_spare(spare);
+        if wanted < largest {
+            // The superblock records the volume; every later open builds the same scheme.
+            sb.volume_blocks = wanted.max(1);
+            sb.volume_blocks = sb.array_spec().volume_blocks()?;
+            return Ok(sb);
+        }
+    }
+    sb.volume_blocks = largest;
+    Ok(sb)
+}
+
+/// What to do about members too small for `o`: the smallest member size that works,
+/// found by trying sizes (the default segment and the metadata both grow with the member).
+fn size_advice(o: &CreateOptions, members: u32, spare: f64) -> String {
+    let works = |mib: u64| lay_out(o, members, mib << 8, spare, [0; 16]).is_ok_and(|sb| sb.volume_blocks > 0);
+    let (mut lo, mut hi) = (0u64, 1u64);
+    while !works(hi) {
+        if hi >= 1 << 30 {
+            return "no member size makes this geometry work; a smaller --segment or --chunk".into();
+        }
+        (lo, hi) = (hi, hi * 2);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if works(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let knob = if o.kind.is_log_structured() { "--segment" } else { "--chunk" };
+    format!("--member-size {hi}M or more, or a smaller {knob}")
 }
 
 /// An array's members, in array order, with the superblock they agree on (its `failed`

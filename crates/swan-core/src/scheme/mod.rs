@@ -183,36 +183,52 @@ impl ArraySpec {
     /// Build the scheme. Log-RAID and in-place RAID use every member as one stripe;
     /// SWAN uses the 2-D grid.
     pub fn build(&self) -> Result<Box<dyn Scheme>, GeometryError> {
-        let raid = self.kind.raid();
-        Ok(match self.kind {
-            SchemeKind::Raid(_) => Box::new(InPlaceRaid::new(StripeGeometry::new(
-                self.members(),
-                raid,
-                self.chunk_blocks,
-                self.member_blocks,
-                self.member_offset,
-            )?)),
-            SchemeKind::LogRaid(_) | SchemeKind::Swan(_) => {
-                let (groups, per_group, layout) = match self.kind {
-                    SchemeKind::Swan(_) => (self.rgroups, self.ssds_per_rgroup, Layout::Swan),
-                    _ => (1, self.members(), Layout::LogRaid),
-                };
-                let geometry =
-                    Geometry::new(groups, per_group, raid, self.member_blocks, self.member_offset, self.segment_rows)?;
-                let mut cfg = LogConfig::new(geometry, layout, self.victim);
-                let t = &self.tuning;
-                cfg.swan_gc_max_groups = t.swan_gc_max_groups.unwrap_or(cfg.swan_gc_max_groups).max(1);
-                cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
-                cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
-                cfg.defer_release = t.defer_release;
-                cfg.p2l_in_summaries = t.p2l_in_summaries;
-                if let Some(v) = t.volume_blocks {
-                    cfg.limit_volume(v);
-                }
-                cfg.swan_gc_target = t.swan_gc_target.unwrap_or(cfg.swan_gc_target);
-                Box::new(LogArray::new(cfg))
-            }
+        Ok(match self.log_config()? {
+            Some(cfg) => Box::new(LogArray::new(cfg)),
+            None => Box::new(InPlaceRaid::new(self.stripe_geometry()?)),
         })
+    }
+
+    /// The blocks the volume would expose, without building the scheme's maps (a sizing
+    /// search tries many shapes).
+    pub fn volume_blocks(&self) -> Result<u64, GeometryError> {
+        Ok(match self.log_config()? {
+            Some(cfg) => cfg.volume_blocks,
+            None => self.stripe_geometry()?.volume_blocks(),
+        })
+    }
+
+    fn stripe_geometry(&self) -> Result<StripeGeometry, GeometryError> {
+        StripeGeometry::new(self.members(), self.kind.raid(), self.chunk_blocks, self.member_blocks, self.member_offset)
+    }
+
+    /// The log-structured engine's configuration, tunables applied; `None` for in-place RAID.
+    pub fn log_config(&self) -> Result<Option<LogConfig>, GeometryError> {
+        let (groups, per_group, layout) = match self.kind {
+            SchemeKind::Raid(_) => return Ok(None),
+            SchemeKind::Swan(_) => (self.rgroups, self.ssds_per_rgroup, Layout::Swan),
+            SchemeKind::LogRaid(_) => (1, self.members(), Layout::LogRaid),
+        };
+        let geometry = Geometry::new(
+            groups,
+            per_group,
+            self.kind.raid(),
+            self.member_blocks,
+            self.member_offset,
+            self.segment_rows,
+        )?;
+        let mut cfg = LogConfig::new(geometry, layout, self.victim);
+        let t = &self.tuning;
+        cfg.swan_gc_max_groups = t.swan_gc_max_groups.unwrap_or(cfg.swan_gc_max_groups).max(1);
+        cfg.lograid_gc_low = t.lograid_gc_low.unwrap_or(cfg.lograid_gc_low);
+        cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
+        cfg.defer_release = t.defer_release;
+        cfg.p2l_in_summaries = t.p2l_in_summaries;
+        if let Some(v) = t.volume_blocks {
+            cfg.limit_volume(v);
+        }
+        cfg.swan_gc_target = t.swan_gc_target.unwrap_or(cfg.swan_gc_target);
+        Ok(Some(cfg))
     }
 }
 
