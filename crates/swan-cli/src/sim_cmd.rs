@@ -60,10 +60,14 @@ pub struct SimArgs {
     /// The AFA's network interface in MB/s (0 = unlimited).
     #[arg(long, default_value_t = 0)]
     pub network_mbps: u64,
-    /// Harmonia GGC: forced GC collects until this fraction of each SSD's blocks is free
-    /// (default: just above the SSD's soft limit).
+    /// Harmonia GGC: forced GC collects until this fraction of each GC domain's blocks is
+    /// free (default: just above the domain's soft limit); every domain with garbage
+    /// collects at least one victim.
     #[arg(long, allow_negative_numbers = true)]
     pub ggc_target: Option<f64>,
+    /// Harmonia GGC: at most this many victims per GC domain per forced GC (default: no bound).
+    #[arg(long)]
+    pub ggc_victims: Option<u32>,
     /// Harmonia proactive soft-limit: GC-state poll period in simulated milliseconds.
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub ggc_poll_ms: f64,
@@ -281,10 +285,11 @@ impl SimArgs {
                 let cfg = GgcConfig {
                     policy,
                     force_target: self.ggc_target,
+                    force_victims: self.ggc_victims,
                     poll_ns: ms(self.ggc_poll_ms, "--ggc-poll-ms")?,
                     idle_ns: ms(self.ggc_idle_ms, "--ggc-idle-ms")?,
                 };
-                cfg.validate().map_err(|e| anyhow::anyhow!("--ggc-target: {e}"))?;
+                cfg.validate().map_err(|e| anyhow::anyhow!("--ggc-target/--ggc-victims: {e}"))?;
                 Some(cfg)
             }
         };

@@ -17,7 +17,7 @@ use crate::runner::{default_parallelism, run_all, Job};
 use std::path::Path;
 use swan_core::analytic::Plan;
 use swan_core::scheme::SchemeKind;
-use swan_models::ssd::{FtlKind, SsdConfig};
+use swan_models::ssd::{FtlKind, GcDomain, Placement, SsdConfig};
 use swan_sim::experiments::run_config;
 
 /// An SSD whose segment write, read and erase times are the plan's `Tw`, `Tr`, `Te`.
@@ -42,6 +42,9 @@ pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
         gc_reclaim_blocks: 1,
         gc_soft_limit: 0.02,
         ftl: FtlKind::Page,
+        gc_domain: GcDomain::Device,
+        placement: Placement::Static,
+        copy_back: false,
     }
 }
 

@@ -86,6 +86,10 @@ pub struct GgcConfig {
     /// free blocks exceed the SSD's soft limit ("until the number of free blocks exceeds an
     /// internal threshold", §V-A), which re-arms its soft-limit notice.
     pub force_target: Option<f64>,
+    /// At most this many victims per GC domain per FORCE GC (`None`: no bound). The paper
+    /// gives no bound; it is what decides how long a forced cycle stalls an element.
+    #[serde(default)]
+    pub force_victims: Option<u32>,
     /// Proactive soft-limit: how often the O-RAID polls every O-SSD's GC state.
     pub poll_ns: Nanos,
     /// The idle detector's timeout: no request for this long means an idle period.
@@ -98,7 +102,7 @@ impl GgcConfig {
     /// after 5 ms without a request (ten mean inter-arrival gaps of HPC(W): within a burst
     /// gaps are far shorter, between bursts far longer).
     pub fn new(policy: GgcPolicy) -> Self {
-        Self { policy, force_target: None, poll_ns: 10_000_000, idle_ns: 5_000_000 }
+        Self { policy, force_target: None, force_victims: None, poll_ns: 10_000_000, idle_ns: 5_000_000 }
     }
 
     /// Checks the tunables, naming the one that is wrong.
@@ -107,6 +111,9 @@ impl GgcConfig {
             if !(t > 0.0 && t < 1.0) {
                 return Err(format!("GGC force target must be a free-block fraction in (0, 1), got {t}"));
             }
+        }
+        if self.force_victims == Some(0) {
+            return Err("GGC forced-GC bound must be at least one victim per domain".into());
         }
         if self.poll_ns == 0 {
             return Err("GGC poll period must be positive".into());
@@ -177,6 +184,8 @@ pub struct ForceGc {
     pub members: Vec<u32>,
     /// Collect until this free fraction; `None`: until above the soft limit.
     pub target: Option<f64>,
+    /// At most this many victims per GC domain (`None`: no bound).
+    pub victims: Option<u32>,
     pub trigger: Trigger,
 }
 
@@ -279,7 +288,7 @@ impl Coordinator {
             Trigger::Idle => self.counters.by_idle += 1,
             Trigger::NearHardLimit => self.counters.by_near_hard_limit += 1,
         }
-        Some(ForceGc { members, target: self.cfg.force_target, trigger })
+        Some(ForceGc { members, target: self.cfg.force_target, victims: self.cfg.force_victims, trigger })
     }
 
     fn all(&self) -> Vec<u32> {

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use swan_core::ggc::{Coordinator, ForceGc, GgcConfig, GgcCounters};
 use swan_core::io::IoClass;
-use swan_models::ssd::Ssd;
+use swan_models::ssd::{ForceTarget, Ssd};
 use swan_models::{DevOpKind, Nanos};
 
 /// The window of Fig. 9: every user operation each SSD serves in `[start_s, start_s + len_s)`.
@@ -88,10 +88,8 @@ impl GgcDriver {
     fn apply(ssds: &mut [Ssd], now: Nanos, f: &ForceGc) {
         for &m in &f.members {
             let ssd = &mut ssds[m as usize];
-            match f.target {
-                Some(fraction) => ssd.force_gc(now, fraction),
-                None => ssd.force_gc_past_soft_limit(now),
-            };
+            let target = f.target.map_or(ForceTarget::PastSoftLimit, ForceTarget::FreeFraction);
+            ssd.force_gc(now, target, f.victims);
         }
     }
 

@@ -19,6 +19,31 @@ pub enum FtlKind {
     Block,
 }
 
+/// Where a device keeps its free blocks and collects garbage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GcDomain {
+    /// One free pool and one set of victims for the whole device; writes and GC copies
+    /// stripe over every unit, so the units run dry, and collect, together. A controller
+    /// that stripes dynamically over all its dies (the 850 PRO-like presets).
+    #[default]
+    Device,
+    /// A free pool, watermarks and greedy victims per unit, as DiskSim's SSD extension
+    /// keeps them per element: a unit at its low watermark cleans itself, and only requests
+    /// that need that unit wait; GC copies stay in the unit.
+    Unit,
+}
+
+/// How a write finds its GC domain (with [`GcDomain::Unit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Placement {
+    /// Logical page `p` always lives in unit `p % units` (DiskSim's element stride of one
+    /// page), so a unit's load is the workload's share of its pages.
+    #[default]
+    Static,
+    /// Each written page goes to the next unit in turn, wherever it lived before.
+    Striped,
+}
+
 /// An SSD model's parameters. Build one from a preset (see [`super::presets`]) and shrink
 /// it with [`SsdConfig::with_user_pages`] for reduced-scale runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,6 +85,17 @@ pub struct SsdConfig {
     /// device reports [`super::GcPressure::SoftLimit`] so an array can coordinate GC.
     pub gc_soft_limit: f64,
     pub ftl: FtlKind,
+    /// Where free blocks are kept and garbage is collected (page FTL).
+    #[serde(default)]
+    pub gc_domain: GcDomain,
+    /// How pages find their domain when there is one per unit.
+    #[serde(default)]
+    pub placement: Placement,
+    /// GC copies a page inside its unit without crossing the channel (copy-back): a read
+    /// and a program on the unit, nothing else. Otherwise the page crosses the channel out
+    /// and back in.
+    #[serde(default)]
+    pub copy_back: bool,
 }
 
 /// A configuration the model cannot run, naming the field and what would work.
@@ -112,7 +148,10 @@ impl SsdConfig {
         // Rounding the page count first keeps exact figures exact (120 GiB × 16/15 must be
         // 128 GiB, not one block more because of the last bit of 1/15).
         let raw_pages = (self.user_pages as f64 * (1.0 + self.over_provisioning)).round() as u64;
-        raw_pages.max(self.user_pages).div_ceil(u64::from(self.pages_per_block))
+        let blocks = raw_pages.max(self.user_pages).div_ceil(u64::from(self.pages_per_block));
+        // Domains own equal shares of the flash: a few blocks more rather than one short.
+        let domains = u64::from(self.domains().max(1));
+        blocks.div_ceil(domains) * domains
     }
 
     pub fn raw_pages(&self) -> u64 {
@@ -132,18 +171,47 @@ impl SsdConfig {
         self.user_pages.div_ceil(u64::from(self.pages_per_block))
     }
 
-    /// Free blocks at or below which foreground GC runs. Never fewer than one per unit plus
-    /// one: one GC round may open a fresh block on every unit before it erases its victim,
-    /// so a smaller reserve could run the pool dry in the middle of GC.
-    pub fn gc_trigger_blocks(&self) -> u64 {
-        let by_fraction = (self.gc_threshold * self.raw_blocks() as f64).ceil() as u64;
-        by_fraction.max(u64::from(self.units()) + 1)
+    /// GC domains: one, or one per unit.
+    pub fn domains(&self) -> u32 {
+        match self.gc_domain {
+            GcDomain::Device => 1,
+            GcDomain::Unit => self.units(),
+        }
     }
 
-    /// Free blocks at or below which the device reports the soft limit.
+    /// Units each GC domain writes to.
+    pub fn domain_units(&self) -> u32 {
+        self.units() / self.domains()
+    }
+
+    /// Erase blocks each GC domain owns (all of them for a device-wide domain).
+    pub fn domain_blocks(&self) -> u64 {
+        self.raw_blocks() / u64::from(self.domains())
+    }
+
+    /// Free blocks of a domain at or below which foreground GC runs in it (its low
+    /// watermark, the hard limit). Never fewer than one per unit plus one: one GC round may
+    /// open a fresh block on every unit before it erases its victim, so a smaller reserve
+    /// could run the pool dry in the middle of GC.
+    pub fn gc_trigger_blocks(&self) -> u64 {
+        let by_fraction = (self.gc_threshold * self.domain_blocks() as f64).ceil() as u64;
+        by_fraction.max(u64::from(self.domain_units()) + 1)
+    }
+
+    /// Free blocks of a domain at or below which it reports the soft limit.
     pub fn gc_soft_limit_blocks(&self) -> u64 {
-        let by_fraction = (self.gc_soft_limit * self.raw_blocks() as f64).ceil() as u64;
+        let by_fraction = (self.gc_soft_limit * self.domain_blocks() as f64).ceil() as u64;
         by_fraction.max(self.gc_trigger_blocks())
+    }
+
+    /// Logical pages a domain must be able to hold: all of them, or its static share.
+    fn domain_user_pages(&self) -> u64 {
+        match (self.gc_domain, self.placement) {
+            (GcDomain::Device, _) => self.user_pages,
+            (GcDomain::Unit, Placement::Static) => self.user_pages.div_ceil(u64::from(self.domains())),
+            // A striped domain holds what writes happened to put there; on average its share.
+            (GcDomain::Unit, Placement::Striped) => self.user_pages.div_ceil(u64::from(self.domains())),
+        }
     }
 
     /// The same device (timing, geometry per die, proportions, GC policy) with a smaller or
@@ -274,29 +342,32 @@ impl SsdConfig {
     /// always has an invalid page to reclaim.
     fn validate_page_ftl_spare(&self) -> Result<(), SsdConfigError> {
         let ppb = u64::from(self.pages_per_block);
-        let held = self.gc_trigger_blocks() + u64::from(self.gc_reclaim_blocks) + u64::from(self.units());
-        let raw = self.raw_blocks();
-        if raw > held && (raw - held) * ppb > self.user_pages {
+        let held = self.gc_trigger_blocks() + u64::from(self.gc_reclaim_blocks) + u64::from(self.domain_units());
+        let raw = self.domain_blocks();
+        if raw > held && (raw - held) * ppb > self.domain_user_pages() {
             return Ok(());
         }
         // Smallest raw size that would work: raw·(1 − threshold) must exceed user blocks plus
         // the fixed part of the reserve (the per-unit floor of the trigger counts too).
-        let fixed = self.logical_blocks() + u64::from(self.gc_reclaim_blocks) + 2 * u64::from(self.units()) + 2;
-        let need_raw = ((fixed as f64) / (1.0 - self.gc_threshold)).ceil();
+        let per_domain = self.domain_user_pages().div_ceil(ppb)
+            + u64::from(self.gc_reclaim_blocks)
+            + 2 * u64::from(self.domain_units())
+            + 2;
+        let need_raw = ((per_domain as f64) / (1.0 - self.gc_threshold)).ceil() * f64::from(self.domains());
         // Rounded up so the printed value itself passes.
         let min_op = ((need_raw * ppb as f64 / self.user_pages as f64 - 1.0) * 1e4).ceil() / 1e4;
         Err(SsdConfigError {
             config: self.name.clone(),
             field: "over_provisioning",
             problem: format!(
-                "is {:.4}: {raw} raw blocks minus the GC reserve ({} free + {} reclaim + {} open, one per unit) \
-                 cannot hold {} user pages with room to spare, so GC could never make progress; \
+                "is {:.4}: {raw} raw blocks per GC domain minus its reserve ({} free + {} reclaim + {} open, one per \
+                 unit) cannot hold its {} user pages with room to spare, so GC could never make progress; \
                  use over_provisioning ≥ {min_op:.4}, or fewer units, larger user_pages or a lower gc_threshold",
                 self.over_provisioning,
                 self.gc_trigger_blocks(),
                 self.gc_reclaim_blocks,
-                self.units(),
-                self.user_pages
+                self.domain_units(),
+                self.domain_user_pages()
             ),
         })
     }

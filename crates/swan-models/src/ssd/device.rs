@@ -21,6 +21,16 @@ pub enum GcPressure {
     HardLimit,
 }
 
+/// How far a FORCE GC cleans each of an SSD's GC domains (at least one victim each, if any
+/// is worth collecting; see [`Ssd::force_gc`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ForceTarget {
+    /// Until the domain's free blocks exceed its soft limit, which re-arms the notice.
+    PastSoftLimit,
+    /// Until this fraction of the domain's blocks is free.
+    FreeFraction(f64),
+}
+
 /// What an O-SSD tells its array controller when its free blocks fall to the soft limit
 /// (Harmonia §IV-C.1: it "will soon need to initiate a GC process", with "an estimate of how
 /// much data can be written before a hard threshold is reached").
@@ -53,12 +63,10 @@ pub struct Ssd {
     timing: Timing,
     stats: SsdStats,
     total_blocks: u64,
-    gc_trigger_blocks: u64,
-    gc_soft_limit_blocks: u64,
     /// Latest completion returned; with the media horizon, what `busy_until` reports.
     last_done: Nanos,
-    /// The soft-limit notice is edge-triggered: armed while free blocks are above the soft
-    /// limit (or not yet looked at), fired once when a write takes them to it.
+    /// The soft-limit notice is edge-triggered: armed while every GC domain is above its
+    /// soft limit (or not yet looked at), fired once when a write takes one to it.
     notice_armed: bool,
     notice: Option<SoftLimitNotice>,
 }
@@ -88,6 +96,10 @@ impl Nand for Clocked<'_> {
         self.done = self.done.max(self.timing.copy_page(self.now, from, to));
     }
 
+    fn copy_back(&mut self, die: u32) {
+        self.done = self.done.max(self.timing.copy_back_page(self.now, die));
+    }
+
     fn erase(&mut self, die: u32) {
         self.done = self.done.max(self.timing.erase_block(self.now, die));
     }
@@ -102,8 +114,6 @@ impl Ssd {
             timing: Timing::new(&config),
             stats: SsdStats::default(),
             total_blocks: config.raw_blocks(),
-            gc_trigger_blocks: config.gc_trigger_blocks(),
-            gc_soft_limit_blocks: config.gc_soft_limit_blocks(),
             last_done: 0,
             notice_armed: true,
             notice: None,
@@ -135,31 +145,41 @@ impl Ssd {
         self.ftl.free_blocks() as f64 / self.total_blocks as f64
     }
 
+    /// The pressure of the GC domain closest to collecting on its own.
     pub fn gc_pressure(&self) -> GcPressure {
-        let free = self.ftl.free_blocks();
-        if free <= self.gc_trigger_blocks {
+        let st = self.gc_state();
+        if st.at_hard_limit() {
             GcPressure::HardLimit
-        } else if free <= self.gc_soft_limit_blocks {
+        } else if st.at_soft_limit() {
             GcPressure::SoftLimit
         } else {
             GcPressure::None
         }
     }
 
-    /// The GC state an O-RAID reads from an O-SSD (Harmonia's proactive soft-limit polls it).
+    /// The GC state an O-RAID reads from an O-SSD (Harmonia's proactive soft-limit polls
+    /// it): that of its GC domain with the fewest free blocks, the one that will collect on
+    /// its own first (the whole device when it has one domain).
     pub fn gc_state(&self) -> MemberGcState {
+        let domains = self.ftl.domains();
+        let tightest = domains.iter().min_by_key(|d| d.free_blocks());
+        let (free_blocks, soft, hard) = match tightest {
+            Some(d) => (d.free_blocks(), d.soft_limit, d.trigger),
+            // The block FTL: no GC to coordinate, never at a limit.
+            None => (self.total_blocks, 0, 0),
+        };
         MemberGcState {
-            free_blocks: self.ftl.free_blocks(),
-            soft_limit_blocks: self.gc_soft_limit_blocks,
-            hard_limit_blocks: self.gc_trigger_blocks,
-            total_blocks: self.total_blocks,
+            free_blocks,
+            soft_limit_blocks: soft,
+            hard_limit_blocks: hard,
+            total_blocks: self.config.domain_blocks(),
             pages_per_block: self.config.pages_per_block,
         }
     }
 
-    /// The pending soft-limit notice, if a write took free blocks to the soft limit since
+    /// The pending soft-limit notice, if a write took a GC domain to its soft limit since
     /// the last call. The O-SSD pushes it; the driver delivers it to the O-RAID. It fires
-    /// again only after free blocks have risen above the soft limit (forced GC does that;
+    /// again only after every domain has risen above its soft limit (forced GC does that;
     /// the SSD's own hard-limit GC stops below it).
     pub fn take_soft_limit_notice(&mut self) -> Option<SoftLimitNotice> {
         self.notice.take()
@@ -167,43 +187,42 @@ impl Ssd {
 
     /// Arms or fires the soft-limit notice after free blocks changed.
     fn watch_soft_limit(&mut self) {
-        let free = self.ftl.free_blocks();
-        if free > self.gc_soft_limit_blocks {
+        if self.ftl.domains_at_soft_limit() == 0 {
             self.notice_armed = true;
         } else if self.notice_armed {
             self.notice_armed = false;
-            self.notice =
-                Some(SoftLimitNotice { free_blocks: free, pages_to_hard_limit: self.gc_state().pages_to_hard_limit() });
+            let st = self.gc_state();
+            self.notice = Some(SoftLimitNotice { free_blocks: st.free_blocks, pages_to_hard_limit: st.pages_to_hard_limit() });
         }
     }
 
-    /// Runs internal GC at `now` until free blocks reach `target_free_fraction` of all
-    /// blocks (or nothing more can be reclaimed), charged to the dies like foreground GC.
-    /// Returns when that work ends (`now` if there was none). Counts one forced GC
-    /// invocation if any victim was collected. A no-op on the block FTL, which has no GC.
-    pub fn force_gc(&mut self, now: Nanos, target_free_fraction: f64) -> Nanos {
-        let target = (target_free_fraction.clamp(0.0, 1.0) * self.total_blocks as f64).ceil() as u64;
-        self.force_gc_blocks(now, target)
-    }
-
-    /// Harmonia's FORCE GC command: [`Ssd::force_gc`] with the target in free blocks.
-    /// Forced GC is the SSD's own GC, so host requests queue behind it as behind
-    /// hard-limit GC.
-    pub fn force_gc_blocks(&mut self, now: Nanos, target_free_blocks: u64) -> Nanos {
+    /// Harmonia's FORCE GC command, at `now`: every GC domain with a victim worth
+    /// collecting collects one, then goes on while its free blocks are at or below
+    /// `target`, up to `max_victims` per domain (`None`: no bound). Its work is the SSD's
+    /// own GC, charged to the domain's units like foreground GC, so host requests that need
+    /// those units queue behind it. Returns when that work ends (`now` if there was none).
+    /// Counts one forced GC invocation if any victim was collected. A no-op on the block
+    /// FTL, which has no GC.
+    ///
+    /// "Every stale/invalid element" cleans (§V-A): a domain above its threshold still
+    /// collects one victim, or forcing would reach only the SSD that raised the notice.
+    pub fn force_gc(&mut self, now: Nanos, target: ForceTarget, max_victims: Option<u32>) -> Nanos {
+        let domain_blocks = self.config.domain_blocks() as f64;
+        let threshold = |soft: u64| match target {
+            ForceTarget::PastSoftLimit => soft,
+            // At most this many free blocks means below the fraction.
+            ForceTarget::FreeFraction(f) => ((f.clamp(0.0, 1.0) * domain_blocks).ceil() as u64).saturating_sub(1),
+        };
         let mut clock = Clocked::new(&mut self.timing, now, Prio::Foreground);
-        if self.ftl.collect_until(target_free_blocks, &mut clock, &mut self.stats) {
+        let victims = self.ftl.force_collect(threshold, max_victims, &mut clock, &mut self.stats);
+        if victims > 0 {
             self.stats.forced_gc_invocations += 1;
+            self.stats.forced_gc_victims += u64::from(victims);
         }
         let done = clock.done;
         self.last_done = self.last_done.max(done);
         self.watch_soft_limit();
         done
-    }
-
-    /// FORCE GC up to just above the soft limit: the "internal threshold" Harmonia's forced
-    /// GC cleans to by default, which also re-arms the soft-limit notice.
-    pub fn force_gc_past_soft_limit(&mut self, now: Nanos) -> Nanos {
-        self.force_gc_blocks(now, self.gc_soft_limit_blocks + 1)
     }
 
     /// Ages the device without advancing time, as SWAN §5 does before measuring: writes a

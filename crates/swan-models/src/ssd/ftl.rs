@@ -7,6 +7,7 @@
 //! never per page.
 
 use super::config::{FtlKind, SsdConfig};
+use super::domain::Domain;
 use super::ftl_block::BlockFtl;
 use super::ftl_page::PageFtl;
 use super::stats::SsdStats;
@@ -23,6 +24,9 @@ pub(crate) trait Nand {
             self.copy(from, to);
         }
     }
+    /// The device copies a valid page inside `die` by copy-back: read and program there,
+    /// the data never leaving the die.
+    fn copy_back(&mut self, die: u32);
     /// A block on `die` is erased.
     fn erase(&mut self, die: u32);
 }
@@ -34,6 +38,7 @@ impl Nand for Untimed {
     fn program(&mut self, _die: u32) {}
     fn copy(&mut self, _from: u32, _to: u32) {}
     fn copy_many(&mut self, _from: u32, _to: u32, _n: u32) {}
+    fn copy_back(&mut self, _die: u32) {}
     fn erase(&mut self, _die: u32) {}
 }
 
@@ -116,13 +121,40 @@ impl Ftl {
         }
     }
 
-    /// Collects victims until `target_free` blocks are free or nothing more can be
-    /// reclaimed; returns whether any victim was collected. The block FTL has no GC: its
-    /// blocks are released by merges and trims as they happen.
-    pub(crate) fn collect_until(&mut self, target_free: u64, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
+    /// Forced GC in every GC domain ([`PageFtl::force_collect`]), each cleaning past
+    /// `threshold(domain's soft limit)` free blocks; returns the victims collected. The block
+    /// FTL has no GC: its blocks are released by merges and trims as they happen.
+    pub(crate) fn force_collect(
+        &mut self,
+        threshold: impl Fn(u64) -> u64,
+        max_victims: Option<u32>,
+        nand: &mut impl Nand,
+        stats: &mut SsdStats,
+    ) -> u32 {
         match self {
-            Ftl::Page(f) => f.collect_until(target_free, nand, stats),
-            Ftl::Block(_) => false,
+            Ftl::Page(f) => (0..f.domains().len())
+                .map(|d| {
+                    let t = threshold(f.domains()[d].soft_limit);
+                    f.force_collect(d, t, max_victims, nand, stats)
+                })
+                .sum(),
+            Ftl::Block(_) => 0,
+        }
+    }
+
+    /// The GC domains (none for the block FTL).
+    pub(crate) fn domains(&self) -> &[Domain] {
+        match self {
+            Ftl::Page(f) => f.domains(),
+            Ftl::Block(_) => &[],
+        }
+    }
+
+    /// GC domains at or below their soft limit (the block FTL's whole device, if it is).
+    pub(crate) fn domains_at_soft_limit(&self) -> u32 {
+        match self {
+            Ftl::Page(f) => f.domains_at_soft_limit(),
+            Ftl::Block(_) => 0,
         }
     }
 

@@ -1,24 +1,25 @@
-//! Page-level FTL: any logical page may live in any physical page. Owns the L2P and P2L
-//! maps, per-block valid counts, the free-block pool, one open (active) block per unit,
-//! and greedy foreground GC.
+//! Page-level FTL: any logical page may live in any physical page of its GC domain. Owns
+//! the L2P and P2L maps, per-block valid counts, one open (active) block per unit, and
+//! greedy foreground GC; each [`Domain`] keeps its own free blocks and victims.
 //!
-//! - Writes stripe round-robin across units; GC copies join the same stripe, so GC
-//!   programs spread over every unit, as a real controller's parallel GC does, while a
-//!   victim's reads fall on its own unit. (Copying each victim within its own unit
-//!   instead piles a whole run's work onto a few dies; at QD 32 the rest then idle and
-//!   random-write bandwidth halves.)
-//! - A block is bound to the unit that opens it, not to a fixed die. Real SSDs pin blocks
-//!   to dies but stripe writes evenly, so per-die pools stay statistically balanced; one
-//!   shared pool behaves the same and cannot strand a reduced-scale device (a few dozen
-//!   blocks per die) with one die out of free blocks while another has spares, nor
-//!   deadlock when a write pattern happens to invalidate pages on one die only.
-//! - Memory: 4 bytes of L2P per logical page, 4 bytes of P2L per physical page, ~13 bytes
+//! - One device-wide domain ([`GcDomain::Device`]): writes stripe round-robin across all
+//!   units; GC copies join the same stripe, so GC programs spread over every unit, as a real
+//!   controller's parallel GC does, while a victim's reads fall on its own unit. (Copying
+//!   each victim within its own unit instead piles a whole run's work onto a few dies; at
+//!   QD 32 the rest then idle and random-write bandwidth halves.) A block is bound to the
+//!   unit that opens it, not to a fixed die: one shared pool cannot strand a reduced-scale
+//!   device with one die out of free blocks while another has spares.
+//! - A domain per unit ([`GcDomain::Unit`], DiskSim's SSD extension): each unit owns an
+//!   equal share of the blocks; a page goes to its unit by [`Placement`]; a unit at its low
+//!   watermark cleans one victim at a time, copying inside itself (by copy-back if the
+//!   config says so), so only requests that need that unit wait.
+//! - Memory: 4 bytes of L2P per logical page, 4 bytes of P2L per physical page, ~16 bytes
 //!   per block: under 8 bytes per physical page for the presets.
 
-use super::config::SsdConfig;
+use super::config::{GcDomain, Placement, SsdConfig};
+use super::domain::Domain;
 use super::ftl::Nand;
 use super::stats::SsdStats;
-use super::victim::VictimBuckets;
 
 /// "No page" in both maps and "no block" in `active`.
 const NIL: u32 = u32::MAX;
@@ -35,18 +36,19 @@ pub(crate) struct PageFtl {
     valid: Vec<u16>,
     /// Unit each block was opened on (meaningless while the block is free).
     block_unit: Vec<u16>,
-    /// Erased blocks, used as a stack.
-    free: Vec<u32>,
     /// Open block of each unit, or NIL; pages of an open block are written in order.
     active: Vec<u32>,
     /// Next page offset in each unit's open block.
     fill: Vec<u32>,
-    /// Unit that receives the next page.
-    next_unit: u32,
-    /// Closed blocks by valid count; open and free blocks are never in it.
-    victims: VictimBuckets,
-    gc_trigger_blocks: u64,
-    gc_reclaim_blocks: u64,
+    domains: Vec<Domain>,
+    /// Blocks each domain owns (block `b` is domain `b / domain_blocks`'s).
+    domain_blocks: u32,
+    placement: Placement,
+    /// Striped placement: the domain that receives the next page.
+    next_domain: u32,
+    copy_back: bool,
+    /// Domains at or below their soft limit, kept as free counts cross it.
+    at_soft_limit: u32,
     /// With payload tracking on (see [`super::Ssd::enable_payload`]): one token per
     /// physical page, moved with every GC copy; a page holding no live data carries 0.
     payload: Option<Vec<u64>>,
@@ -56,22 +58,37 @@ impl PageFtl {
     pub(crate) fn new(config: &SsdConfig) -> Self {
         let blocks = config.raw_blocks() as usize;
         let units = config.units() as usize;
-        Self {
+        let (n, per_units) = (config.domains(), config.domain_units());
+        let domain_blocks = u32::try_from(config.domain_blocks()).expect("validated: page numbers are 32-bit");
+        let limits = (
+            config.gc_trigger_blocks(),
+            config.gc_trigger_blocks() + u64::from(config.gc_reclaim_blocks),
+            config.gc_soft_limit_blocks(),
+        );
+        let domains = (0..n)
+            .map(|d| Domain::new(d * per_units, per_units, d * domain_blocks, domain_blocks, config.pages_per_block, limits))
+            .collect();
+        let mut ftl = Self {
             pages_per_block: config.pages_per_block,
             l2p: vec![NIL; config.user_pages as usize],
             p2l: vec![NIL; config.raw_pages() as usize],
             valid: vec![0; blocks],
             block_unit: vec![0; blocks],
-            // Reversed so blocks are handed out in ascending order: deterministic and easy to read.
-            free: (0..blocks as u32).rev().collect(),
             active: vec![NIL; units],
             fill: vec![0; units],
-            next_unit: 0,
-            victims: VictimBuckets::new(blocks, config.pages_per_block),
-            gc_trigger_blocks: config.gc_trigger_blocks(),
-            gc_reclaim_blocks: u64::from(config.gc_reclaim_blocks),
+            domains,
+            domain_blocks,
+            placement: match config.gc_domain {
+                GcDomain::Device => Placement::Striped,
+                GcDomain::Unit => config.placement,
+            },
+            next_domain: 0,
+            copy_back: config.copy_back,
+            at_soft_limit: 0,
             payload: None,
-        }
+        };
+        ftl.at_soft_limit = ftl.domains.iter().filter(|d| d.free_blocks() <= d.soft_limit).count() as u32;
+        ftl
     }
 
     /// Starts tracking one token per physical page; pages mapped before carry token 0.
@@ -107,6 +124,10 @@ impl PageFtl {
         ppn / self.pages_per_block
     }
 
+    fn domain_of_block(&self, block: u32) -> usize {
+        (block / self.domain_blocks) as usize
+    }
+
     fn is_open(&self, block: u32) -> bool {
         self.active[self.block_unit[block as usize] as usize] == block
     }
@@ -117,21 +138,48 @@ impl PageFtl {
     }
 
     pub(crate) fn free_blocks(&self) -> u64 {
-        self.free.len() as u64
+        self.domains.iter().map(Domain::free_blocks).sum()
     }
 
-    /// Writes one host page. If free blocks are at the trigger level, foreground GC runs
-    /// first, and its NAND work is reported before the page's own program, so the page
-    /// (and everything queued behind it on those units) waits for it.
+    pub(crate) fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    /// Domains at or below their soft limit.
+    pub(crate) fn domains_at_soft_limit(&self) -> u32 {
+        self.at_soft_limit
+    }
+
+    /// The domain that receives a write of `lpn`.
+    fn domain_for(&mut self, lpn: u64) -> usize {
+        let n = self.domains.len() as u32;
+        if n == 1 {
+            return 0;
+        }
+        match self.placement {
+            Placement::Static => (lpn % u64::from(n)) as usize,
+            Placement::Striped => {
+                let d = self.next_domain;
+                self.next_domain = if d + 1 == n { 0 } else { d + 1 };
+                d as usize
+            }
+        }
+    }
+
+    /// Writes one host page. If its domain's free blocks are at the trigger level,
+    /// foreground GC runs there first, and its NAND work is reported before the page's own
+    /// program, so the page (and everything queued behind it on those units) waits for it.
     pub(crate) fn write_page(&mut self, lpn: u64, nand: &mut impl Nand, stats: &mut SsdStats) {
         // Invalidate first, so GC never copies the version this write is replacing.
         self.invalidate(lpn);
-        if self.free_blocks() <= self.gc_trigger_blocks {
+        let d = self.domain_for(lpn);
+        if self.domains[d].free_blocks() <= self.domains[d].trigger {
             stats.gc_invocations += 1;
-            self.collect_until(self.gc_trigger_blocks + self.gc_reclaim_blocks, nand, stats);
+            let target = self.domains[d].reclaim_to;
+            self.collect_until(d, target, nand, stats);
         }
-        let unit = self.next_stripe_unit();
-        let ppn = self.place(lpn as u32, unit);
+        let unit = self.domains[d].next_unit();
+        let ppn = self.place(lpn as u32, unit, d);
         self.l2p[lpn as usize] = ppn;
         nand.program(unit);
     }
@@ -157,25 +205,38 @@ impl PageFtl {
         let v = self.valid[block as usize];
         self.valid[block as usize] = v - 1;
         if !self.is_open(block) {
-            self.victims.decrement(block, u32::from(v));
+            let d = self.domain_of_block(block);
+            self.domains[d].invalidated(block, u32::from(v));
         }
     }
 
-    /// The unit that receives the next page of the round-robin stripe.
-    fn next_stripe_unit(&mut self) -> u32 {
-        let unit = self.next_unit;
-        self.next_unit = if unit + 1 == self.active.len() as u32 { 0 } else { unit + 1 };
-        unit
+    /// Takes an erased block from domain `d`, counting a crossing of its soft limit.
+    fn take_free(&mut self, d: usize) -> u32 {
+        let dom = &mut self.domains[d];
+        let block = dom.take_free();
+        if dom.free_blocks() == dom.soft_limit {
+            self.at_soft_limit += 1;
+        }
+        block
     }
 
-    /// Takes the next page of `unit`'s open block for `lpn`, opening a block from the
-    /// free pool if needed and closing it (making it a GC candidate) once full. Returns
-    /// the physical page; the caller sets L2P.
-    fn place(&mut self, lpn: u32, unit: u32) -> u32 {
+    /// Returns an erased block to domain `d`, counting a crossing of its soft limit.
+    fn give_free(&mut self, d: usize, block: u32) {
+        let dom = &mut self.domains[d];
+        dom.give_free(block);
+        if dom.free_blocks() == dom.soft_limit + 1 {
+            self.at_soft_limit -= 1;
+        }
+    }
+
+    /// Takes the next page of `unit`'s open block (in domain `d`) for `lpn`, opening a block
+    /// from the domain's free pool if needed and closing it (making it a GC candidate) once
+    /// full. Returns the physical page; the caller sets L2P.
+    fn place(&mut self, lpn: u32, unit: u32, d: usize) -> u32 {
         let u = unit as usize;
         let mut block = self.active[u];
         if block == NIL {
-            block = self.free.pop().expect("free pool exhausted: SsdConfig::validate should keep a GC reserve");
+            block = self.take_free(d);
             self.block_unit[block as usize] = unit as u16;
             self.active[u] = block;
             self.fill[u] = 0;
@@ -186,34 +247,52 @@ impl PageFtl {
         self.valid[block as usize] += 1;
         if offset + 1 == self.pages_per_block {
             self.active[u] = NIL;
-            self.victims.insert(block, u32::from(self.valid[block as usize]));
+            self.domains[d].close(block, u32::from(self.valid[block as usize]));
         } else {
             self.fill[u] = offset + 1;
         }
         ppn
     }
 
-    /// Greedy GC until `target_free` blocks are free or no closed block has an invalid
-    /// page left; returns whether any victim was collected.
-    pub(crate) fn collect_until(&mut self, target_free: u64, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
+    /// Greedy GC in domain `d` until `target_free` of its blocks are free or no closed block
+    /// has an invalid page left; returns whether any victim was collected.
+    pub(crate) fn collect_until(&mut self, d: usize, target_free: u64, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
         let mut collected = false;
-        while self.free_blocks() < target_free && self.collect_one(nand, stats) {
+        while self.domains[d].free_blocks() < target_free && self.collect_one(d, nand, stats) {
             collected = true;
         }
         collected
     }
 
-    /// Copies the valid pages of the block with the fewest out (read on the victim's unit,
-    /// programmed on the stripe's next units) and erases it. A block with no valid pages
-    /// costs only the erase. Returns false if no block would gain anything.
-    fn collect_one(&mut self, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
-        let Some((victim, valid)) = self.victims.peek_min() else {
+    /// Forced GC in domain `d` (Harmonia's FORCE GC reaching one of an SSD's elements): at
+    /// least one victim if any has an invalid page, then on while its free blocks are at
+    /// most `threshold`, up to `max_victims`. Returns the victims collected.
+    pub(crate) fn force_collect(
+        &mut self,
+        d: usize,
+        threshold: u64,
+        max_victims: Option<u32>,
+        nand: &mut impl Nand,
+        stats: &mut SsdStats,
+    ) -> u32 {
+        let mut n = 0;
+        while max_victims.is_none_or(|m| n < m)
+            && (n == 0 || self.domains[d].free_blocks() <= threshold)
+            && self.collect_one(d, nand, stats)
+        {
+            n += 1;
+        }
+        n
+    }
+
+    /// Copies the valid pages of domain `d`'s block with the fewest out and erases it: each
+    /// read on the victim's unit, programmed on the domain's next unit (or, by copy-back,
+    /// on the victim's own). A block with no valid pages costs only the erase. Returns false
+    /// if no block would gain anything.
+    fn collect_one(&mut self, d: usize, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
+        let Some((victim, valid)) = self.domains[d].take_victim(self.pages_per_block) else {
             return false;
         };
-        if valid == self.pages_per_block {
-            return false;
-        }
-        self.victims.remove(victim, valid);
         let victim_unit = u32::from(self.block_unit[victim as usize]);
         let base = victim * self.pages_per_block;
         let mut left = valid;
@@ -222,13 +301,17 @@ impl PageFtl {
             let lpn = self.p2l[ppn as usize];
             if lpn != NIL {
                 self.p2l[ppn as usize] = NIL;
-                let unit = self.next_stripe_unit();
-                let to = self.place(lpn, unit);
+                let unit = if self.copy_back { victim_unit } else { self.domains[d].next_unit() };
+                let to = self.place(lpn, unit, d);
                 self.l2p[lpn as usize] = to;
                 if let Some(p) = &mut self.payload {
                     p[to as usize] = p[ppn as usize];
                 }
-                nand.copy(victim_unit, unit);
+                if self.copy_back {
+                    nand.copy_back(unit);
+                } else {
+                    nand.copy(victim_unit, unit);
+                }
                 left -= 1;
             }
             ppn += 1;
@@ -240,7 +323,7 @@ impl PageFtl {
         }
         nand.erase(victim_unit);
         stats.erases += 1;
-        self.free.push(victim);
+        self.give_free(d, victim);
         true
     }
 
@@ -251,15 +334,17 @@ impl PageFtl {
 
     /// Host memory this model uses for the device.
     pub(crate) fn model_bytes(&self) -> u64 {
-        let u32s = self.l2p.len() + self.p2l.len() + self.free.capacity() + self.active.len() + self.fill.len();
-        let per_block = 2 + 2 + 8; // valid, block_unit, two bucket links
+        let u32s = self.l2p.len() + self.p2l.len() + self.active.len() + self.fill.len();
+        let per_block = 2 + 2; // valid, block_unit
         let payload = self.payload.as_ref().map_or(0, |p| 8 * p.len());
-        (4 * u32s + per_block * self.valid.len() + payload) as u64
+        let domains: u64 = self.domains.iter().map(Domain::heap_bytes).sum();
+        (4 * u32s + per_block * self.valid.len() + payload) as u64 + domains
     }
 
     /// Every mapped logical page maps to a physical page whose P2L points back; valid
-    /// counts match P2L; every block is exactly one of free, open or bucketed by its count;
-    /// with payload tracking on, no page outside a live mapping carries a token.
+    /// counts match P2L; every block is exactly one of free, open or bucketed by its count,
+    /// in its own domain; the soft-limit count is right; with payload tracking on, no page
+    /// outside a live mapping carries a token.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
         if let Some(p) = &self.payload {
             if let Some(ppn) = (0..p.len()).find(|&ppn| self.p2l[ppn] == NIL && p[ppn] != 0) {
@@ -274,19 +359,40 @@ impl PageFtl {
         let ppb = self.pages_per_block as usize;
         // Bit flags: 1 free, 2 open, 4 closed; a block must carry exactly one.
         let mut state = vec![0u8; self.valid.len()];
-        for &b in &self.free {
-            state[b as usize] |= 1;
+        let mut at_soft = 0;
+        for (d, dom) in self.domains.iter().enumerate() {
+            at_soft += u32::from(dom.free_blocks() <= dom.soft_limit);
+            let mine = |b: u32| self.domain_of_block(b) == d;
+            for &b in dom.free_list() {
+                if !mine(b) {
+                    return Err(format!("free block {b} is in domain {d}'s pool, not its own"));
+                }
+                state[b as usize] |= 1;
+            }
+            for v in 0..=self.pages_per_block {
+                for b in dom.bucket(v) {
+                    if !mine(b) {
+                        return Err(format!("closed block {b} is in domain {d}'s victims, not its own"));
+                    }
+                    if u32::from(self.valid[b as usize]) != v {
+                        return Err(format!("block {b} in bucket {v} has {} valid", self.valid[b as usize]));
+                    }
+                    state[b as usize] |= 4;
+                }
+            }
+            let units = dom.first_unit()..dom.first_unit() + dom.units();
+            for u in units.clone() {
+                let b = self.active[u as usize];
+                if b != NIL && !mine(b) {
+                    return Err(format!("unit {u}'s open block {b} is not domain {d}'s"));
+                }
+            }
+        }
+        if at_soft != self.at_soft_limit {
+            return Err(format!("{at_soft} domains at their soft limit, counted {}", self.at_soft_limit));
         }
         for &b in self.active.iter().filter(|&&b| b != NIL) {
             state[b as usize] |= 2;
-        }
-        for v in 0..=self.pages_per_block {
-            for b in self.victims.bucket(v) {
-                if u32::from(self.valid[b as usize]) != v {
-                    return Err(format!("block {b} in bucket {v} has {} valid", self.valid[b as usize]));
-                }
-                state[b as usize] |= 4;
-            }
         }
         for (b, pages) in self.p2l.chunks(ppb).enumerate() {
             let mut live = 0;

@@ -38,6 +38,7 @@ mod aging;
 pub mod bandwidth;
 pub mod config;
 mod device;
+mod domain;
 mod ftl;
 mod ftl_block;
 mod ftl_page;
@@ -47,9 +48,11 @@ mod timing;
 mod victim;
 
 #[cfg(test)]
+mod domain_tests;
+#[cfg(test)]
 mod tests;
 
-pub use config::{FtlKind, SsdConfig, SsdConfigError, PAGE_BYTES};
-pub use device::{GcPressure, SoftLimitNotice, Ssd};
+pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
+pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;

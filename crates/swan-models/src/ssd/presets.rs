@@ -2,7 +2,7 @@
 //! they come out of the model (units × page / t_prog for writes, the host link for SATA
 //! reads), so every preset states the figure it was calibrated to reproduce.
 
-use super::config::{FtlKind, SsdConfig, PAGE_BYTES};
+use super::config::{FtlKind, GcDomain, Placement, SsdConfig, PAGE_BYTES};
 
 /// Every preset name [`preset`] knows.
 pub const PRESET_NAMES: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel"];
@@ -44,6 +44,9 @@ const GIB: u64 = 1 << 30;
 ///   15 % of a block's program time; real MLC spends a few percent, on larger blocks.)
 /// - GC: trigger at 0.5 % free blocks (≥ one per unit), reclaim one block per run, so
 ///   stalls are short and frequent; soft limit at 2 %.
+/// - One GC domain for the whole drive, writes striped dynamically over every die: what a
+///   consumer SATA controller does, and what makes a segment of one erase block per die
+///   (8 MiB) the unit a TRIM frees whole.
 pub fn sata850pro() -> SsdConfig {
     SsdConfig {
         name: "sata850pro".into(),
@@ -63,6 +66,9 @@ pub fn sata850pro() -> SsdConfig {
         gc_reclaim_blocks: 1,
         gc_soft_limit: 0.02,
         ftl: FtlKind::Page,
+        gc_domain: GcDomain::Device,
+        placement: Placement::Static,
+        copy_back: false,
     }
 }
 
@@ -72,24 +78,32 @@ pub fn sata850pro_blockftl() -> SsdConfig {
     SsdConfig { name: "sata850pro-blockftl".into(), ftl: FtlKind::Block, ..sata850pro() }
 }
 
-/// Harmonia's Table IX SSD: 32 GB, 15 % reserved, 5 % minimum free blocks, greedy
-/// cleaning, 64 chips, 4 planes per package, 512 blocks per plane, 64 pages per block,
-/// 4 KiB pages, 0.025 ms read, 0.200 ms program, 1.5 ms erase.
+/// Harmonia's Table IX SSD, as DiskSim's SSD extension (Microsoft Research's, which the
+/// paper's §V simulator is) models it: 32 GB, 15 % reserved, 5 % minimum free blocks,
+/// greedy cleaning, 64 chip elements, 4 planes per package, 512 blocks per plane, 64 pages
+/// per block, 4 KiB pages, 0.025 ms read, 0.200 ms program, 1.5 ms erase.
 ///
-/// - Raw: 64 chips × 4 planes × 512 blocks × 64 pages × 4 KiB = 32 GiB.
-/// - "15 % reserved" is a share of raw flash, so user = 85 % of raw and
-///   over_provisioning (a share of *user* capacity) = 0.15 / 0.85.
-/// - Planes: each of the 256 planes is an independent unit (see the `timing` module).
-/// - Not in Table IX, chosen era-typical: 8 channels × 8 chips at 200 MB/s (ONFI 2), a
-///   SATA host link of 550 MB/s, 10 µs command overhead.
-/// - Hard limit (GC trigger) 5 % free: Table IX's "minimum free blocks"; the SSD's own GC
-///   then reclaims one block at a time, so its stalls are short and frequent.
+/// - Raw: 64 elements × 4 planes × 512 blocks × 64 pages × 4 KiB = 32 GiB. "15 % reserved"
+///   is a share of raw flash, so user = 85 % of raw and over_provisioning (a share of
+///   *user* capacity) = 0.15 / 0.85.
+/// - Elements are the units: each has its own pins, serialises its planes (the
+///   extension's default of one parallel unit per element) and owns 2,048 blocks (its
+///   4 × 512). GC is per element ([`GcDomain::Unit`]): an element at its low watermark
+///   (5 % of its blocks, Table IX's minimum) cleans one greedy victim at a time by
+///   copy-back inside itself until it is above it (the extension's high watermark is the
+///   low one plus a block), and only requests for that element wait (§I: "if their target
+///   is the same Flash chip that is busy with GC"). The extension keeps watermarks per plane
+///   and picks the plane with the most free pages for each write, so an element's planes
+///   stay even and one watermark per element behaves alike.
+/// - Placement is static: logical page `p` lives on element `p % 64` (the extension's
+///   `ssd_choose_element` with an element stride of one page).
+/// - Transfer: the extension charges 25 ns per byte on an element's pins (4 KiB in
+///   102.4 µs; it counts 528 bytes per sector, 105.6 µs), on top of t_read or t_prog, so a
+///   channel per element at 40 MB/s; copy-back moves nothing over it. Its bus to the host:
+///   0.2384 µs per 512 B sector, ≈ 2,147 MB/s. No command overhead is charged.
 /// - Soft limit 6 % free: not in the paper. §IV-C.1 has the O-SSD notify when it "will soon
 ///   need to initiate a GC process", so the soft limit sits just above the hard limit: one
-///   per cent of raw flash (1311 blocks at full size) of warning. Every block held free
-///   above the hard limit is spare the greedy cleaner cannot use, so a higher soft limit
-///   costs write amplification (at 10 % the closed blocks would keep a third of the spare
-///   they keep at 5 %).
+///   per cent of an element's blocks (21) of warning.
 pub fn harmonia() -> SsdConfig {
     let raw_pages: u64 = 64 * 4 * 512 * 64;
     SsdConfig {
@@ -97,20 +111,23 @@ pub fn harmonia() -> SsdConfig {
         // 85 % of raw, rounded down to a whole page; the raw size rounds back up to 32 GiB.
         user_pages: raw_pages * 85 / 100,
         pages_per_block: 64,
-        channels: 8,
-        dies_per_channel: 8,
-        planes_per_die: 4,
+        channels: 64,
+        dies_per_channel: 1,
+        planes_per_die: 1,
         over_provisioning: 0.15 / 0.85,
         t_read_ns: 25_000,
         t_prog_ns: 200_000,
         t_erase_ns: 1_500_000,
-        channel_mbps: 200,
-        host_mbps: 550,
-        cmd_latency_ns: 10_000,
+        channel_mbps: 40,
+        host_mbps: 2_147,
+        cmd_latency_ns: 0,
         gc_threshold: 0.05,
         gc_reclaim_blocks: 1,
         gc_soft_limit: 0.06,
         ftl: FtlKind::Page,
+        gc_domain: GcDomain::Unit,
+        placement: Placement::Static,
+        copy_back: true,
     }
 }
 
@@ -141,6 +158,9 @@ pub fn openchannel() -> SsdConfig {
         gc_reclaim_blocks: 1,
         gc_soft_limit: 0.02,
         ftl: FtlKind::Page,
+        gc_domain: GcDomain::Device,
+        placement: Placement::Static,
+        copy_back: false,
     }
 }
 
@@ -151,10 +171,10 @@ mod tests {
     #[test]
     fn harmonia_geometry_multiplies_out_to_32_gib_raw() {
         let c = harmonia();
-        assert_eq!(c.channels * c.dies_per_channel, 64, "64 chips");
-        assert_eq!(c.planes_per_die, 4);
+        assert_eq!(c.units(), 64, "64 chip elements");
+        assert_eq!(c.domains(), 64, "GC per element");
         assert_eq!(c.pages_per_block, 64);
-        let blocks_per_plane = c.raw_blocks() / u64::from(c.units());
+        let blocks_per_plane = c.domain_blocks() / 4;
         assert_eq!(blocks_per_plane, 512);
         assert_eq!(c.raw_bytes(), 32 * GIB);
         assert_eq!(64 * 4 * blocks_per_plane * 64 * PAGE_BYTES, 32 * GIB);

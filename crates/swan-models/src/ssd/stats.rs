@@ -20,8 +20,11 @@ pub struct SsdStats {
     pub erases: u64,
     /// Foreground GC runs (a host write found free blocks at the trigger level).
     pub gc_invocations: u64,
-    /// GC runs requested through [`super::Ssd::force_gc`]; not in `gc_invocations`.
+    /// FORCE GC commands that collected anything ([`super::Ssd::force_gc`]); not in
+    /// `gc_invocations`.
     pub forced_gc_invocations: u64,
+    /// Victims those forced runs collected, over every GC domain.
+    pub forced_gc_victims: u64,
     /// Block-FTL merges (out-of-order writes that rewrote a whole block).
     pub merges: u64,
     /// Per-read latency in µs.
@@ -41,6 +44,7 @@ impl Default for SsdStats {
             erases: 0,
             gc_invocations: 0,
             forced_gc_invocations: 0,
+            forced_gc_victims: 0,
             merges: 0,
             read_latency_us: hist(),
             write_latency_us: hist(),
@@ -68,6 +72,7 @@ impl SsdStats {
             erases,
             gc_invocations,
             forced_gc_invocations,
+            forced_gc_victims,
             merges,
             read_latency_us,
             write_latency_us,
@@ -80,6 +85,7 @@ impl SsdStats {
             erases,
             gc_invocations,
             forced_gc_invocations,
+            forced_gc_victims,
             merges,
         ] {
             *counter = 0;

@@ -171,15 +171,20 @@ fn force_gc_raises_free_space_and_counts_as_forced() {
     let before = ssd.free_block_fraction();
     ssd.reset_stats();
     let now = 1_000_000;
-    let done = ssd.force_gc(now, 0.03);
+    let done = ssd.force_gc(now, ForceTarget::FreeFraction(0.03), None);
     let s = ssd.stats();
     assert!(ssd.free_block_fraction() >= 0.03, "{before} → {}", ssd.free_block_fraction());
     assert_eq!((s.forced_gc_invocations, s.gc_invocations), (1, 0));
     assert!(s.gc_pages_copied > 0 && done > now, "forced GC takes die time");
     assert_eq!(ssd.gc_pressure(), GcPressure::None);
-    // Already above target: nothing to do, nothing counted.
-    assert_eq!(ssd.force_gc(done, 0.01), done);
-    assert_eq!(ssd.stats().forced_gc_invocations, 1);
+    // Already above target: one victim still (every domain with garbage cleans when forced).
+    let victims = ssd.stats().forced_gc_victims;
+    assert!(ssd.force_gc(done, ForceTarget::FreeFraction(0.01), None) > done);
+    assert_eq!((ssd.stats().forced_gc_invocations, ssd.stats().forced_gc_victims), (2, victims + 1));
+    // A bound of two victims per domain holds even far below the target.
+    let victims = ssd.stats().forced_gc_victims;
+    ssd.force_gc(done, ForceTarget::FreeFraction(0.5), Some(2));
+    assert_eq!(ssd.stats().forced_gc_victims, victims + 2);
     ssd.check_invariants().unwrap();
 }
 
@@ -480,7 +485,7 @@ fn the_soft_limit_notice_fires_once_per_crossing_and_forced_gc_rearms_it() {
     }
     assert_eq!(ssd.take_soft_limit_notice(), None);
     // …until a forced GC has lifted free blocks past the soft limit.
-    let done = ssd.force_gc_past_soft_limit(now);
+    let done = ssd.force_gc(now, ForceTarget::PastSoftLimit, None);
     assert!(done > now, "forced GC takes die time");
     assert!(!ssd.gc_state().at_soft_limit());
     assert_eq!(ssd.stats().forced_gc_invocations, 1);

@@ -224,6 +224,17 @@ impl Timing {
         self.program(now, ready, to, Prio::Foreground).max(in_controller)
     }
 
+    /// The SSD's own copy of a page inside `die` by copy-back: the die reads and programs,
+    /// the channel is not used. Foreground work, as [`Timing::copy_page`].
+    pub(crate) fn copy_back_page(&mut self, now: Nanos, die: u32) -> Nanos {
+        let d = &mut self.dies[die as usize];
+        let start = d.start_at(now, Prio::Foreground);
+        let end = start + self.t_read + self.t_prog;
+        d.occupy(start, end, Prio::Foreground);
+        self.horizon = self.horizon.max(end);
+        end
+    }
+
     pub(crate) fn erase_block(&mut self, now: Nanos, die: u32) -> Nanos {
         let d = &mut self.dies[die as usize];
         let start = d.start_at(now, Prio::Foreground);

@@ -71,6 +71,10 @@ impl VictimBuckets {
         None
     }
 
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        4 * (self.head.len() + self.prev.len() + self.next.len()) as u64
+    }
+
     /// Blocks in the bucket of `valid` valid pages (for consistency checks; allocates).
     pub(crate) fn bucket(&self, valid: u32) -> Vec<u32> {
         let mut out = Vec::new();
