@@ -45,13 +45,83 @@ fn change(new: f64, base: f64) -> String {
     format!("{:+.0} %", (new / base - 1.0) * 100.0)
 }
 
+/// One cell of an experiment over every seed it ran with: the same scheme, load, SSD count
+/// and arrival rate.
+struct Cell<'a> {
+    runs: Vec<&'a Summary>,
+}
+
+impl Cell<'_> {
+    fn mean(&self, f: impl Fn(&Summary) -> f64) -> f64 {
+        self.runs.iter().map(|x| f(x)).sum::<f64>() / self.runs.len() as f64
+    }
+
+    fn range(&self, f: impl Fn(&Summary) -> f64) -> (f64, f64) {
+        self.runs.iter().map(|x| f(x)).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    }
+
+    /// Mean response time in ms over the seeds.
+    fn mean_ms(&self) -> f64 {
+        self.mean(|x| ms(x.latency_us.mean))
+    }
+
+    /// Standard deviation of response time in ms, averaged over the seeds.
+    fn sd_ms(&self) -> f64 {
+        self.mean(|x| ms(x.latency_us.stddev))
+    }
+
+    /// "mean (min–max)" of `f` over the seeds.
+    fn show(&self, f: impl Fn(&Summary) -> f64 + Copy) -> String {
+        let (lo, hi) = self.range(f);
+        if self.runs.len() == 1 {
+            format!("{:.2}", self.mean(f))
+        } else {
+            format!("{:.2} ({lo:.2}–{hi:.2})", self.mean(f))
+        }
+    }
+}
+
+/// `g`'s change against `b` seed by seed (the same seed drives the same arrivals), as
+/// "−12 … −30 %".
+fn paired(b: &Cell, g: &Cell, f: impl Fn(&Summary) -> f64) -> String {
+    let mut changes: Vec<f64> = g
+        .runs
+        .iter()
+        .filter_map(|x| b.runs.iter().find(|y| y.seed == x.seed).map(|y| (f(x) / f(y) - 1.0) * 100.0))
+        .collect();
+    changes.sort_by(f64::total_cmp);
+    match (changes.first(), changes.last()) {
+        (Some(lo), Some(hi)) if changes.len() > 1 => format!("{lo:+.0} … {hi:+.0} % by seed"),
+        (Some(v), _) => format!("{v:+.0} %"),
+        _ => "no paired seed".into(),
+    }
+}
+
+fn key(x: &Summary) -> (String, String, u32, String) {
+    (x.scheme.clone(), workload_name(reads(x)).into(), x.options.array.members(), format!("{:.3}", iops(x)))
+}
+
+/// The cells of `s`, in the order their first runs appear.
+fn cells(s: &[Summary]) -> Vec<Cell<'_>> {
+    let mut out: Vec<(_, Cell)> = Vec::new();
+    for x in s {
+        let k = key(x);
+        match out.iter_mut().find(|(ck, _)| *ck == k) {
+            Some((_, c)) => c.runs.push(x),
+            None => out.push((k, Cell { runs: vec![x] })),
+        }
+    }
+    out.into_iter().map(|(_, c)| c).collect()
+}
+
 fn print_harmonia_table(s: &[Summary]) {
     println!(
-        "\n{:<24} {:>6} {:>5} {:>6} {:>9} {:>9} {:>6} {:>9} {:>7} {:>9} {:>9} {:>6} {:>7}",
+        "\n{:<24} {:>6} {:>5} {:>6} {:>5} {:>20} {:>20} {:>6} {:>9} {:>7} {:>9} {:>9} {:>6}",
         "scheme",
         "load",
         "SSDs",
         "IOPS",
+        "seeds",
         "mean ms",
         "std ms",
         "CV",
@@ -60,66 +130,81 @@ fn print_harmonia_table(s: &[Summary]) {
         "own GC",
         "forced",
         "WAF-s",
-        "wall s"
     );
-    for x in s {
+    for c in cells(s) {
+        let x = c.runs[0];
         let n = x.ssd_gc.len().max(1) as f64;
-        let own: u64 = x.ssd_gc.iter().map(|g| g.gc_invocations).sum();
-        let forced: u64 = x.ssd_gc.iter().map(|g| g.forced_gc_invocations).sum();
+        let own = c.mean(|x| x.ssd_gc.iter().map(|g| g.gc_invocations).sum::<u64>() as f64 / n);
+        let forced = c.mean(|x| x.ssd_gc.iter().map(|g| g.forced_gc_invocations).sum::<u64>() as f64 / n);
         println!(
-            "{:<24} {:>6} {:>5} {:>6.0} {:>9.2} {:>9.2} {:>6.2} {:>9.1} {:>7} {:>9.1} {:>9.1} {:>6.2} {:>7.1}",
+            "{:<24} {:>6} {:>5} {:>6.0} {:>5} {:>20} {:>20} {:>6.2} {:>9.1} {:>7.0} {:>9.1} {:>9.1} {:>6.2}",
             x.scheme,
             workload_name(reads(x)),
             x.options.array.members(),
             iops(x),
-            ms(x.latency_us.mean),
-            ms(x.latency_us.stddev),
-            x.latency_us.cv,
-            ms(x.latency_us.p99 as f64),
-            x.ggc.cycles,
-            own as f64 / n,
-            forced as f64 / n,
-            x.waf_ssd.unwrap_or(f64::NAN),
-            x.wall_s
+            c.runs.len(),
+            c.show(|x| ms(x.latency_us.mean)),
+            c.show(|x| ms(x.latency_us.stddev)),
+            c.mean(|x| x.latency_us.cv),
+            c.mean(|x| ms(x.latency_us.p99 as f64)),
+            c.mean(|x| x.ggc.cycles as f64),
+            own,
+            forced,
+            c.mean(|x| x.waf_ssd.unwrap_or(f64::NAN)),
         );
     }
-    println!("(own GC / forced: GC invocations per SSD, averaged over the array's SSDs; cycles: GGC cycles)");
+    println!(
+        "(means over the seeds, min–max in brackets; own GC / forced: GC invocations per SSD, averaged over the \
+         array's SSDs; cycles: GGC cycles)"
+    );
 }
 
-fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate: f64) -> Option<&'a Summary> {
-    s.iter().find(|x| {
-        x.scheme == scheme
-            && (reads(x) - read_fraction).abs() < 1e-9
-            && x.options.array.members() == ssds
-            && (iops(x) - rate).abs() < 1e-6
-    })
+fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate: f64) -> Option<Cell<'a>> {
+    let runs: Vec<&Summary> = s
+        .iter()
+        .filter(|x| {
+            x.scheme == scheme
+                && (reads(x) - read_fraction).abs() < 1e-9
+                && x.options.array.members() == ssds
+                && (iops(x) - rate).abs() < 1e-6
+        })
+        .collect();
+    (!runs.is_empty()).then_some(Cell { runs })
 }
 
 pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let base = if args.full { HarmoniaScale::LONG } else { HarmoniaScale::DEFAULT };
     let scale = HarmoniaScale { ssd_gib: args.ssd_gib.unwrap_or(base.ssd_gib), ..base };
-    let (exp, configs) = match args.experiment {
-        Experiment::HarmoniaHpc => ("harmonia-hpc", experiments::harmonia_hpc(scale, args.seed)),
-        Experiment::HarmoniaFig7 => ("harmonia-fig7", experiments::harmonia_fig7(scale, args.seed)),
-        Experiment::HarmoniaFig8 => ("harmonia-fig8", experiments::harmonia_fig8(scale, args.seed)),
-        Experiment::HarmoniaFig9 => ("harmonia-fig9", experiments::harmonia_fig9(scale, args.seed)),
+    let seeds = args.seeds.unwrap_or(3);
+    if seeds == 0 {
+        anyhow::bail!("--seeds must be at least 1");
+    }
+    let experiment = |seed| match args.experiment {
+        Experiment::HarmoniaHpc => ("harmonia-hpc", experiments::harmonia_hpc(scale, seed)),
+        Experiment::HarmoniaFig7 => ("harmonia-fig7", experiments::harmonia_fig7(scale, seed)),
+        Experiment::HarmoniaFig8 => ("harmonia-fig8", experiments::harmonia_fig8(scale, seed)),
+        Experiment::HarmoniaFig9 => ("harmonia-fig9", experiments::harmonia_fig9(scale, seed)),
+        Experiment::HarmoniaBound => ("harmonia-bound", experiments::harmonia_bound(scale, seed)),
         _ => unreachable!("not a Harmonia experiment"),
     };
+    let exp = experiment(args.seed).0;
+    let configs: Vec<_> = (args.seed..args.seed + seeds).flat_map(|seed| experiment(seed).1).collect();
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(exp));
     let ssd_gib = configs.first().map_or(scale.ssd_gib, |c| c.ssd.user_pages as f64 / 262_144.0);
     println!(
         "swan repro {exp}: {} runs, Harmonia SSDs of {ssd_gib:.1} GiB user (Table IX: 32 GiB raw), {} simulated s per run \
-         (latencies from {} s on), seed {} (results in {})",
+         (latencies from {} s on), seeds {}..={} (results in {})",
         configs.len(),
         configs.first().and_then(|c| c.stop.sim_seconds).unwrap_or(scale.sim_s),
         scale.measure_from_s,
         args.seed,
+        args.seed + seeds - 1,
         out.display()
     );
     let jobs: Vec<Job> = configs
         .into_iter()
         .map(|cfg| {
-            let l = label(&cfg);
+            let l = format!("{}-s{}", label(&cfg), cfg.seed);
             Job { dir: out.join(&l), name: l, cfg }
         })
         .collect();
@@ -130,6 +215,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::HarmoniaHpc => (hpc_claims(&summaries), Vec::new()),
         Experiment::HarmoniaFig7 => fig7(&summaries, &figures, args.format)?,
         Experiment::HarmoniaFig8 => fig8(&summaries, &figures, args.format)?,
+        Experiment::HarmoniaBound => (bound_claims(&summaries), Vec::new()),
         _ => fig9(&summaries, &jobs, &figures, args.format)?,
     };
     println!();
@@ -163,18 +249,18 @@ fn hpc_claims(s: &[Summary]) -> Vec<String> {
             "lograid0",
         ] {
             let Some(g) = find(s, scheme, rf, 8, hpc::IOPS) else { continue };
-            let (dm, ds) =
-                (g.latency_us.mean / b.latency_us.mean - 1.0, g.latency_us.stddev / b.latency_us.stddev - 1.0);
+            let (dm, ds) = (g.mean_ms() / b.mean_ms() - 1.0, g.sd_ms() / b.sd_ms() - 1.0);
             let line = format!(
-                "{w}: {scheme} against the uncoordinated baseline — mean response {:.2} → {:.2} ms ({}), std dev {:.2} → {:.2} ms ({}), CV {:.2} → {:.2}",
-                ms(b.latency_us.mean),
-                ms(g.latency_us.mean),
-                change(g.latency_us.mean, b.latency_us.mean),
-                ms(b.latency_us.stddev),
-                ms(g.latency_us.stddev),
-                change(g.latency_us.stddev, b.latency_us.stddev),
-                b.latency_us.cv,
-                g.latency_us.cv
+                "{w}: {scheme} against the uncoordinated baseline — mean response {:.2} → {:.2} ms ({}; {}), std dev \
+                 {:.2} → {:.2} ms ({}; {})",
+                b.mean_ms(),
+                g.mean_ms(),
+                change(g.mean_ms(), b.mean_ms()),
+                paired(&b, &g, |x| x.latency_us.mean),
+                b.sd_ms(),
+                g.sd_ms(),
+                change(g.sd_ms(), b.sd_ms()),
+                paired(&b, &g, |x| x.latency_us.stddev),
             );
             if scheme == "harmonia-reactive" {
                 // The paper's method: its claim is checked here; the rest are context.
@@ -199,18 +285,20 @@ fn fig7(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
         for m in HARMONIA_FIG7_RATES {
             let rate = hpc::IOPS * m;
             if let (Some(b), Some(g)) = (find(s, "raid0", rf, 8, rate), find(s, "harmonia-reactive", rf, 8, rate)) {
-                for (i, x) in [b, g].into_iter().enumerate() {
-                    mean[i].push((rate, ms(x.latency_us.mean)));
-                    sd[i].push((rate, ms(x.latency_us.stddev)));
+                for (i, x) in [&b, &g].into_iter().enumerate() {
+                    mean[i].push((rate, x.mean_ms()));
+                    sd[i].push((rate, x.sd_ms()));
                 }
-                lower += usize::from(g.latency_us.mean < b.latency_us.mean);
+                lower += usize::from(g.mean_ms() < b.mean_ms());
                 claims.push(format!(
-                    "{w} at {rate:.0} IOPS: mean {:.2} vs {:.2} ms ({}), std dev {:.2} vs {:.2} ms (baseline vs harmonia-reactive)",
-                    ms(b.latency_us.mean),
-                    ms(g.latency_us.mean),
-                    change(g.latency_us.mean, b.latency_us.mean),
-                    ms(b.latency_us.stddev),
-                    ms(g.latency_us.stddev)
+                    "{w} at {rate:.0} IOPS: mean {:.2} vs {:.2} ms ({}; {}), std dev {:.2} vs {:.2} ms (baseline vs \
+                     harmonia-reactive)",
+                    b.mean_ms(),
+                    g.mean_ms(),
+                    change(g.mean_ms(), b.mean_ms()),
+                    paired(&b, &g, |x| x.latency_us.mean),
+                    b.sd_ms(),
+                    g.sd_ms()
                 ));
             }
         }
@@ -241,7 +329,8 @@ fn fig7(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
     }
     let fig = XyFigure {
         title: "Harmonia Fig. 7: response time and variability against arrival rate".into(),
-        subtitle: "RAID0 of 8 Table IX SSDs, 4 KiB stripe unit; HPC(W) 20 % reads, HPC(R) 80 % reads".into(),
+        subtitle: "RAID0 of 8 Table IX SSDs, 4 KiB stripe unit; HPC(W) 20 % reads, HPC(R) 80 % reads; means over seeds"
+            .into(),
         panels,
     };
     Ok((claims, vec![write(&fig, dir, "harmonia_fig7", format)?]))
@@ -255,14 +344,14 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
         let rf = hpc::READ_FRACTION_W;
         if let (Some(b), Some(g)) = (find(s, "raid0", rf, n, hpc::IOPS), find(s, "harmonia-reactive", rf, n, hpc::IOPS))
         {
-            lines[0].push((f64::from(n), ms(b.latency_us.mean)));
-            lines[1].push((f64::from(n), ms(g.latency_us.mean)));
-            let r = b.latency_us.mean / g.latency_us.mean;
+            lines[0].push((f64::from(n), b.mean_ms()));
+            lines[1].push((f64::from(n), g.mean_ms()));
+            let r = b.mean_ms() / g.mean_ms();
             ratios.push((n, r));
             claims.push(format!(
-                "{n} SSDs: baseline {:.2} ms, harmonia-reactive {:.2} ms (baseline/GGC = {r:.2}×)",
-                ms(b.latency_us.mean),
-                ms(g.latency_us.mean)
+                "{n} SSDs: baseline {} ms, harmonia-reactive {} ms (baseline/GGC = {r:.2}×)",
+                b.show(|x| ms(x.latency_us.mean)),
+                g.show(|x| ms(x.latency_us.mean))
             ));
         }
     }
@@ -275,7 +364,7 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
     ));
     let fig = XyFigure {
         title: "Harmonia Fig. 8: response time against the number of SSDs (HPC(W))".into(),
-        subtitle: "RAID0, 4 KiB stripe unit, Table IX SSDs, 476.5 requests/s".into(),
+        subtitle: "RAID0, 4 KiB stripe unit, Table IX SSDs, 476.5 requests/s; means over seeds".into(),
         panels: vec![Panel {
             title: "mean response time".into(),
             x_desc: "SSDs in the RAID0 set".into(),
@@ -288,6 +377,43 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
         }],
     };
     Ok((claims, vec![write(&fig, dir, "harmonia_fig8", format)?]))
+}
+
+/// Where the paper's numbers fall against the forced-GC bound.
+fn bound_claims(s: &[Summary]) -> Vec<String> {
+    let mut out = Vec::new();
+    let label = |b: Option<u32>| match b {
+        Some(v) => format!("harmonia-reactive/{v}v"),
+        None => "harmonia-reactive".into(),
+    };
+    for (ssds, rf, paper) in [
+        (8, hpc::READ_FRACTION_W, "paper −69 % mean, −71 % std dev"),
+        (8, hpc::READ_FRACTION_R, "paper −55 % mean"),
+        (2, hpc::READ_FRACTION_W, "paper: baseline/GGC 2.7×"),
+        (18, hpc::READ_FRACTION_W, "paper: baseline/GGC 3.2×"),
+    ] {
+        let Some(b) = find(s, "raid0", rf, ssds, hpc::IOPS) else { continue };
+        let mut row = Vec::new();
+        for bound in experiments::HARMONIA_BOUNDS {
+            let Some(g) = find(s, &label(bound), rf, ssds, hpc::IOPS) else { continue };
+            row.push(format!(
+                "{}: mean {} ({}), std dev {}, baseline/GGC {:.2}×",
+                bound.map_or("no bound".to_string(), |v| format!("{v} per element")),
+                change(g.mean_ms(), b.mean_ms()),
+                paired(&b, &g, |x| x.latency_us.mean),
+                change(g.sd_ms(), b.sd_ms()),
+                b.mean_ms() / g.mean_ms()
+            ));
+        }
+        out.push(format!(
+            "{} on {ssds} SSDs, baseline {} ms (std dev {:.2}) — {paper}:\n  {}",
+            workload_name(rf),
+            b.show(|x| ms(x.latency_us.mean)),
+            b.sd_ms(),
+            row.join("\n  ")
+        ));
+    }
+    out
 }
 
 /// Reads `ssd_timeline.csv`: (ms, ssd, latency µs).
@@ -312,8 +438,10 @@ fn fig9(
 ) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
     let mut claims = Vec::new();
     let mut panels = Vec::new();
+    let first_seed = s.iter().map(|x| x.seed).min().unwrap_or(0);
     for (x, job) in s.iter().zip(jobs) {
         let points = timeline(&job.dir)?;
+        let plotted = x.seed == first_seed;
         let mut series = Vec::new();
         for ssd in [0u32, 1] {
             let p: Vec<(f64, f64)> = points.iter().filter(|p| p.1 == ssd).map(|p| (p.0, p.2 / 1000.0)).collect();
@@ -323,16 +451,21 @@ fn fig9(
             let median = lat.get(lat.len() / 2).copied().unwrap_or(0.0);
             let spikes = p.iter().filter(|q| q.1 > 10.0 * median.max(0.05)).count();
             claims.push(format!(
-                "{} SSD {ssd}: {} operations in the 300 ms window, median {:.2} ms, max {:.1} ms, {spikes} over 10× the median",
+                "{} seed {} SSD {ssd}: {} operations in the 300 ms window, median {:.2} ms, max {:.1} ms, {spikes} over 10× \
+                 the median",
                 x.scheme,
+                x.seed,
                 p.len(),
                 median,
                 lat.last().copied().unwrap_or(0.0)
             ));
             series.push(Series { label: format!("SSD {ssd}"), points: p, dots: true });
         }
+        if !plotted {
+            continue;
+        }
         panels.push(Panel {
-            title: x.scheme.clone(),
+            title: format!("{} (seed {})", x.scheme, x.seed),
             x_desc: "simulated time (ms)".into(),
             y_desc: "SSD response time (ms)".into(),
             series,

@@ -99,10 +99,11 @@ impl SimConfig {
     /// The scheme's name in reports: the GGC policy's when the array coordinates GC.
     pub fn scheme_label(&self) -> String {
         match &self.ggc {
-            Some(g) => match g.force_target {
-                Some(t) => format!("{}@{}%", g.policy.scheme_name(), t * 100.0),
-                None => g.policy.scheme_name().to_string(),
-            },
+            Some(g) => {
+                let target = g.force_target.map(|t| format!("@{}%", t * 100.0)).unwrap_or_default();
+                let bound = g.force_victims.map(|v| format!("/{v}v")).unwrap_or_default();
+                format!("{}{target}{bound}", g.policy.scheme_name())
+            }
             None => self.array.kind.to_string(),
         }
     }

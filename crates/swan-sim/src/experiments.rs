@@ -368,6 +368,29 @@ pub fn harmonia_hpc(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
     runs
 }
 
+/// Forced-GC bounds (victims per GC domain per cycle) swept by [`harmonia_bound`]; `None`
+/// is no bound. The paper names none.
+pub const HARMONIA_BOUNDS: [Option<u32>; 6] = [Some(1), Some(2), Some(4), Some(8), Some(16), None];
+
+/// How the forced-GC bound moves Harmonia's claims: HPC(W) and HPC(R) on 8 SSDs, and
+/// HPC(W) on 2 and 18 (Fig. 8's ends), baseline and reactive GGC at each bound.
+pub fn harmonia_bound(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let mut runs = Vec::new();
+    let cells =
+        [(8, hpc::READ_FRACTION_W), (8, hpc::READ_FRACTION_R), (2, hpc::READ_FRACTION_W), (18, hpc::READ_FRACTION_W)];
+    for (ssds, reads) in cells {
+        runs.push(harmonia_run(HarmoniaScheme::Baseline, ssds, reads, hpc::IOPS, scale, seed));
+        for bound in HARMONIA_BOUNDS {
+            let mut cfg = harmonia_run(HarmoniaScheme::Ggc(GgcPolicy::Reactive), ssds, reads, hpc::IOPS, scale, seed);
+            if let Some(g) = cfg.ggc.as_mut() {
+                g.force_victims = bound;
+            }
+            runs.push(cfg);
+        }
+    }
+    runs
+}
+
 /// Multiples of Table X's 476.5 IOPS swept in Fig. 7 (the paper's axis values are not
 /// given in its text; swan sweeps from half to eight times the rate).
 pub const HARMONIA_FIG7_RATES: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];

@@ -192,7 +192,8 @@ impl Ssd {
         } else if self.notice_armed {
             self.notice_armed = false;
             let st = self.gc_state();
-            self.notice = Some(SoftLimitNotice { free_blocks: st.free_blocks, pages_to_hard_limit: st.pages_to_hard_limit() });
+            self.notice =
+                Some(SoftLimitNotice { free_blocks: st.free_blocks, pages_to_hard_limit: st.pages_to_hard_limit() });
         }
     }
 

@@ -66,7 +66,9 @@ impl PageFtl {
             config.gc_soft_limit_blocks(),
         );
         let domains = (0..n)
-            .map(|d| Domain::new(d * per_units, per_units, d * domain_blocks, domain_blocks, config.pages_per_block, limits))
+            .map(|d| {
+                Domain::new(d * per_units, per_units, d * domain_blocks, domain_blocks, config.pages_per_block, limits)
+            })
             .collect();
         let mut ftl = Self {
             pages_per_block: config.pages_per_block,
@@ -256,7 +258,13 @@ impl PageFtl {
 
     /// Greedy GC in domain `d` until `target_free` of its blocks are free or no closed block
     /// has an invalid page left; returns whether any victim was collected.
-    pub(crate) fn collect_until(&mut self, d: usize, target_free: u64, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
+    pub(crate) fn collect_until(
+        &mut self,
+        d: usize,
+        target_free: u64,
+        nand: &mut impl Nand,
+        stats: &mut SsdStats,
+    ) -> bool {
         let mut collected = false;
         while self.domains[d].free_blocks() < target_free && self.collect_one(d, nand, stats) {
             collected = true;
