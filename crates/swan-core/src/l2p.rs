@@ -64,6 +64,14 @@ impl PackedMap {
         }
     }
 
+    /// Warm the cache for entry `index` (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, index: u64) {
+        if let Some(b) = self.bytes.get(index as usize * self.width) {
+            crate::prefetch::prefetch(b);
+        }
+    }
+
     #[inline]
     pub fn get(&self, index: u64) -> u64 {
         let at = index as usize * self.width;

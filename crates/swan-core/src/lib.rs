@@ -24,6 +24,7 @@ pub mod geometry;
 pub mod ggc;
 pub mod io;
 pub mod l2p;
+pub mod prefetch;
 pub mod scheme;
 pub mod segment;
 pub mod summary;

@@ -537,6 +537,14 @@ impl Engine {
             self.push(at, What::Ggc);
         }
         let req = next.req;
+        // Warm the scheme's maps for the requests coming next: their memory waits overlap
+        // this one's work (the hot path waits on memory more than it computes).
+        if let Some(r) = self.source.ahead(crate::source::LOOKAHEAD) {
+            self.scheme.prefetch(r, false);
+        }
+        if let Some(r) = self.source.ahead(crate::source::LOOKAHEAD / 2) {
+            self.scheme.prefetch(r, true);
+        }
         let slot = match self.free_reqs.pop() {
             Some(s) => s,
             None => {

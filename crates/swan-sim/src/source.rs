@@ -40,14 +40,25 @@ pub trait ArrivalSource {
     fn fraction_done(&self) -> Option<f64> {
         None
     }
+
+    /// The request `distance` after the one [`ArrivalSource::next`] returned last, if the
+    /// source knows it already (the engine warms the scheme's cache for it).
+    fn ahead(&self, _distance: usize) -> Option<&Request> {
+        None
+    }
 }
+
+/// How many requests a synthetic source draws ahead of the one it hands out.
+pub const LOOKAHEAD: usize = 8;
 
 /// The fio-like generator as a source: endless, closed loop or fixed rate.
 pub struct SyntheticSource {
     gen: Generator,
     arrival: Arrival,
-    /// Whether the first request has been drawn (it arrives at 0).
+    /// Whether the first request has been handed out (it arrives at 0).
     started: bool,
+    /// Drawn ahead, in the generator's order: each request with the gap drawn before it.
+    drawn: std::collections::VecDeque<(Option<Nanos>, Request)>,
 }
 
 impl SyntheticSource {
@@ -55,7 +66,18 @@ impl SyntheticSource {
     /// number, burst lengths that are not).
     pub fn new(gen: Generator, arrival: Arrival) -> Result<Self, String> {
         arrival.validate()?;
-        Ok(Self { gen, arrival, started: false })
+        let mut s = Self { gen, arrival, started: false, drawn: std::collections::VecDeque::new() };
+        while s.drawn.len() <= LOOKAHEAD {
+            s.draw();
+        }
+        Ok(s)
+    }
+
+    /// Draws the next gap and request from the generator, in the order it always draws them.
+    fn draw(&mut self) {
+        let gap = self.gen.next_gap_ns();
+        let req = self.gen.next_request();
+        self.drawn.push_back((gap, req));
     }
 }
 
@@ -70,12 +92,18 @@ impl ArrivalSource for SyntheticSource {
     fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
         // The first timed request arrives at 0; each later one the generator's gap (fixed
         // for a rate, drawn for bursts) after the last.
-        let at = match self.gen.next_gap_ns() {
+        self.draw();
+        let (gap, req) = self.drawn.pop_front().expect("drawn ahead");
+        let at = match gap {
             Some(gap) if self.started => now + gap,
             _ => now,
         };
         self.started = true;
-        Ok(Some(Next { at, req: self.gen.next_request() }))
+        Ok(Some(Next { at, req }))
+    }
+
+    fn ahead(&self, distance: usize) -> Option<&Request> {
+        self.drawn.get(distance.checked_sub(1)?).map(|(_, r)| r)
     }
 
     fn finite(&self) -> bool {

@@ -177,6 +177,9 @@ impl LogConfig {
     }
 }
 
+/// How many moves ahead GC asks for a moved block's map entry.
+const GC_PREFETCH_DISTANCE: usize = 16;
+
 #[derive(Clone, Copy, Debug)]
 struct Cursor {
     seg: u64,
@@ -552,6 +555,19 @@ impl LogArray {
         }
     }
 
+    /// [`LogArray::remap`] of a block known to live at `from` now: the map entry need not
+    /// be read first (GC knows where each block it moves lived).
+    fn remap_live(&mut self, lba: u64, from: u64, to: u64) {
+        if let Some(log) = self.changes.as_mut() {
+            log.push(MapChange::Map { lba, pba: to });
+        }
+        self.segs.remove_valid(self.seg_of(from));
+        self.set_live(from, false);
+        self.l2p.set(lba, to);
+        self.segs.add_valid(self.seg_of(to));
+        self.set_live(to, true);
+    }
+
     /// Point `lba` at `pba`, killing its old copy.
     fn remap(&mut self, lba: u64, pba: u64) {
         if let Some(log) = self.changes.as_mut() {
@@ -763,6 +779,25 @@ impl Scheme for LogArray {
         }
     }
 
+    fn prefetch(&self, req: &Request, near: bool) {
+        let end = req.lba.saturating_add(u64::from(req.blocks)).min(self.cfg.volume_blocks);
+        // One hint per cache line is enough, but a request's entries span a line or two:
+        // its first and last entries cover them.
+        for lba in [req.lba, end.saturating_sub(1)].into_iter().filter(|&l| l < end) {
+            if !near {
+                self.l2p.prefetch(lba);
+                continue;
+            }
+            // The entry is cached by now: warm the live bit a write will clear.
+            let pba = self.l2p.get(lba);
+            if req.op == ReqOp::Write && pba != UNMAPPED {
+                if let Some(word) = self.live.get((pba / 64) as usize) {
+                    crate::prefetch::prefetch(word);
+                }
+            }
+        }
+    }
+
     fn plan_free_trims(&self, plan: &mut IoPlan) {
         plan.clear();
         for seg in (0..self.geo.segments()).filter(|&seg| self.segs.state(seg) == SegState::Free) {
@@ -932,13 +967,18 @@ impl Scheme for LogArray {
         plan.clear();
         let GcJob { group, victim, mut moves } =
             self.jobs.remove(&job).unwrap_or_else(|| panic!("finish_gc for unknown job {job}"));
-        for mv in &moves {
+        for (i, mv) in moves.iter().enumerate() {
+            // The moved blocks' map entries are scattered over the volume: ask for the ones
+            // a few moves on while this one is done.
+            if let Some(ahead) = moves.get(i + GC_PREFETCH_DISTANCE) {
+                self.l2p.prefetch(ahead.lba);
+            }
             let seg = self.seg_of(mv.to);
             self.inbound[seg as usize] -= 1;
             // Still live in the victim means nobody overwrote or trimmed it meanwhile.
             if self.is_live(mv.from) {
                 debug_assert_eq!(self.l2p.get(mv.lba), mv.from);
-                self.remap(mv.lba, mv.to);
+                self.remap_live(mv.lba, mv.from, mv.to);
                 self.counters.gc_blocks_moved += 1;
             } else {
                 // Overwritten or trimmed while the job ran: the copy is dead on arrival.

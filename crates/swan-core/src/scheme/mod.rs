@@ -334,6 +334,12 @@ pub trait Scheme: Send {
         plan.clear();
     }
 
+    /// A hint that `req` will be submitted soon: warm the cache for its map entries
+    /// (`near: false`), or, a little later, once those are in, for what they point at
+    /// (`near: true`). Changes nothing; a driver that knows its next requests calls it to
+    /// overlap their memory waits with the work before them.
+    fn prefetch(&self, _req: &Request, _near: bool) {}
+
     /// Plan `req` into `plan` (cleared first).
     fn submit(&mut self, req: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError>;
 
