@@ -27,6 +27,8 @@ pub enum Experiment {
     HarmoniaFig9,
     /// Harmonia's claims against the forced-GC bound (victims per element per cycle).
     HarmoniaBound,
+    /// Harmonia's claims under the paper's warm-up and under a steady-state one.
+    HarmoniaWarmup,
 }
 
 #[derive(clap::Args, Debug)]
@@ -101,6 +103,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::HarmoniaFig8 => "harmonia-fig8",
         Experiment::HarmoniaFig9 => "harmonia-fig9",
         Experiment::HarmoniaBound => "harmonia-bound",
+        Experiment::HarmoniaWarmup => "harmonia-warmup",
     }
 }
 
@@ -123,6 +126,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             | Experiment::HarmoniaFig8
             | Experiment::HarmoniaFig9
             | Experiment::HarmoniaBound
+            | Experiment::HarmoniaWarmup
     ) {
         return crate::repro_harmonia::run(args);
     }

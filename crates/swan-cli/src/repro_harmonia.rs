@@ -34,7 +34,8 @@ fn label(s: &swan_sim::engine::SimConfig) -> String {
         swan_sim::workload::Arrival::Bursty { iops, .. } => format!("-{iops:.0}iops"),
         _ => String::new(),
     };
-    format!("{}-{}-{}ssd{rate}", s.scheme_label(), workload_name(s.workload.read_fraction), s.array.members())
+    let aged = if s.age_fraction > 0.0 { format!("-aged{:.0}", s.age_fraction * 100.0) } else { String::new() };
+    format!("{}-{}-{}ssd{rate}{aged}", s.scheme_label(), workload_name(s.workload.read_fraction), s.array.members())
 }
 
 fn ms(us: f64) -> f64 {
@@ -97,8 +98,16 @@ fn paired(b: &Cell, g: &Cell, f: impl Fn(&Summary) -> f64) -> String {
     }
 }
 
-fn key(x: &Summary) -> (String, String, u32, String) {
-    (x.scheme.clone(), workload_name(reads(x)).into(), x.options.array.members(), format!("{:.3}", iops(x)))
+fn key(x: &Summary) -> (String, String, u32, String, String) {
+    (x.scheme.clone(), workload_name(reads(x)).into(), x.options.array.members(), format!("{:.3}", iops(x)), warmup(x))
+}
+
+/// How the run's SSDs were warmed up.
+fn warmup(x: &Summary) -> String {
+    match x.options.age_fraction {
+        a if a > 0.0 => format!("fill+{:.0}%", a * 100.0),
+        _ => "fill".into(),
+    }
 }
 
 /// The cells of `s`, in the order their first runs appear.
@@ -116,8 +125,9 @@ fn cells(s: &[Summary]) -> Vec<Cell<'_>> {
 
 fn print_harmonia_table(s: &[Summary]) {
     println!(
-        "\n{:<24} {:>6} {:>5} {:>6} {:>5} {:>20} {:>20} {:>6} {:>9} {:>7} {:>9} {:>9} {:>6}",
+        "\n{:<24} {:>8} {:>6} {:>5} {:>6} {:>5} {:>20} {:>20} {:>6} {:>9} {:>7} {:>9} {:>9} {:>6}",
         "scheme",
+        "warm-up",
         "load",
         "SSDs",
         "IOPS",
@@ -137,8 +147,9 @@ fn print_harmonia_table(s: &[Summary]) {
         let own = c.mean(|x| x.ssd_gc.iter().map(|g| g.gc_invocations).sum::<u64>() as f64 / n);
         let forced = c.mean(|x| x.ssd_gc.iter().map(|g| g.forced_gc_invocations).sum::<u64>() as f64 / n);
         println!(
-            "{:<24} {:>6} {:>5} {:>6.0} {:>5} {:>20} {:>20} {:>6.2} {:>9.1} {:>7.0} {:>9.1} {:>9.1} {:>6.2}",
+            "{:<24} {:>8} {:>6} {:>5} {:>6.0} {:>5} {:>20} {:>20} {:>6.2} {:>9.1} {:>7.0} {:>9.1} {:>9.1} {:>6.2}",
             x.scheme,
+            warmup(x),
             workload_name(reads(x)),
             x.options.array.members(),
             iops(x),
@@ -160,6 +171,18 @@ fn print_harmonia_table(s: &[Summary]) {
 }
 
 fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate: f64) -> Option<Cell<'a>> {
+    find_warmed(s, scheme, read_fraction, ssds, rate, None)
+}
+
+/// [`find`] among the runs warmed up as `warmed` says ([`warmup`]; `None`: any).
+fn find_warmed<'a>(
+    s: &'a [Summary],
+    scheme: &str,
+    read_fraction: f64,
+    ssds: u32,
+    rate: f64,
+    warmed: Option<&str>,
+) -> Option<Cell<'a>> {
     let runs: Vec<&Summary> = s
         .iter()
         .filter(|x| {
@@ -167,9 +190,42 @@ fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate:
                 && (reads(x) - read_fraction).abs() < 1e-9
                 && x.options.array.members() == ssds
                 && (iops(x) - rate).abs() < 1e-6
+                && warmed.is_none_or(|w| warmup(x) == w)
         })
         .collect();
     (!runs.is_empty()).then_some(Cell { runs })
+}
+
+/// The claims under each warm-up: the standard deviation's direction turns on it.
+fn warmup_claims(s: &[Summary]) -> Vec<String> {
+    let mut warmups: Vec<String> = s.iter().map(warmup).collect();
+    warmups.dedup();
+    let mut out = Vec::new();
+    for w in &warmups {
+        for (rf, paper) in [(hpc::READ_FRACTION_W, "−69 % mean, −71 % std dev"), (hpc::READ_FRACTION_R, "−55 % mean")]
+        {
+            let (Some(b), Some(g)) = (
+                find_warmed(s, "raid0", rf, 8, hpc::IOPS, Some(w)),
+                find_warmed(s, "harmonia-reactive", rf, 8, hpc::IOPS, Some(w)),
+            ) else {
+                continue;
+            };
+            let x = b.runs[0];
+            out.push(format!(
+                "{w}, {} s from {} s, {}: mean {} → {} ms ({}), std dev {:.2} → {:.2} ms ({}) — paper {paper}",
+                x.options.stop.sim_seconds.unwrap_or(0.0),
+                x.options.measure_from_s,
+                workload_name(rf),
+                b.show(|x| ms(x.latency_us.mean)),
+                g.show(|x| ms(x.latency_us.mean)),
+                change(g.mean_ms(), b.mean_ms()),
+                b.sd_ms(),
+                g.sd_ms(),
+                change(g.sd_ms(), b.sd_ms()),
+            ));
+        }
+    }
+    out
 }
 
 pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
@@ -185,6 +241,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::HarmoniaFig8 => ("harmonia-fig8", experiments::harmonia_fig8(scale, seed)),
         Experiment::HarmoniaFig9 => ("harmonia-fig9", experiments::harmonia_fig9(scale, seed)),
         Experiment::HarmoniaBound => ("harmonia-bound", experiments::harmonia_bound(scale, seed)),
+        Experiment::HarmoniaWarmup => ("harmonia-warmup", experiments::harmonia_warmup(scale, seed)),
         _ => unreachable!("not a Harmonia experiment"),
     };
     let exp = experiment(args.seed).0;
@@ -216,6 +273,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::HarmoniaFig7 => fig7(&summaries, &figures, args.format)?,
         Experiment::HarmoniaFig8 => fig8(&summaries, &figures, args.format)?,
         Experiment::HarmoniaBound => (bound_claims(&summaries), Vec::new()),
+        Experiment::HarmoniaWarmup => (warmup_claims(&summaries), Vec::new()),
         _ => fig9(&summaries, &jobs, &figures, args.format)?,
     };
     println!();

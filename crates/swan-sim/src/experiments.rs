@@ -231,7 +231,7 @@ impl HarmoniaScheme {
     ];
 }
 
-/// How big a Harmonia reproduction is.
+/// How big a Harmonia reproduction is, and how its SSDs are warmed up.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HarmoniaScale {
     /// User capacity of each SSD in GiB (Table IX: 32 GB raw, 85 % of it user-visible).
@@ -239,16 +239,23 @@ pub struct HarmoniaScale {
     /// Simulated seconds of workload, and the first seconds left out of the latencies.
     pub sim_s: f64,
     pub measure_from_s: f64,
+    /// After the fill, the fraction of every SSD overwritten at random, untimed.
+    pub age: f64,
 }
 
 impl HarmoniaScale {
-    /// The default: Table IX's SSD at its full size, 30 simulated seconds. Only the untimed
-    /// warm-up grows with SSD size (≈ 2 s per SSD); smaller SSDs distort GGC, because the
-    /// model's SSD opens a block on each of its 256 planes at once, so one GC run frees about
-    /// 256 blocks — 2.7 % of a 2 GiB SSD, wider than the 1 % between soft and hard limit.
-    pub const DEFAULT: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 30.0, measure_from_s: 3.0 };
-    /// Longer runs: 120 simulated seconds.
-    pub const LONG: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 120.0, measure_from_s: 12.0 };
+    /// The paper's warm-up (§V-B: "fill the entire space on each SSD with valid data") on
+    /// Table IX's SSD at its full size, then 600 simulated seconds, all measured. The
+    /// SSDs' GC starts once each element's 15 % spare is down to 5 %: after about 130 s of
+    /// HPC(W); the run then collects for about 470 s. The paper gives no run length.
+    pub const DEFAULT: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 600.0, measure_from_s: 0.0, age: 0.0 };
+    /// The paper's warm-up and 1,800 simulated seconds.
+    pub const LONG: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 1800.0, measure_from_s: 0.0, age: 0.0 };
+    /// swan's earlier warm-up: the fill, then 90 % of every SSD overwritten at random, so
+    /// GC is in its steady state from the first request; 30 s from 3 s on. Every request
+    /// then meets a collecting element, which makes the baseline slow and even (see
+    /// `harmonia-warmup`).
+    pub const STEADY: HarmoniaScale = HarmoniaScale { ssd_gib: 27.2, sim_s: 30.0, measure_from_s: 3.0, age: 0.9 };
 
     /// Table IX's SSD with this scale's capacity (the preset itself at full size).
     pub fn ssd(&self) -> SsdConfig {
@@ -261,10 +268,6 @@ impl HarmoniaScale {
         }
     }
 }
-
-/// Fraction of every SSD overwritten at random (once each page, untimed) after the fill, so
-/// the run starts with the SSDs' GC in its steady state rather than after hours of writing.
-pub const HARMONIA_AGE: f64 = 0.9;
 
 /// Spare space of SWAN0 and Log-RAID0 in the Harmonia runs, as a fraction of the payload
 /// their segments hold: the share of raw flash the SSDs keep for their own GC (Table IX,
@@ -279,7 +282,7 @@ pub const HARMONIA_LOG_SPARE: f64 = 0.15;
 
 /// One Harmonia run: `scheme` over `ssds` SSDs under HPC(W) or HPC(R) (`read_fraction`)
 /// at `iops`. RAID0 stripes 4 KiB units over every SSD (Table VIII). Every SSD is filled
-/// with valid data first, as the paper warms up, then aged ([`HARMONIA_AGE`]). SWAN0 uses
+/// with valid data first, as the paper warms up, then aged as `scale` says. SWAN0 uses
 /// R-groups of two SSDs. The log-structured schemes TRIM their free space when built, so
 /// the SSDs' fill does not survive for them: they are pre-filled instead, untimed
 /// ([`Prefill::STEADY`]: the volume written whole and overwritten at random), and keep
@@ -328,7 +331,7 @@ pub fn harmonia_run(
         stop: StopRule { sim_seconds: Some(scale.sim_s), write_bytes: None },
         interval_ms: interval,
         seed,
-        age_fraction: HARMONIA_AGE,
+        age_fraction: scale.age,
         stall_limit_s: 60.0,
         fill_first: true,
         timeline: None,
@@ -423,16 +426,33 @@ pub fn harmonia_fig8(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
 }
 
 /// Harmonia Fig. 9: each SSD's request latencies over a 300 ms window of HPC(W), baseline
-/// and reactive GGC, 8 SSDs. The window opens 0.5 s after measurement starts (with seed 1
-/// inside a burst: HPC's OFF periods can be longer than the window).
+/// and reactive GGC, 8 SSDs. The window opens once the SSDs collect: halfway through the
+/// run (300 s with the paper's warm-up), or 0.5 s after measurement starts on SSDs warmed
+/// to their steady state.
 pub fn harmonia_fig9(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let start_s = if scale.age > 0.0 { scale.measure_from_s + 0.5 } else { scale.sim_s / 2.0 };
     [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)]
         .into_iter()
         .map(|scheme| {
             let mut cfg = harmonia_run(scheme, 8, hpc::READ_FRACTION_W, hpc::IOPS, scale, seed);
-            cfg.timeline = Some(TimelineWindow { start_s: scale.measure_from_s + 0.5, len_s: 0.3 });
-            cfg.stop.sim_seconds = Some(scale.measure_from_s + 2.0);
+            cfg.timeline = Some(TimelineWindow { start_s, len_s: 0.3 });
+            cfg.stop.sim_seconds = Some(start_s + 1.5);
             cfg
         })
         .collect()
+}
+
+/// What the warm-up does to Harmonia's claims: baseline and reactive GGC on HPC(W) and
+/// HPC(R), 8 SSDs, under the paper's warm-up (`scale`) and under [`HarmoniaScale::STEADY`].
+pub fn harmonia_warmup(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let steady = HarmoniaScale { ssd_gib: scale.ssd_gib, ..HarmoniaScale::STEADY };
+    let mut runs = Vec::new();
+    for sc in [scale, steady] {
+        for reads in [hpc::READ_FRACTION_W, hpc::READ_FRACTION_R] {
+            for scheme in [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)] {
+                runs.push(harmonia_run(scheme, 8, reads, hpc::IOPS, sc, seed));
+            }
+        }
+    }
+    runs
 }

@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn the_harmonia_runs_prefill_only_the_logs() {
-        let scale = HarmoniaScale { ssd_gib: 27.2, sim_s: 1.0, measure_from_s: 0.0 };
+        let scale = HarmoniaScale { sim_s: 1.0, ..HarmoniaScale::STEADY };
         for scheme in [HarmoniaScheme::Swan0, HarmoniaScheme::LogRaid0, HarmoniaScheme::Baseline] {
             let cfg = harmonia_run(scheme, 8, hpc::READ_FRACTION_W, hpc::IOPS, scale, 1);
             let log = cfg.array.kind.is_log_structured();
