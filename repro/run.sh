@@ -30,7 +30,7 @@ want=${1:-all}
 [[ $want == all || $want == fig4b ]] && run fig4b repro fig4b
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
-for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9; do
+for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup; do
   [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
 done
 if [[ $want == all || $want == eq1 ]]; then
