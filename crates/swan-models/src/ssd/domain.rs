@@ -105,6 +105,11 @@ impl Domain {
         Some((local + self.first_block, valid))
     }
 
+    /// Warms the cache for `block`'s victim links ([`swan_core::prefetch`]).
+    pub(crate) fn prefetch(&self, block: u32) {
+        self.victims.prefetch(block.wrapping_sub(self.first_block));
+    }
+
     /// Free blocks (for consistency checks).
     pub(crate) fn free_list(&self) -> &[u32] {
         &self.free

@@ -67,11 +67,7 @@ impl Ftl {
 
     pub(crate) fn write(&mut self, lpn: u64, count: u32, nand: &mut impl Nand, stats: &mut SsdStats) {
         match self {
-            Ftl::Page(f) => {
-                for p in lpn..lpn + u64::from(count) {
-                    f.write_page(p, nand, stats);
-                }
-            }
+            Ftl::Page(f) => f.write(lpn, count, nand, stats),
             Ftl::Block(f) => f.write(lpn, count, nand, stats),
         }
     }

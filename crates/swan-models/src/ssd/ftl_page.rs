@@ -20,9 +20,22 @@ use super::config::{GcDomain, Placement, SsdConfig};
 use super::domain::Domain;
 use super::ftl::Nand;
 use super::stats::SsdStats;
+use swan_core::prefetch::prefetch;
 
 /// "No page" in both maps and "no block" in `active`.
 const NIL: u32 = u32::MAX;
+
+/// What the FTL keeps per erase block.
+#[derive(Clone, Copy, Default)]
+struct BlockInfo {
+    /// Valid pages.
+    valid: u16,
+    /// Unit the block was opened on (meaningless while it is free).
+    unit: u16,
+}
+
+/// How many pages ahead a multi-page write or a TRIM asks for the next pages' old copies.
+const PREFETCH_DISTANCE: u64 = 8;
 
 #[derive(Clone)]
 pub(crate) struct PageFtl {
@@ -32,10 +45,9 @@ pub(crate) struct PageFtl {
     /// Physical page → logical page whose current copy it holds, or NIL (free or stale).
     /// GC reads it to find a victim's valid pages and to update their L2P entries.
     p2l: Vec<u32>,
-    /// Valid pages per block.
-    valid: Vec<u16>,
-    /// Unit each block was opened on (meaningless while the block is free).
-    block_unit: Vec<u16>,
+    /// Per erase block, side by side: an invalidation reads both, and one cache miss
+    /// instead of two is most of its cost on a map far larger than the caches.
+    blocks: Vec<BlockInfo>,
     /// Open block of each unit, or NIL; pages of an open block are written in order.
     active: Vec<u32>,
     /// Next page offset in each unit's open block.
@@ -74,8 +86,7 @@ impl PageFtl {
             pages_per_block: config.pages_per_block,
             l2p: vec![NIL; config.user_pages as usize],
             p2l: vec![NIL; config.raw_pages() as usize],
-            valid: vec![0; blocks],
-            block_unit: vec![0; blocks],
+            blocks: vec![BlockInfo::default(); blocks],
             active: vec![NIL; units],
             fill: vec![0; units],
             domains,
@@ -131,12 +142,12 @@ impl PageFtl {
     }
 
     fn is_open(&self, block: u32) -> bool {
-        self.active[self.block_unit[block as usize] as usize] == block
+        self.active[usize::from(self.blocks[block as usize].unit)] == block
     }
 
     pub(crate) fn die_of(&self, lpn: u64) -> Option<u32> {
         let ppn = self.l2p[lpn as usize];
-        (ppn != NIL).then(|| u32::from(self.block_unit[self.block_of(ppn) as usize]))
+        (ppn != NIL).then(|| u32::from(self.blocks[self.block_of(ppn) as usize].unit))
     }
 
     pub(crate) fn free_blocks(&self) -> u64 {
@@ -186,10 +197,38 @@ impl PageFtl {
         nand.program(unit);
     }
 
+    /// Writes `count` host pages from `lpn` ([`PageFtl::write_page`] each).
+    pub(crate) fn write(&mut self, lpn: u64, count: u32, nand: &mut impl Nand, stats: &mut SsdStats) {
+        let end = lpn + u64::from(count);
+        for p in lpn..end {
+            self.prefetch_old_copy(p + PREFETCH_DISTANCE, end);
+            self.write_page(p, nand, stats);
+        }
+    }
+
     pub(crate) fn trim(&mut self, lpn: u64, count: u32) {
-        for p in lpn..lpn + u64::from(count) {
+        let end = lpn + u64::from(count);
+        for p in lpn..end {
+            self.prefetch_old_copy(p + PREFETCH_DISTANCE, end);
             self.invalidate(p);
         }
+    }
+
+    /// Warms the cache for what invalidating `lpn` (if below `end`) will touch: its old
+    /// copy's P2L entry, its block and the block's victim links, all scattered over maps
+    /// far larger than the caches. The L2P entries of a run are sequential and need no hint.
+    fn prefetch_old_copy(&self, lpn: u64, end: u64) {
+        if lpn >= end {
+            return;
+        }
+        let ppn = self.l2p[lpn as usize];
+        if ppn == NIL {
+            return;
+        }
+        prefetch(&self.p2l[ppn as usize]);
+        let block = self.block_of(ppn);
+        prefetch(&self.blocks[block as usize]);
+        self.domains[self.domain_of_block(block)].prefetch(block);
     }
 
     /// Marks the current copy of `lpn` stale and unmaps it.
@@ -204,8 +243,8 @@ impl PageFtl {
             p[ppn as usize] = 0;
         }
         let block = self.block_of(ppn);
-        let v = self.valid[block as usize];
-        self.valid[block as usize] = v - 1;
+        let v = self.blocks[block as usize].valid;
+        self.blocks[block as usize].valid = v - 1;
         if !self.is_open(block) {
             let d = self.domain_of_block(block);
             self.domains[d].invalidated(block, u32::from(v));
@@ -239,17 +278,17 @@ impl PageFtl {
         let mut block = self.active[u];
         if block == NIL {
             block = self.take_free(d);
-            self.block_unit[block as usize] = unit as u16;
+            self.blocks[block as usize].unit = unit as u16;
             self.active[u] = block;
             self.fill[u] = 0;
         }
         let offset = self.fill[u];
         let ppn = block * self.pages_per_block + offset;
         self.p2l[ppn as usize] = lpn;
-        self.valid[block as usize] += 1;
+        self.blocks[block as usize].valid += 1;
         if offset + 1 == self.pages_per_block {
             self.active[u] = NIL;
-            self.domains[d].close(block, u32::from(self.valid[block as usize]));
+            self.domains[d].close(block, u32::from(self.blocks[block as usize].valid));
         } else {
             self.fill[u] = offset + 1;
         }
@@ -301,11 +340,17 @@ impl PageFtl {
         let Some((victim, valid)) = self.domains[d].take_victim(self.pages_per_block) else {
             return false;
         };
-        let victim_unit = u32::from(self.block_unit[victim as usize]);
+        let victim_unit = u32::from(self.blocks[victim as usize].unit);
         let base = victim * self.pages_per_block;
         let mut left = valid;
         let mut ppn = base;
+        let end = base + self.pages_per_block;
         while left > 0 {
+            // The moved pages' L2P entries are scattered: ask for one a few pages on.
+            let ahead = ppn + PREFETCH_DISTANCE as u32;
+            if ahead < end && self.p2l[ahead as usize] != NIL {
+                prefetch(&self.l2p[self.p2l[ahead as usize] as usize]);
+            }
             let lpn = self.p2l[ppn as usize];
             if lpn != NIL {
                 self.p2l[ppn as usize] = NIL;
@@ -325,7 +370,7 @@ impl PageFtl {
             ppn += 1;
         }
         stats.gc_pages_copied += u64::from(valid);
-        self.valid[victim as usize] = 0;
+        self.blocks[victim as usize].valid = 0;
         if let Some(p) = &mut self.payload {
             p[base as usize..(base + self.pages_per_block) as usize].fill(0);
         }
@@ -343,10 +388,10 @@ impl PageFtl {
     /// Host memory this model uses for the device.
     pub(crate) fn model_bytes(&self) -> u64 {
         let u32s = self.l2p.len() + self.p2l.len() + self.active.len() + self.fill.len();
-        let per_block = 2 + 2; // valid, block_unit
+        let per_block = std::mem::size_of::<BlockInfo>();
         let payload = self.payload.as_ref().map_or(0, |p| 8 * p.len());
         let domains: u64 = self.domains.iter().map(Domain::heap_bytes).sum();
-        (4 * u32s + per_block * self.valid.len() + payload) as u64 + domains
+        (4 * u32s + per_block * self.blocks.len() + payload) as u64 + domains
     }
 
     /// Every mapped logical page maps to a physical page whose P2L points back; valid
@@ -366,7 +411,7 @@ impl PageFtl {
         }
         let ppb = self.pages_per_block as usize;
         // Bit flags: 1 free, 2 open, 4 closed; a block must carry exactly one.
-        let mut state = vec![0u8; self.valid.len()];
+        let mut state = vec![0u8; self.blocks.len()];
         let mut at_soft = 0;
         for (d, dom) in self.domains.iter().enumerate() {
             at_soft += u32::from(dom.free_blocks() <= dom.soft_limit);
@@ -382,8 +427,8 @@ impl PageFtl {
                     if !mine(b) {
                         return Err(format!("closed block {b} is in domain {d}'s victims, not its own"));
                     }
-                    if u32::from(self.valid[b as usize]) != v {
-                        return Err(format!("block {b} in bucket {v} has {} valid", self.valid[b as usize]));
+                    if u32::from(self.blocks[b as usize].valid) != v {
+                        return Err(format!("block {b} in bucket {v} has {} valid", self.blocks[b as usize].valid));
                     }
                     state[b as usize] |= 4;
                 }
@@ -413,8 +458,8 @@ impl PageFtl {
                     }
                 }
             }
-            if live != self.valid[b] as usize {
-                return Err(format!("block {b}: count {} but {live} live pages", self.valid[b]));
+            if live != usize::from(self.blocks[b].valid) {
+                return Err(format!("block {b}: count {} but {live} live pages", self.blocks[b].valid));
             }
             match state[b] {
                 1 if live != 0 => return Err(format!("free block {b} holds {live} valid pages")),

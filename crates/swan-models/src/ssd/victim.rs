@@ -8,12 +8,19 @@
 
 const NIL: u32 = u32::MAX;
 
+#[derive(Clone, Copy)]
+struct Links {
+    prev: u32,
+    next: u32,
+}
+
 #[derive(Clone)]
 pub(crate) struct VictimBuckets {
     /// First block of each bucket, indexed by valid count `0..=pages_per_block`.
     head: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Each block's previous and next block in its bucket, side by side so that unlinking
+    /// a block costs one cache miss, not two.
+    links: Vec<Links>,
     /// No bucket below this one is non-empty. Lowered on insert, raised lazily on search:
     /// it only ever rises while scanning, and each invalidation lowers it by at most one.
     lowest: usize,
@@ -23,8 +30,7 @@ impl VictimBuckets {
     pub(crate) fn new(blocks: usize, pages_per_block: u32) -> Self {
         Self {
             head: vec![NIL; pages_per_block as usize + 1],
-            prev: vec![NIL; blocks],
-            next: vec![NIL; blocks],
+            links: vec![Links { prev: NIL, next: NIL }; blocks],
             lowest: pages_per_block as usize + 1,
         }
     }
@@ -32,24 +38,23 @@ impl VictimBuckets {
     pub(crate) fn insert(&mut self, block: u32, valid: u32) {
         let v = valid as usize;
         let first = self.head[v];
-        self.prev[block as usize] = NIL;
-        self.next[block as usize] = first;
+        self.links[block as usize] = Links { prev: NIL, next: first };
         if first != NIL {
-            self.prev[first as usize] = block;
+            self.links[first as usize].prev = block;
         }
         self.head[v] = block;
         self.lowest = self.lowest.min(v);
     }
 
     pub(crate) fn remove(&mut self, block: u32, valid: u32) {
-        let (p, n) = (self.prev[block as usize], self.next[block as usize]);
+        let Links { prev: p, next: n } = self.links[block as usize];
         if p == NIL {
             self.head[valid as usize] = n;
         } else {
-            self.next[p as usize] = n;
+            self.links[p as usize].next = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.links[n as usize].prev = p;
         }
     }
 
@@ -71,8 +76,15 @@ impl VictimBuckets {
         None
     }
 
+    /// Warms the cache for `block`'s links (a block outside the domain: nothing).
+    pub(crate) fn prefetch(&self, block: u32) {
+        if let Some(l) = self.links.get(block as usize) {
+            swan_core::prefetch::prefetch(l);
+        }
+    }
+
     pub(crate) fn heap_bytes(&self) -> u64 {
-        4 * (self.head.len() + self.prev.len() + self.next.len()) as u64
+        (4 * self.head.len() + std::mem::size_of::<Links>() * self.links.len()) as u64
     }
 
     /// Blocks in the bucket of `valid` valid pages (for consistency checks; allocates).
@@ -81,7 +93,7 @@ impl VictimBuckets {
         let mut b = self.head[valid as usize];
         while b != NIL {
             out.push(b);
-            b = self.next[b as usize];
+            b = self.links[b as usize].next;
         }
         out
     }
