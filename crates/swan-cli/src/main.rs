@@ -5,6 +5,9 @@
 //! and writes the figures.
 
 mod alloc;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;
 mod plan;
 mod replay_cmd;
 mod repro;
@@ -80,6 +83,9 @@ fn main() -> ExitCode {
     quiet_broken_pipe();
     alloc::tune();
     let cli = Cli::parse();
+    if matches!(cli.command, None | Some(Command::Sim(_) | Command::Repro(_) | Command::Plan(_) | Command::Bench(_))) {
+        alloc::huge_pages();
+    }
     let result = match cli.command {
         None => repro::run(&repro::ReproArgs::default_job()),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
