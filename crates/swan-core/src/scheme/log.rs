@@ -426,6 +426,19 @@ impl LogArray {
         open + groups
     }
 
+    /// Whether user writes can fill `n` more payload slots before GC must free something:
+    /// [`LogArray::user_capacity`] `>= n`, answered by the open segment alone when it can
+    /// (every write asks, and the full count walks every R-group).
+    fn has_room(&self, n: u64) -> bool {
+        if let Some(c) = self.user_open {
+            let fits = u64::from(self.geo.payload_slots() - c.next) >= n;
+            if fits && !self.degraded[self.geo.group_of_segment(c.seg) as usize] {
+                return true;
+            }
+        }
+        self.user_capacity() >= n
+    }
+
     /// The logical block whose live copy slot `pba` holds, if the slot is live and its
     /// segment's P2L is in memory (it is for every segment not yet sealed).
     pub fn live_lba(&self, pba: u64) -> Option<u64> {
@@ -604,7 +617,7 @@ impl LogArray {
         // and refuse the write forever (each back-end R-group's reserve counted towards
         // SWAN's target once did exactly that). "Does not fit" means the last refused write,
         // not that no room is left.
-        let starved = self.user_capacity() < self.starved_for.max(1);
+        let starved = !self.has_room(self.starved_for.max(1));
         match self.cfg.layout {
             Layout::LogRaid => {
                 let free = self.segs.free_total();
@@ -839,7 +852,7 @@ impl Scheme for LogArray {
                 }
             }
             ReqOp::Write => {
-                if self.user_capacity() < n {
+                if !self.has_room(n) {
                     self.counters.no_space += 1;
                     self.starved_for = n;
                     return Ok(Submitted::NoSpace);
