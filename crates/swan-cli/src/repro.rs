@@ -45,7 +45,7 @@ pub struct ReproArgs {
     pub footprint: Option<f64>,
     /// A larger scale: 4 GiB SSDs and a footprint of 12× capacity (fig5 takes about two
     /// minutes on two cores; the checked-in reference outputs use the quick default).
-    /// Harmonia: 120 instead of 30 simulated seconds per run.
+    /// Harmonia: 1,800 instead of 600 simulated seconds per run.
     #[arg(long)]
     pub full: bool,
     /// The seed that drives every random choice of every run.

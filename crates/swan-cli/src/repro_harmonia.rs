@@ -228,6 +228,17 @@ fn warmup_claims(s: &[Summary]) -> Vec<String> {
     out
 }
 
+/// The runs' simulated lengths: one figure, or the range when they differ (Fig. 7).
+fn run_lengths(configs: &[swan_sim::engine::SimConfig], default: f64) -> String {
+    let lens: Vec<f64> = configs.iter().map(|c| c.stop.sim_seconds.unwrap_or(default)).collect();
+    let (lo, hi) = lens.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), &l| (lo.min(l), hi.max(l)));
+    match lens.is_empty() {
+        true => format!("{default}"),
+        false if lo == hi => format!("{lo}"),
+        false => format!("{lo}–{hi}"),
+    }
+}
+
 pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let base = if args.full { HarmoniaScale::LONG } else { HarmoniaScale::DEFAULT };
     let scale = HarmoniaScale { ssd_gib: args.ssd_gib.unwrap_or(base.ssd_gib), ..base };
@@ -252,7 +263,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         "swan repro {exp}: {} runs, Harmonia SSDs of {ssd_gib:.1} GiB user (Table IX: 32 GiB raw), {} simulated s per run \
          (latencies from {} s on), seeds {}..={} (results in {})",
         configs.len(),
-        configs.first().and_then(|c| c.stop.sim_seconds).unwrap_or(scale.sim_s),
+        run_lengths(&configs, scale.sim_s),
         scale.measure_from_s,
         args.seed,
         args.seed + seeds - 1,
