@@ -260,6 +260,9 @@ pub struct Engine {
     gcs: Vec<GcSlot>,
     free_gcs: Vec<u32>,
     stalled: VecDeque<u32>,
+    /// The scheme changed since it last said no GC job can start: `start_gc` depends on
+    /// nothing else, so only then is it worth asking again.
+    gc_may_start: bool,
     plan: IoPlan,
     /// Reads prefer to preempt GC (SWAN): re-check GC phase completions against the
     /// members' backlog, which preempting reads push back.
@@ -392,6 +395,7 @@ impl Engine {
             gcs: Vec::new(),
             free_gcs: Vec::new(),
             stalled: VecDeque::new(),
+            gc_may_start: true,
             plan: IoPlan::new(),
             gc_can_be_preempted,
             stopping: false,
@@ -439,6 +443,7 @@ impl Engine {
         if self.prefilled.is_none() {
             // A pre-filled array was formatted before its fill.
             self.scheme.format(&mut self.plan);
+            self.gc_may_start = true;
             let n = self.plan.len();
             self.submit_ios(0, n, None);
         }
@@ -571,6 +576,7 @@ impl Engine {
 
     fn arrive(&mut self, slot: u32) {
         let req = self.reqs[slot as usize].req.expect("live request");
+        self.gc_may_start = true;
         match self.scheme.submit(&req, &mut self.plan).expect("sources stay inside the volume") {
             Submitted::NoSpace => {
                 if self.stalled.is_empty() {
@@ -712,6 +718,9 @@ impl Engine {
 
     /// Start every GC job the scheme wants now.
     fn pump_gc(&mut self) {
+        if !self.gc_may_start {
+            return;
+        }
         while let Some(id) = self.scheme.start_gc(&mut self.plan) {
             self.interval.gc_groups |= self.scheme.status().gc_groups;
             if self.plan.is_empty() {
@@ -733,6 +742,7 @@ impl Engine {
             let done = self.submit_ios(0, end, Some((false, slot)));
             self.push(done, What::GcPhase(slot));
         }
+        self.gc_may_start = false;
     }
 
     fn gc_phase_done(&mut self, slot: u32) {
@@ -762,6 +772,7 @@ impl Engine {
 
     fn finish_gc(&mut self, id: GcJobId) {
         self.scheme.finish_gc(id, &mut self.plan);
+        self.gc_may_start = true;
         // The follow-up (summaries of sealed GC segments, TRIM of the victim) is
         // fire-and-forget: it occupies the members but nothing waits for it.
         let n = self.plan.len();
