@@ -198,8 +198,12 @@ fn find_warmed<'a>(
 
 /// The claims under each warm-up: the standard deviation's direction turns on it.
 fn warmup_claims(s: &[Summary]) -> Vec<String> {
-    let mut warmups: Vec<String> = s.iter().map(warmup).collect();
-    warmups.dedup();
+    let mut warmups: Vec<String> = Vec::new();
+    for w in s.iter().map(warmup) {
+        if !warmups.contains(&w) {
+            warmups.push(w);
+        }
+    }
     let mut out = Vec::new();
     for w in &warmups {
         for (rf, paper) in [(hpc::READ_FRACTION_W, "−69 % mean, −71 % std dev"), (hpc::READ_FRACTION_R, "−55 % mean")]
