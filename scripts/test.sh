@@ -33,9 +33,8 @@ if ! need_cmd cargo; then
   exit 1
 fi
 
-# Real traces live beside the repository in CI (../shared/traces); a fresh clone has none,
-# and the tests that need them say so loudly.
-export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/../shared/traces}"
+# The real trace excerpts the tests replay are in the repository (data/traces).
+export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/data/traces}"
 
 set -x
 cargo build --release --workspace --all-targets --locked

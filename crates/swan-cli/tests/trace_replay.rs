@@ -1,5 +1,5 @@
-//! Trace replay end to end, with the real binary: every trace in the shared traces directory
-//! (`SWAN_TRACES`, default `../shared/traces` beside the repository) and the fixtures of
+//! Trace replay end to end, with the real binary: every trace in the traces directory
+//! (`SWAN_TRACES`, default the repository's `data/traces`) and the fixtures of
 //! `tests/fixtures` (DiskSim, SPC, blkparse, which have no real excerpt there)
 //!
 //! - through `swan sim --trace` on a small array, closed loop and as recorded: every request
@@ -9,8 +9,7 @@
 //! - malformed lines: an error naming FILE:LINE from both commands, or with `--skip-bad` a
 //!   count of what was skipped.
 //!
-//! Without the traces directory the tests over it print `SKIPPED: ...` and pass; the
-//! fixtures always run.
+//! The traces are part of the repository: a missing directory fails the tests over it.
 
 mod common;
 
@@ -25,7 +24,7 @@ const DEADLINE: Duration = Duration::from_secs(300);
 fn traces_dir() -> PathBuf {
     match std::env::var_os("SWAN_TRACES") {
         Some(d) => d.into(),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces"),
     }
 }
 
@@ -34,23 +33,18 @@ fn fixtures() -> Vec<PathBuf> {
     ["small.disksim", "small.spc", "small.blkparse"].iter().map(|f| dir.join(f)).collect()
 }
 
-/// The shared traces (every file but README.md), or `None` after saying loudly why not.
-fn shared_traces() -> Option<Vec<PathBuf>> {
+/// The traces (every file but README.md).
+fn traces_in_repo() -> Vec<PathBuf> {
     let dir = traces_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "SKIPPED: the shared traces are not replayed because {} does not exist (set SWAN_TRACES)",
-            dir.display()
-        );
-        return None;
-    };
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the traces directory {} cannot be read ({e}; set SWAN_TRACES)", dir.display()));
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
         .collect();
     files.sort();
     assert!(!files.is_empty(), "{} holds no trace", dir.display());
-    Some(files)
+    files
 }
 
 fn tmpdir(name: &str) -> tempfile::TempDir {
@@ -91,7 +85,7 @@ fn check_sim(trace: &Path, mode: &str, dir: &Path) {
 fn every_trace_replays_through_the_simulator() {
     let dir = tmpdir("sim");
     let mut traces = fixtures();
-    traces.extend(shared_traces().unwrap_or_default());
+    traces.extend(traces_in_repo());
     for t in &traces {
         check_sim(t, "closed=32", dir.path());
         check_sim(t, "recorded", dir.path());
@@ -125,7 +119,7 @@ fn every_trace_replays_through_the_server() {
     let (server, members) = serve(dir.path());
     let uri = server.uri();
     let mut traces = fixtures();
-    traces.extend(shared_traces().unwrap_or_default());
+    traces.extend(traces_in_repo());
     for t in &traces {
         // Whole traces: the CloudPhysics excerpt (114 k requests, 2.5 GiB written over a
         // 252 MiB volume, so GC all the way) takes about 40 s.

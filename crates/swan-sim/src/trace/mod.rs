@@ -561,23 +561,19 @@ mod tests {
         assert_eq!(top, BlockExtent { start_block: (1 << 40) - 1, blocks: 1 }, "no overflow at the top of u64");
     }
 
-    // ---- the real traces in /work/shared/traces (skipped loudly when absent) ----
+    // ---- the real traces in the repository's data/traces ----
 
     fn traces_dir() -> std::path::PathBuf {
         match std::env::var_os("SWAN_TRACES") {
             Some(dir) => dir.into(),
-            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
+            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces"),
         }
     }
 
     /// Parses a whole real trace strictly and checks the record count and read fraction.
     fn check_real(file: &str, format: TraceFormat, requests: usize, read_fraction: f64) {
         let path = traces_dir().join(file);
-        if !path.exists() {
-            eprintln!("SKIPPED: {} not found; set SWAN_TRACES", path.display());
-            return;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let head: Vec<&str> = text.lines().take(20).collect();
         assert_eq!(detect(&head), Some(format), "{file}: detect");
         let mut reader = TraceReader::new(format, Cursor::new(text.as_bytes()), false);
