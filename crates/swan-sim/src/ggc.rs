@@ -37,6 +37,10 @@ pub struct TimelinePoint {
 pub struct SsdGcCounts {
     pub gc_invocations: u64,
     pub forced_gc_invocations: u64,
+    /// Victims the forced runs collected, over all the SSD's GC domains: divided by the
+    /// forced runs and the domains, how much of the forced-GC bound a cycle used.
+    #[serde(default)]
+    pub forced_gc_victims: u64,
     pub gc_pages_copied: u64,
     pub erases: u64,
 }
@@ -154,6 +158,7 @@ impl GgcDriver {
                     SsdGcCounts {
                         gc_invocations: st.gc_invocations,
                         forced_gc_invocations: st.forced_gc_invocations,
+                        forced_gc_victims: st.forced_gc_victims,
                         gc_pages_copied: st.gc_pages_copied,
                         erases: st.erases,
                     }
