@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the checked-in reference outputs of every reproduction (repro/*.txt and the
-# figures under repro/figures/). Takes about fifteen minutes on two cores (the Harmonia
-# reproductions, at Table IX's full SSD size, take most of it).
+# figures under repro/figures/). Takes about an hour and a half on two cores: the Harmonia
+# reproductions run at Table IX's full SSD size, 600 simulated seconds, three seeds per cell.
 #
 #   repro/run.sh            # all of them
 #   repro/run.sh fig5       # one
