@@ -76,35 +76,29 @@ fn advise(ptr: *mut u8, size: usize) {
     }
 }
 
+/// `allocate(layout)`, or on the huge path `allocate` at [`HUGE`] alignment, then advised.
+fn advised(layout: Layout, allocate: impl FnOnce(Layout) -> *mut u8) -> *mut u8 {
+    let Some(h) = huge_layout(layout) else {
+        return allocate(layout);
+    };
+    let p = allocate(h);
+    if !p.is_null() {
+        advise(p, h.size());
+    }
+    p
+}
+
 // SAFETY: every call is forwarded to `System` with a layout `System` accepts (the original,
 // or the same size at a larger power-of-two alignment), and each block is freed with the
 // layout it was allocated with (`real_layout`).
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match huge_layout(layout) {
-            Some(h) => {
-                let p = unsafe { System.alloc(h) };
-                if !p.is_null() {
-                    advise(p, h.size());
-                }
-                p
-            }
-            None => unsafe { System.alloc(layout) },
-        }
+        advised(layout, |l| unsafe { System.alloc(l) })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        match huge_layout(layout) {
-            Some(h) => {
-                let p = unsafe { System.alloc_zeroed(h) };
-                if !p.is_null() {
-                    advise(p, h.size());
-                }
-                p
-            }
-            None => unsafe { System.alloc_zeroed(layout) },
-        }
+        advised(layout, |l| unsafe { System.alloc_zeroed(l) })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
