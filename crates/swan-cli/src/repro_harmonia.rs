@@ -503,6 +503,12 @@ fn timeline(dir: &Path) -> anyhow::Result<Vec<(f64, u32, f64)>> {
     Ok(out)
 }
 
+/// A spike: an operation that waited over ten times its SSD's median in the window (and
+/// over half a millisecond). Latencies in ms.
+fn is_spike(latency_ms: f64, median_ms: f64) -> bool {
+    latency_ms > 10.0 * median_ms.max(0.05)
+}
+
 /// How aligned the SSDs' spikes are in a timeline of (ms, SSD, µs) points: the milliseconds
 /// in which some SSD has a spike (an operation over ten times that SSD's median), and how
 /// many SSDs on average spike in such a millisecond. Uncoordinated GC spikes alone; GC
@@ -510,7 +516,7 @@ fn timeline(dir: &Path) -> anyhow::Result<Vec<(f64, u32, f64)>> {
 fn spiking_together(points: &[(f64, u32, f64)]) -> (usize, f64) {
     let mut by_ssd: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
     for p in points {
-        by_ssd.entry(p.1).or_default().push(p.2);
+        by_ssd.entry(p.1).or_default().push(p.2 / 1000.0);
     }
     let medians: std::collections::BTreeMap<u32, f64> = by_ssd
         .into_iter()
@@ -520,7 +526,7 @@ fn spiking_together(points: &[(f64, u32, f64)]) -> (usize, f64) {
         })
         .collect();
     let mut bins: std::collections::BTreeMap<i64, std::collections::BTreeSet<u32>> = Default::default();
-    for p in points.iter().filter(|p| p.2 > 10.0 * medians[&p.1].max(50.0)) {
+    for p in points.iter().filter(|p| is_spike(p.2 / 1000.0, medians[&p.1])) {
         bins.entry(p.0.floor() as i64).or_default().insert(p.1);
     }
     let n = bins.len();
@@ -543,11 +549,10 @@ fn fig9(
         let mut series = Vec::new();
         for ssd in [0u32, 1] {
             let p: Vec<(f64, f64)> = points.iter().filter(|p| p.1 == ssd).map(|p| (p.0, p.2 / 1000.0)).collect();
-            // A spike: an operation that waited ten times the window's median on that SSD.
             let mut lat: Vec<f64> = p.iter().map(|q| q.1).collect();
             lat.sort_by(f64::total_cmp);
             let median = lat.get(lat.len() / 2).copied().unwrap_or(0.0);
-            let spikes = p.iter().filter(|q| q.1 > 10.0 * median.max(0.05)).count();
+            let spikes = p.iter().filter(|q| is_spike(q.1, median)).count();
             claims.push(format!(
                 "{} seed {} SSD {ssd}: {} operations in the 300 ms window, median {:.2} ms, max {:.1} ms, {spikes} over 10× \
                  the median",
