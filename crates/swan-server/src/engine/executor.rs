@@ -1,0 +1,472 @@
+//! Carries a plan out on the members: each member operation in plan order, the bytes each
+//! write carries, the running parity of the rows it fills, and, with emulation, when the
+//! modelled SSDs would complete it.
+//!
+//! Without emulation (which times each operation), log-structured user data is gathered into
+//! one write per run of consecutive blocks of a member, across the requests of a batch: a
+//! stripe deals a request's blocks out to its members in turn, and a log puts the next
+//! request's blocks right after, so written as they come each 4 KiB would cost a system call
+//! (and, O_DIRECT, a device write). The runs are written before anything reads the members
+//! or waits for writes ([`Executor::wait_writes`]: before a read, a sync point, GC, the
+//! batch's journal record and its replies), so nothing can see the difference but the member.
+
+use super::crcs::Crcs;
+use super::member_io::MemberIo;
+use crate::backend::Completion;
+use crate::emulate::{EmuOp, Emulator};
+use crate::member::{MemberError, BLOCK};
+use crate::members::Health;
+use crate::parity::xor;
+use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+use swan_core::geometry::{Geometry, RaidLevel};
+use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo as PlannedIo, Src};
+use swan_core::scheme::{Scheme, SchemeKind};
+
+/// Gathered user data is written out once this much has gathered (or at the batch's end).
+const RUNS_FLUSH_AT: usize = 1 << 20;
+/// Run buffers kept for reuse while requests keep coming (freed when the engine goes idle).
+/// Buffers this large are mapped afresh by malloc each time (`swan-cli`'s alloc.rs), so a
+/// new one costs a page fault and a cleared page per 4 KiB filled, and an unmap with TLB
+/// shootdowns when freed: a quarter of the server's CPU at 128 KiB sequential writes.
+const SPARE_RUNS: usize = 4;
+
+/// Where a plan's bytes come from and go to.
+pub(super) struct Buffers<'a> {
+    pub user: &'a [u8],
+    pub reply: &'a mut [u8],
+    pub staged: &'a mut Vec<u8>,
+    /// (member, block) → staged slot of this plan's reads, for parity read-modify-write.
+    old: HashMap<(u32, u64), u32>,
+    summaries: HashMap<u64, Vec<u8>>,
+}
+
+impl<'a> Buffers<'a> {
+    pub fn new(user: &'a [u8], reply: &'a mut [u8], staged: &'a mut Vec<u8>) -> Self {
+        Buffers { user, reply, staged, old: HashMap::new(), summaries: HashMap::new() }
+    }
+}
+
+/// User data bound for consecutive blocks of one member, gathered from the payloads of the
+/// requests of a batch.
+struct Gathered {
+    member: u32,
+    block: u64,
+    data: Vec<u8>,
+}
+
+/// Writes that failed after their requests were carried out: the requests to answer with
+/// an error instead, and the blocks whose data may not have reached the members.
+pub(super) struct WriteFailure {
+    pub replies: Vec<usize>,
+    pub blocks: Vec<Range<u64>>,
+    pub first: String,
+}
+
+pub(super) struct Executor {
+    /// Where plain user reads and large user-data writes are carried out (none while
+    /// emulating, which times every operation, nor under the stepper).
+    pub pool: Option<IoPool>,
+    pub emu: Option<Emulator>,
+    log_structured: bool,
+    has_parity: bool,
+    /// Members per parity group.
+    parity_width: u32,
+    runs: Vec<Gathered>,
+    run_bytes: usize,
+    /// Emptied run buffers, for the next runs ([`SPARE_RUNS`]).
+    spare_runs: Vec<Vec<u8>>,
+    /// Runs handed to the pool, taken back once it has written them.
+    pooled_runs: Vec<Arc<Vec<u8>>>,
+    /// Errors of run writes done on this thread, for the next [`Executor::wait_writes`].
+    run_errors: Vec<MemberError>,
+    /// The plan being carried out left user data in flight (gathered or pooled).
+    in_flight: bool,
+    /// Requests with data in flight: their reply (an index into the batch's replies; none
+    /// for a FUA write, which waits for a sync point) and logical blocks.
+    tickets: Vec<(Option<usize>, Range<u64>)>,
+    failure: Option<WriteFailure>,
+}
+
+impl Executor {
+    pub fn new(kind: SchemeKind, parity_width: u32, pool: Option<IoPool>, emu: Option<Emulator>) -> Executor {
+        Executor {
+            pool,
+            emu,
+            log_structured: kind.is_log_structured(),
+            has_parity: kind.raid() != RaidLevel::Raid0,
+            parity_width,
+            runs: Vec::new(),
+            run_bytes: 0,
+            spare_runs: Vec::new(),
+            pooled_runs: Vec::new(),
+            run_errors: Vec::new(),
+            in_flight: false,
+            tickets: Vec::new(),
+            failure: None,
+        }
+    }
+
+    /// Carry out every phase of `plan`; with emulation, return when the model completes it.
+    /// `scheme` gives the summaries the plan writes.
+    pub fn execute(
+        &mut self,
+        io: &mut MemberIo,
+        crcs: &mut Crcs,
+        scheme: &dyn Scheme,
+        plan: &IoPlan,
+        b: &mut Buffers<'_>,
+        start: Instant,
+    ) -> Result<Option<Instant>, MemberError> {
+        self.in_flight = false;
+        let mut t = start;
+        let gather = self.emu.is_none() && self.log_structured;
+        for k in 0..plan.phase_count() {
+            let mut end = t;
+            if !self.runs.is_empty() && plan.phase(k).iter().any(|p| matches!(p.kind, IoKind::Read(_))) {
+                // A read must find what was written before it: written, not only handed to
+                // the pool.
+                self.wait_writes(io);
+            }
+            for p in plan.phase(k) {
+                if let (true, IoKind::Write(src @ Src::User { .. })) = (gather, p.kind) {
+                    self.gather(io, crcs, scheme, p, src, b);
+                    continue;
+                }
+                if let Some(done) = self.do_io(io, crcs, scheme, p, b, t)? {
+                    end = end.max(done);
+                }
+            }
+            t = end;
+        }
+        if self.run_bytes >= RUNS_FLUSH_AT {
+            self.flush_runs(io);
+        }
+        Ok(self.emu.is_some().then_some(t))
+    }
+
+    /// The request just carried out (its reply at `reply`, none for a FUA write) waits for
+    /// the user data it left in flight, if it left any.
+    pub fn track(&mut self, reply: Option<usize>, blocks: Range<u64>) {
+        if self.in_flight {
+            self.tickets.push((reply, blocks));
+        }
+    }
+
+    /// Add user write `p` to the run it continues, or start a run.
+    fn gather(
+        &mut self,
+        io: &mut MemberIo,
+        crcs: &mut Crcs,
+        scheme: &dyn Scheme,
+        p: &PlannedIo,
+        src: Src,
+        b: &mut Buffers<'_>,
+    ) {
+        let data = self.source(io, crcs, scheme, p, src, b);
+        let next = |g: &Gathered| g.member == p.member && g.block + (g.data.len() / BLOCK) as u64 == p.block;
+        self.run_bytes += data.len();
+        // The newest run is the likeliest to continue: look from the back.
+        match self.runs.iter_mut().rev().find(|g| next(g)) {
+            Some(g) => g.data.extend_from_slice(&data),
+            None => {
+                let mut run = self.spare_runs.pop().unwrap_or_else(|| Vec::with_capacity(RUNS_FLUSH_AT));
+                run.extend_from_slice(&data);
+                self.runs.push(Gathered { member: p.member, block: p.block, data: run });
+            }
+        }
+        self.in_flight = true;
+        io.stats[p.member as usize].user_bytes_written += (p.count as usize * BLOCK) as u64;
+    }
+
+    /// Write every gathered run; errors of those written here wait for `wait_writes`.
+    fn flush_runs(&mut self, io: &mut MemberIo) {
+        self.run_bytes = 0;
+        for g in std::mem::take(&mut self.runs) {
+            if let Err(e) = self.write_gathered(io, g) {
+                self.run_errors.push(e);
+            }
+        }
+    }
+
+    /// Write a gathered run: by the pool when it is large (or the member is O_DIRECT), else here.
+    fn write_gathered(&mut self, io: &mut MemberIo, g: Gathered) -> Result<(), MemberError> {
+        let n = g.data.len();
+        match &self.pool {
+            // With O_DIRECT every write waits for the device: hand even small ones to the
+            // pool, so the engine does not wait out each device write in turn.
+            Some(pool)
+                if (n >= POOL_WRITE_MIN || io.members[g.member as usize].is_direct())
+                    && io.members.health(g.member) != Health::Failed =>
+            {
+                let data = Arc::new(g.data);
+                self.pooled_runs.push(Arc::clone(&data));
+                pool.write(&io.members, g.member, g.block, data, 0..n);
+                self.in_flight = true;
+                Ok(())
+            }
+            _ => {
+                let written = io.write(g.member, g.block, &g.data);
+                self.spare_run(g.data);
+                written
+            }
+        }
+    }
+
+    /// Keep an emptied run buffer for the next run, unless enough are kept or it grew
+    /// past a run's usual size (one large request).
+    fn spare_run(&mut self, mut run: Vec<u8>) {
+        if self.spare_runs.len() < SPARE_RUNS && run.capacity() <= 2 * RUNS_FLUSH_AT {
+            run.clear();
+            self.spare_runs.push(run);
+        }
+    }
+
+    /// Let the spare run buffers go (the engine is idle: memory at rest is the map's).
+    pub fn drop_spares(&mut self) {
+        self.spare_runs = Vec::new();
+    }
+
+    /// Whether no gathered user data waits to be written.
+    pub fn no_runs(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Write what is gathered and wait for the writes handed to the pool. A member that
+    /// failed under a pooled write is spared if its parity group can spare it (the parity
+    /// computed here from the same data keeps the write); any other error fails every
+    /// request with data in flight ([`Executor::take_failure`]).
+    pub fn wait_writes(&mut self, io: &mut MemberIo) {
+        self.flush_runs(io);
+        // Run writes done here were spared already where they could be (`MemberIo::write`).
+        let mut errors = std::mem::take(&mut self.run_errors);
+        if let Some(pool) = &self.pool {
+            let mut pooled = pool.wait_writes();
+            // The pool has dropped its references to the runs it wrote.
+            for run in std::mem::take(&mut self.pooled_runs) {
+                if let Ok(run) = Arc::try_unwrap(run) {
+                    self.spare_run(run);
+                }
+            }
+            pooled.retain(|e| !io.spare(e));
+            errors.extend(pooled);
+        }
+        if !errors.is_empty() {
+            for e in &errors {
+                eprintln!("swan: I/O error: {e}");
+            }
+            // Which write failed is not known here: every request whose data went to the
+            // pool or into a run fails, and its blocks read as errors until rewritten.
+            let f = self.failure.get_or_insert_with(|| WriteFailure {
+                replies: Vec::new(),
+                blocks: Vec::new(),
+                first: errors[0].to_string(),
+            });
+            for (reply, blocks) in std::mem::take(&mut self.tickets) {
+                f.replies.extend(reply);
+                f.blocks.push(blocks);
+            }
+        }
+        self.tickets.clear();
+    }
+
+    /// What the waits since the last call found failed.
+    pub fn take_failure(&mut self) -> Option<WriteFailure> {
+        self.failure.take()
+    }
+
+    /// One member operation. Returns its emulated completion, if emulating.
+    pub fn do_io(
+        &mut self,
+        io: &mut MemberIo,
+        crcs: &mut Crcs,
+        scheme: &dyn Scheme,
+        p: &PlannedIo,
+        b: &mut Buffers<'_>,
+        issue: Instant,
+    ) -> Result<Option<Instant>, MemberError> {
+        let m = p.member as usize;
+        let n = p.count as usize * BLOCK;
+        let gc = p.class == IoClass::Gc;
+        let emu_op = match p.kind {
+            IoKind::Read(dst) => {
+                match dst {
+                    Dst::User { offset } => {
+                        let at = offset as usize * BLOCK;
+                        io.read(p.member, p.block, &mut b.reply[at..at + n])?;
+                    }
+                    Dst::Staged { slot } => {
+                        let at = slot as usize * BLOCK;
+                        if b.staged.len() < at + n {
+                            b.staged.resize(at + n, 0);
+                        }
+                        io.read(p.member, p.block, &mut b.staged[at..at + n])?;
+                        // In-place read-modify-write: old data or parity that rotted would
+                        // carry its damage into the new parity.
+                        if crcs.table.is_some() {
+                            crcs.verify_member_blocks(&io.members, p.member, p.block, &mut b.staged[at..at + n]);
+                        }
+                        if self.has_parity && !gc {
+                            for i in 0..p.count {
+                                b.old.insert((p.member, p.block + u64::from(i)), slot + i);
+                            }
+                        }
+                    }
+                }
+                let s = &mut io.stats[m];
+                *if gc { &mut s.gc_bytes_read } else { &mut s.bytes_read } += n as u64;
+                EmuOp::Read
+            }
+            IoKind::Write(src) => {
+                let data = self.source(io, crcs, scheme, p, src, b);
+                if let Some(table) = crcs.table.as_mut() {
+                    table.record(p.member, p.block, &data);
+                }
+                io.write(p.member, p.block, &data)?;
+                let s = &mut io.stats[m];
+                *if gc { &mut s.gc_bytes_written } else { &mut s.user_bytes_written } += n as u64;
+                EmuOp::Write
+            }
+            IoKind::Trim => {
+                if let Some(table) = crcs.table.as_mut() {
+                    table.forget(p.member, p.block, u64::from(p.count));
+                }
+                io.trim(p.member, p.block, u64::from(p.count))?;
+                io.stats[m].trims += 1;
+                EmuOp::Trim
+            }
+            // Durability is the sync point's job (FLUSH and FUA both wait for one).
+            IoKind::Flush => return Ok(None),
+        };
+        Ok(self.emu.as_mut().map(|e| e.complete_at(issue, p.member, emu_op, p.block, p.count, p.class)))
+    }
+
+    /// The bytes a member write carries (borrowed from the plan's buffers where they are
+    /// there already: no copy of user data); data blocks also go into their row's parity.
+    fn source<'b>(
+        &mut self,
+        io: &mut MemberIo,
+        crcs: &mut Crcs,
+        scheme: &dyn Scheme,
+        p: &PlannedIo,
+        src: Src,
+        b: &'b mut Buffers<'_>,
+    ) -> Cow<'b, [u8]> {
+        let n = p.count as usize * BLOCK;
+        if let Src::Summary { segment, .. } = src {
+            if let std::collections::hash_map::Entry::Vacant(slot) = b.summaries.entry(segment) {
+                slot.insert(encode_summary(scheme, crcs.open.remove(&segment), segment));
+            }
+        }
+        let b: &'b Buffers<'_> = b;
+        let data: Cow<'b, [u8]> = match src {
+            Src::User { offset } => Cow::Borrowed(&b.user[offset as usize * BLOCK..offset as usize * BLOCK + n]),
+            Src::Staged { slot } => {
+                let at = slot as usize * BLOCK;
+                Cow::Borrowed(&b.staged[at..at + n])
+            }
+            Src::Zero => Cow::Owned(vec![0u8; n]),
+            Src::Summary { segment, index } => {
+                let at = index as usize * BLOCK;
+                Cow::Borrowed(&b.summaries[&segment][at..at + n])
+            }
+            Src::Parity { group, row } => {
+                let mut parity = io.rows.close(group, row);
+                if let Some(&slot) = b.old.get(&(p.member, row)) {
+                    xor(&mut parity, &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
+                }
+                return Cow::Owned(parity);
+            }
+        };
+        if self.has_parity {
+            let group = p.member / self.parity_width;
+            for i in 0..p.count as usize {
+                let block = p.block + i as u64;
+                // In-place read-modify-write: the old data leaves the parity.
+                let old = b
+                    .old
+                    .get(&(p.member, block))
+                    .map(|&slot| &b.staged[slot as usize * BLOCK..(slot as usize + 1) * BLOCK]);
+                io.rows.add(group, block, p.member, &data[i * BLOCK..(i + 1) * BLOCK], old);
+            }
+        }
+        data
+    }
+
+    /// Whether the pool can carry `plan` out: one phase of plain member reads into the
+    /// reply (and at least one: a read of unmapped blocks is answered here at once), all on
+    /// healthy members (a failed member's blocks are rebuilt here, where the open rows'
+    /// parity is).
+    pub fn pool_can_read(&self, io: &MemberIo, plan: &IoPlan) -> bool {
+        self.pool.is_some()
+            && plan.phase_count() == 1
+            && !plan.ios().is_empty()
+            && plan.ios().iter().all(|p| matches!(p.kind, IoKind::Read(Dst::User { .. })))
+            && plan.ios().iter().all(|p| io.members.is_healthy(p.member))
+    }
+
+    /// A planned read the page cache holds whole, carried out here: cheaper than handing
+    /// it to an I/O thread, whose wake-up and reply cost more than the copy (buffered 4 KiB
+    /// random reads spent two fifths of the server's samples switching threads). None: some
+    /// block is not cached (or the member cannot say); the pool reads it.
+    pub fn read_from_cache(&self, io: &mut MemberIo, plan: &IoPlan, len: usize) -> Option<Vec<u8>> {
+        let mut reply = vec![0u8; len];
+        for p in plan.ios() {
+            let IoKind::Read(Dst::User { offset }) = p.kind else { return None };
+            let at = offset as usize * BLOCK;
+            let buf = &mut reply[at..at + p.count as usize * BLOCK];
+            if !io.members[p.member as usize].read_if_cached(p.block, buf) {
+                return None;
+            }
+        }
+        for p in plan.ios() {
+            io.stats[p.member as usize].bytes_read += u64::from(p.count) * BLOCK as u64;
+        }
+        Some(reply)
+    }
+
+    /// Hand a planned read of `len` bytes from volume byte `offset` to the pool, which checks
+    /// each block against `checks` and replies from there.
+    pub fn hand_out_read(
+        &self,
+        io: &mut MemberIo,
+        plan: &IoPlan,
+        len: usize,
+        checks: Option<(Geometry, Vec<Check>)>,
+        offset: u64,
+        done: Completion,
+    ) {
+        let pool = self.pool.as_ref().expect("checked by pool_can_read");
+        let mut pieces = Vec::with_capacity(plan.ios().len());
+        for p in plan.ios() {
+            let IoKind::Read(Dst::User { offset }) = p.kind else { unreachable!("checked by pool_can_read") };
+            pieces.push(Piece { member: p.member, block: p.block, count: p.count, offset });
+            io.stats[p.member as usize].bytes_read += u64::from(p.count) * BLOCK as u64;
+        }
+        pool.read(&io.members, pieces, len, checks, offset, done);
+    }
+}
+
+/// The bytes of `segment`'s summary as the scheme has it, with the CRC of every live block
+/// written into it (`crcs`, held since the segment opened).
+fn encode_summary(scheme: &dyn Scheme, crcs: Option<Vec<u32>>, segment: u64) -> Vec<u8> {
+    let blocks = scheme.log_array().map_or(1, |la| la.geometry().summary_blocks);
+    match scheme.summary(segment) {
+        Some(mut s) => {
+            // Every live slot of a segment sealed in this run was written in it, so its CRC
+            // is in the table.
+            if let Some(crcs) = crcs {
+                for (e, crc) in s.entries.iter_mut().zip(crcs) {
+                    e.crc = if e.lba == swan_core::summary::DEAD { 0 } else { crc };
+                }
+                s.block_crcs = true;
+            }
+            s.encode(blocks)
+        }
+        None => vec![0u8; blocks as usize * BLOCK],
+    }
+}

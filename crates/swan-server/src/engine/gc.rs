@@ -1,0 +1,260 @@
+//! GC jobs carried out on the members, a member operation at a time.
+//!
+//! The scheme plans a job whole (read the victim's live blocks, then write them to their new
+//! slots); here it advances one operation per step, so user requests are served between
+//! them: one step per round while requests wait, sixteen while none do. Between a job's
+//! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
+//! When every operation is done the engine finishes the job with the scheme. Victims are
+//! then released only after a sync point; [`GcRunner::release_check`] paces how many a
+//! sync point gathers.
+//!
+//! [`gc_verify`]: super::gc_verify
+
+use super::crcs::Crcs;
+use super::executor::{Buffers, Executor};
+use super::gc_verify::GcChecks;
+use super::member_io::MemberIo;
+use crate::member::{MemberError, BLOCK};
+use crate::summaries::MemberSummaries;
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+use swan_core::geometry::Geometry;
+use swan_core::io::{Dst, IoKind, IoPlan, Src};
+use swan_core::scheme::{GcJobId, Scheme};
+
+/// GC victims released together by one sync point...
+pub(super) const RELEASE_BATCH: usize = 8;
+/// ...or after the oldest has waited this long.
+const RELEASE_AFTER: Duration = Duration::from_millis(500);
+
+/// A GC job being carried out a member operation at a time.
+pub(super) struct GcRun {
+    pub id: GcJobId,
+    pub plan: IoPlan,
+    pub staged: Vec<u8>,
+    phase: usize,
+    next: usize,
+    /// Emulation: the phase may not start before the previous one completes on the model.
+    not_before: Instant,
+    phase_end: Instant,
+    /// Destination slots of blocks that failed their CRC and could not be rebuilt: their
+    /// recorded CRC is made wrong, so reads of them fail ([`super::gc_verify`]).
+    pub poisoned: Vec<u64>,
+}
+
+impl GcRun {
+    /// The slot each staged block is written to (physical block address to staging slot),
+    /// from the job's write phase.
+    pub fn destinations(&self, geo: &Geometry) -> HashMap<u64, u32> {
+        let mut dest = HashMap::new();
+        if self.plan.phase_count() < 2 {
+            return dest;
+        }
+        for io in self.plan.phase(1) {
+            if let IoKind::Write(Src::Staged { slot }) = io.kind {
+                for i in 0..io.count {
+                    if let Some((seg, s)) = geo.slot_at(io.member, io.block + u64::from(i)) {
+                        dest.insert(geo.pba(seg, s), slot + i);
+                    }
+                }
+            }
+        }
+        dest
+    }
+}
+
+/// What one step did.
+pub(super) enum Step {
+    /// No job could proceed (none, or each waits for the model's clock).
+    Idle,
+    Progressed,
+    /// A job's every operation is done: the engine finishes it with the scheme.
+    Done(GcRun),
+    /// A member operation failed and could not be spared: GC stops.
+    Broken(MemberError),
+}
+
+#[derive(Default)]
+pub(super) struct GcRunner {
+    runs: VecDeque<GcRun>,
+    /// Set by the error that stopped GC for good.
+    pub broken: Option<String>,
+    /// Where a GC victim's summary is read.
+    summary_buf: Vec<u8>,
+    /// GC jobs (victims) started per R-group since the server started.
+    pub jobs: Vec<u64>,
+    pub checks: GcChecks,
+    /// A sync point is due to release the victims waiting.
+    pub release_due: bool,
+    /// Since when the oldest finished job's victim has waited for release.
+    pub release_pending_since: Option<Instant>,
+}
+
+impl GcRunner {
+    pub fn new(rgroups: u32) -> GcRunner {
+        GcRunner { jobs: vec![0; rgroups as usize], ..GcRunner::default() }
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Start every GC job the scheme wants now.
+    pub fn start_jobs(&mut self, scheme: &mut dyn Scheme, io: &MemberIo, now: Instant) {
+        loop {
+            let mut plan = IoPlan::new();
+            let before = scheme.status().gc_groups;
+            let geo = scheme.log_array().map(|la| *la.geometry());
+            let started_job = match geo {
+                // The array keeps no P2L of sealed segments: GC reads the victim's summary.
+                Some(geo) => {
+                    let mut source = MemberSummaries { members: &io.members, geo, buf: &mut self.summary_buf };
+                    scheme.start_gc_with(&mut plan, &mut source)
+                }
+                None => scheme.start_gc(&mut plan),
+            };
+            let Some(id) = started_job else { break };
+            io.mark("gc-start");
+            let started = scheme.status().gc_groups & !before;
+            if started != 0 {
+                if let Some(n) = self.jobs.get_mut(started.trailing_zeros() as usize) {
+                    *n += 1;
+                }
+            }
+            self.runs.push_back(GcRun {
+                id,
+                plan,
+                staged: Vec::new(),
+                phase: 0,
+                next: 0,
+                not_before: now,
+                phase_end: now,
+                poisoned: Vec::new(),
+            });
+        }
+    }
+
+    /// One member operation of the first job that may proceed.
+    pub fn step(
+        &mut self,
+        now: Instant,
+        io: &mut MemberIo,
+        exec: &mut Executor,
+        crcs: &mut Crcs,
+        scheme: &dyn Scheme,
+    ) -> Step {
+        let Some(i) = self.runs.iter().position(|r| r.not_before <= now) else { return Step::Idle };
+        let mut run = self.runs.remove(i).expect("position");
+        if run.phase == run.plan.phase_count() {
+            return Step::Done(run);
+        }
+        let done = match read_span(&mut run, io, exec.emu.is_some()) {
+            Some(r) => r,
+            None => one_io(&mut run, io, exec, crcs, scheme, now),
+        };
+        match done {
+            Ok(n) => run.next += n,
+            Err(e) => return Step::Broken(e),
+        }
+        if run.next == run.plan.phase(run.phase).len() {
+            run.phase += 1;
+            run.next = 0;
+            run.not_before = run.phase_end;
+            if run.phase == 1 {
+                // Read, not yet written: check what is about to be moved.
+                if let Some(la) = scheme.log_array() {
+                    let checks = super::gc_verify::verify_copies(&mut run, la, io, &crcs.adopted);
+                    self.checks.add(checks);
+                }
+            }
+        }
+        self.runs.insert(i, run);
+        Step::Progressed
+    }
+
+    /// Victims wait for a sync point to be released; one sync point releases many. Due when
+    /// enough have gathered (`pending` now, over `rgroups` R-groups) or the oldest has
+    /// waited long enough (writes that run out of space release at once).
+    pub fn release_check(&mut self, pending: usize, rgroups: u32, now: Instant) {
+        if pending == 0 {
+            self.release_pending_since = None;
+            return;
+        }
+        let waited = self.release_pending_since.is_some_and(|t| now.saturating_duration_since(t) >= RELEASE_AFTER);
+        if pending >= RELEASE_BATCH.max(2 * rgroups as usize) || waited {
+            self.release_due = true;
+        }
+    }
+}
+
+/// The next operation of `run`'s current phase. Returns how many it carried out (1).
+fn one_io(
+    run: &mut GcRun,
+    io: &mut MemberIo,
+    exec: &mut Executor,
+    crcs: &mut Crcs,
+    scheme: &dyn Scheme,
+    now: Instant,
+) -> Result<usize, MemberError> {
+    let op = run.plan.phase(run.phase)[run.next];
+    let mut staged = std::mem::take(&mut run.staged);
+    let issue = run.not_before.max(now);
+    let done = exec.do_io(io, crcs, scheme, &op, &mut Buffers::new(&[], &mut [], &mut staged), issue);
+    run.staged = staged;
+    if let Some(t) = done? {
+        run.phase_end = run.phase_end.max(t);
+    }
+    Ok(1)
+}
+
+/// Without emulation: the next reads of `run`'s phase that fall on one member within a few
+/// blocks of each other, as one read. The victim's live blocks are read member by member in
+/// runs of consecutive live rows; in a victim half full of live blocks those runs are a few
+/// blocks long, and each would be its own system call (with O_DIRECT, its own device read,
+/// waited out here). Reading the dead blocks between them costs less. None: the next
+/// operation is not such a read.
+fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Result<usize, MemberError>> {
+    /// Dead blocks read through to join two reads, at most...
+    const GAP: u64 = 16;
+    /// ...and blocks per joined read.
+    const SPAN: u64 = 256;
+    if emulating {
+        return None;
+    }
+    let phase = run.plan.phase(run.phase);
+    let first = phase[run.next];
+    let IoKind::Read(Dst::Staged { .. }) = first.kind else { return None };
+    let mut end = first.block + u64::from(first.count);
+    let mut n = 1;
+    while let Some(p) = phase.get(run.next + n) {
+        let next_end = p.block + u64::from(p.count);
+        let joins = matches!(p.kind, IoKind::Read(Dst::Staged { .. }))
+            && p.member == first.member
+            && p.block >= end
+            && p.block - end <= GAP
+            && next_end - first.block <= SPAN;
+        if !joins {
+            break;
+        }
+        end = next_end;
+        n += 1;
+    }
+    if n == 1 {
+        return None;
+    }
+    let mut span = vec![0u8; (end - first.block) as usize * BLOCK];
+    if let Err(e) = io.read(first.member, first.block, &mut span) {
+        return Some(Err(e));
+    }
+    for p in &phase[run.next..run.next + n] {
+        let IoKind::Read(Dst::Staged { slot }) = p.kind else { unreachable!("checked above") };
+        let (at, len) = (slot as usize * BLOCK, p.count as usize * BLOCK);
+        if run.staged.len() < at + len {
+            run.staged.resize(at + len, 0);
+        }
+        let from = (p.block - first.block) as usize * BLOCK;
+        run.staged[at..at + len].copy_from_slice(&span[from..from + len]);
+    }
+    io.stats[first.member as usize].gc_bytes_read += span.len() as u64;
+    Some(Ok(n))
+}

@@ -1,0 +1,74 @@
+//! What `swan status` shows of a running engine.
+
+use serde::Serialize;
+
+/// What `swan status` shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatusReport {
+    pub uuid: String,
+    pub scheme: String,
+    pub volume_bytes: u64,
+    pub uptime_s: f64,
+    pub groups: Vec<GroupStatus>,
+    pub members: Vec<MemberStatus>,
+    pub free_segments: u64,
+    pub segments: u64,
+    /// SWAN: free segments GC keeps in the back-end R-groups (`swan serve --gc-target`).
+    pub gc_target: Option<u64>,
+    pub user_bytes_written: u64,
+    pub user_bytes_read: u64,
+    pub gc_blocks_moved: u64,
+    pub victims: u64,
+    pub front_rotations: u64,
+    pub sync_points: u64,
+    pub journal_records: u64,
+    pub checkpoints: u64,
+    pub queued_requests: usize,
+    /// Blocks of pooled reads checked against their CRC, found not to match, rebuilt from
+    /// parity, or answered with EIO; and blocks with no CRC to check (adopted segments).
+    pub reads_verified: u64,
+    pub read_mismatches: u64,
+    pub read_repairs: u64,
+    pub read_failures: u64,
+    pub reads_unverified: u64,
+    /// Blocks GC moved: checked against their CRC, rebuilt from parity first, lost (moved
+    /// marked bad), or without a CRC to check.
+    pub gc_verified: u64,
+    pub gc_repaired: u64,
+    pub gc_lost: u64,
+    pub gc_unverified: u64,
+    /// A replacement member being rebuilt (`swan replace`).
+    pub rebuild: Option<RebuildStatus>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupStatus {
+    pub group: u32,
+    /// GC jobs (victims) started in this R-group since the server started.
+    pub gc_jobs: u64,
+    /// "front-end", "back-end GC", "back-end idle" (SWAN); "log" or "in-place" otherwise.
+    pub role: String,
+    pub free_segments: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemberStatus {
+    pub path: String,
+    /// "healthy", "failed" or "rebuilding".
+    pub health: String,
+    pub user_bytes_written: u64,
+    pub gc_bytes_written: u64,
+    pub bytes_read: u64,
+    pub gc_bytes_read: u64,
+    pub trims: u64,
+    pub errors: u64,
+}
+
+/// What `swan status` says of a rebuild.
+#[derive(Clone, Debug, Serialize)]
+pub struct RebuildStatus {
+    pub member: u32,
+    pub path: String,
+    pub done_blocks: u64,
+    pub total_blocks: u64,
+}
