@@ -33,6 +33,7 @@ mod member_io;
 mod open_rows;
 mod replies;
 mod status;
+mod store;
 mod worker;
 
 pub use clock::{Clock, ManualClock};

@@ -1,0 +1,728 @@
+//! The array as the engine holds it: the scheme, its members, and what keeps them durable.
+//!
+//! Everything here must agree with what is on the members: the scheme's map, the parity of
+//! open rows, the CRCs reads are checked against, the journal and checkpoints. The store
+//! carries planned requests out ([`Store::carry_out`]), journals what they changed, runs
+//! the durable half of a sync point ([`Store::sync_and_journal`]), writes checkpoints, and
+//! keeps data off failed members ([`Store::relocate_at_risk`]). *When* each of these happens
+//! is the round loop's business ([`super::worker`]).
+
+use super::clock::Clock;
+use super::crcs::Crcs;
+use super::durability::{Appended, Durability};
+use super::executor::{Buffers, Executor};
+use super::gc::GcRun;
+use super::member_io::MemberIo;
+use super::EngineOptions;
+use crate::array::{Opened, Recovered};
+use crate::member::{Member, MemberError, BLOCK};
+use crate::pool::{IoPool, DIRECT_THREADS, THREADS};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+use swan_core::io::IoPlan;
+use swan_core::scheme::{MapChange, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::segment::SegState;
+use swan_nbd::Errno;
+
+pub(super) struct Store {
+    pub scheme: Box<dyn Scheme>,
+    pub kind: SchemeKind,
+    pub io: MemberIo,
+    pub exec: Executor,
+    pub crcs: Crcs,
+    pub durability: Durability,
+    pub clock: Clock,
+    /// Logical blocks whose last write failed: reads of them fail rather than return
+    /// whatever the slot the map now names holds. A later write or trim clears them.
+    pub failed_lbas: HashSet<u64>,
+    /// Replies (indices into the round's batch) of requests whose data turned out not to
+    /// have reached the members: the round answers them with an error.
+    pub failed_replies: Vec<usize>,
+    changes: Vec<MapChange>,
+    follow: IoPlan,
+    pub read_only: bool,
+    pub verbose: bool,
+    /// Front-end rotations seen so far (noted to a member tap when it changes).
+    rotations_seen: u64,
+    /// `io.failures` as of the last sync point.
+    failures_synced: u64,
+    /// Segments recovery found sealed by an unsynced record: their parity is rewritten
+    /// before serving writes ([`Recovered::unsynced_seals`]).
+    unsynced_seals: Vec<u64>,
+    /// The last stop was clean and nothing came after it ([`Recovered::parity_whole`]):
+    /// adopted segments need no new parity.
+    parity_whole: bool,
+}
+
+impl Store {
+    /// The store of a recovered array. `pooled`: member I/O may go to a pool of threads
+    /// (serving); otherwise every operation is done on the engine's thread in plan order.
+    pub fn new(
+        opened: Opened,
+        rec: Recovered,
+        opts: EngineOptions,
+        clock: Clock,
+        pooled: bool,
+    ) -> anyhow::Result<Self> {
+        let sb = opened.sb;
+        let kind = sb.kind;
+        if opts.verbose {
+            eprintln!(
+                "swan: array {} ({kind}, {} members): checkpoint {} + {} journal records ({} changes) replayed",
+                sb.uuid_string(),
+                sb.members,
+                rec.checkpoint_seq,
+                rec.records_replayed,
+                rec.changes_replayed
+            );
+        }
+        let threads = if opened.members.iter().any(Member::is_direct) { DIRECT_THREADS } else { THREADS };
+        let pool = if pooled && opts.emulate.is_none() { Some(IoPool::start(threads)?) } else { None };
+        let counts = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
+        let width = crate::array::parity_width(&sb);
+        Ok(Store {
+            scheme: rec.scheme,
+            kind,
+            io: MemberIo::new(sb, opened.members),
+            exec: Executor::new(kind, width, pool, opts.emulate),
+            crcs: Crcs::new(rec.adopted_crcs, counts),
+            durability: Durability::new(rec.ring, rec.checkpoint_seq, rec.next_slot),
+            clock,
+            failed_lbas: HashSet::new(),
+            failed_replies: Vec::new(),
+            changes: Vec::new(),
+            follow: IoPlan::new(),
+            read_only: opts.read_only,
+            verbose: opts.verbose,
+            rotations_seen: 0,
+            failures_synced: 0,
+            unsynced_seals: rec.unsynced_seals,
+            parity_whole: rec.parity_whole,
+        })
+    }
+
+    /// Write `data` to logical block `lba` as a user write would (moving it off a failed
+    /// member). False if the array has no space for it.
+    fn write_block(&mut self, lba: u64, data: &[u8]) -> bool {
+        let r = Request { op: ReqOp::Write, lba, blocks: 1, fua: false };
+        self.tell_scheme_health();
+        let mut plan = IoPlan::new();
+        let submitted = self.scheme.submit(&r, &mut plan);
+        self.note_rotation();
+        match submitted {
+            Ok(Submitted::Planned) => {}
+            Ok(Submitted::NoSpace) => return false,
+            Err(e) => {
+                eprintln!("swan: moving block {lba} off a failed member: {e}");
+                return true;
+            }
+        }
+        let carried = self.carry_out(&plan, &r, data);
+        self.durability.dirty = true;
+        if carried.is_ok() {
+            self.exec.track(None, lba..lba + 1);
+            self.failed_lbas.remove(&lba);
+        }
+        true
+    }
+
+    /// Before serving: note degraded R-groups, give adopted segments their parity, make
+    /// everything durable and write a fresh checkpoint (the journal just rolled forward is
+    /// then never needed again).
+    pub fn open_for_writes(&mut self) -> anyhow::Result<()> {
+        for m in 0..self.io.members.len() as u32 {
+            if !self.io.members.is_healthy(m) {
+                eprintln!(
+                    "swan: member {m} ({}) is failed: serving degraded (swan replace --member {m} NEW ...)",
+                    self.io.members[m as usize].path().display()
+                );
+                self.scheme.set_failed_member(m, true);
+            }
+        }
+        self.open_block_crcs()?;
+        if self.read_only {
+            return Ok(());
+        }
+        let rows = self.reparity_adopted()?;
+        if self.verbose && rows > 0 {
+            eprintln!("swan: parity written for {rows} rows of segments open at the last stop");
+        }
+        self.sync_all()?;
+        self.checkpoint()?;
+        Ok(())
+    }
+
+    /// In-place RAID: load the CRC table; after an unclean stop, resync first (parity and
+    /// CRCs from the data); then mark the tables dirty until the next clean stop.
+    fn open_block_crcs(&mut self) -> anyhow::Result<()> {
+        use crate::blockcrc::{BlockCrcs, Opened};
+        let (members, sb) = (&self.io.members, &self.io.sb);
+        if self.kind.is_log_structured() || sb.crc_table_blocks == 0 {
+            return Ok(());
+        }
+        let (crcs, state) = BlockCrcs::load(members, sb)?;
+        let crcs = match (state, self.read_only) {
+            (Opened::Clean, _) => crcs,
+            (Opened::Dirty, true) => {
+                eprintln!(
+                    "swan: the array was not stopped cleanly and is opened read-only: no resync, and reads are not \
+                     verified against block CRCs (serve it read-write once to resync)"
+                );
+                return Ok(());
+            }
+            (Opened::Dirty, false) => {
+                eprintln!(
+                    "swan: the array was not stopped cleanly: resyncing (every stripe row's parity and every block's \
+                     CRC from the data) before serving"
+                );
+                let verbose = self.verbose;
+                let (crcs, fixed) = BlockCrcs::resync(members, sb, |done, all| {
+                    if verbose && all > 0 {
+                        eprintln!("swan: resync {:.0} %", done as f64 * 100.0 / all as f64);
+                    }
+                })?;
+                eprintln!("swan: resync done: {fixed} stripe row(s) had parity that did not match their data");
+                crcs
+            }
+        };
+        if !self.read_only {
+            crcs.mark_dirty(members, sb)?;
+        }
+        self.crcs.table = Some(crcs);
+        Ok(())
+    }
+
+    /// Wait for the user data in flight; a request whose write failed is answered with an
+    /// I/O error instead, and so is the next sync point.
+    pub fn wait_writes(&mut self) {
+        self.exec.wait_writes(&mut self.io);
+        self.answer_write_failures();
+    }
+
+    /// Fail the requests whose data the executor found did not reach the members.
+    fn answer_write_failures(&mut self) {
+        let Some(f) = self.exec.take_failure() else { return };
+        self.failed_replies.extend(f.replies);
+        for blocks in f.blocks {
+            self.failed_lbas.extend(blocks);
+        }
+        // The map names slots the data may never have reached: no journal record or
+        // checkpoint may claim them durable from now on (what a run carried that a
+        // relocation off a failed member moved, say, has no reply to fail).
+        let first = f.first;
+        self.durability.lose(|| format!("a user-data write failed: {first}"));
+    }
+
+    /// Pass changes of members' health on to the scheme before it plans again.
+    pub fn tell_scheme_health(&mut self) {
+        for (m, failed) in self.io.health_news() {
+            self.scheme.set_failed_member(m, failed);
+        }
+    }
+
+    /// Fail the members the pool's reads found broken.
+    pub fn fail_members_reads_met(&mut self) {
+        let Some(pool) = &self.exec.pool else { return };
+        self.io.fail_where(pool.take_read_errors());
+    }
+
+    /// Carry out a planned user request whose data (for a write) is `user`; the reply bytes
+    /// of a read, and the emulated completion, if emulating.
+    pub fn carry_out(&mut self, plan: &IoPlan, r: &Request, user: &[u8]) -> Result<(Vec<u8>, Option<Instant>), Errno> {
+        let read = r.op == ReqOp::Read;
+        let mut reply = if read { vec![0u8; r.blocks as usize * BLOCK] } else { Vec::new() };
+        let mut staged = Vec::new();
+        // Before the plan runs: a write that seals its segment writes the summary, which
+        // carries the CRC of every block, these included.
+        self.journal_changes(|_, lba, _| {
+            let at = (lba - r.lba) as usize * BLOCK;
+            crc32c::crc32c(&user[at..at + BLOCK])
+        });
+        let now = self.clock.now();
+        let res = self.exec.execute(
+            &mut self.io,
+            &mut self.crcs,
+            &*self.scheme,
+            plan,
+            &mut Buffers::new(user, &mut reply, &mut staged),
+            now,
+        );
+        // Every summary the plan sealed is on the members now: the scheme may forget it.
+        self.scheme.summaries_written();
+        self.answer_write_failures();
+        match res {
+            Ok(at) => {
+                if read && !self.crcs.verify_read(&self.io, &*self.scheme, plan, r.lba, &mut reply) {
+                    return Err(Errno::Io);
+                }
+                Ok((reply, at))
+            }
+            Err(e) => {
+                eprintln!("swan: I/O error: {e}");
+                if r.op != ReqOp::Read {
+                    // The map may now name a slot the data never reached.
+                    self.failed_lbas.extend(r.lba..r.lba + u64::from(r.blocks));
+                    self.durability.lose(|| e.to_string());
+                }
+                Err(Errno::Io)
+            }
+        }
+    }
+
+    /// Move the scheme's new changes into the journal queue; `crc_of(store, lba, pba)` gives
+    /// the CRC of the block a map change puts `lba` at (user writes: from the payload; GC
+    /// moves: from the staged copy; anything else: read back from the member).
+    fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
+        let mut changes = std::mem::take(&mut self.changes);
+        self.scheme.take_changes(&mut changes);
+        let geo = self.scheme.log_array().map(|la| *la.geometry());
+        for c in changes.drain(..) {
+            let crc = match c {
+                MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => {
+                    let crc = crc_of(self, lba, pba);
+                    if let Some(geo) = &geo {
+                        self.crcs.note(geo, pba, crc);
+                    }
+                    crc
+                }
+                _ => 0,
+            };
+            self.durability.push(c, crc);
+        }
+        self.changes = changes;
+    }
+
+    /// [`Store::journal_changes`] for changes whose blocks are read back.
+    pub fn journal_changes_read_back(&mut self) {
+        self.journal_changes(|w, _, pba| w.slot_crc(pba));
+    }
+
+    /// CRC32C of the block in log slot `pba`, read back ([`MemberIo::slot_crc`]).
+    fn slot_crc(&self, pba: u64) -> u32 {
+        self.scheme.log_array().map_or(0, |la| self.io.slot_crc(la.geometry(), pba))
+    }
+
+    /// Write the batch's tail record (not synced): the replies that follow it survive a
+    /// crash of this process.
+    pub fn journal_tail(&mut self) {
+        self.journal_changes_read_back();
+        if self.durability.pending.is_empty() || !self.kind.is_log_structured() {
+            self.durability.forget_pending();
+            return;
+        }
+        if let Err(e) = self.append_records(false) {
+            // The batch's changes are not in the journal: no later record may claim to
+            // follow on from it.
+            eprintln!("swan: journal write failed: {e}");
+            self.durability.lose(|| e.to_string());
+        }
+    }
+
+    /// Append the pending changes as records; checkpoint instead when the ring is full.
+    fn append_records(&mut self, synced: bool) -> anyhow::Result<()> {
+        match self.durability.append(&mut self.io, synced)? {
+            Appended::Written => Ok(()),
+            Appended::CheckpointInstead => {
+                // The checkpoint holds the whole map as it is now: it covers everything.
+                self.sync_all()?;
+                self.checkpoint()
+            }
+        }
+    }
+
+    /// Note a front-end rotation to the tap (only looked for when there is a tap).
+    pub fn note_rotation(&mut self) {
+        if self.io.has_tap() {
+            let r = self.scheme.counters().front_rotations;
+            if r != self.rotations_seen {
+                self.rotations_seen = r;
+                self.io.mark("rotation");
+            }
+        }
+    }
+
+    pub fn finish_gc(&mut self, run: GcRun) -> Result<(), MemberError> {
+        // The victim's live blocks are copied; the remap, seal and release are to come.
+        self.io.mark("gc-copied");
+        self.tell_scheme_health();
+        let mut follow = std::mem::take(&mut self.follow);
+        self.scheme.finish_gc(run.id, &mut follow);
+        // The moved blocks are on the members: their CRCs go to the journal and to the
+        // summaries the follow-up plan writes when it seals their segments (a poisoned
+        // slot's CRC inverted). They are the CRCs of the staged copies the job wrote, checked
+        // by `gc_verify`: reading every moved block back instead cost a device read per
+        // block with O_DIRECT members.
+        let staged_at: HashMap<u64, u32> =
+            self.scheme.log_array().map(|la| run.destinations(la.geometry())).unwrap_or_default();
+        let (poisoned, staged) = (run.poisoned, run.staged);
+        self.journal_changes(|w, _, pba| {
+            let copy =
+                staged_at.get(&pba).and_then(|&slot| staged.get(slot as usize * BLOCK..(slot as usize + 1) * BLOCK));
+            let crc = copy.map_or_else(|| w.slot_crc(pba), crc32c::crc32c);
+            if poisoned.contains(&pba) {
+                !crc
+            } else {
+                crc
+            }
+        });
+        let done = self.execute_follow_up(&follow);
+        self.follow = follow;
+        self.durability.dirty = true;
+        done
+    }
+
+    /// Carry out a plan that moves no user data (a GC job's seals and TRIMs, a release).
+    fn execute_follow_up(&mut self, plan: &IoPlan) -> Result<(), MemberError> {
+        let mut staged = Vec::new();
+        let now = self.clock.now();
+        let res = self.exec.execute(
+            &mut self.io,
+            &mut self.crcs,
+            &*self.scheme,
+            plan,
+            &mut Buffers::new(&[], &mut [], &mut staged),
+            now,
+        );
+        self.scheme.summaries_written();
+        self.answer_write_failures();
+        res.map(|_| ())
+    }
+
+    /// Why a write finds no space: what an operator needs to see.
+    pub fn report_no_space(&self, gc_broken: Option<&str>) {
+        let st = self.scheme.status();
+        eprintln!(
+            "swan: no space for a write and GC cannot free any: {} free segments of {}, front-end R-group {:?}, {} victims awaiting release{}",
+            st.free_segments,
+            st.segments,
+            st.front_group,
+            self.scheme.pending_release(),
+            gc_broken.map(|e| format!(", GC stopped after an error: {e}")).unwrap_or_default()
+        );
+        if let Some(la) = self.scheme.log_array() {
+            let segs = la.segments();
+            for g in 0..self.io.sb.rgroups {
+                eprintln!(
+                    "swan:   R-group {g}: {} free, best victim holds {:?} of {} blocks",
+                    segs.free_count(g),
+                    segs.min_valid(g).map(|s| segs.valid(s)),
+                    la.geometry().payload_slots()
+                );
+            }
+        }
+    }
+
+    /// Free the GC victims whose moves the sync point just made durable, and TRIM them.
+    pub fn release_victims(&mut self) {
+        self.io.mark("release");
+        // A read handed out before may still be on its way into a victim: trimming or
+        // reusing it now could hand the client someone else's data.
+        if let Some(pool) = &self.exec.pool {
+            pool.wait_reads();
+        }
+        self.tell_scheme_health();
+        let mut plan = std::mem::take(&mut self.follow);
+        self.scheme.release_deferred(&mut plan);
+        if let Err(e) = self.execute_follow_up(&plan) {
+            eprintln!("swan: I/O error: {e}");
+        }
+        self.follow = plan;
+        self.protect_after_failure();
+    }
+
+    /// A member failed since the last sync point: rewrite what only it held in open rows
+    /// to healthy members and make that durable now, not at the next FLUSH. Until then a
+    /// crash would lose those blocks (the array would have lost a member and its power:
+    /// two faults); this keeps that window to the operation during which the member failed.
+    pub fn protect_after_failure(&mut self) {
+        if self.io.failures == self.failures_synced || self.durability.lost.is_some() || self.read_only {
+            return;
+        }
+        self.wait_writes();
+        if let Err(e) = self.sync_and_journal() {
+            eprintln!("swan: making the array safe after a member failure: {e:#}");
+            self.durability.lose(|| e.to_string());
+        }
+    }
+
+    pub fn sync_all(&mut self) -> Result<(), MemberError> {
+        // Gathered user data must be written (and its errors seen) before the sync that
+        // makes it durable: `wait_writes` comes first on every path here.
+        assert!(self.exec.no_runs(), "a sync with gathered user data not yet written");
+        let parallel = self.exec.pool.is_some();
+        self.io.sync_all(parallel)
+    }
+
+    pub fn sync_and_journal(&mut self) -> anyhow::Result<()> {
+        // Data whose only copy is a failed member's slot in an open row is rewritten to
+        // healthy members first; a member failing during the sync means another round.
+        loop {
+            let failures = self.io.failures;
+            self.relocate_at_risk();
+            if let Some(why) = &self.durability.lost {
+                anyhow::bail!("durability was lost ({why}); restart to recover");
+            }
+            self.sync_all()?;
+            if self.io.failures == failures {
+                break;
+            }
+        }
+        self.failures_synced = self.io.failures;
+        self.durability.synced();
+        self.journal_changes_read_back();
+        if !self.kind.is_log_structured() {
+            self.durability.forget_pending();
+            return Ok(());
+        }
+        if self.durability.pending.is_empty() && !self.durability.has_tail() {
+            return Ok(());
+        }
+        self.append_records(true)
+    }
+
+    /// Write the whole map to the next checkpoint slot. Data must be durable already.
+    fn checkpoint(&mut self) -> anyhow::Result<()> {
+        self.checkpoint_as(false)
+    }
+
+    /// A checkpoint; `parity_whole` when every row of every open segment has its parity
+    /// on the members (at a clean stop, [`Store::parity_of_open_segments`]).
+    pub fn checkpoint_as(&mut self, parity_whole: bool) -> anyhow::Result<()> {
+        // A checkpoint claims the whole map is durable; after a failed sync or write it may
+        // not be (the map can name data a failed writeback dropped). Recovery rolls forward
+        // from the last good checkpoint instead.
+        if let Some(why) = &self.durability.lost {
+            anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+        }
+        // The map must not name a block whose only copy is in memory (a failed member's
+        // slot in an open row): move such blocks first, and make the move durable.
+        if !self.read_only && !self.io.members.all_healthy() {
+            self.relocate_at_risk();
+            if let Some(why) = &self.durability.lost {
+                anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+            }
+            self.sync_all()?;
+        }
+        self.durability.forget_pending();
+        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        self.durability.checkpoint(&self.io, la, parity_whole)?;
+        if self.verbose {
+            eprintln!("swan: checkpoint {} written", self.durability.checkpoint_seq());
+        }
+        if !parity_whole {
+            self.restate_open_rows()?;
+        }
+        Ok(())
+    }
+
+    /// After a checkpoint, journal again (synced) the CRC of every live block in a stripe
+    /// row still filling. Such a row's parity reaches the members only when the row
+    /// completes; if a crash comes first and a member is missing at the restart, its blocks
+    /// in that row rebuild as garbage. Blocks journaled after the checkpoint carry a CRC that
+    /// recovery keeps and reads are checked against ([`Recovered::adopted_crcs`]); this gives
+    /// the blocks written before it one too, so they answer EIO rather than garbage.
+    fn restate_open_rows(&mut self) -> anyhow::Result<()> {
+        // Changes made since the last record (blocks moved off a failed member just now)
+        // go first, so that their CRCs are known.
+        self.journal_changes_read_back();
+        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        let geo = *la.geometry();
+        let mut restated: Vec<(MapChange, u32)> = Vec::new();
+        for (_, block, row) in self.io.rows.iter() {
+            for &m in &row.written {
+                let Some((seg, slot)) = geo.slot_at(m, block) else { continue };
+                let pba = geo.pba(seg, slot);
+                let Some(lba) = la.live_lba(pba) else { continue };
+                if let Some(crc) = self.crcs.open_crc(seg, slot) {
+                    restated.push((MapChange::Map { lba, pba }, crc));
+                }
+            }
+        }
+        if restated.is_empty() && self.durability.pending.is_empty() {
+            return Ok(());
+        }
+        // The same record whatever order the rows are held in (deterministic replays).
+        restated.sort_unstable_by_key(|&(c, _)| match c {
+            MapChange::Map { pba, .. } => pba,
+            _ => u64::MAX,
+        });
+        for (c, crc) in restated {
+            self.durability.push(c, crc);
+        }
+        self.append_records(true)
+    }
+
+    /// Rewrite, to healthy members, the live blocks whose only copy is the slot of a failed
+    /// (or rebuilding) member in a stripe row still open. Such a row has no parity on disk
+    /// yet (it gets it when its last block is written): the block lives in the row's running
+    /// XOR in memory and nowhere else durable, so a crash would lose it. It got there
+    /// written before its member failed (or by GC, which is not told of failures: its
+    /// destination slots were chosen before); user writes skip a failed member's slots.
+    /// Called before every sync point's sync, so a FLUSH never covers such a block and a GC
+    /// victim is never released while its data depends on one.
+    pub fn relocate_at_risk(&mut self) {
+        let Some(la) = self.scheme.log_array() else { return };
+        if self.io.members.all_healthy() {
+            return;
+        }
+        let geo = *la.geometry();
+        let mut at_risk: Vec<(u64, u32, u64)> = Vec::new();
+        for (_, row, open) in self.io.rows.iter() {
+            for &m in open.written.iter().filter(|&&m| !self.io.members.is_healthy(m)) {
+                let live = geo.slot_at(m, row).and_then(|(seg, slot)| la.live_lba(geo.pba(seg, slot)));
+                if let Some(lba) = live {
+                    at_risk.push((lba, m, row));
+                }
+            }
+        }
+        at_risk.sort_unstable();
+        let moved = !at_risk.is_empty();
+        for (lba, m, block) in at_risk {
+            let mut data = vec![0u8; BLOCK];
+            if let Err(e) = self.io.reconstruct(m, block, &mut data) {
+                self.durability.lose(|| format!("block {lba} of a failed member lost: {e}"));
+                continue;
+            }
+            if !self.write_block(lba, &data) {
+                self.durability
+                    .lose(|| format!("no space to move block {lba} off failed member {m}'s open stripe row"));
+            }
+        }
+        if moved {
+            // The moves are gathered like any user write: every caller syncs next, and the
+            // sync must find them on the members (a failed write ends durability here).
+            self.wait_writes();
+        }
+    }
+
+    /// Give the rows of segments adopted at recovery (and of segments sealed by an unsynced
+    /// journal record) their parity. Such a segment was open at the crash: its last rows
+    /// were filling and their parity, written when a row completes, never was. Each row's
+    /// parity becomes the XOR of what its data columns hold now, so a member failing later
+    /// can be rebuilt; the data is untouched.
+    fn reparity_adopted(&mut self) -> Result<u64, MemberError> {
+        let Some(la) = self.scheme.log_array() else { return Ok(0) };
+        let geo = *la.geometry();
+        if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
+            return Ok(0);
+        }
+        let segs = la.segments();
+        // Also the segments sealed by a record written before its data was synced: the
+        // summary made it, the parity of the rows before it may not have.
+        let mut adopted: Vec<u64> = if self.parity_whole {
+            // Adopted at a clean stop, their rows got their parity then.
+            Vec::new()
+        } else {
+            (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect()
+        };
+        adopted.extend(std::mem::take(&mut self.unsynced_seals));
+        let mut rows = 0;
+        for seg in adopted {
+            let group = geo.group_of_segment(seg);
+            if let Some(m) =
+                (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).find(|&m| !self.io.members.is_healthy(m))
+            {
+                eprintln!(
+                    "swan: segment {seg} was open at the crash and member {m} of its R-group has failed: \
+                     its last rows have no parity, and what they held on member {m} is lost"
+                );
+                continue;
+            }
+            rows += self.io.reparity_segment(&geo, seg)?;
+        }
+        Ok(rows)
+    }
+
+    /// At a clean stop: give every row of every open segment (user, GC) its parity from
+    /// what its data columns hold, so that the next start, even with a member missing, finds
+    /// every row whole. Open segments of a degraded R-group are left as they are: what its
+    /// failed member held in their open rows was moved off ([`Store::relocate_at_risk`]),
+    /// and losing a second member is beyond what parity covers.
+    pub fn parity_of_open_segments(&mut self) -> Result<u64, MemberError> {
+        let Some(la) = self.scheme.log_array() else { return Ok(0) };
+        let geo = *la.geometry();
+        if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
+            return Ok(0);
+        }
+        let segs = la.segments();
+        let open: Vec<u64> = (0..segs.len()).filter(|&s| segs.state(s) == SegState::Open).collect();
+        let mut rows = 0;
+        for seg in open {
+            let group = geo.group_of_segment(seg);
+            if (0..geo.ssds_per_rgroup).all(|c| self.io.members.is_healthy(geo.member(group, c))) {
+                rows += self.io.reparity_segment(&geo, seg)?;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// No member I/O of the pool in flight: what changes a member's health or place must
+    /// not race with it.
+    pub fn drain_member_io(&mut self) {
+        self.wait_writes();
+        if let Some(pool) = &self.exec.pool {
+            pool.wait_reads();
+        }
+    }
+
+    /// `swan fail`: take member `m` out of service as if it had failed.
+    pub fn fail_by_request(&mut self, m: u32) -> Result<String, String> {
+        self.io.refuse_to_fail(m)?;
+        self.drain_member_io();
+        if !self.io.fail(m, "failed by request (swan fail)") {
+            return Err(format!("member {m} cannot be spared"));
+        }
+        Ok(format!("member {m} ({}) marked failed", self.io.members[m as usize].path().display()))
+    }
+
+    /// `swan replace`: rebuild member `m` onto the device or file at `path`.
+    pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, String> {
+        let new = self.io.open_replacement(m, path, self.read_only)?;
+        self.drain_member_io();
+        self.io.start_rebuild(m, new, path)
+    }
+    /// The durable half of a sync point: every completed write made durable and every
+    /// change since the last one journaled, after moving data off failed members' open
+    /// rows. False: it failed (or durability was lost before), and the FLUSHes waiting fail.
+    pub fn sync_point(&mut self) -> bool {
+        self.wait_writes();
+        if self.durability.lost.is_none() {
+            // GC may have left a block's only copy on a failed member's open row with nothing
+            // else written since: a victim released after this must not be its last copy.
+            self.relocate_at_risk();
+        }
+        let result = match &self.durability.lost {
+            Some(why) => Err(anyhow::anyhow!("durability was lost earlier ({why}); restart to recover")),
+            None if self.durability.dirty => self.sync_and_journal(),
+            None => Ok(()),
+        };
+        if let Err(e) = &result {
+            eprintln!("swan: sync failed: {e}");
+            self.durability.lose(|| e.to_string());
+        }
+        result.is_ok()
+    }
+
+    /// At a clean stop (after the last writes landed): make it all durable, give the rows
+    /// still filling their parity, and write a checkpoint that says so.
+    pub fn close(&mut self) -> anyhow::Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.sync_all()?;
+        // The rows still filling get their parity, so that a member missing at the next
+        // start (a stale or lost one) loses nothing; the checkpoint says so.
+        let rows = self.parity_of_open_segments()?;
+        if self.verbose && rows > 0 {
+            eprintln!("swan: parity written for {rows} rows of open segments");
+        }
+        self.sync_all()?;
+        self.checkpoint_as(true)?;
+        if let Some(crcs) = &self.crcs.table {
+            crcs.write_clean(&self.io.members, &self.io.sb)?;
+        }
+        Ok(())
+    }
+}
