@@ -35,7 +35,8 @@ fn label(s: &swan_sim::engine::SimConfig) -> String {
         _ => String::new(),
     };
     let aged = if s.age_fraction > 0.0 { format!("-aged{:.0}", s.age_fraction * 100.0) } else { String::new() };
-    format!("{}-{}-{}ssd{rate}{aged}", s.scheme_label(), workload_name(s.workload.read_fraction), s.array.members())
+    let before = if experiments::is_before_gc(s) { "-before-gc" } else { "" };
+    format!("{}-{}-{}ssd{rate}{aged}{before}", s.scheme_label(), workload_name(s.workload.read_fraction), s.array.members())
 }
 
 fn ms(us: f64) -> f64 {
@@ -102,13 +103,17 @@ fn key(x: &Summary) -> (String, String, u32, String, String) {
     (x.scheme.clone(), workload_name(reads(x)).into(), x.options.array.members(), format!("{:.3}", iops(x)), warmup(x))
 }
 
-/// How the run's SSDs were warmed up.
+/// How the run's SSDs were warmed up ("before GC": only the run's first seconds, see
+/// [`experiments::is_before_gc`]).
 fn warmup(x: &Summary) -> String {
     match x.options.age_fraction {
+        _ if experiments::is_before_gc(&x.options) => BEFORE_GC.into(),
         a if a > 0.0 => format!("fill+{:.0}%", a * 100.0),
         _ => "fill".into(),
     }
 }
+
+const BEFORE_GC: &str = "pre-GC";
 
 /// The cells of `s`, in the order their first runs appear.
 fn cells(s: &[Summary]) -> Vec<Cell<'_>> {
@@ -174,7 +179,8 @@ fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate:
     find_warmed(s, scheme, read_fraction, ssds, rate, None)
 }
 
-/// [`find`] among the runs warmed up as `warmed` says ([`warmup`]; `None`: any).
+/// [`find`] among the runs warmed up as `warmed` says ([`warmup`]; `None`: any but the
+/// before-GC runs).
 fn find_warmed<'a>(
     s: &'a [Summary],
     scheme: &str,
@@ -190,7 +196,10 @@ fn find_warmed<'a>(
                 && (reads(x) - read_fraction).abs() < 1e-9
                 && x.options.array.members() == ssds
                 && (iops(x) - rate).abs() < 1e-6
-                && warmed.is_none_or(|w| warmup(x) == w)
+                && match warmed {
+                    Some(w) => warmup(x) == w,
+                    None => warmup(x) != BEFORE_GC,
+                }
         })
         .collect();
     (!runs.is_empty()).then_some(Cell { runs })
@@ -435,6 +444,7 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
         at(18),
         if at(2) > 1.5 && at(18) > 1.5 { "agrees in direction" } else { "DISAGREES" }
     ));
+    claims.extend(fig8_what_gc_adds(s));
     let fig = XyFigure {
         title: "Harmonia Fig. 8: response time against the number of SSDs (HPC(W))".into(),
         subtitle: "RAID0, 4 KiB stripe unit, Table IX SSDs, 476.5 requests/s; means over seeds".into(),
@@ -450,6 +460,56 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
         }],
     };
     Ok((claims, vec![write(&fig, dir, "harmonia_fig8", format)?]))
+}
+
+/// Fig. 8 taken apart: each size's response time over its before-GC runs (the floor no GC
+/// policy goes below), and what GC adds under the baseline and under GGC, against GGC's
+/// forced cycles. The paper's text fixes GGC(4)/GGC(18): "the baseline at 18 SSDs performs
+/// 184 % worse than GGC using only 4" and is 3.2× GGC at 18, so GGC(4) = 3.2/2.84 GGC(18).
+fn fig8_what_gc_adds(s: &[Summary]) -> Vec<String> {
+    let rf = hpc::READ_FRACTION_W;
+    let mut out = Vec::new();
+    let mut rows = Vec::new();
+    for n in HARMONIA_FIG8_SSDS {
+        let (Some(f), Some(b), Some(g)) = (
+            find_warmed(s, "raid0", rf, n, hpc::IOPS, Some(BEFORE_GC)),
+            find(s, "raid0", rf, n, hpc::IOPS),
+            find(s, "harmonia-reactive", rf, n, hpc::IOPS),
+        ) else {
+            continue;
+        };
+        let gc_runs = f.mean(|x| x.ssd_gc.iter().map(|g| g.gc_invocations + g.forced_gc_invocations).sum::<u64>() as f64);
+        if gc_runs > 0.0 {
+            out.push(format!("{n} SSDs: the before-GC runs collected ({gc_runs:.0} GC runs): not a floor, left out"));
+            continue;
+        }
+        let cycles = g.mean(|x| x.ggc.cycles as f64);
+        let (floor, b, g) = (f.mean_ms(), b.mean_ms(), g.mean_ms());
+        out.push(format!(
+            "{n} SSDs: before GC {floor:.3} ms; GC adds {:.2} ms to the baseline, {:.2} ms to GGC over {cycles:.0} forced \
+             cycles ({:.3} ms per 1,000 cycles)",
+            b - floor,
+            g - floor,
+            (g - floor) / cycles * 1000.0
+        ));
+        rows.push((n, floor, g, cycles));
+    }
+    let row = |n: u32| rows.iter().find(|r| r.0 == n).copied();
+    if let (Some((_, f4, g4, c4)), Some((_, f18, g18, c18))) = (row(4), row(18)) {
+        out.push(format!(
+            "GGC from 4 to 18 SSDs: {g4:.2} → {g18:.2} ms ({:.2}×; the paper's text implies {:.2}×); before GC \
+             {f4:.3} → {f18:.3} ms ({:.2}×); GC's share {:.2} → {:.2} ms ({:.2}×) as forced cycles fall {c4:.0} → \
+             {c18:.0} ({:.2}×, with each SSD's write rate)",
+            g4 / g18,
+            3.2 / 2.84,
+            f4 / f18,
+            g4 - f4,
+            g18 - f18,
+            (g4 - f4) / (g18 - f18),
+            c4 / c18
+        ));
+    }
+    out
 }
 
 /// Where the paper's numbers fall against the forced-GC bound.

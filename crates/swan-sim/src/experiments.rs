@@ -419,13 +419,26 @@ pub fn harmonia_fig7(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
 /// SSD counts of Harmonia Fig. 8.
 pub const HARMONIA_FIG8_SSDS: [u32; 9] = [2, 4, 6, 8, 10, 12, 14, 16, 18];
 
-/// Harmonia Fig. 8: baseline and reactive GGC under HPC(W) on 2 … 18 SSDs.
+/// Simulated seconds of a before-GC run: short enough that no element of a filled SSD
+/// reaches its low watermark even at 2 SSDs (about 30 s of HPC(W) there).
+pub const HARMONIA_BEFORE_GC_S: f64 = 20.0;
+
+/// Whether `cfg` is a before-GC run of [`harmonia_fig8`].
+pub fn is_before_gc(cfg: &SimConfig) -> bool {
+    cfg.stop.sim_seconds == Some(HARMONIA_BEFORE_GC_S) && cfg.ggc.is_none() && cfg.age_fraction == 0.0
+}
+
+/// Harmonia Fig. 8: baseline and reactive GGC under HPC(W) on 2 … 18 SSDs, and at each
+/// size the baseline's first [`HARMONIA_BEFORE_GC_S`] seconds, before any GC: the response
+/// time no GC policy can go below, against which what GC adds under each policy is measured.
 pub fn harmonia_fig8(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
     let mut runs = Vec::new();
     for n in HARMONIA_FIG8_SSDS {
         for scheme in [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)] {
             runs.push(harmonia_run(scheme, n, hpc::READ_FRACTION_W, hpc::IOPS, scale, seed));
         }
+        let before = HarmoniaScale { sim_s: HARMONIA_BEFORE_GC_S, measure_from_s: 0.0, age: 0.0, ..scale };
+        runs.push(harmonia_run(HarmoniaScheme::Baseline, n, hpc::READ_FRACTION_W, hpc::IOPS, before, seed));
     }
     runs
 }
