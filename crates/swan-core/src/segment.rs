@@ -1,5 +1,5 @@
 //! The segment table: each segment's state, valid-block count and sequence number, and
-//! per-R-group *bands* of sealed segments by valid count, so greedy victim selection
+//! per-R-group *buckets* of sealed segments by valid count, so greedy victim selection
 //! ("the segment that has the least number of valid blocks", §3.4) never scans every
 //! segment.
 //!
@@ -11,22 +11,23 @@
 //!   one 16-byte, 16-aligned `Seg`, so a write touches one cache line of the table
 //!   (parallel `Vec`s cost one line each — several misses per write at full scale, where the
 //!   table has ~1 M segments). The seal sequence, cold, lives apart.
-//! - **Bands, not exact buckets.** Sealed segments are linked into intrusive doubly linked
-//!   lists by `valid >> band_shift`, at most [`MAX_BANDS`] bands per R-group (`band_shift`
-//!   is the least that fits `payload_slots`, so small segments keep exact buckets). A block
-//!   death relinks its segment only when the count crosses a band boundary — once per
-//!   `2^band_shift` deaths — instead of on every death (an unlink and a link, touching the
-//!   neighbours' records and the bucket head). A bit mask per R-group says which bands are
+//! - **Coarse buckets, not one per valid count.** Sealed segments are linked into intrusive
+//!   doubly linked lists by `valid >> bucket_shift`, at most [`MAX_BUCKETS`] buckets per
+//!   R-group (`bucket_shift` is the least that fits `payload_slots`, so small segments keep
+//!   one bucket per count). A block
+//!   death relinks its segment only when the count crosses a bucket boundary — once per
+//!   `2^bucket_shift` deaths — instead of on every death (an unlink and a link, touching the
+//!   neighbours' records and the bucket head). A bit mask per R-group says which buckets are
 //!   non-empty.
 //! - **The greedy minimum, kept exactly.** Each R-group caches its minimum sealed segment
 //!   under the order (valid count, segment number). A death can only lower one segment's
 //!   key, so keeping the cache is one comparison against a record that stays hot; only when
 //!   the minimum itself leaves (chosen as victim) or gains a block is it recomputed, by a
-//!   scan of the lowest non-empty band. So `min_valid` is O(1) and exactly greedy, with ties
+//!   scan of the lowest non-empty bucket. So `min_valid` is O(1) and exactly greedy, with ties
 //!   to the lowest-numbered segment — deterministic, independent of list order.
 //!
-//! [`SegmentTable::lowest_valid`] (cost-benefit's candidates) walks the bands upward,
-//! sorting each band it takes by (valid count, segment number).
+//! [`SegmentTable::lowest_valid`] (cost-benefit's candidates) walks the buckets upward,
+//! sorting each bucket it takes by (valid count, segment number).
 
 /// The life of a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,15 +44,15 @@ pub enum SegState {
 
 const NIL: u32 = u32::MAX;
 
-/// Bands per R-group at most: one bit each in a `u64` mask.
-pub const MAX_BANDS: u32 = 64;
+/// Buckets per R-group at most: one bit each in a `u64` mask.
+pub const MAX_BUCKETS: u32 = 64;
 
 /// A segment's hot fields, together (see the module comment).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(16))]
 struct Seg {
     valid: u32,
-    /// Neighbours in the band list (sealed segments only).
+    /// Neighbours in the bucket list (sealed segments only).
     prev: u32,
     next: u32,
     state: SegState,
@@ -64,16 +65,16 @@ const _: () = assert!(std::mem::size_of::<Seg>() == 16);
 pub struct SegmentTable {
     segments_per_group: u64,
     payload_slots: u32,
-    /// A sealed segment lies in band `valid >> band_shift`.
-    band_shift: u32,
-    /// Bands per R-group: `(payload_slots >> band_shift) + 1`, at most [`MAX_BANDS`].
-    bands: u32,
+    /// A sealed segment lies in bucket `valid >> bucket_shift`.
+    bucket_shift: u32,
+    /// Buckets per R-group: `(payload_slots >> bucket_shift) + 1`, at most [`MAX_BUCKETS`].
+    buckets: u32,
     segs: Vec<Seg>,
     /// Order in which segments were sealed (0 = never): the "age" for cost-benefit.
     seq: Vec<u64>,
-    /// heads[group * bands + band]
+    /// heads[group * buckets + bucket]
     heads: Vec<u32>,
-    /// Per R-group, bit `b` set iff band `b` is non-empty.
+    /// Per R-group, bit `b` set iff bucket `b` is non-empty.
     nonempty: Vec<u64>,
     /// Per R-group, the sealed segment least in (valid count, segment number), or NIL.
     min: Vec<u32>,
@@ -87,11 +88,11 @@ impl SegmentTable {
         let n = groups as usize * segments_per_group as usize;
         assert!(n < NIL as usize, "too many segments for 32-bit links");
         assert!(groups <= u32::from(u16::MAX) + 1, "too many R-groups for 16-bit group numbers");
-        let mut band_shift = 0;
-        while payload_slots >> band_shift >= MAX_BANDS {
-            band_shift += 1;
+        let mut bucket_shift = 0;
+        while payload_slots >> bucket_shift >= MAX_BUCKETS {
+            bucket_shift += 1;
         }
-        let bands = (payload_slots >> band_shift) + 1;
+        let buckets = (payload_slots >> bucket_shift) + 1;
         let free = (0..groups)
             .map(|g| {
                 let first = u64::from(g) * segments_per_group;
@@ -111,11 +112,11 @@ impl SegmentTable {
         Self {
             segments_per_group,
             payload_slots,
-            band_shift,
-            bands,
+            bucket_shift,
+            buckets,
             segs,
             seq: vec![0; n],
-            heads: vec![NIL; groups as usize * bands as usize],
+            heads: vec![NIL; groups as usize * buckets as usize],
             nonempty: vec![0; groups as usize],
             min: vec![NIL; groups as usize],
             free,
@@ -159,23 +160,23 @@ impl SegmentTable {
         self.free.iter().map(|f| f.len() as u64).sum()
     }
 
-    /// Valid blocks per band (the bands' width).
-    pub fn band_width(&self) -> u32 {
-        1 << self.band_shift
+    /// Valid blocks per bucket (the buckets' width).
+    pub fn bucket_width(&self) -> u32 {
+        1 << self.bucket_shift
     }
 
     fn group_of(&self, seg: u64) -> usize {
         (seg / self.segments_per_group) as usize
     }
 
-    fn band_of(&self, valid: u32) -> u32 {
-        valid >> self.band_shift
+    fn bucket_of(&self, valid: u32) -> u32 {
+        valid >> self.bucket_shift
     }
 
-    /// Push `seg` onto the front of band `band` of its R-group.
-    fn link(&mut self, seg: u32, band: u32) {
+    /// Push `seg` onto the front of bucket `bucket` of its R-group.
+    fn link(&mut self, seg: u32, bucket: u32) {
         let group = self.segs[seg as usize].group as usize;
-        let h = group * self.bands as usize + band as usize;
+        let h = group * self.buckets as usize + bucket as usize;
         let old = self.heads[h];
         let e = &mut self.segs[seg as usize];
         e.next = old;
@@ -184,21 +185,21 @@ impl SegmentTable {
             self.segs[old as usize].prev = seg;
         }
         self.heads[h] = seg;
-        self.nonempty[group] |= 1 << band;
+        self.nonempty[group] |= 1 << bucket;
     }
 
-    /// Take `seg` out of band `band` of its R-group.
-    fn unlink(&mut self, seg: u32, band: u32) {
+    /// Take `seg` out of bucket `bucket` of its R-group.
+    fn unlink(&mut self, seg: u32, bucket: u32) {
         let Seg { prev: p, next: n, group, .. } = self.segs[seg as usize];
         let group = group as usize;
         if p != NIL {
             self.segs[p as usize].next = n;
         } else {
-            let h = group * self.bands as usize + band as usize;
+            let h = group * self.buckets as usize + bucket as usize;
             debug_assert_eq!(self.heads[h], seg);
             self.heads[h] = n;
             if n == NIL {
-                self.nonempty[group] &= !(1 << band);
+                self.nonempty[group] &= !(1 << bucket);
             }
         }
         if n != NIL {
@@ -225,15 +226,15 @@ impl SegmentTable {
         }
     }
 
-    /// Recompute `group`'s minimum: the least sealed segment of its lowest non-empty band.
+    /// Recompute `group`'s minimum: the least sealed segment of its lowest non-empty bucket.
     fn recompute_min(&mut self, group: usize) {
         let mask = self.nonempty[group];
         if mask == 0 {
             self.min[group] = NIL;
             return;
         }
-        let band = mask.trailing_zeros() as usize;
-        let mut best = self.heads[group * self.bands as usize + band];
+        let bucket = mask.trailing_zeros() as usize;
+        let mut best = self.heads[group * self.buckets as usize + bucket];
         let mut s = self.segs[best as usize].next;
         while s != NIL {
             if self.greedier(s, best) {
@@ -283,7 +284,7 @@ impl SegmentTable {
         e.state = SegState::Sealed;
         let (valid, group) = (e.valid, e.group as usize);
         self.seq[seg as usize] = seq;
-        self.link(seg as u32, self.band_of(valid));
+        self.link(seg as u32, self.bucket_of(valid));
         self.offer_min(seg as u32, group);
     }
 
@@ -291,7 +292,7 @@ impl SegmentTable {
     pub fn mark_victim(&mut self, seg: u64) {
         let e = self.segs[seg as usize];
         debug_assert_eq!(e.state, SegState::Sealed);
-        self.unlink(seg as u32, self.band_of(e.valid));
+        self.unlink(seg as u32, self.bucket_of(e.valid));
         self.segs[seg as usize].state = SegState::Victim;
         if self.min[e.group as usize] == seg as u32 {
             self.recompute_min(e.group as usize);
@@ -317,7 +318,7 @@ impl SegmentTable {
         self.total_valid += 1;
         if e.state == SegState::Sealed {
             let group = e.group as usize;
-            let (from, to) = (self.band_of(old), self.band_of(old + 1));
+            let (from, to) = (self.bucket_of(old), self.bucket_of(old + 1));
             if from != to {
                 self.unlink(seg as u32, from);
                 self.link(seg as u32, to);
@@ -338,7 +339,7 @@ impl SegmentTable {
         self.total_valid -= 1;
         if e.state == SegState::Sealed {
             let group = e.group as usize;
-            let (from, to) = (self.band_of(old), self.band_of(old - 1));
+            let (from, to) = (self.bucket_of(old), self.bucket_of(old - 1));
             if from != to {
                 self.unlink(seg as u32, from);
                 self.link(seg as u32, to);
@@ -360,10 +361,10 @@ impl SegmentTable {
         out.clear();
         let mut mask = self.nonempty[group as usize];
         while mask != 0 && out.len() < limit {
-            let band = mask.trailing_zeros();
+            let bucket = mask.trailing_zeros();
             mask &= mask - 1;
             let start = out.len();
-            let mut s = self.heads[group as usize * self.bands as usize + band as usize];
+            let mut s = self.heads[group as usize * self.buckets as usize + bucket as usize];
             while s != NIL {
                 out.push(u64::from(s));
                 s = self.segs[s as usize].next;
@@ -376,18 +377,18 @@ impl SegmentTable {
     /// Recount everything from scratch and compare (for tests; O(segments)).
     pub fn check_buckets(&self) -> Result<(), String> {
         let groups = self.free.len();
-        let bands = self.bands as usize;
-        if self.heads.len() != groups * bands || self.nonempty.len() != groups || self.min.len() != groups {
-            return Err("band tables sized wrongly".into());
+        let buckets = self.buckets as usize;
+        if self.heads.len() != groups * buckets || self.nonempty.len() != groups || self.min.len() != groups {
+            return Err("bucket tables sized wrongly".into());
         }
-        if self.bands > MAX_BANDS || self.band_of(self.payload_slots) != self.bands - 1 {
-            return Err(format!("{} bands of shift {} for {} slots", self.bands, self.band_shift, self.payload_slots));
+        if self.buckets > MAX_BUCKETS || self.bucket_of(self.payload_slots) != self.buckets - 1 {
+            return Err(format!("{} buckets of shift {} for {} slots", self.buckets, self.bucket_shift, self.payload_slots));
         }
         let mut linked = vec![false; self.segs.len()];
         for (h, &head) in self.heads.iter().enumerate() {
-            let (group, band) = (h / bands, (h % bands) as u32);
-            if (head != NIL) != (self.nonempty[group] & (1 << band) != 0) {
-                return Err(format!("non-empty mask of group {group} wrong at band {band}"));
+            let (group, bucket) = (h / buckets, (h % buckets) as u32);
+            if (head != NIL) != (self.nonempty[group] & (1 << bucket) != 0) {
+                return Err(format!("non-empty mask of group {group} wrong at bucket {bucket}"));
             }
             let mut s = head;
             let mut prev = NIL;
@@ -398,10 +399,10 @@ impl SegmentTable {
                 }
                 let e = &self.segs[i];
                 if e.state != SegState::Sealed {
-                    return Err(format!("segment {s} in a band but {:?}", e.state));
+                    return Err(format!("segment {s} in a bucket but {:?}", e.state));
                 }
-                if self.band_of(e.valid) != band || self.group_of(u64::from(s)) != group {
-                    return Err(format!("segment {s} (valid {}) in the wrong band", e.valid));
+                if self.bucket_of(e.valid) != bucket || self.group_of(u64::from(s)) != group {
+                    return Err(format!("segment {s} (valid {}) in the wrong bucket", e.valid));
                 }
                 if e.prev != prev {
                     return Err(format!("segment {s} has a broken back link"));
@@ -411,8 +412,8 @@ impl SegmentTable {
                 s = e.next;
             }
         }
-        if self.bands < 64 && self.nonempty.iter().any(|&m| m >> self.bands != 0) {
-            return Err("non-empty mask has bits beyond the last band".into());
+        if self.buckets < 64 && self.nonempty.iter().any(|&m| m >> self.buckets != 0) {
+            return Err("non-empty mask has bits beyond the last bucket".into());
         }
         let mut min = vec![NIL; groups];
         for (i, e) in self.segs.iter().enumerate() {
@@ -456,7 +457,7 @@ impl SegmentTable {
     /// Memory used, for the bytes-per-block accounting.
     pub fn heap_bytes(&self) -> u64 {
         let n = self.segs.len() as u64;
-        let per_group = self.bands as u64 * 4 + 8 + 4;
+        let per_group = self.buckets as u64 * 4 + 8 + 4;
         n * (std::mem::size_of::<Seg>() as u64 + 8) + self.free.len() as u64 * per_group + n * 4
     }
 }
@@ -501,20 +502,20 @@ mod tests {
     }
 
     #[test]
-    fn bands_cover_the_payload_in_at_most_64() {
-        for (slots, width, bands) in
+    fn buckets_cover_the_payload_in_at_most_64() {
+        for (slots, width, buckets) in
             [(8, 1, 9), (63, 1, 64), (64, 2, 33), (4094, 64, 64), (4095, 64, 64), (4096, 128, 33)]
         {
             let t = SegmentTable::new(1, 1, slots);
-            assert_eq!((t.band_width(), t.bands), (width, bands), "{slots} slots");
+            assert_eq!((t.bucket_width(), t.buckets), (width, buckets), "{slots} slots");
             t.check_buckets().unwrap();
         }
     }
 
     #[test]
-    fn greedy_is_exact_within_a_band_and_ties_go_to_the_lowest_number() {
-        let mut t = SegmentTable::new(1, 6, 1000); // bands 16 blocks wide
-        assert_eq!(t.band_width(), 16);
+    fn greedy_is_exact_within_a_bucket_and_ties_go_to_the_lowest_number() {
+        let mut t = SegmentTable::new(1, 6, 1000); // buckets 16 blocks wide
+        assert_eq!(t.bucket_width(), 16);
         let segs: Vec<u64> = (0..5).map(|_| t.open(0).unwrap()).collect();
         for (&s, v) in segs.iter().zip([40, 37, 35, 35, 47]) {
             for _ in 0..v {
@@ -522,7 +523,7 @@ mod tests {
             }
             t.seal(s, s + 1);
         }
-        // 32..47 is one band: the minimum is still exact, ties to the lower number.
+        // 32..47 is one bucket: the minimum is still exact, ties to the lower number.
         assert_eq!(t.min_valid(0), Some(segs[2]));
         let mut out = Vec::new();
         t.lowest_valid(0, 3, &mut out);
@@ -539,9 +540,9 @@ mod tests {
         assert_eq!(out, vec![segs[3], segs[1], segs[0], segs[4]]);
     }
 
-    /// Random operations against a brute-force model, over band widths 1 to 64.
+    /// Random operations against a brute-force model, over bucket widths 1 to 64.
     #[test]
-    fn banded_table_matches_brute_force() {
+    fn bucketed_table_matches_brute_force() {
         for (slots, seed) in [(7u32, 1u64), (100, 2), (333, 3), (4095, 4)] {
             let (groups, per_group) = (3u32, 20u64);
             let mut t = SegmentTable::new(groups, per_group, slots);
