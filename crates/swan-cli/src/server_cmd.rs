@@ -315,7 +315,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         if a.read_only { ", read-only" } else { "" },
         a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]).display()
     );
-    let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::backend::Backend>, Arc::clone(&stop));
+    let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::service::BlockService>, Arc::clone(&stop));
     stop.store(true, Ordering::Relaxed);
     let _ = control_thread.join();
     let stopped = engine.shutdown();

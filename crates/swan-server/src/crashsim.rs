@@ -38,7 +38,7 @@
 //! cut), so a replay point costs about one recovery and one read of the volume.
 
 use crate::array::{self, CreateOptions};
-use crate::backend::{BlockOp, BlockRequest, Reply};
+use crate::service::{BlockOp, BlockRequest, Reply};
 use crate::check;
 use crate::engine::{EngineOptions, Stepper};
 use crate::member::{Tap, BLOCK};

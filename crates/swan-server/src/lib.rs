@@ -4,9 +4,9 @@
 //! - [`layout`]: the superblock and the metadata area of every member (FORMAT.md).
 //! - [`checkpoint`], [`journal`]: the durable map: checkpoints and the change journal.
 //! - [`array`]: create an array, open it from its members, recover its state.
-//! - [`engine`]: the thread that drives the scheme over the members (the [`backend::Backend`]).
+//! - [`engine`]: the thread that drives the scheme over the members (the [`service::BlockService`]).
 //! - [`pool`]: the threads that carry out plain user reads and large writes beside the engine.
-//! - [`backend`]: the seam between the NBD front (connections) and the engine.
+//! - [`service`]: the seam between the NBD front (connections) and the engine.
 //! - [`member`]: one member file or device: positioned I/O, discard, durability.
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
@@ -18,7 +18,7 @@
 //! - [`crashsim`]: crash replay and faults at the worst moments, over the real engine.
 
 pub mod array;
-pub mod backend;
+pub mod service;
 pub mod blockcrc;
 pub mod check;
 pub mod checkpoint;

@@ -36,7 +36,7 @@
 //! is never returned. Blocks with nothing to check against (segments adopted at recovery,
 //! summaries from before block CRCs) are returned as read, and counted.
 
-use crate::backend::Completion;
+use crate::service::Completion;
 use crate::member::{MemberError, BLOCK};
 use crate::members::Members;
 use std::ops::Range;

@@ -1,14 +1,14 @@
 //! The seam between the NBD front and whatever stores the blocks.
 //!
 //! Connections decode and validate requests at the edge, then hand each one to a
-//! [`Backend`] with a [`Completion`] to call when it is done. The backend may complete
+//! [`BlockService`] with a [`Completion`] to call when it is done. The service may complete
 //! requests out of order and from any thread; the connection matches replies to
-//! requests by cookie. A backend never sees a request the export's advertised limits
+//! requests by cookie. A service never sees a request the export's advertised limits
 //! forbid (range, alignment, length, flags): those are answered by the connection.
 
 use swan_nbd::Errno;
 
-/// What a backend offers, as advertised during the handshake.
+/// What a service offers, as advertised during the handshake.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportInfo {
     pub name: String,
@@ -53,7 +53,7 @@ pub type Reply = Result<Vec<u8>, Errno>;
 /// Called exactly once per request, from any thread.
 pub type Completion = Box<dyn FnOnce(Reply) + Send + 'static>;
 
-pub trait Backend: Send + Sync + 'static {
+pub trait BlockService: Send + Sync + 'static {
     fn info(&self) -> ExportInfo;
 
     /// Start `req`; call `done` when it has completed (possibly before returning).

@@ -12,7 +12,7 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use swan_server::backend::{BlockOp, Reply};
+use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {

@@ -14,7 +14,7 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use swan_server::backend::{BlockOp, Reply};
+use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 

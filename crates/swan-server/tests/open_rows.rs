@@ -15,7 +15,7 @@ use common::start;
 
 use std::path::PathBuf;
 use swan_server::array;
-use swan_server::backend::{BlockOp, Reply};
+use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 

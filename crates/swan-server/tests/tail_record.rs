@@ -12,7 +12,7 @@ mod common;
 use common::{pattern, start};
 
 use std::path::PathBuf;
-use swan_server::backend::{BlockOp, Reply};
+use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
 

@@ -12,7 +12,7 @@
 
 use super::crcs::Crcs;
 use super::member_io::MemberIo;
-use crate::backend::Completion;
+use crate::service::Completion;
 use crate::emulate::{EmuOp, Emulator};
 use crate::member::{MemberError, BLOCK};
 use crate::members::Health;

@@ -40,7 +40,7 @@ pub use clock::{Clock, ManualClock};
 pub use status::{GroupStatus, MemberStatus, RebuildStatus, StatusReport};
 
 use crate::array::{Opened, Recovered};
-use crate::backend::{Backend, BlockOp, BlockRequest, Completion, ExportInfo};
+use crate::service::{BlockService, BlockOp, BlockRequest, Completion, ExportInfo};
 use crate::emulate::Emulator;
 use crate::member::BLOCK;
 use std::path::PathBuf;
@@ -81,7 +81,7 @@ enum Msg {
     Stop,
 }
 
-/// A running engine; the NBD front submits to it as a [`Backend`].
+/// A running engine; the NBD front submits to it as a [`BlockService`].
 pub struct Engine {
     /// Shared (weakly) with the read pool, which hands back reads a member failed under.
     tx: Arc<Mutex<Sender<Msg>>>,
@@ -164,7 +164,7 @@ impl Engine {
     }
 }
 
-impl Backend for Engine {
+impl BlockService for Engine {
     fn info(&self) -> ExportInfo {
         self.info.clone()
     }

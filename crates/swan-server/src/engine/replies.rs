@@ -2,7 +2,7 @@
 //! record is written; FLUSHes and FUA writes waiting for a sync point; and, with emulation,
 //! replies held until the modelled SSDs would have completed their requests.
 
-use crate::backend::{gather, Completion, Reply};
+use crate::service::{gather, Completion, Reply};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};

@@ -20,7 +20,7 @@ use super::status::StatusReport;
 use super::store::Store;
 use super::{EngineOptions, Msg};
 use crate::array::{Opened, Recovered};
-use crate::backend::{BlockOp, BlockRequest, Completion};
+use crate::service::{BlockOp, BlockRequest, Completion};
 use crate::member::BLOCK;
 use crate::pool::IoPool;
 use std::collections::VecDeque;

@@ -21,7 +21,7 @@ use swan_nbd::{
 
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
-use crate::backend::{gather, Backend, BlockOp, BlockRequest, Completion, Reply};
+use crate::service::{gather, BlockService, BlockOp, BlockRequest, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
 /// saves a system call per request; payloads bigger than this bypass it.
@@ -36,7 +36,7 @@ const GATHERED_PER_SEND: usize = 256;
 
 /// What every connection of one server shares.
 pub(super) struct ConnContext {
-    pub backend: Arc<dyn Backend>,
+    pub service: Arc<dyn BlockService>,
     pub config: ServerConfig,
     pub limits: ExportLimits,
     pub opts: ServerOptions,
@@ -194,7 +194,7 @@ impl Outgoing {
         Outgoing { header: encode_simple_reply(cookie, Some(errno)), data: Vec::new(), cost: 0, sent: 0 }
     }
 
-    /// The reply to a backend's outcome; `read_len` is the data a successful read owes.
+    /// The reply to a service's outcome; `read_len` is the data a successful read owes.
     fn from_reply(cookie: u64, read_len: usize, cost: usize, reply: Reply) -> Self {
         let ok = |data| Outgoing { header: encode_simple_reply(cookie, None), data, cost, sent: 0 };
         match reply {
@@ -409,7 +409,7 @@ impl gather::Flush for Replies {
 }
 
 /// Calls [`Replies::one_done`] when the completion holding it is called or dropped, so a
-/// completion the backend drops without calling cannot keep the connection open forever.
+/// completion the service drops without calling cannot keep the connection open forever.
 struct PendingReply(Arc<Replies>);
 
 impl Drop for PendingReply {
@@ -524,7 +524,7 @@ impl<R: Read> Reader<'_, R> {
         2 * u64::from(max)
     }
 
-    /// Sends a reply that needs no backend, within the in-flight budget.
+    /// Sends a reply that needs no service, within the in-flight budget.
     fn reply(&mut self, out: Outgoing) -> anyhow::Result<()> {
         if !self.flight.acquire(out.cost) {
             bail!("reply thread gone");
@@ -533,7 +533,7 @@ impl<R: Read> Reader<'_, R> {
         Ok(())
     }
 
-    /// Hands a validated request to the backend once the in-flight budget allows.
+    /// Hands a validated request to the service once the in-flight budget allows.
     fn submit(&mut self, req: Request) -> anyhow::Result<Flow> {
         let len = req.length as usize;
         let cost = match req.kind {
@@ -571,7 +571,7 @@ impl<R: Read> Reader<'_, R> {
             pending.0.deliver(Outgoing::from_reply(cookie, read_len, cost, reply));
         });
         let fua = req.flags & cmd_flags::FUA != 0;
-        self.ctx.backend.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);
+        self.ctx.service.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);
         Ok(Flow::Continue)
     }
 

@@ -1,4 +1,4 @@
-//! The NBD front of swan's block server: one export, backed by a [`Backend`], served over
+//! The NBD front of swan's block server: one export, backed by a [`BlockService`], served over
 //! TCP or a unix-domain socket to any number of clients.
 //!
 //! The protocol itself (handshake state machine, request decoding, validation against the
@@ -10,7 +10,7 @@
 //! - each connection has a reader thread (handshake, then decoding, validating and
 //!   submitting requests); the thread that completes a request sends its reply itself when
 //!   the socket takes it without waiting, and otherwise queues it for the connection's
-//!   reply thread, so a backend completing a request never blocks on a slow client;
+//!   reply thread, so a service completing a request never blocks on a slow client;
 //! - each connection's memory is bounded: a request counts against
 //!   `max_inflight_per_conn` and `max_inflight_bytes_per_conn` until its reply has been
 //!   written, and while either is reached the reader reads nothing more (TCP's own flow
@@ -42,7 +42,7 @@ use anyhow::{bail, Context};
 use swan_nbd::consts::{tflags, DEFAULT_MAX_PAYLOAD, MAX_STRING_LEN, NBD_PORT};
 use swan_nbd::{ExportConfig, ExportLimits, ServerConfig, TlsMode};
 
-use crate::backend::{Backend, ExportInfo};
+use crate::service::{BlockService, ExportInfo};
 use conn::ConnContext;
 use stream::{Listener, Stream};
 
@@ -256,16 +256,16 @@ impl NbdServer {
         Arc::clone(&self.stats)
     }
 
-    /// Serves `backend`'s export until `stop` is set, then shuts down (see the module
+    /// Serves `service`'s export until `stop` is set, then shuts down (see the module
     /// doc) and returns. A unix socket's file is removed on return.
-    pub fn run(self, backend: Arc<dyn Backend>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-        let info = backend.info();
+    pub fn run(self, service: Arc<dyn BlockService>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+        let info = service.info();
         let limits = export_limits(&info)?;
         let export = ExportConfig { name: info.name.clone(), description: info.description.clone(), limits };
         let log = Log { verbose: self.opts.verbose };
         log.say(format_args!("serving {:?} ({} bytes) on {}", info.name, info.size_bytes, self.local_addr()));
         let ctx = Arc::new(ConnContext {
-            backend,
+            service,
             // The one export answers to its name and to "" (the default export), which
             // is what clients given a bare `nbd://host` ask for.
             config: ServerConfig::new(vec![export]).with_default_export(0).with_tls(self.opts.tls.mode()),
@@ -348,19 +348,19 @@ impl NbdServer {
             ));
             ctx.registry.shutdown_all(Shutdown::Both);
             if !wait_until_idle(&self.stats, CUT_WAIT) {
-                // Only a backend that never completes a request can hold a connection
+                // Only a service that never completes a request can hold a connection
                 // past its socket being shut down.
                 ctx.log
-                    .say(format_args!("{} connection(s) left waiting on the backend", self.stats.active_connections()));
+                    .say(format_args!("{} connection(s) left waiting on the service", self.stats.active_connections()));
             }
         }
         ctx.log.say(format_args!("stopped after {} connection(s)", self.stats.accepted()));
     }
 }
 
-/// Serves `backend` on `opts.listen` until `stop` is set (see [`NbdServer::run`]).
-pub fn serve(backend: Arc<dyn Backend>, opts: ServerOptions, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-    NbdServer::bind(opts)?.run(backend, stop)
+/// Serves `service` on `opts.listen` until `stop` is set (see [`NbdServer::run`]).
+pub fn serve(service: Arc<dyn BlockService>, opts: ServerOptions, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+    NbdServer::bind(opts)?.run(service, stop)
 }
 
 /// The limits and transmission flags advertised for `info`, checked against the spec.

@@ -15,25 +15,25 @@ use swan_nbd::consts::{cmd, cmd_flags, info, opt, rep, tflags, OPTION_REPLY_HEAD
 use swan_nbd::{decode_simple_reply, Command, Errno, InfoRequest, OptionHeader, Request};
 
 use super::*;
-use crate::backend::{BlockOp, BlockRequest, Completion, ExportInfo, Reply};
+use crate::service::{BlockOp, BlockRequest, Completion, ExportInfo, Reply};
 
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
 const KIB: u32 = 1024;
 const MIB: u32 = 1024 * 1024;
 
-// ------------------------------------------------------------------ backends
+// ------------------------------------------------------------------ services
 
 /// An export in memory; FLUSH does nothing. Counts requests it should never have seen.
-struct MemBackend {
+struct MemService {
     info: ExportInfo,
     data: Mutex<Vec<u8>>,
     violations: AtomicUsize,
 }
 
-impl MemBackend {
+impl MemService {
     fn new(info: ExportInfo) -> Arc<Self> {
         let data = Mutex::new(vec![0; info.size_bytes as usize]);
-        Arc::new(MemBackend { info, data, violations: AtomicUsize::new(0) })
+        Arc::new(MemService { info, data, violations: AtomicUsize::new(0) })
     }
 
     fn execute(&self, req: BlockRequest) -> Reply {
@@ -60,7 +60,7 @@ impl MemBackend {
     }
 }
 
-impl Backend for MemBackend {
+impl BlockService for MemService {
     fn info(&self) -> ExportInfo {
         self.info.clone()
     }
@@ -72,22 +72,22 @@ impl Backend for MemBackend {
 }
 
 /// Holds every request until opened, so tests can see how many a connection lets in.
-struct GateBackend {
-    inner: Arc<MemBackend>,
+struct GateService {
+    inner: Arc<MemService>,
     held: Mutex<Option<Vec<(BlockRequest, Completion)>>>,
     submitted: AtomicUsize,
 }
 
-impl GateBackend {
+impl GateService {
     fn new(info: ExportInfo) -> Arc<Self> {
-        Arc::new(GateBackend { inner: MemBackend::new(info), held: Mutex::new(Some(Vec::new())), submitted: 0.into() })
+        Arc::new(GateService { inner: MemService::new(info), held: Mutex::new(Some(Vec::new())), submitted: 0.into() })
     }
 
     fn held(&self) -> usize {
         self.held.lock().unwrap().as_ref().map_or(0, Vec::len)
     }
 
-    /// Completes what is held, from another thread (as a real backend would), and lets
+    /// Completes what is held, from another thread (as a real service would), and lets
     /// every later request straight through.
     fn open(&self) {
         let held = self.held.lock().unwrap().take().unwrap_or_default();
@@ -100,7 +100,7 @@ impl GateBackend {
     }
 }
 
-impl Backend for GateBackend {
+impl BlockService for GateService {
     fn info(&self) -> ExportInfo {
         self.inner.info()
     }
@@ -142,18 +142,18 @@ struct Running {
 }
 
 impl Running {
-    fn start(backend: Arc<dyn Backend>, opts: ServerOptions) -> Running {
+    fn start(service: Arc<dyn BlockService>, opts: ServerOptions) -> Running {
         let server = NbdServer::bind(opts).unwrap();
         let addr = server.local_addr();
         let stats = server.stats();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let thread = Some(thread::spawn(move || server.run(backend, flag)));
+        let thread = Some(thread::spawn(move || server.run(service, flag)));
         Running { addr, stats, stop, thread }
     }
 
-    fn tcp(backend: Arc<dyn Backend>) -> Running {
-        Running::start(backend, loopback())
+    fn tcp(service: Arc<dyn BlockService>) -> Running {
+        Running::start(service, loopback())
     }
 
     /// Stops the server; returns how long `run` took to return.
@@ -219,7 +219,7 @@ fn nbdinfo_json(uri: &str) -> serde_json::Value {
 
 #[test]
 fn nbdinfo_shows_size_block_sizes_and_flags() {
-    let server = Running::tcp(MemBackend::new(export(8 << 20, 512, 32 * MIB)));
+    let server = Running::tcp(MemService::new(export(8 << 20, 512, 32 * MIB)));
     for uri in [server.uri(), format!("{}/swan0", server.uri())] {
         let e = nbdinfo_json(&uri);
         assert_eq!(e["export-size"], 8 << 20, "{e}");
@@ -236,7 +236,7 @@ fn nbdinfo_shows_size_block_sizes_and_flags() {
     drop(server);
 
     let ro = ExportInfo { read_only: true, multi_conn: false, ..export(1 << 20, 4096, MIB) };
-    let server = Running::tcp(MemBackend::new(ro));
+    let server = Running::tcp(MemService::new(ro));
     let e = nbdinfo_json(&server.uri());
     assert_eq!(e["can_multi_conn"], false, "{e}");
     assert_eq!(e["is_read_only"], true, "{e}");
@@ -247,8 +247,8 @@ fn nbdinfo_shows_size_block_sizes_and_flags() {
 #[test]
 fn nbdcopy_round_trip_is_byte_identical() {
     let size = 4 << 20;
-    let backend = MemBackend::new(export(size, 512, 32 * MIB));
-    let server = Running::tcp(Arc::clone(&backend) as Arc<dyn Backend>);
+    let service = MemService::new(export(size, 512, 32 * MIB));
+    let server = Running::tcp(Arc::clone(&service) as Arc<dyn BlockService>);
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.img");
     let output = dir.path().join("out.img");
@@ -256,10 +256,10 @@ fn nbdcopy_round_trip_is_byte_identical() {
     std::fs::write(&input, &data).unwrap();
 
     tool("nbdcopy", &["--flush", input.to_str().unwrap(), &server.uri()]);
-    assert!(backend.data.lock().unwrap().as_slice() == data.as_slice(), "export differs from the input");
+    assert!(service.data.lock().unwrap().as_slice() == data.as_slice(), "export differs from the input");
     tool("nbdcopy", &[&server.uri(), output.to_str().unwrap()]);
     assert!(std::fs::read(&output).unwrap() == data, "copy out differs from the input");
-    assert_eq!(backend.violations.load(Ordering::Relaxed), 0);
+    assert_eq!(service.violations.load(Ordering::Relaxed), 0);
     server.assert_idle();
     assert!(server.stats.accepted() >= 2);
 }
@@ -272,7 +272,7 @@ fn unix_socket_listener_serves_nbdinfo_and_cleans_up() {
     drop(UnixListener::bind(&path).unwrap());
     assert!(path.exists());
     let opts = ServerOptions { listen: Listen::Unix(path.clone()), ..ServerOptions::default() };
-    let mut server = Running::start(MemBackend::new(export(2 << 20, 512, MIB)), opts.clone());
+    let mut server = Running::start(MemService::new(export(2 << 20, 512, MIB)), opts.clone());
     assert_eq!(server.addr, path.display().to_string());
 
     // One a live server answers on is not.
@@ -442,8 +442,8 @@ fn steady_client(addr: String, region: u64, stop: Arc<AtomicBool>) -> JoinHandle
 #[test]
 fn bad_requests_get_errors_and_the_connection_goes_on() {
     let size = 16u64 << 20;
-    let backend = MemBackend::new(export(size, 512, MIB));
-    let server = Running::tcp(Arc::clone(&backend) as Arc<dyn Backend>);
+    let service = MemService::new(export(size, 512, MIB));
+    let server = Running::tcp(Arc::clone(&service) as Arc<dyn BlockService>);
     let stop_steady = Arc::new(AtomicBool::new(false));
     let steady = steady_client(server.addr.clone(), size - 8192, Arc::clone(&stop_steady));
 
@@ -476,7 +476,7 @@ fn bad_requests_get_errors_and_the_connection_goes_on() {
         c.write(4096, &data);
         assert!(c.read(4096, 4096) == data, "after {what}");
     }
-    assert_eq!(backend.violations.load(Ordering::Relaxed), 0);
+    assert_eq!(service.violations.load(Ordering::Relaxed), 0);
 
     // Good commands with their flags.
     assert_eq!(c.call(cmd::WRITE, cmd_flags::FUA, 0, 1024, &[7; 1024]), 0);
@@ -505,14 +505,14 @@ fn bad_requests_get_errors_and_the_connection_goes_on() {
     drop(fresh);
     stop_steady.store(true, Ordering::Release);
     assert!(steady.join().unwrap() > 0);
-    assert_eq!(backend.violations.load(Ordering::Relaxed), 0);
+    assert_eq!(service.violations.load(Ordering::Relaxed), 0);
     server.assert_idle();
 }
 
 #[test]
 fn read_only_export_refuses_writes_with_eperm() {
     let ro = ExportInfo { read_only: true, ..export(1 << 20, 512, MIB) };
-    let server = Running::tcp(MemBackend::new(ro));
+    let server = Running::tcp(MemService::new(ro));
     let (mut c, flags) = Client::open(&server.addr);
     assert_eq!(flags & tflags::READ_ONLY, tflags::READ_ONLY);
     let perm = Errno::Perm.code();
@@ -526,7 +526,7 @@ fn read_only_export_refuses_writes_with_eperm() {
 #[test]
 fn silent_and_slow_handshakes_are_dropped_after_the_timeout() {
     let opts = ServerOptions { handshake_timeout: Duration::from_millis(300), ..loopback() };
-    let server = Running::start(MemBackend::new(export(1 << 20, 512, MIB)), opts);
+    let server = Running::start(MemService::new(export(1 << 20, 512, MIB)), opts);
     let start = Instant::now();
     let mut silent = Client::connect(&server.addr);
     let mut half_flags = Client::connect(&server.addr);
@@ -568,7 +568,7 @@ fn silent_and_slow_handshakes_are_dropped_after_the_timeout() {
 
 #[test]
 fn hostile_options_close_or_error_and_others_keep_going() {
-    let server = Running::tcp(MemBackend::new(export(1 << 20, 512, MIB)));
+    let server = Running::tcp(MemService::new(export(1 << 20, 512, MIB)));
     let (mut bystander, _) = Client::open(&server.addr);
 
     // An option length of 0xffffffff: hard disconnect before any allocation.
@@ -617,9 +617,9 @@ fn hostile_options_close_or_error_and_others_keep_going() {
 
 #[test]
 fn requests_sent_with_go_are_served() {
-    let backend = MemBackend::new(export(1 << 20, 512, MIB));
-    backend.data.lock().unwrap()[..512].fill(0x5a);
-    let server = Running::tcp(backend);
+    let service = MemService::new(export(1 << 20, 512, MIB));
+    service.data.lock().unwrap()[..512].fill(0x5a);
+    let server = Running::tcp(service);
     let mut c = Client::greet(&server.addr);
     // GO and the first request in one segment: the request arrives with the handshake.
     let mut bytes = OptionHeader { option: opt::GO, length: 6 }.encode().to_vec();
@@ -632,12 +632,12 @@ fn requests_sent_with_go_are_served() {
 
 #[test]
 fn flooding_client_is_held_to_the_inflight_limits() {
-    let gate = GateBackend::new(export(1 << 20, 512, MIB));
+    let gate = GateService::new(export(1 << 20, 512, MIB));
     let opts = ServerOptions { max_inflight_per_conn: 4, max_inflight_bytes_per_conn: 8192, ..loopback() };
-    let server = Running::start(Arc::clone(&gate) as Arc<dyn Backend>, opts);
+    let server = Running::start(Arc::clone(&gate) as Arc<dyn BlockService>, opts);
     let (mut c, _) = Client::open(&server.addr);
 
-    // 10 flushes (no payload): only 4 reach the backend until replies go out.
+    // 10 flushes (no payload): only 4 reach the service until replies go out.
     for i in 0..10 {
         c.request(cmd::FLUSH, 0, i, 0, 0, &[]);
     }
@@ -650,9 +650,9 @@ fn flooding_client_is_held_to_the_inflight_limits() {
     assert_eq!(cookies, (0..10).collect::<Vec<_>>());
 
     // The byte budget: 4 KiB reads against 8 KiB.
-    let gate = GateBackend::new(export(1 << 20, 512, MIB));
+    let gate = GateService::new(export(1 << 20, 512, MIB));
     let opts = ServerOptions { max_inflight_per_conn: 100, max_inflight_bytes_per_conn: 8192, ..loopback() };
-    let server2 = Running::start(Arc::clone(&gate) as Arc<dyn Backend>, opts);
+    let server2 = Running::start(Arc::clone(&gate) as Arc<dyn BlockService>, opts);
     let (mut c, _) = Client::open(&server2.addr);
     for i in 0..6 {
         c.request(cmd::READ, 0, i, 0, 4 * KIB, &[]);
@@ -669,8 +669,8 @@ fn flooding_client_is_held_to_the_inflight_limits() {
 
 #[test]
 fn disc_waits_for_in_flight_replies() {
-    let gate = GateBackend::new(export(1 << 20, 512, MIB));
-    let server = Running::tcp(Arc::clone(&gate) as Arc<dyn Backend>);
+    let gate = GateService::new(export(1 << 20, 512, MIB));
+    let server = Running::tcp(Arc::clone(&gate) as Arc<dyn BlockService>);
     let (mut c, _) = Client::open(&server.addr);
     for i in 0..3 {
         c.request(cmd::READ, 0, i, 512 * i, 512, &[]);
@@ -689,8 +689,8 @@ fn disc_waits_for_in_flight_replies() {
 
 #[test]
 fn client_vanishing_mid_reply_harms_no_one() {
-    let backend = MemBackend::new(export(8 << 20, 512, 4 * MIB));
-    let server = Running::tcp(backend);
+    let service = MemService::new(export(8 << 20, 512, 4 * MIB));
+    let server = Running::tcp(service);
     let (mut bystander, _) = Client::open(&server.addr);
     for _ in 0..3 {
         let (mut c, _) = Client::open(&server.addr);
@@ -714,7 +714,7 @@ fn client_vanishing_mid_reply_harms_no_one() {
 #[test]
 fn client_that_stops_reading_is_dropped_after_the_send_timeout() {
     let opts = ServerOptions { send_timeout: Duration::from_millis(300), ..loopback() };
-    let server = Running::start(MemBackend::new(export(8 << 20, 512, 4 * MIB)), opts);
+    let server = Running::start(MemService::new(export(8 << 20, 512, 4 * MIB)), opts);
     let (mut stuck, _) = Client::open(&server.addr);
     let (mut bystander, _) = Client::open(&server.addr);
     // Far more reply data than loopback buffers hold, never read.
@@ -731,8 +731,8 @@ fn client_that_stops_reading_is_dropped_after_the_send_timeout() {
 
 #[test]
 fn stop_is_prompt_with_idle_and_busy_connections() {
-    let gate = GateBackend::new(export(1 << 20, 512, MIB));
-    let mut server = Running::tcp(Arc::clone(&gate) as Arc<dyn Backend>);
+    let gate = GateService::new(export(1 << 20, 512, MIB));
+    let mut server = Running::tcp(Arc::clone(&gate) as Arc<dyn BlockService>);
     let (mut idle, _) = Client::open(&server.addr);
     let mut handshaking = Client::greet(&server.addr);
     let (mut busy, _) = Client::open(&server.addr);
@@ -758,7 +758,7 @@ fn stop_is_prompt_with_idle_and_busy_connections() {
 #[test]
 fn too_many_connections_are_refused() {
     let opts = ServerOptions { max_connections: 2, ..loopback() };
-    let server = Running::start(MemBackend::new(export(1 << 20, 512, MIB)), opts);
+    let server = Running::start(MemService::new(export(1 << 20, 512, MIB)), opts);
     let (mut a, _) = Client::open(&server.addr);
     let (_b, _) = Client::open(&server.addr);
     let mut c = Client::connect(&server.addr);
@@ -778,7 +778,7 @@ fn listen_parses_and_prints() {
 }
 
 #[test]
-fn export_limits_follow_the_backend() {
+fn export_limits_follow_the_service() {
     let l = export_limits(&export(1 << 30, 4096, 64 * MIB)).unwrap();
     assert_eq!((l.min_block, l.preferred_block, l.max_payload), (4096, 4096, 32 * MIB));
     assert_eq!(l.transmission_flags & tflags::CAN_MULTI_CONN, tflags::CAN_MULTI_CONN);

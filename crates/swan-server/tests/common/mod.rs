@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
-use swan_server::backend::{BlockOp, BlockRequest, Reply};
+use swan_server::service::{BlockOp, BlockRequest, Reply};
 use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::layout::Superblock;
 use swan_server::member::BLOCK;
