@@ -13,9 +13,9 @@ use crate::members::{Health, Members};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use swan_core::geometry::{GeometryError, RaidLevel};
+use swan_core::geometry::{Geometry, GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
-use swan_core::l2p::UNMAPPED;
+use swan_core::l2p::{PackedMap, UNMAPPED};
 use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
 use swan_core::victim::VictimPolicy;
 
@@ -154,46 +154,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
-    let mut opened = Vec::with_capacity(paths.len());
-    for p in paths {
-        if !p.exists() {
-            let bytes = o.member_bytes.ok_or_else(|| {
-                anyhow!("member {} does not exist; give --member-size to create member files", p.display())
-            })?;
-            Member::create_file(p, bytes, false)?;
-        }
-        let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;
-        m.lock(true)?;
-        if let Some(bytes) = o.member_bytes {
-            if m.blocks() * (BLOCK as u64) < bytes {
-                bail!(
-                    "member {} holds {} bytes, less than --member-size {bytes}",
-                    p.display(),
-                    m.blocks() * BLOCK as u64
-                );
-            }
-        }
-        if !o.force {
-            match read_superblock(&m) {
-                Ok(sb) => bail!(
-                    "{} is member {} of {} of swan array {}; refusing to overwrite it (use --force to reuse it)",
-                    p.display(),
-                    sb.member_index,
-                    sb.members,
-                    sb.uuid_string()
-                ),
-                // A damaged superblock is still a member of some array: one bad bit must not
-                // make it look blank.
-                Err(SuperblockError::NotSwan) => {}
-                Err(e) => bail!(
-                    "{} carries a swan superblock that cannot be read ({e}); it may belong to an array whose \
-                     other members are intact; refusing to overwrite it (use --force to reuse it)",
-                    p.display()
-                ),
-            }
-        }
-        opened.push(m);
-    }
+    let opened = paths.iter().map(|p| open_new_member(p, o)).collect::<Result<Vec<_>>>()?;
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
@@ -210,19 +171,66 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         Err(e @ GeometryError::MemberTooSmall { .. }) => bail!("{e}: {}", size_advice(o, members, spare)),
         Err(e) => bail!("{e}"),
     };
-    let meta_blocks = sb.meta_blocks;
-    let mut scheme = sb.array_spec().build()?;
-    let log = o.kind.is_log_structured();
-    // Clear what an earlier array may have left: old superblocks, checkpoints, journal.
+    format_members(&opened, &sb)?;
     for m in &opened {
+        m.sync()?;
+    }
+    put_superblocks(opened.iter().enumerate(), &sb)?;
+    Ok(sb)
+}
+
+/// Open (creating the file if `o` gives a size) and lock one member of a new array, and
+/// refuse it if it is too small or, unless `o.force`, a member of another swan array.
+fn open_new_member(p: &PathBuf, o: &CreateOptions) -> Result<Member> {
+    if !p.exists() {
+        let bytes = o
+            .member_bytes
+            .ok_or_else(|| anyhow!("member {} does not exist; give --member-size to create member files", p.display()))?;
+        Member::create_file(p, bytes, false)?;
+    }
+    let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;
+    m.lock(true)?;
+    if let Some(bytes) = o.member_bytes {
+        if m.blocks() * (BLOCK as u64) < bytes {
+            bail!("member {} holds {} bytes, less than --member-size {bytes}", p.display(), m.blocks() * BLOCK as u64);
+        }
+    }
+    if !o.force {
+        match read_superblock(&m) {
+            Ok(sb) => bail!(
+                "{} is member {} of {} of swan array {}; refusing to overwrite it (use --force to reuse it)",
+                p.display(),
+                sb.member_index,
+                sb.members,
+                sb.uuid_string()
+            ),
+            // A damaged superblock is still a member of some array: one bad bit must not
+            // make it look blank.
+            Err(SuperblockError::NotSwan) => {}
+            Err(e) => bail!(
+                "{} carries a swan superblock that cannot be read ({e}); it may belong to an array whose \
+                 other members are intact; refusing to overwrite it (use --force to reuse it)",
+                p.display()
+            ),
+        }
+    }
+    Ok(m)
+}
+
+/// Write a new array's starting state to its members, superblocks aside: clear what an
+/// earlier array left, an empty CRC table (in-place RAID), every segment trimmed and the
+/// first checkpoint (log-structured).
+fn format_members(opened: &[Member], sb: &Superblock) -> Result<()> {
+    let mut scheme = sb.array_spec().build()?;
+    for m in opened {
         m.write(0, &vec![0u8; BLOCK])?;
-        m.trim(1, meta_blocks - 1)?;
+        m.trim(1, sb.meta_blocks - 1)?;
     }
     // In-place RAID: an empty CRC table (nothing known yet), marked clean.
     if sb.crc_table_blocks > 0 {
-        let crcs = crate::blockcrc::BlockCrcs::empty(&sb);
+        let crcs = crate::blockcrc::BlockCrcs::empty(sb);
         for (i, m) in opened.iter().enumerate() {
-            crcs.write_member(i as u32, m, &sb)?;
+            crcs.write_member(i as u32, m, sb)?;
         }
     }
     // A log array starts with every segment trimmed (a free segment is a trimmed segment).
@@ -233,8 +241,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
             opened[io.member as usize].trim(io.block, u64::from(io.count))?;
         }
     }
-    if log {
-        let la = scheme.log_array().expect("log-structured");
+    if let Some(la) = scheme.log_array() {
         let header = checkpoint::Header {
             uuid: sb.uuid,
             seq: 1,
@@ -249,11 +256,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         let seqs = vec![0u64; la.geometry().segments() as usize];
         checkpoint::write(&copies, sb.checkpoint_slot(0), sb.checkpoint_blocks, header, la.l2p(), &seqs)?;
     }
-    for m in &opened {
-        m.sync()?;
-    }
-    put_superblocks(opened.iter().enumerate(), &sb)?;
-    Ok(sb)
+    Ok(())
 }
 
 /// The spare share `o` asks for, checked: the default for log-structured schemes, none for
@@ -417,8 +420,56 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         bail!("every member was given as `{MISSING}`: at least one member must be there to say what the array is");
     }
     // Read every superblock first: the reference for the others is an intact one.
-    let mut read: Vec<(&PathBuf, Member, Superblock, bool)> = Vec::new();
-    for &p in &present {
+    let read = read_superblocks(&present, direct, read_only)?;
+    let Some((ref_path, _, reference, _)) = read.iter().find(|r| !r.3) else {
+        bail!(
+            "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
+            present[0].display()
+        );
+    };
+    let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
+    let (found, torn_members) = place_members(read, &ref_path, &reference)?;
+    let sb = reference;
+    let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
+    if paths.len() != sb.members as usize || absent.len() != absent_given {
+        let list: Vec<String> = absent.iter().map(u32::to_string).collect();
+        bail!(
+            "array {} has {} members but {} were given (missing member index {}; a member that is gone may be \
+             given as `{MISSING}`)",
+            sb.uuid_string(),
+            sb.members,
+            paths.len(),
+            list.join(", ")
+        );
+    }
+    let (failed, newest, agree) = decide_failed(&found, &torn_members, &absent);
+    let members: Vec<Member> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| f.map_or_else(|| Member::absent(i as u32, sb.member_blocks), |(m, _)| m))
+        .collect();
+    let sb = Superblock { member_index: 0, events: newest, failed, ..sb };
+    let members = Members::new(members, parity_width(&sb));
+    for &m in &sb.failed {
+        members.set(m, Health::Failed);
+    }
+    refuse_lost_data(&sb, &members)?;
+    let mut opened = Opened { sb, members };
+    if !agree && !read_only {
+        opened.sb.events += 1;
+        write_superblocks(&opened.members, &opened.sb).context("bringing the members' superblocks into agreement")?;
+    }
+    Ok(opened)
+}
+
+/// One member as [`open`] read it: its path, the open member, its superblock, and whether
+/// that superblock was torn by a crash (see `Superblock::decode_torn`).
+type ReadMember<'a> = (&'a PathBuf, Member, Superblock, bool);
+
+/// Open and lock every member in `present` and read its superblock.
+fn read_superblocks<'a>(present: &[&'a PathBuf], direct: bool, read_only: bool) -> Result<Vec<ReadMember<'a>>> {
+    let mut read = Vec::new();
+    for &p in present {
         let m = Member::open(p, OpenOptions { direct, read_only })?;
         m.lock(!read_only)?;
         let (sb, torn) = read_superblock_or_torn(&m).map_err(|e| match e {
@@ -431,15 +482,15 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         })?;
         read.push((p, m, sb, torn));
     }
-    let Some((ref_path, _, reference, _)) = read.iter().find(|r| !r.3) else {
-        bail!(
-            "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
-            present[0].display()
-        );
-    };
-    let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
+    Ok(read)
+}
+
+/// Each member read, checked against the intact `reference` (from `ref_path`) and put at
+/// its index; and the indices of those whose superblock was torn.
+type Placed = (Vec<Option<(Member, Superblock)>>, Vec<u32>);
+
+fn place_members(read: Vec<ReadMember<'_>>, ref_path: &std::path::Path, reference: &Superblock) -> Result<Placed> {
     let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
-    // Members whose superblock a crash tore mid-update (see `Superblock::decode_torn`).
     let mut torn_members: Vec<u32> = Vec::new();
     for (p, m, sb, torn) in read {
         // A torn superblock is trusted only as far as it agrees with an intact one.
@@ -459,7 +510,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
             );
         }
         let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
-        if shape(&sb) != shape(&reference) || (torn && sb.member_index >= reference.members) {
+        if shape(&sb) != shape(reference) || (torn && sb.member_index >= reference.members) {
             if torn {
                 return Err(corrupt("its geometry disagrees with the other members'"));
             }
@@ -490,20 +541,17 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         }
         found[i] = Some((m, sb));
     }
-    let sb = reference;
-    let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
-    if paths.len() != sb.members as usize || absent.len() != absent_given {
-        let list: Vec<String> = absent.iter().map(u32::to_string).collect();
-        bail!(
-            "array {} has {} members but {} were given (missing member index {}; a member that is gone may be \
-             given as `{MISSING}`)",
-            sb.uuid_string(),
-            sb.members,
-            paths.len(),
-            list.join(", ")
-        );
-    }
-    let intact = |i: usize| !torn_members.contains(&(i as u32));
+    Ok((found, torn_members))
+}
+
+/// Which members are failed, the newest event count, and whether every superblock already
+/// agrees (see [`open`]): from the members `found` (some `torn`) and those `absent`.
+fn decide_failed(
+    found: &[Option<(Member, Superblock)>],
+    torn: &[u32],
+    absent: &[u32],
+) -> (std::collections::BTreeSet<u32>, u64, bool) {
+    let intact = |i: usize| !torn.contains(&(i as u32));
     let intact_sbs =
         || found.iter().enumerate().filter(move |&(i, _)| intact(i)).filter_map(|(_, f)| f.as_ref().map(|(_, s)| s));
     let newest = intact_sbs().map(|s| s.events).max().unwrap_or(0);
@@ -513,7 +561,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
             failed.extend(s.failed.iter().copied());
         }
     }
-    let mut agree = torn_members.is_empty();
+    let mut agree = torn.is_empty();
     for (i, (_, s)) in found.iter().enumerate().filter_map(|(i, f)| f.as_ref().map(|f| (i, f))) {
         // A torn superblock is the old or the new version of the last update: at most one
         // behind, never ahead.
@@ -523,21 +571,17 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         }
         agree &= events == newest;
     }
-    for &i in &absent {
+    for &i in absent {
         // Gone without the array having recorded it: it is failed from now on.
         agree &= failed.contains(&i);
         failed.insert(i);
     }
-    let members: Vec<Member> = found
-        .into_iter()
-        .enumerate()
-        .map(|(i, f)| f.map_or_else(|| Member::absent(i as u32, sb.member_blocks), |(m, _)| m))
-        .collect();
-    let sb = Superblock { member_index: 0, events: newest, failed, ..sb };
-    let members = Members::new(members, parity_width(&sb));
-    for &m in &sb.failed {
-        members.set(m, Health::Failed);
-    }
+    (failed, newest, agree)
+}
+
+/// Refuse an array whose failures lost data: a failed RAID0 member, two failed members of
+/// one parity group, or both metadata members.
+fn refuse_lost_data(sb: &Superblock, members: &Members) -> Result<()> {
     for &m in &sb.failed {
         if !members.has_parity() {
             bail!(
@@ -552,12 +596,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
     if sb.meta_members() as usize == META_COPIES as usize && (0..META_COPIES).all(|m| sb.failed.contains(&m)) {
         bail!("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost");
     }
-    let mut opened = Opened { sb, members };
-    if !agree && !read_only {
-        opened.sb.events += 1;
-        write_superblocks(&opened.members, &opened.sb).context("bringing the members' superblocks into agreement")?;
-    }
-    Ok(opened)
+    Ok(())
 }
 
 /// The state a restart found.
@@ -614,89 +653,26 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let cfg = scheme.log_array().expect("log-structured").config().clone();
     // The recovered map becomes the array's own; do not hold an empty one beside it.
     drop(scheme);
-    let segments = cfg.geometry.segments();
-    let slots = segments * u64::from(cfg.geometry.data_slots);
-    // The newest checkpoint that is whole on any copy: headers first (a block each), then
-    // bodies newest first until one passes its checksum, so only one map is read and held.
-    let mut candidates = Vec::new();
-    let mut errors = Vec::new();
+    let geo = cfg.geometry;
+    let segments = geo.segments();
+    let slots = segments * u64::from(geo.data_slots);
     // A failed metadata member's copies are stale: only the healthy ones count.
     let meta: Vec<&Member> =
         (0..sb.meta_members()).filter(|&m| o.members.is_healthy(m)).map(|m| &o.members[m as usize]).collect();
-    for &m in &meta {
-        for slot in 0..2 {
-            match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
-                Ok(h) => candidates.push((h, m, slot)),
-                Err(CheckpointError::Missing) => {}
-                Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
-            }
-        }
-    }
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
-    let mut best = None;
-    for (h, m, slot) in candidates {
-        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
-            Ok((map, seqs)) => {
-                best = Some((h, map, seqs, slot));
-                break;
-            }
-            Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
-        }
-    }
-    let (header, mut map, mut seqs, slot) =
-        best.ok_or_else(|| anyhow!("no whole checkpoint on the metadata members: {}", errors.join("; ")))?;
-    // The longest valid chain of records on any copy (a synced record was made durable on
-    // every copy before its flush was acknowledged, so any whole chain is a true prefix). The
-    // journal continues after the whole chain, dropped tail included, so the new records'
-    // sequence numbers never meet a stale one.
-    let mut chain: Vec<journal::Record> = Vec::new();
-    let mut end = (header.journal_pos, header.journal_seq);
-    for &m in &meta {
-        let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
-        if records.len() > chain.len() {
-            chain = records;
-            end = at;
-        }
-    }
+    let (header, mut map, mut seqs, slot) = newest_checkpoint(&meta, sb, segments, slots)?;
+    let (chain, end) = longest_chain(&meta, sb, &header)?;
     // Records up to the last synced one name only durable data. After it comes the tail,
     // written before its data was synced: replay it while every block it names holds what
     // was written there, and stop at the first that does not (that write never reached
     // stable storage, and nothing after it was acknowledged as durable either).
     let trusted = chain.iter().rposition(|r| r.synced).map_or(0, |i| i + 1);
-    let geo = cfg.geometry;
-    let mut block = vec![0u8; BLOCK];
-    let mut summary_buf = Vec::new();
+    let mut named: HashMap<u64, (u64, u32)> = HashMap::new();
+    let mut unsynced_seals = Vec::new();
     let mut changes = 0u64;
     let mut kept = 0usize;
-    let mut unsynced_seals = Vec::new();
-    // slot → (logical block, CRC) of the last replayed entry naming it.
-    let mut named: HashMap<u64, (u64, u32)> = HashMap::new();
-    'records: for (i, record) in chain.iter().enumerate() {
-        if i >= trusted {
-            for &(c, crc) in &record.entries {
-                match c {
-                    MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
-                        let (seg, slot) = geo.split_pba(pba);
-                        let (member, at) = geo.slot_location(seg, slot);
-                        o.members
-                            .read(member, at, &mut block)
-                            .map_err(|e| e.into_member_error(&o.members, member, at, 1))?;
-                        if crc32c::crc32c(&block) != crc {
-                            break 'records;
-                        }
-                    }
-                    // A seal in an unsynced record holds only if the segment's summary
-                    // reached the members too (GC reads it back as the segment's P2L).
-                    MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
-                        let whole =
-                            crate::summaries::read_sealed(&o.members, &geo, segment, seq, &mut summary_buf).is_some();
-                        if !whole {
-                            break 'records;
-                        }
-                    }
-                    _ => {}
-                }
-            }
+    for (i, record) in chain.iter().enumerate() {
+        if i >= trusted && !tail_record_landed(o, &geo, record)? {
+            break;
         }
         for &(c, crc) in &record.entries {
             match c {
@@ -722,17 +698,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     let mut restored =
         LogArray::restore(cfg, map, &seqs).map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
     restored.enable_change_log();
-    let adopted_crcs = {
-        let segs = restored.segments();
-        named
-            .into_iter()
-            .filter(|&(pba, (lba, _))| {
-                let (seg, _) = geo.split_pba(pba);
-                segs.seq(seg) == 0 && restored.l2p().get(lba) == pba
-            })
-            .map(|(pba, (_, crc))| (pba, crc))
-            .collect()
-    };
+    let adopted_crcs = adopted_crcs(&restored, named);
     Ok(Recovered {
         scheme: Box::new(restored),
         ring: Ring::new(sb.journal_blocks, end.0, end.1),
@@ -745,6 +711,96 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
         adopted_crcs,
         parity_whole: header.parity_whole && kept == 0,
     })
+}
+
+/// The newest checkpoint that is whole on any copy in `meta`, and its slot: headers first (a
+/// block each), then bodies newest first until one passes its checksum, so only one map is
+/// read and held.
+fn newest_checkpoint(
+    meta: &[&Member],
+    sb: &Superblock,
+    segments: u64,
+    slots: u64,
+) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32)> {
+    let mut candidates = Vec::new();
+    let mut errors = Vec::new();
+    for &m in meta {
+        for slot in 0..2 {
+            match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
+                Ok(h) => candidates.push((h, m, slot)),
+                Err(CheckpointError::Missing) => {}
+                Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
+            }
+        }
+    }
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
+    for (h, m, slot) in candidates {
+        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
+            Ok((map, seqs)) => return Ok((h, map, seqs, slot)),
+            Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
+        }
+    }
+    bail!("no whole checkpoint on the metadata members: {}", errors.join("; "))
+}
+
+/// The longest valid chain of journal records after `header` on any copy in `meta`, and
+/// where the next record goes. A synced record was made durable on every copy before its
+/// flush was acknowledged, so any whole chain is a true prefix. The journal continues after
+/// the whole chain, dropped tail included, so new records' sequence numbers never meet a
+/// stale one.
+fn longest_chain(meta: &[&Member], sb: &Superblock, header: &checkpoint::Header) -> Result<Chain> {
+    let mut chain: Vec<journal::Record> = Vec::new();
+    let mut end = (header.journal_pos, header.journal_seq);
+    for &m in meta {
+        let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
+        if records.len() > chain.len() {
+            chain = records;
+            end = at;
+        }
+    }
+    Ok((chain, end))
+}
+
+/// Whether every block an unsynced `record` names holds what was written there, and every
+/// segment it seals has its summary on the members (GC reads it back as the segment's P2L).
+fn tail_record_landed(o: &Opened, geo: &Geometry, record: &journal::Record) -> Result<bool> {
+    let (segments, slots) = (geo.segments(), geo.segments() * u64::from(geo.data_slots));
+    let mut block = vec![0u8; BLOCK];
+    let mut summary_buf = Vec::new();
+    for &(c, crc) in &record.entries {
+        match c {
+            MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
+                let (seg, slot) = geo.split_pba(pba);
+                let (member, at) = geo.slot_location(seg, slot);
+                o.members.read(member, at, &mut block).map_err(|e| e.into_member_error(&o.members, member, at, 1))?;
+                if crc32c::crc32c(&block) != crc {
+                    return Ok(false);
+                }
+            }
+            MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
+                if crate::summaries::read_sealed(&o.members, geo, segment, seq, &mut summary_buf).is_none() {
+                    return Ok(false);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(true)
+}
+
+/// The CRC32C of each live block of a segment adopted open, by slot, from `named` (slot →
+/// the logical block and CRC of the last replayed entry naming it).
+fn adopted_crcs(restored: &LogArray, named: HashMap<u64, (u64, u32)>) -> HashMap<u64, u32> {
+    let geo = restored.geometry();
+    let segs = restored.segments();
+    named
+        .into_iter()
+        .filter(|&(pba, (lba, _))| {
+            let (seg, _) = geo.split_pba(pba);
+            segs.seq(seg) == 0 && restored.l2p().get(lba) == pba
+        })
+        .map(|(pba, (_, crc))| (pba, crc))
+        .collect()
 }
 
 /// The records found, and the (position, sequence number) where the next one goes.
