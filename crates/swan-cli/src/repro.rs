@@ -4,7 +4,7 @@
 use crate::runner::{default_parallelism, run_all, Job};
 use std::path::PathBuf;
 use swan_sim::experiments::{self, Scale};
-use swan_sim::output::Summary;
+use swan_sim::output::RunSummary;
 use swan_sim::report::{Format, ReportOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -191,7 +191,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
-pub fn print_table(summaries: &[Summary]) {
+pub fn print_table(summaries: &[RunSummary]) {
     println!(
         "\n{:<10} {:>5} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6} {:>9} {:>11} {:>8}",
         "scheme",
@@ -233,15 +233,15 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-fn find<'a>(s: &'a [Summary], scheme: &str, ssds: u32) -> Option<&'a Summary> {
+fn find<'a>(s: &'a [RunSummary], scheme: &str, ssds: u32) -> Option<&'a RunSummary> {
     find_net(s, scheme, ssds, 0)
 }
 
-fn find_net<'a>(s: &'a [Summary], scheme: &str, ssds: u32, network_mbps: u64) -> Option<&'a Summary> {
+fn find_net<'a>(s: &'a [RunSummary], scheme: &str, ssds: u32, network_mbps: u64) -> Option<&'a RunSummary> {
     s.iter().find(|x| x.scheme == scheme && x.options.array.members() == ssds && x.options.network_mbps == network_mbps)
 }
 
-fn sustained(s: &Summary) -> f64 {
+fn sustained(s: &RunSummary) -> f64 {
     s.user_write_mbps_after_gc_mean.unwrap_or(s.user_write_mbps_mean)
 }
 
@@ -250,7 +250,7 @@ fn pct(x: f64) -> String {
 }
 
 /// The run directory of summary `s` among `dirs` (same order as the summaries).
-fn run_dir<'a>(summaries: &[Summary], dirs: &'a [PathBuf], s: &Summary) -> &'a PathBuf {
+fn run_dir<'a>(summaries: &[RunSummary], dirs: &'a [PathBuf], s: &RunSummary) -> &'a PathBuf {
     let i = summaries.iter().position(|x| std::ptr::eq(x, s)).expect("summary of this repro");
     &dirs[i]
 }
@@ -302,7 +302,7 @@ fn convergence(dir: &std::path::Path) -> anyhow::Result<(f64, f64, f64)> {
     Ok((q3, q4, cv))
 }
 
-fn fig5_claims(s: &[Summary], dirs: &[PathBuf]) -> anyhow::Result<Vec<String>> {
+fn fig5_claims(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Vec<String>> {
     let net = swan_sim::experiments::FIG5_NETWORK_MBPS;
     let (Some(raid), Some(log), Some(swan)) = (find(s, "raid0", 8), find(s, "lograid0", 8), find(s, "swan0", 8)) else {
         return Ok(vec!["(runs missing: no claims checked)".into()]);
@@ -364,7 +364,7 @@ fn fig5_claims(s: &[Summary], dirs: &[PathBuf]) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-fn fig4b_claims(s: &[Summary]) -> Vec<String> {
+fn fig4b_claims(s: &[RunSummary]) -> Vec<String> {
     let mut out = Vec::new();
     let mut log_series = Vec::new();
     let mut swan_series = Vec::new();
@@ -388,7 +388,7 @@ fn fig4b_claims(s: &[Summary]) -> Vec<String> {
     out
 }
 
-fn fig12_claims(s: &[Summary]) -> Vec<String> {
+fn fig12_claims(s: &[RunSummary]) -> Vec<String> {
     let (Some(raid), Some(swan)) = (find(s, "raid0", 6), find(s, "swan0", 6)) else {
         return vec!["(runs missing: no claims checked)".into()];
     };
@@ -402,14 +402,14 @@ fn fig12_claims(s: &[Summary]) -> Vec<String> {
     )]
 }
 
-fn simple_ssd_claims(s: &[Summary]) -> Vec<String> {
+fn simple_ssd_claims(s: &[RunSummary]) -> Vec<String> {
     let get = |scheme: &str, block: bool| s.iter().find(|x| x.scheme == scheme && x.ssd_ftl.contains("block") == block);
     let (Some(rb), Some(wb), Some(rp), Some(wp)) =
         (get("raid0", true), get("swan0", true), get("raid0", false), get("swan0", false))
     else {
         return vec!["(runs missing: no claims checked)".into()];
     };
-    let per_tb = |x: &Summary| {
+    let per_tb = |x: &RunSummary| {
         let cap = x.options.ssd.user_pages as f64 * 4096.0;
         x.ssd_map_dram_bytes as f64 * 1e12 / cap
     };

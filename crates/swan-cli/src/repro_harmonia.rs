@@ -6,7 +6,7 @@ use crate::repro::{Experiment, ReproArgs};
 use crate::runner::{default_parallelism, run_all, Job};
 use std::path::{Path, PathBuf};
 use swan_sim::experiments::{self, HarmoniaScale, HARMONIA_FIG7_RATES, HARMONIA_FIG8_SSDS};
-use swan_sim::output::Summary;
+use swan_sim::output::RunSummary;
 use swan_sim::report::harmonia::{write, Panel, Series, XyFigure};
 use swan_sim::workload::hpc;
 
@@ -18,11 +18,11 @@ fn workload_name(read_fraction: f64) -> &'static str {
     }
 }
 
-fn reads(s: &Summary) -> f64 {
+fn reads(s: &RunSummary) -> f64 {
     s.options.workload.read_fraction
 }
 
-fn iops(s: &Summary) -> f64 {
+fn iops(s: &RunSummary) -> f64 {
     match s.options.workload.arrival {
         swan_sim::workload::Arrival::Bursty { iops, .. } | swan_sim::workload::Arrival::Open { iops } => iops,
         swan_sim::workload::Arrival::Closed { .. } => 0.0,
@@ -50,15 +50,15 @@ fn change(new: f64, base: f64) -> String {
 /// One cell of an experiment over every seed it ran with: the same scheme, load, SSD count
 /// and arrival rate.
 struct Cell<'a> {
-    runs: Vec<&'a Summary>,
+    runs: Vec<&'a RunSummary>,
 }
 
 impl Cell<'_> {
-    fn mean(&self, f: impl Fn(&Summary) -> f64) -> f64 {
+    fn mean(&self, f: impl Fn(&RunSummary) -> f64) -> f64 {
         self.runs.iter().map(|x| f(x)).sum::<f64>() / self.runs.len() as f64
     }
 
-    fn range(&self, f: impl Fn(&Summary) -> f64) -> (f64, f64) {
+    fn range(&self, f: impl Fn(&RunSummary) -> f64) -> (f64, f64) {
         self.runs.iter().map(|x| f(x)).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
     }
 
@@ -73,7 +73,7 @@ impl Cell<'_> {
     }
 
     /// "mean (min–max)" of `f` over the seeds.
-    fn show(&self, f: impl Fn(&Summary) -> f64 + Copy) -> String {
+    fn show(&self, f: impl Fn(&RunSummary) -> f64 + Copy) -> String {
         let (lo, hi) = self.range(f);
         if self.runs.len() == 1 {
             format!("{:.2}", self.mean(f))
@@ -85,7 +85,7 @@ impl Cell<'_> {
 
 /// `g`'s change against `b` seed by seed (the same seed drives the same arrivals), as
 /// "−12 … −30 %".
-fn paired(b: &Cell, g: &Cell, f: impl Fn(&Summary) -> f64) -> String {
+fn paired(b: &Cell, g: &Cell, f: impl Fn(&RunSummary) -> f64) -> String {
     let mut changes: Vec<f64> = g
         .runs
         .iter()
@@ -99,13 +99,13 @@ fn paired(b: &Cell, g: &Cell, f: impl Fn(&Summary) -> f64) -> String {
     }
 }
 
-fn key(x: &Summary) -> (String, String, u32, String, String) {
+fn key(x: &RunSummary) -> (String, String, u32, String, String) {
     (x.scheme.clone(), workload_name(reads(x)).into(), x.options.array.members(), format!("{:.3}", iops(x)), warmup(x))
 }
 
 /// How the run's SSDs were warmed up ("before GC": only the run's first seconds, see
 /// [`experiments::is_before_gc`]).
-fn warmup(x: &Summary) -> String {
+fn warmup(x: &RunSummary) -> String {
     match x.options.age_fraction {
         _ if experiments::is_before_gc(&x.options) => BEFORE_GC.into(),
         a if a > 0.0 => format!("fill+{:.0}%", a * 100.0),
@@ -116,7 +116,7 @@ fn warmup(x: &Summary) -> String {
 const BEFORE_GC: &str = "pre-GC";
 
 /// The cells of `s`, in the order their first runs appear.
-fn cells(s: &[Summary]) -> Vec<Cell<'_>> {
+fn cells(s: &[RunSummary]) -> Vec<Cell<'_>> {
     let mut out: Vec<(_, Cell)> = Vec::new();
     for x in s {
         let k = key(x);
@@ -128,7 +128,7 @@ fn cells(s: &[Summary]) -> Vec<Cell<'_>> {
     out.into_iter().map(|(_, c)| c).collect()
 }
 
-fn print_harmonia_table(s: &[Summary]) {
+fn print_harmonia_table(s: &[RunSummary]) {
     println!(
         "\n{:<24} {:>8} {:>6} {:>5} {:>6} {:>5} {:>20} {:>20} {:>6} {:>9} {:>7} {:>9} {:>9} {:>6}",
         "scheme",
@@ -175,21 +175,21 @@ fn print_harmonia_table(s: &[Summary]) {
     );
 }
 
-fn find<'a>(s: &'a [Summary], scheme: &str, read_fraction: f64, ssds: u32, rate: f64) -> Option<Cell<'a>> {
+fn find<'a>(s: &'a [RunSummary], scheme: &str, read_fraction: f64, ssds: u32, rate: f64) -> Option<Cell<'a>> {
     find_warmed(s, scheme, read_fraction, ssds, rate, None)
 }
 
 /// [`find`] among the runs warmed up as `warmed` says ([`warmup`]; `None`: any but the
 /// before-GC runs).
 fn find_warmed<'a>(
-    s: &'a [Summary],
+    s: &'a [RunSummary],
     scheme: &str,
     read_fraction: f64,
     ssds: u32,
     rate: f64,
     warmed: Option<&str>,
 ) -> Option<Cell<'a>> {
-    let runs: Vec<&Summary> = s
+    let runs: Vec<&RunSummary> = s
         .iter()
         .filter(|x| {
             x.scheme == scheme
@@ -206,7 +206,7 @@ fn find_warmed<'a>(
 }
 
 /// The claims under each warm-up: the standard deviation's direction turns on it.
-fn warmup_claims(s: &[Summary]) -> Vec<String> {
+fn warmup_claims(s: &[RunSummary]) -> Vec<String> {
     let mut warmups: Vec<String> = Vec::new();
     for w in s.iter().map(warmup) {
         if !warmups.contains(&w) {
@@ -313,7 +313,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn hpc_claims(s: &[Summary]) -> Vec<String> {
+fn hpc_claims(s: &[RunSummary]) -> Vec<String> {
     let mut out = Vec::new();
     for (rf, paper) in [
         (hpc::READ_FRACTION_W, "−69 % / −70 % response time, −71 % standard deviation"),
@@ -356,7 +356,7 @@ fn hpc_claims(s: &[Summary]) -> Vec<String> {
     out
 }
 
-fn fig7(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
+fn fig7(s: &[RunSummary], dir: &Path, format: swan_sim::report::Format) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
     let mut claims = Vec::new();
     let mut panels = Vec::new();
     for rf in [hpc::READ_FRACTION_W, hpc::READ_FRACTION_R] {
@@ -418,7 +418,7 @@ fn fig7(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
     Ok((claims, vec![write(&fig, dir, "harmonia_fig7", format)?]))
 }
 
-fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
+fn fig8(s: &[RunSummary], dir: &Path, format: swan_sim::report::Format) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
     let mut claims = Vec::new();
     let mut lines = vec![Vec::new(), Vec::new()];
     let mut ratios = Vec::new();
@@ -466,7 +466,7 @@ fn fig8(s: &[Summary], dir: &Path, format: swan_sim::report::Format) -> anyhow::
 /// policy goes below), and what GC adds under the baseline and under GGC, against GGC's
 /// forced cycles. The paper's text fixes GGC(4)/GGC(18): "the baseline at 18 SSDs performs
 /// 184 % worse than GGC using only 4" and is 3.2× GGC at 18, so GGC(4) = 3.2/2.84 GGC(18).
-fn fig8_what_gc_adds(s: &[Summary]) -> Vec<String> {
+fn fig8_what_gc_adds(s: &[RunSummary]) -> Vec<String> {
     let rf = hpc::READ_FRACTION_W;
     let mut out = Vec::new();
     let mut rows = Vec::new();
@@ -513,7 +513,7 @@ fn fig8_what_gc_adds(s: &[Summary]) -> Vec<String> {
 }
 
 /// Where the paper's numbers fall against the forced-GC bound.
-fn bound_claims(s: &[Summary]) -> Vec<String> {
+fn bound_claims(s: &[RunSummary]) -> Vec<String> {
     let mut out = Vec::new();
     let label = |b: Option<u32>| match b {
         Some(v) => format!("harmonia-reactive/{v}v"),
@@ -594,7 +594,7 @@ fn spiking_together(points: &[(f64, u32, f64)]) -> (usize, f64) {
 }
 
 fn fig9(
-    s: &[Summary],
+    s: &[RunSummary],
     jobs: &[Job],
     dir: &Path,
     format: swan_sim::report::Format,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 use swan_sim::engine::SimConfig;
-use swan_sim::output::{write_run, Summary};
+use swan_sim::output::{write_run, RunSummary};
 
 pub struct Job {
     pub name: String,
@@ -17,7 +17,7 @@ pub struct Job {
 }
 
 /// Run one configuration into `dir`; returns its summary.
-pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<Summary> {
+pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<RunSummary> {
     let start = Instant::now();
     // A trace run reads its trace here (format, errors, span) and states what it will do.
     let (engine, replay) = swan_sim::replay::engine(cfg)?;
@@ -32,7 +32,7 @@ pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result
     let running = Instant::now();
     let out = engine.run(&mut |f| bar.set_position((f * 1000.0) as u64))?;
     let run_s = running.elapsed().as_secs_f64();
-    let mut summary = Summary::new(cfg, &out, setup_s, run_s);
+    let mut summary = RunSummary::new(cfg, &out, setup_s, run_s);
     summary.replay = replay;
     write_run(dir, &summary, &out).with_context(|| format!("writing run {}", dir.display()))?;
     Ok(summary)
@@ -45,13 +45,13 @@ fn bar_style() -> ProgressStyle {
 }
 
 /// Run `jobs`, `parallel` at a time, with one progress bar each (hidden when `quiet`).
-pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec<Summary>> {
+pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec<RunSummary>> {
     let multi = MultiProgress::new();
     if quiet {
         multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<anyhow::Result<Summary>>>> = Mutex::new(jobs.iter().map(|_| None).collect());
+    let results: Mutex<Vec<Option<anyhow::Result<RunSummary>>>> = Mutex::new(jobs.iter().map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..parallel.max(1).min(jobs.len().max(1)) {
             s.spawn(|| loop {

@@ -429,7 +429,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 }
 
 /// What a trace run measured, beside the usual table.
-fn print_replay(s: &swan_sim::output::Summary, replay: &swan_sim::replay::ReplayReport) {
+fn print_replay(s: &swan_sim::output::RunSummary, replay: &swan_sim::replay::ReplayReport) {
     let iops = if s.sim_s > 0.0 { s.requests as f64 / s.sim_s } else { 0.0 };
     println!(
         "\nreplayed {} requests of {} in {:.3} simulated s ({iops:.0} IOPS; read {:.1} MB/s, write {:.1} MB/s), {} malformed lines skipped",

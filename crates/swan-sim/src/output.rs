@@ -26,7 +26,7 @@ pub struct LatencySummary {
 
 /// The figures of one run; serialized as `summary.json`.
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub struct RunSummary {
     pub scheme: String,
     pub seed: u64,
     pub options: SimConfig,
@@ -95,7 +95,7 @@ pub fn latency_summary(h: &hdrhistogram::Histogram<u64>) -> LatencySummary {
     }
 }
 
-impl Summary {
+impl RunSummary {
     /// `setup_s` and `run_s` are the wall-clock seconds of building the engine (SSD aging
     /// included) and of running it; the engine never reads the clock, the caller does.
     pub fn new(cfg: &SimConfig, out: &RunOutput, setup_s: f64, run_s: f64) -> Self {
@@ -161,7 +161,7 @@ pub const SSD_TIMELINE_FILE: &str = "ssd_timeline.csv";
 
 /// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv`, `ssd_latency_cdf.csv` and,
 /// with a timeline window, `ssd_timeline.csv`.
-pub fn write_run(dir: &Path, summary: &Summary, out: &RunOutput) -> anyhow::Result<()> {
+pub fn write_run(dir: &Path, summary: &RunSummary, out: &RunOutput) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating run directory {}", dir.display()))?;
     let write = |name: &str, text: String| {
         let p = dir.join(name);

@@ -5,13 +5,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use swan_sim::engine::Engine;
 use swan_sim::experiments::{fig5, Scale};
-use swan_sim::output::{write_run, Summary};
+use swan_sim::output::{write_run, RunSummary};
 
 fn run_into(dir: &Path, seed: u64, which: usize) {
     let cfg = fig5(Scale { ssd_gib: 0.25, footprint: 1.5 }, seed).remove(which);
     let out = Engine::new(cfg.clone()).unwrap().run(&mut |_| {}).unwrap();
     // wall_s is the one field that measures the machine, not the run: pin it.
-    let summary = Summary::new(&cfg, &out, 0.0, 0.0);
+    let summary = RunSummary::new(&cfg, &out, 0.0, 0.0);
     write_run(dir, &summary, &out).unwrap();
 }
 
