@@ -26,6 +26,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use swan_core::ggc::GgcConfig;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
 use swan_core::scheme::{ArraySpec, Counters, GcJobId, ReqOp, Request, Scheme, Submitted};
+use swan_core::scheme::release::{release_due, RELEASE_AFTER_NS, RELEASE_BATCH};
 use swan_core::BLOCK_BYTES;
 use swan_models::link::Link;
 use swan_models::ssd::{Ssd, SsdConfig};
@@ -172,6 +173,8 @@ enum What {
     GcPhase(u32),
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
+    /// The oldest GC victim awaiting deferred release may have waited long enough.
+    Release,
     Tick,
 }
 
@@ -260,6 +263,8 @@ pub struct Engine {
     gcs: Vec<GcSlot>,
     free_gcs: Vec<u32>,
     stalled: VecDeque<u32>,
+    /// Deferred release: since when the oldest finished job's victim has waited.
+    release_since: Option<Nanos>,
     /// The scheme changed since it last said no GC job can start: `start_gc` depends on
     /// nothing else, so only then is it worth asking again.
     gc_may_start: bool,
@@ -395,6 +400,7 @@ impl Engine {
             gcs: Vec::new(),
             free_gcs: Vec::new(),
             stalled: VecDeque::new(),
+            release_since: None,
             gc_may_start: true,
             plan: IoPlan::new(),
             gc_can_be_preempted,
@@ -466,6 +472,10 @@ impl Engine {
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
                 What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::Release => {
+                    self.pace_release();
+                    self.retry_stalled();
+                }
                 What::Ggc => {
                     if let Some(at) = self.ggc.on_wakeup(&mut self.ssds, self.now) {
                         self.push(at, What::Ggc);
@@ -777,7 +787,42 @@ impl Engine {
         // fire-and-forget: it occupies the members but nothing waits for it.
         let n = self.plan.len();
         self.submit_ios(0, n, None);
-        // Space was freed: retry writes that were waiting for it, in arrival order.
+        self.pace_release();
+        self.retry_stalled();
+    }
+
+    /// Deferred release ([`swan_core::scheme::LogConfig::defer_release`], as the server
+    /// runs): give victims back when core's rule says a sync point would, or at once while
+    /// writes wait for space and no running job can add to the batch (as the server's
+    /// writes that run out of space do). The sync point itself costs nothing here: the
+    /// modelled SSDs keep no volatile cache to flush.
+    fn pace_release(&mut self) {
+        let pending = self.scheme.pending_release();
+        if pending == 0 {
+            self.release_since = None;
+            return;
+        }
+        let since = match self.release_since {
+            Some(t) => t,
+            None => {
+                self.release_since = Some(self.now);
+                self.push(self.now + RELEASE_AFTER_NS, What::Release);
+                self.now
+            }
+        };
+        let gc_running = self.gcs.len() > self.free_gcs.len();
+        let starved = !self.stalled.is_empty() && (pending >= RELEASE_BATCH || !gc_running);
+        if starved || release_due(pending, self.cfg.array.rgroups, self.now - since) {
+            self.scheme.release_deferred(&mut self.plan);
+            let n = self.plan.len();
+            self.submit_ios(0, n, None);
+            self.release_since = None;
+            self.gc_may_start = true;
+        }
+    }
+
+    /// Space was freed: retry writes that were waiting for it, in arrival order.
+    fn retry_stalled(&mut self) {
         while let Some(&slot) = self.stalled.front() {
             let req = self.reqs[slot as usize].req.expect("stalled request");
             match self.scheme.submit(&req, &mut self.plan).expect("validated request") {

@@ -167,6 +167,10 @@ impl Writer<'_> {
             self.apply();
             self.scheme.finish_gc(job, &mut self.plan);
             self.apply();
+            // Untimed, every sync point is already behind: deferred victims go back at once.
+            if self.scheme.release_deferred(&mut self.plan) > 0 {
+                self.apply();
+            }
             any = true;
         }
         any

@@ -13,6 +13,7 @@
 
 pub mod inplace;
 pub mod log;
+pub mod release;
 mod p2l;
 
 use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};

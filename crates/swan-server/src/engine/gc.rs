@@ -5,8 +5,8 @@
 //! them: one step per round while requests wait, sixteen while none do. Between a job's
 //! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
 //! When every operation is done the engine finishes the job with the scheme. Victims are
-//! then released only after a sync point; [`GcRunner::release_check`] paces how many a
-//! sync point gathers.
+//! then released only after a sync point; [`GcRunner::release_check`] asks core's
+//! [`release_due`] when one is due, as the simulator does.
 //!
 //! [`gc_verify`]: super::gc_verify
 
@@ -20,12 +20,9 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 use swan_core::geometry::Geometry;
 use swan_core::io::{Dst, IoKind, IoPlan, Src};
+use swan_core::scheme::release::release_due;
 use swan_core::scheme::{GcJobId, Scheme};
 
-/// GC victims released together by one sync point...
-pub(super) const RELEASE_BATCH: usize = 8;
-/// ...or after the oldest has waited this long.
-const RELEASE_AFTER: Duration = Duration::from_millis(500);
 
 /// A GC job being carried out a member operation at a time.
 pub(super) struct GcRun {
@@ -180,8 +177,8 @@ impl GcRunner {
             self.release_pending_since = None;
             return;
         }
-        let waited = self.release_pending_since.is_some_and(|t| now.saturating_duration_since(t) >= RELEASE_AFTER);
-        if pending >= RELEASE_BATCH.max(2 * rgroups as usize) || waited {
+        let waited = self.release_pending_since.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        if release_due(pending, rgroups, u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX)) {
             self.release_due = true;
         }
     }

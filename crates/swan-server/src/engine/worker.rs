@@ -14,7 +14,8 @@
 //! overwritten while the durable map could still point into it.
 
 use super::clock::Clock;
-use super::gc::{GcRunner, Step, RELEASE_BATCH};
+use super::gc::{GcRunner, Step};
+use swan_core::scheme::release::RELEASE_BATCH;
 use super::replies::Replies;
 use super::status::StatusReport;
 use super::store::Store;
