@@ -31,8 +31,17 @@ pub struct SimArgs {
     #[arg(long, default_value = "sata850pro")]
     pub ssd: String,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
-    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
+    /// Simulate the array `swan create` made, as `swan serve` runs it: its scheme, geometry,
+    /// volume and GC tuning, read from the superblock of MEMBER (any one of its members),
+    /// over modelled SSDs the size of its members. Instead of --scheme, --rgroups,
+    /// --ssds-per-rgroup, --ssd-capacity, --segment, --chunk, --victim, --spare and the GC flags.
+    #[arg(long, value_name = "MEMBER", conflicts_with_all = [
+        "scheme", "rgroups", "ssds_per_rgroup", "segment", "chunk", "victim", "spare",
+        "gc_target", "gc_groups", "gc_low", "gc_high",
+    ])]
+    pub array: Option<PathBuf>,
     /// Segment size on each SSD (a segment spans every SSD of its R-group). Default: the
     /// SSD model's erase stripe (an erase block on each of its units; 8 MiB for sata850pro),
     /// so a victim's TRIM frees whole erase blocks.
@@ -198,13 +207,19 @@ impl SimArgs {
         let Some(preset) = swan_models::ssd::preset(&self.ssd) else {
             bail!("unknown SSD preset '{}': expected one of {}", self.ssd, swan_models::ssd::PRESET_NAMES.join(", "));
         };
-        self.check_flags()?;
-        let pages = self.ssd_capacity / PAGE_BYTES;
-        let ssd = preset.with_user_pages(pages);
+        let created = self.array.as_deref().map(created_array).transpose()?;
+        let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
+        self.check_flags(kind)?;
+        let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
+        let ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         if let Err(e) = ssd.validate() {
-            let given = format_size(self.ssd_capacity);
+            let given = format_size(capacity);
+            if self.array.is_some() {
+                let hint = format!("the array's members ({given}) are too small for the {} SSD model", self.ssd);
+                return Err(anyhow::Error::new(e).context(hint));
+            }
             let hint = match min_capacity(&preset) {
-                Some(min) if self.ssd_capacity < min => format!(
+                Some(min) if capacity < min => format!(
                     "--ssd-capacity {given} is too small for the {} SSD model{}; use --ssd-capacity {} or more",
                     self.ssd,
                     if e.field == "over_provisioning" {
@@ -219,7 +234,7 @@ impl SimArgs {
             return Err(anyhow::Error::new(e).context(hint));
         }
         let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
-        let mut array = ArraySpec {
+        let mut array = created.unwrap_or(ArraySpec {
             kind: self.scheme.kind,
             rgroups: self.rgroups,
             ssds_per_rgroup: self.ssds_per_rgroup,
@@ -235,15 +250,15 @@ impl SimArgs {
                 lograid_gc_high: self.gc_high,
                 ..Default::default()
             },
-        };
+        });
         if let Some(spare) = self.spare {
             array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
         }
         let members = u64::from(array.members());
-        let parity = u64::from(self.scheme.kind.raid().parity_members());
-        let data_members = match self.scheme.kind {
+        let parity = u64::from(kind.raid().parity_members());
+        let data_members = match kind {
             SchemeKind::Swan(_) => {
-                u64::from(self.rgroups) * u64::from(self.ssds_per_rgroup.saturating_sub(parity as u32))
+                u64::from(array.rgroups) * u64::from(array.ssds_per_rgroup.saturating_sub(parity as u32))
             }
             _ => members.saturating_sub(parity),
         };
@@ -253,7 +268,7 @@ impl SimArgs {
             bail!(
                 "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
                 self.working_set,
-                self.scheme.kind,
+                kind,
                 volume as f64 / (array.member_blocks * data_members) as f64
             );
         }
@@ -342,7 +357,8 @@ impl SimArgs {
 
 impl SimArgs {
     /// Flags that are wrong on their own (or together), named in the error.
-    fn check_flags(&self) -> anyhow::Result<()> {
+    /// The flags' consistency, for an array of scheme `kind`.
+    fn check_flags(&self, kind: SchemeKind) -> anyhow::Result<()> {
         if self.rgroups == 0 {
             bail!("--rgroups must be at least 1");
         }
@@ -355,7 +371,7 @@ impl SimArgs {
         if !(0.0..1.0).contains(&self.age) {
             bail!("--age must be within [0, 1), got {}", self.age);
         }
-        let log = self.scheme.kind.is_log_structured();
+        let log = kind.is_log_structured();
         match self.spare {
             Some(_) if !log => bail!("--spare is for log-structured schemes (lograid*, swan*)"),
             Some(f) if !(0.0..1.0).contains(&f) => bail!("--spare must be within [0, 1), got {f}"),
@@ -444,4 +460,16 @@ fn print_replay(s: &swan_sim::output::RunSummary, replay: &swan_sim::replay::Rep
         }
     }
     println!("  {} {}", replay.address_policy, replay.address_mapping);
+}
+
+/// The array `swan create` made, as `swan serve` runs it, from the superblock of `member`.
+fn created_array(member: &std::path::Path) -> anyhow::Result<ArraySpec> {
+    let m = swan_server::member::Member::open(
+        member,
+        swan_server::member::OpenOptions { direct: false, read_only: true },
+    )
+    .with_context(|| format!("--array {}", member.display()))?;
+    let sb = swan_server::array::read_superblock(&m)
+        .with_context(|| format!("--array {}: not a member of a swan array", member.display()))?;
+    Ok(sb.array_spec())
 }

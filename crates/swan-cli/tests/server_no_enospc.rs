@@ -12,13 +12,10 @@
 
 mod common;
 
-use common::{check_clean, create_array, describe, require, run, status, u64_of, Server};
+use common::{check_clean, create_array, describe, fio_randwrite as fio, require, run, status, u64_of, Server};
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-const FIO_DEADLINE: Duration = Duration::from_secs(300);
 
 /// `nbdinfo --json` of the export: (size, maximum block size) in bytes.
 fn export_limits(uri: &str) -> (u64, u64) {
@@ -27,33 +24,6 @@ fn export_limits(uri: &str) -> (u64, u64) {
     let v: Value = serde_json::from_slice(&out.stdout).expect("nbdinfo prints JSON");
     let export = &v["exports"][0];
     (u64_of(export, "export-size"), u64_of(export, "block_size_maximum"))
-}
-
-/// One fio job over NBD; fails the test on any error fio reports. Returns bytes written.
-fn fio(dir: &Path, uri: &str, bs: u64, size: u64, io_size: u64, seed: u64) -> u64 {
-    let args = [
-        "--name=no-enospc".to_string(),
-        "--ioengine=nbd".into(),
-        format!("--uri={uri}"),
-        "--rw=randwrite".into(),
-        format!("--bs={bs}"),
-        "--iodepth=32".into(),
-        format!("--size={size}"),
-        format!("--io_size={io_size}"),
-        // Keep choosing blocks at random past --size, so the log fills with garbage.
-        "--norandommap".into(),
-        "--randrepeat=0".into(),
-        format!("--randseed={seed}"),
-        "--output-format=json".into(),
-    ];
-    let out = run(Command::new("fio").args(&args).current_dir(dir), "fio", FIO_DEADLINE);
-    let stdout = common::text(&out.stdout);
-    assert!(out.status.success(), "{}", describe(&format!("fio {}", args.join(" ")), &out));
-    let json = stdout.find("\n{").map_or(stdout.as_str(), |i| &stdout[i + 1..]);
-    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("fio printed no JSON ({e}):\n{stdout}"));
-    let job = &v["jobs"][0];
-    assert_eq!(job["error"].as_u64(), Some(0), "fio reports an error:\n{}", describe("fio", &out));
-    u64_of(&job["write"], "io_bytes")
 }
 
 fn never_refused(scheme: &str, rgroups: u32, ssds: u32, segment: &str) {

@@ -373,3 +373,32 @@ pub fn nbdcopy(from: &str, to: &str) {
     let out = run(Command::new("nbdcopy").arg("--flush").arg(from).arg(to), "nbdcopy", Duration::from_secs(180));
     assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
 }
+
+/// One fio job over NBD: `bs` random writes over the first `size` bytes until `io_size`
+/// are written (past `size`, blocks keep being chosen at random); fails the test on any
+/// error fio reports. fails the test on any error fio reports. Returns bytes written.
+pub fn fio_randwrite(dir: &Path, uri: &str, bs: u64, size: u64, io_size: u64, seed: u64) -> u64 {
+    let args = [
+        "--name=randwrite".to_string(),
+        "--ioengine=nbd".into(),
+        format!("--uri={uri}"),
+        "--rw=randwrite".into(),
+        format!("--bs={bs}"),
+        "--iodepth=32".into(),
+        format!("--size={size}"),
+        format!("--io_size={io_size}"),
+        // Keep choosing blocks at random past --size, so the log fills with garbage.
+        "--norandommap".into(),
+        "--randrepeat=0".into(),
+        format!("--randseed={seed}"),
+        "--output-format=json".into(),
+    ];
+    let out = run(Command::new("fio").args(&args).current_dir(dir), "fio", Duration::from_secs(300));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", describe(&format!("fio {}", args.join(" ")), &out));
+    let json = stdout.find("\n{").map_or(stdout.as_str(), |i| &stdout[i + 1..]);
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("fio printed no JSON ({e}):\n{stdout}"));
+    let job = &v["jobs"][0];
+    assert_eq!(job["error"].as_u64(), Some(0), "fio reports an error:\n{}", describe("fio", &out));
+    u64_of(&job["write"], "io_bytes")
+}
