@@ -59,6 +59,9 @@ pub struct RunSummary {
     pub volume_blocks: u64,
     pub user_write_bytes: u64,
     pub victims: u64,
+    /// User bytes written when the array's GC took its first victim (0: GC already ran
+    /// when measurement began; absent: it never ran).
+    pub gc_onset_user_bytes: Option<u64>,
     /// Mean valid fraction of the victims GC chose over the whole run.
     pub victim_valid_fraction: Option<f64>,
     /// Simulated seconds during which user writes waited for GC to free space.
@@ -139,6 +142,7 @@ impl RunSummary {
             volume_blocks: out.volume_blocks,
             user_write_bytes: out.user_write_blocks * swan_core::BLOCK_BYTES,
             victims: out.counters.victims,
+            gc_onset_user_bytes: out.counters.gc_onset_user_blocks.map(|b| b * swan_core::BLOCK_BYTES),
             victim_valid_fraction: ratio(out.counters.victim_valid_blocks, out.counters.victim_payload_blocks),
             stall_s: out.stall_ns as f64 / 1e9,
             front_rotations: out.counters.front_rotations,

@@ -900,6 +900,7 @@ impl Scheme for LogArray {
             self.load_victim_p2l(victim, summaries);
         }
         self.segs.mark_victim(victim);
+        self.counters.gc_onset_user_blocks.get_or_insert(self.counters.user_blocks_written);
         self.counters.victims += 1;
         self.counters.victim_valid_blocks += u64::from(self.segs.valid(victim));
         self.counters.victim_payload_blocks += u64::from(self.geo.payload_slots());

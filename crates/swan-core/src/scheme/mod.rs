@@ -263,6 +263,9 @@ pub struct Counters {
     /// Victims whose P2L had to be rebuilt by scanning the L2P map, because their summary
     /// could not be read back or did not agree with the map (see [`SummarySource`]).
     pub p2l_scans: u64,
+    /// User blocks written when GC took its first victim (GC onset, counted in writes so
+    /// that a simulator and a server can compare it).
+    pub gc_onset_user_blocks: Option<u64>,
 }
 
 impl Counters {
@@ -280,6 +283,11 @@ impl Counters {
             front_rotations: self.front_rotations - earlier.front_rotations,
             no_space: self.no_space - earlier.no_space,
             p2l_scans: self.p2l_scans - earlier.p2l_scans,
+            // GC that began before `earlier` was already running when this span began.
+            gc_onset_user_blocks: match earlier.gc_onset_user_blocks {
+                Some(_) => Some(0),
+                None => self.gc_onset_user_blocks.map(|b| b - earlier.user_blocks_written),
+            },
         }
     }
 }

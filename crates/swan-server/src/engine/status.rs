@@ -24,6 +24,8 @@ pub struct StatusReport {
     pub user_bytes_read: u64,
     pub gc_blocks_moved: u64,
     pub victims: u64,
+    /// User bytes written (since the server started) when GC took its first victim.
+    pub gc_onset_user_bytes: Option<u64>,
     pub front_rotations: u64,
     pub sync_points: u64,
     pub journal_records: u64,
@@ -136,6 +138,7 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         user_bytes_read: c.user_blocks_read * BLOCK as u64,
         gc_blocks_moved: c.gc_blocks_moved,
         victims: c.victims,
+        gc_onset_user_bytes: c.gc_onset_user_blocks.map(|b| b * BLOCK as u64),
         front_rotations: c.front_rotations,
         sync_points: d.sync_points,
         journal_records: d.journal_records,
