@@ -181,7 +181,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
 
 /// Open (creating the file if `o` gives a size) and lock one member of a new array, and
 /// refuse it if it is too small or, unless `o.force`, a member of another swan array.
-fn open_new_member(p: &PathBuf, o: &CreateOptions) -> Result<Member> {
+fn open_new_member(p: &std::path::Path, o: &CreateOptions) -> Result<Member> {
     if !p.exists() {
         let bytes = o
             .member_bytes
@@ -768,21 +768,20 @@ fn tail_record_landed(o: &Opened, geo: &Geometry, record: &journal::Record) -> R
     let mut block = vec![0u8; BLOCK];
     let mut summary_buf = Vec::new();
     for &(c, crc) in &record.entries {
-        match c {
+        let landed = match c {
             MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
                 let (seg, slot) = geo.split_pba(pba);
                 let (member, at) = geo.slot_location(seg, slot);
                 o.members.read(member, at, &mut block).map_err(|e| e.into_member_error(&o.members, member, at, 1))?;
-                if crc32c::crc32c(&block) != crc {
-                    return Ok(false);
-                }
+                crc32c::crc32c(&block) == crc
             }
             MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
-                if crate::summaries::read_sealed(&o.members, geo, segment, seq, &mut summary_buf).is_none() {
-                    return Ok(false);
-                }
+                crate::summaries::read_sealed(&o.members, geo, segment, seq, &mut summary_buf).is_some()
             }
-            _ => {}
+            _ => true,
+        };
+        if !landed {
+            return Ok(false);
         }
     }
     Ok(true)

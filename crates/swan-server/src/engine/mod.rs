@@ -32,6 +32,7 @@ mod gc_verify;
 mod member_io;
 mod open_rows;
 mod replies;
+mod report;
 mod status;
 mod store;
 mod worker;

@@ -447,7 +447,7 @@ impl Worker {
 
     pub fn status(&self) -> StatusReport {
         let uptime = self.now().saturating_duration_since(self.started);
-        super::status::report(&self.store, &self.gc, self.queue.len(), uptime)
+        super::report::report(&self.store, &self.gc, self.queue.len(), uptime)
     }
 
     /// `swan fail`, on this thread.
