@@ -36,7 +36,12 @@ fn label(s: &swan_sim::engine::SimConfig) -> String {
     };
     let aged = if s.age_fraction > 0.0 { format!("-aged{:.0}", s.age_fraction * 100.0) } else { String::new() };
     let before = if experiments::is_before_gc(s) { "-before-gc" } else { "" };
-    format!("{}-{}-{}ssd{rate}{aged}{before}", s.scheme_label(), workload_name(s.workload.read_fraction), s.array.members())
+    format!(
+        "{}-{}-{}ssd{rate}{aged}{before}",
+        s.scheme_label(),
+        workload_name(s.workload.read_fraction),
+        s.array.members()
+    )
 }
 
 fn ms(us: f64) -> f64 {
@@ -478,7 +483,8 @@ fn fig8_what_gc_adds(s: &[RunSummary]) -> Vec<String> {
         ) else {
             continue;
         };
-        let gc_runs = f.mean(|x| x.ssd_gc.iter().map(|g| g.gc_invocations + g.forced_gc_invocations).sum::<u64>() as f64);
+        let gc_runs =
+            f.mean(|x| x.ssd_gc.iter().map(|g| g.gc_invocations + g.forced_gc_invocations).sum::<u64>() as f64);
         if gc_runs > 0.0 {
             out.push(format!("{n} SSDs: the before-GC runs collected ({gc_runs:.0} GC runs): not a floor, left out"));
             continue;

@@ -356,8 +356,8 @@ impl SimArgs {
 }
 
 impl SimArgs {
-    /// Flags that are wrong on their own (or together), named in the error.
-    /// The flags' consistency, for an array of scheme `kind`.
+    /// Flags that are wrong on their own (or together, or for an array of scheme `kind`),
+    /// named in the error.
     fn check_flags(&self, kind: SchemeKind) -> anyhow::Result<()> {
         if self.rgroups == 0 {
             bail!("--rgroups must be at least 1");
@@ -464,11 +464,9 @@ fn print_replay(s: &swan_sim::output::RunSummary, replay: &swan_sim::replay::Rep
 
 /// The array `swan create` made, as `swan serve` runs it, from the superblock of `member`.
 fn created_array(member: &std::path::Path) -> anyhow::Result<ArraySpec> {
-    let m = swan_server::member::Member::open(
-        member,
-        swan_server::member::OpenOptions { direct: false, read_only: true },
-    )
-    .with_context(|| format!("--array {}", member.display()))?;
+    let m =
+        swan_server::member::Member::open(member, swan_server::member::OpenOptions { direct: false, read_only: true })
+            .with_context(|| format!("--array {}", member.display()))?;
     let sb = swan_server::array::read_superblock(&m)
         .with_context(|| format!("--array {}: not a member of a swan array", member.display()))?;
     Ok(sb.array_spec())

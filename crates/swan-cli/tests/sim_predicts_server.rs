@@ -33,8 +33,22 @@ fn sim_and_server_agree_on_gc() {
     let sim_out = dir.path().join("sim");
     let out = swan(
         &[
-            "sim", "--array", member0, "--age", "0", "--rw", "randwrite", "--bs", "8k", "--working-set", "0.5",
-            "--footprint", "2", "--quiet", "--out", sim_out.to_str().unwrap(),
+            "sim",
+            "--array",
+            member0,
+            "--age",
+            "0",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "8k",
+            "--working-set",
+            "0.5",
+            "--footprint",
+            "2",
+            "--quiet",
+            "--out",
+            sim_out.to_str().unwrap(),
         ],
         dir.path(),
     );
@@ -71,5 +85,8 @@ fn sim_and_server_agree_on_gc() {
         off(sim_victims, served_victims) < 0.06,
         "victims: simulator {sim_victims} against the server's {served_victims}"
     );
-    assert!(off(sim_onset, served_onset) < 0.01, "GC onset: simulator {sim_onset} B against the server's {served_onset} B");
+    assert!(
+        off(sim_onset, served_onset) < 0.01,
+        "GC onset: simulator {sim_onset} B against the server's {served_onset} B"
+    );
 }

@@ -382,7 +382,10 @@ impl SegmentTable {
             return Err("bucket tables sized wrongly".into());
         }
         if self.buckets > MAX_BUCKETS || self.bucket_of(self.payload_slots) != self.buckets - 1 {
-            return Err(format!("{} buckets of shift {} for {} slots", self.buckets, self.bucket_shift, self.payload_slots));
+            return Err(format!(
+                "{} buckets of shift {} for {} slots",
+                self.buckets, self.bucket_shift, self.payload_slots
+            ));
         }
         let mut linked = vec![false; self.segs.len()];
         for (h, &head) in self.heads.iter().enumerate() {

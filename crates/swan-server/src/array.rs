@@ -183,9 +183,9 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
 /// refuse it if it is too small or, unless `o.force`, a member of another swan array.
 fn open_new_member(p: &std::path::Path, o: &CreateOptions) -> Result<Member> {
     if !p.exists() {
-        let bytes = o
-            .member_bytes
-            .ok_or_else(|| anyhow!("member {} does not exist; give --member-size to create member files", p.display()))?;
+        let bytes = o.member_bytes.ok_or_else(|| {
+            anyhow!("member {} does not exist; give --member-size to create member files", p.display())
+        })?;
         Member::create_file(p, bytes, false)?;
     }
     let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;

@@ -38,11 +38,11 @@
 //! cut), so a replay point costs about one recovery and one read of the volume.
 
 use crate::array::{self, CreateOptions};
-use crate::service::{BlockOp, BlockRequest, Reply};
 use crate::check;
 use crate::engine::{EngineOptions, Stepper};
 use crate::member::{Tap, BLOCK};
 use crate::recorder::{Entry, Fault, FaultOp, Recorder};
+use crate::service::{BlockOp, BlockRequest, Reply};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::fs::File;

@@ -18,7 +18,6 @@
 //! - [`crashsim`]: crash replay and faults at the worst moments, over the real engine.
 
 pub mod array;
-pub mod service;
 pub mod blockcrc;
 pub mod check;
 pub mod checkpoint;
@@ -35,4 +34,5 @@ pub mod parity;
 pub mod pool;
 pub mod recorder;
 pub mod scrub;
+pub mod service;
 pub mod summaries;

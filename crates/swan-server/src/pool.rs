@@ -36,9 +36,9 @@
 //! is never returned. Blocks with nothing to check against (segments adopted at recovery,
 //! summaries from before block CRCs) are returned as read, and counted.
 
-use crate::service::Completion;
 use crate::member::{MemberError, BLOCK};
 use crate::members::Members;
+use crate::service::Completion;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};

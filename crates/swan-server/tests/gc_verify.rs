@@ -12,8 +12,8 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
+use swan_server::service::{BlockOp, Reply};
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
     common::call_within(st, op, lba, blocks, 1_000_000)

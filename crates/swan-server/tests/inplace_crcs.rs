@@ -14,9 +14,9 @@ use common::{find, pattern, start};
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
+use swan_server::service::{BlockOp, Reply};
 
 const BLOCKS: u64 = 600;
 

@@ -15,9 +15,9 @@ use common::start;
 
 use std::path::PathBuf;
 use swan_server::array;
-use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
+use swan_server::service::{BlockOp, Reply};
 
 fn block(lba: u64) -> Vec<u8> {
     (0..BLOCK).map(|i| (lba as usize * 31 + i * 7 + 1) as u8).collect()

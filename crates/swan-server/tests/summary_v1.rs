@@ -13,8 +13,8 @@ use common::{pattern, start};
 
 use swan_core::summary::Summary;
 use swan_server::array;
-use swan_server::service::BlockOp;
 use swan_server::member::BLOCK;
+use swan_server::service::BlockOp;
 use swan_server::summaries;
 
 #[test]

@@ -12,9 +12,9 @@ mod common;
 use common::{pattern, start};
 
 use std::path::PathBuf;
-use swan_server::service::{BlockOp, Reply};
 use swan_server::engine::Stepper;
 use swan_server::member::BLOCK;
+use swan_server::service::{BlockOp, Reply};
 
 fn call(st: &mut Stepper, op: BlockOp, lba: u64) -> Reply {
     common::call_within(st, op, lba, 1, 100_000)

@@ -13,8 +13,8 @@
 
 pub mod inplace;
 pub mod log;
-pub mod release;
 mod p2l;
+pub mod release;
 
 use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};
 use crate::io::{IoPlan, MemberBlock, MemberId};

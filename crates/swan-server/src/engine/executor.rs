@@ -12,12 +12,12 @@
 
 use super::crcs::Crcs;
 use super::member_io::MemberIo;
-use crate::service::Completion;
 use crate::emulate::{EmuOp, Emulator};
 use crate::member::{MemberError, BLOCK};
 use crate::members::Health;
 use crate::parity::xor;
 use crate::pool::{Check, IoPool, Piece, POOL_WRITE_MIN};
+use crate::service::Completion;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;

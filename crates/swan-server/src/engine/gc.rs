@@ -23,7 +23,6 @@ use swan_core::io::{Dst, IoKind, IoPlan, Src};
 use swan_core::scheme::release::release_due;
 use swan_core::scheme::{GcJobId, Scheme};
 
-
 /// A GC job being carried out a member operation at a time.
 pub(super) struct GcRun {
     pub id: GcJobId,

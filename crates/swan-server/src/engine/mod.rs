@@ -41,9 +41,9 @@ pub use clock::{Clock, ManualClock};
 pub use status::{GroupStatus, MemberStatus, RebuildStatus, StatusReport};
 
 use crate::array::{Opened, Recovered};
-use crate::service::{BlockService, BlockOp, BlockRequest, Completion, ExportInfo};
 use crate::emulate::Emulator;
 use crate::member::BLOCK;
+use crate::service::{BlockOp, BlockRequest, BlockService, Completion, ExportInfo};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};

@@ -15,20 +15,20 @@
 
 use super::clock::Clock;
 use super::gc::{GcRunner, Step};
-use swan_core::scheme::release::RELEASE_BATCH;
 use super::replies::Replies;
 use super::status::StatusReport;
 use super::store::Store;
 use super::{EngineOptions, Msg};
 use crate::array::{Opened, Recovered};
-use crate::service::{BlockOp, BlockRequest, Completion};
 use crate::member::BLOCK;
 use crate::pool::IoPool;
+use crate::service::{BlockOp, BlockRequest, Completion};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use swan_core::io::IoPlan;
+use swan_core::scheme::release::RELEASE_BATCH;
 use swan_core::scheme::{ReqOp, Request, Submitted};
 use swan_nbd::Errno;
 

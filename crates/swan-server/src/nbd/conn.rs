@@ -21,7 +21,7 @@ use swan_nbd::{
 
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
-use crate::service::{gather, BlockService, BlockOp, BlockRequest, Completion, Reply};
+use crate::service::{gather, BlockOp, BlockRequest, BlockService, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
 /// saves a system call per request; payloads bigger than this bypass it.

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
-use swan_server::service::{BlockOp, BlockRequest, Reply};
 use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::layout::Superblock;
 use swan_server::member::BLOCK;
+use swan_server::service::{BlockOp, BlockRequest, Reply};
 
 /// A small array over member files `m0`, `m1`, ... in `dir`: `rgroups` × `ssds` members of
 /// 24 MiB, 128 KiB segments.
