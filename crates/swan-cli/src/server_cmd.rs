@@ -215,7 +215,7 @@ pub fn create(a: &CreateArgs) -> Result<()> {
     };
     let sb = array::create(&a.members, &o)?;
     let scheme = sb.array_spec().build()?;
-    let mut spare = match scheme.log_array() {
+    let mut spare = match scheme.log() {
         Some(la) => format!(
             " ({:.1} % of the data capacity kept spare for GC), segments of {} KiB per SSD",
             100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64),
@@ -277,8 +277,11 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let mut recovered = array::recover(&opened).context("recovering the array")?;
     if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
         // The aged model SSDs must learn what the array's format told the real members.
+        // In-place RAID keeps no record of what is unused: nothing to tell.
         let mut plan = swan_core::io::IoPlan::new();
-        recovered.scheme.plan_free_trims(&mut plan);
+        if let Some(la) = recovered.scheme.log() {
+            la.plan_free_trims(&mut plan);
+        }
         for io in plan.ios() {
             e.trim_untimed(io.member, io.block, io.count);
         }
@@ -286,7 +289,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     if let Some(segments) = a.gc_target {
         let la = recovered
             .scheme
-            .log_array_mut()
+            .log_mut()
             .ok_or_else(|| anyhow!("--gc-target applies to SWAN arrays; this one is {}", opened.sb.kind))?;
         la.set_swan_gc_target(segments).map_err(|e| anyhow!("--gc-target: {e}"))?;
     }

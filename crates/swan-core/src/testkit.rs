@@ -20,7 +20,7 @@
 //!   scheme that keeps victims' P2L only in summaries can read them back.
 
 use crate::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
-use crate::scheme::{ArraySpec, GcJobId, Scheme, SchemeKind, SummarySource};
+use crate::scheme::{ArrayScheme, ArraySpec, GcJobId, LogArray, Scheme, SchemeKind, SummarySource};
 use crate::summary::{Summary, DEAD};
 use std::collections::{HashMap, VecDeque};
 
@@ -244,13 +244,11 @@ pub struct SummaryStore {
 impl SummaryStore {
     /// Keep the summary of every segment `plan` (just run) wrote, then tell the scheme they
     /// are written.
-    pub fn record(&mut self, plan: &IoPlan, scheme: &mut dyn Scheme) {
+    pub fn record(&mut self, plan: &IoPlan, scheme: &mut LogArray) {
         for k in 0..plan.phase_count() {
             for io in plan.phase(k) {
                 if let IoKind::Write(Src::Summary { segment, index: 0 }) = io.kind {
-                    if let Some(s) = scheme.summary(segment) {
-                        self.written.insert(segment, s);
-                    }
+                    self.written.insert(segment, scheme.summary_of(segment));
                 }
             }
         }
@@ -271,7 +269,7 @@ impl SummarySource for SummaryStore {
     }
 }
 
-/// GC jobs kept in flight across user requests, oldest first.
+/// GC jobs of a log-structured array kept in flight across user requests, oldest first.
 #[derive(Clone, Debug, Default)]
 pub struct GcQueue {
     jobs: VecDeque<GcJob>,
@@ -307,7 +305,8 @@ impl GcQueue {
     }
 
     /// Starts jobs while the scheme wants one and fewer than `max_in_flight` are in flight.
-    pub fn start(&mut self, scheme: &mut dyn Scheme, max_in_flight: usize) {
+    pub fn start(&mut self, scheme: &mut ArrayScheme, max_in_flight: usize) {
+        let Some(scheme) = scheme.log_mut() else { return };
         while self.jobs.len() < max_in_flight {
             let mut plan = IoPlan::new();
             match scheme.start_gc_with(&mut plan, &mut self.summaries) {
@@ -323,7 +322,7 @@ impl GcQueue {
     /// Advances the oldest job by one phase, or, once every phase of it has run, finishes
     /// it: tells the scheme and runs the follow-up (summaries, TRIMs) at once. Returns
     /// whether there was a job.
-    pub fn step<S: TokenStore>(&mut self, scheme: &mut dyn Scheme, exec: &mut Executor<S>) -> bool {
+    pub fn step<S: TokenStore>(&mut self, scheme: &mut ArrayScheme, exec: &mut Executor<S>) -> bool {
         let Some(job) = self.jobs.front_mut() else {
             return false;
         };
@@ -338,7 +337,7 @@ impl GcQueue {
     }
 
     /// Runs every job in flight to completion, oldest first.
-    pub fn drain<S: TokenStore>(&mut self, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
+    pub fn drain<S: TokenStore>(&mut self, scheme: &mut ArrayScheme, exec: &mut Executor<S>) {
         while let Some(mut job) = self.jobs.pop_front() {
             for k in job.next_phase..job.plan.phase_count() {
                 exec.run_phase(job.plan.phase(k), &[], &mut [], &mut job.staged);
@@ -347,12 +346,13 @@ impl GcQueue {
         }
     }
 
-    fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut dyn Scheme, exec: &mut Executor<S>) {
-        scheme.finish_gc(job.id, &mut self.follow_up);
+    fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut ArrayScheme, exec: &mut Executor<S>) {
+        let Some(log) = scheme.log_mut() else { return };
+        log.finish_gc(job.id, &mut self.follow_up);
         exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
-        self.summaries.record(&self.follow_up, scheme);
+        self.summaries.record(&self.follow_up, log);
         // A deferring scheme's driver makes the moves durable first; in memory they are.
-        if scheme.release_deferred(&mut self.follow_up) > 0 {
+        if log.release_deferred(&mut self.follow_up) > 0 {
             exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
         }
         self.finished += 1;
@@ -486,7 +486,7 @@ pub trait DriveHooks<S> {
 /// block. `draw` is the random source (its top 32 bits serve as 32-bit draws).
 pub fn drive<S: TokenStore>(
     label: &str,
-    scheme: &mut dyn Scheme,
+    scheme: &mut ArrayScheme,
     exec: &mut Executor<S>,
     ops: u64,
     check_every: u64,
@@ -531,7 +531,9 @@ pub fn drive<S: TokenStore>(
         reply.clear();
         reply.resize(req.blocks as usize, 0);
         exec.run_plan(&plan, &user, &mut reply, &mut scratch);
-        gc.summaries.record(&plan, scheme);
+        if let Some(log) = scheme.log_mut() {
+            gc.summaries.record(&plan, log);
+        }
         match req.op {
             ReqOp::Write => {
                 reference.write(req.lba, &user);
@@ -550,11 +552,11 @@ pub fn drive<S: TokenStore>(
             ReqOp::Flush => {}
         }
         if op_index % check_every == 0 {
-            hooks.check(scheme, exec, &format!("at op {op_index}"));
+            hooks.check(&**scheme, exec, &format!("at op {op_index}"));
         }
     }
     gc.drain(scheme, exec);
-    hooks.check(scheme, exec, "at the end");
+    hooks.check(&**scheme, exec, "at the end");
     for (lba, t) in reference.tokens() {
         let got = scheme.locate(lba).map_or(0, |(m, b)| exec.store().peek(m, b));
         assert_eq!(got, t, "{label}: block {lba} lost");

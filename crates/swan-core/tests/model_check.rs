@@ -61,7 +61,7 @@ fn model_check(kind: SchemeKind, seed: u64) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let label = format!("{kind} seed {seed}");
     let ops = ops_per_scheme();
-    let stats = drive(&label, scheme.as_mut(), &mut exec, ops, 20_000, &mut || rng.next_u64(), &mut SchemeChecks);
+    let stats = drive(&label, &mut scheme, &mut exec, ops, 20_000, &mut || rng.next_u64(), &mut SchemeChecks);
     check_parity(&label, &spec, &exec);
     let c = scheme.counters();
     eprintln!(

@@ -15,7 +15,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::IoPlan;
-use swan_core::scheme::{ArraySpec, GcJobId, LogTuning, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::scheme::{
+    ArrayScheme, ArraySpec, GcJobId, LogArray, LogTuning, ReqOp, Request, Scheme, SchemeKind, Submitted,
+};
 use swan_core::testkit::{parity_group_width, Executor, MemStore, Reference, SummaryStore, TokenStore};
 use swan_core::victim::VictimPolicy;
 
@@ -34,7 +36,7 @@ enum Pattern {
 
 /// A server in miniature: the scheme, its members as tokens, GC jobs in flight.
 struct Served {
-    scheme: Box<dyn Scheme>,
+    scheme: Box<LogArray>,
     exec: Executor<MemStore>,
     summaries: SummaryStore,
     jobs: VecDeque<(GcJobId, IoPlan)>,
@@ -44,7 +46,9 @@ struct Served {
 
 impl Served {
     fn new(spec: &ArraySpec) -> Self {
-        let mut scheme = spec.build().expect("geometry accepted");
+        let ArrayScheme::Log(mut scheme) = spec.build().expect("geometry accepted") else {
+            panic!("{}: not log-structured", spec.kind)
+        };
         let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), parity_group_width(spec));
         let mut plan = IoPlan::new();
         scheme.format(&mut plan);
@@ -76,7 +80,7 @@ impl Served {
         let Some((id, _)) = self.jobs.pop_front() else { return false };
         self.scheme.finish_gc(id, &mut self.follow_up);
         self.exec.run_plan(&self.follow_up, &[], &mut [], &mut self.staged);
-        self.summaries.record(&self.follow_up, self.scheme.as_mut());
+        self.summaries.record(&self.follow_up, &mut self.scheme);
         true
     }
 
@@ -127,7 +131,7 @@ impl Served {
             }
         }
         self.exec.run_plan(&plan, &tokens, &mut [], &mut self.staged);
-        self.summaries.record(&plan, self.scheme.as_mut());
+        self.summaries.record(&plan, &mut self.scheme);
         Ok(())
     }
 }
@@ -206,7 +210,7 @@ fn geometries(kind: SchemeKind) -> Vec<ArraySpec> {
                         tuning: LogTuning::served(None),
                     };
                     let Ok(scheme) = spec.build() else { continue };
-                    let Some(la) = scheme.log_array() else { continue };
+                    let Some(la) = scheme.log() else { continue };
                     if let Some(spare) = spare {
                         let payload = la.geometry().payload_blocks();
                         spec.tuning.volume_blocks = Some((payload as f64 * (1.0 - spare)) as u64);

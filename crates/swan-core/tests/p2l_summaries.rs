@@ -6,7 +6,7 @@
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
-use swan_core::scheme::{Layout, LogArray, LogConfig, Scheme};
+use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, Scheme};
 use swan_core::testkit::{drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
 
@@ -30,14 +30,15 @@ fn run(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, in_summarie
     let mut cfg = LogConfig::new(geo, layout, VictimPolicy::Greedy);
     cfg.defer_release = true;
     cfg.p2l_in_summaries = in_summaries;
-    let mut a = LogArray::new(cfg);
+    let mut a: ArrayScheme = LogArray::new(cfg).into();
     let width = if layout == Layout::Swan { per_group } else { groups * per_group };
     let mut exec = Executor::new(MemStore::new(groups * per_group, MEMBER_BLOCKS), width);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     let label = format!("{} (P2L in summaries: {in_summaries}, lying: {lie})", a.kind());
     let stats = drive(&label, &mut a, &mut exec, 40_000, 5_000, &mut || rng.next_u64(), &mut Checks { lie });
     assert!(stats.gc_jobs > 50, "{label}: GC barely ran");
-    (a, stats.summaries_read)
+    let ArrayScheme::Log(a) = a else { unreachable!() };
+    (*a, stats.summaries_read)
 }
 
 fn same_as_in_memory(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32) {

@@ -1,5 +1,5 @@
 //! Restart from a journal: a log-structured array rebuilt from its change log
-//! ([`Scheme::take_changes`]) holds every block where the original did, passes every
+//! ([`LogArray::take_changes`]) holds every block where the original did, passes every
 //! invariant check, and keeps working — allocation, GC over the rebuilt segments, front-end
 //! rotation — under another long random run checked against a reference.
 //!
@@ -10,7 +10,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::l2p::{PackedMap, UNMAPPED};
-use swan_core::scheme::{Layout, LogArray, LogConfig, MapChange, Scheme};
+use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, Scheme};
 use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
 
@@ -47,19 +47,21 @@ fn replay(cfg: &LogConfig, changes: &[MapChange]) -> (PackedMap, Vec<u64>) {
 
 fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u64) {
     let cfg = config(layout, raid, groups, per_group);
-    let mut a = LogArray::new(cfg.clone());
-    a.enable_change_log();
+    let mut a: ArrayScheme = LogArray::new(cfg.clone()).into();
+    a.log_mut().unwrap().enable_change_log();
     let width = if layout == Layout::Swan { per_group } else { groups * per_group };
     let mut exec = Executor::new(MemStore::new(groups * per_group, 8 * 48), width);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let label = format!("{} seed {seed}", a.kind());
     let stats = drive(&label, &mut a, &mut exec, 60_000, 10_000, &mut || rng.next_u64(), &mut SchemeChecks);
     assert!(stats.gc_jobs > 50, "{label}: GC barely ran");
+    let a = a.log_mut().unwrap();
     let mut changes = Vec::new();
     a.take_changes(&mut changes);
     let (map, seqs) = replay(&cfg, &changes);
     // The restarted array keeps victims' P2L only in their summaries, as a server does.
-    let mut b = LogArray::restore(LogConfig { p2l_in_summaries: true, ..cfg.clone() }, map, &seqs).unwrap();
+    let mut b: ArrayScheme =
+        LogArray::restore(LogConfig { p2l_in_summaries: true, ..cfg.clone() }, map, &seqs).unwrap().into();
     for lba in 0..cfg.volume_blocks {
         assert_eq!(a.locate(lba), b.locate(lba), "{label}: block {lba} moved across the restart");
     }
@@ -71,11 +73,15 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
             swan_core::segment::SegState::Sealed | swan_core::segment::SegState::Victim => a.segments().seq(seg),
             _ => 0,
         };
-        if b.segments().state(seg) != swan_core::segment::SegState::Free {
-            assert_eq!(b.segments().seq(seg), want, "{label}: segment {seg} restored with the wrong seal");
+        if b.log().unwrap().segments().state(seg) != swan_core::segment::SegState::Free {
+            assert_eq!(
+                b.log().unwrap().segments().seq(seg),
+                want,
+                "{label}: segment {seg} restored with the wrong seal"
+            );
         }
     }
-    assert_eq!(a.segments().total_valid(), b.segments().total_valid());
+    assert_eq!(a.segments().total_valid(), b.log().unwrap().segments().total_valid());
     // The rebuilt array must keep working: another long run over it.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 100);
     let stats = drive(&label, &mut b, &mut exec, 60_000, 10_000, &mut || rng.next_u64(), &mut SchemeChecks);

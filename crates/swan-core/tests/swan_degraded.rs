@@ -6,14 +6,14 @@
 
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{IoKind, IoPlan, Src};
-use swan_core::scheme::{ArraySpec, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::scheme::{ArrayScheme, ArraySpec, ReqOp, Request, SchemeKind, Submitted};
 use swan_core::victim::VictimPolicy;
 
-fn array() -> Box<dyn Scheme> {
+fn array() -> ArrayScheme {
     array_of(SchemeKind::Swan(RaidLevel::Raid5), 3, 3, 8 * 64)
 }
 
-fn array_of(kind: SchemeKind, rgroups: u32, ssds_per_rgroup: u32, member_blocks: u64) -> Box<dyn Scheme> {
+fn array_of(kind: SchemeKind, rgroups: u32, ssds_per_rgroup: u32, member_blocks: u64) -> ArrayScheme {
     ArraySpec {
         kind,
         rgroups,
@@ -31,21 +31,21 @@ fn array_of(kind: SchemeKind, rgroups: u32, ssds_per_rgroup: u32, member_blocks:
 
 /// Plan a one-block write of `lba` into `plan`, running GC (and releasing its victims)
 /// until there is room.
-fn write_one(s: &mut Box<dyn Scheme>, lba: u64, plan: &mut IoPlan) {
+fn write_one(s: &mut ArrayScheme, lba: u64, plan: &mut IoPlan) {
     loop {
         match s.submit(&Request::new(ReqOp::Write, lba, 1), plan).unwrap() {
             Submitted::Planned => return,
             Submitted::NoSpace => {
                 let id = s.start_gc(plan).expect("GC can free space");
                 s.finish_gc(id, plan);
-                s.release_deferred(plan);
+                s.log_mut().unwrap().release_deferred(plan);
             }
         }
     }
 }
 
 /// Write `n` blocks from `lba` on (wrapping), running GC when asked; the front-end after each.
-fn write(s: &mut Box<dyn Scheme>, from: u64, n: u64) -> Vec<u32> {
+fn write(s: &mut ArrayScheme, from: u64, n: u64) -> Vec<u32> {
     let mut plan = IoPlan::new();
     let vol = s.volume_blocks();
     let mut fronts = Vec::new();

@@ -4,7 +4,7 @@
 
 use swan_core::geometry::RaidLevel;
 use swan_core::io::IoPlan;
-use swan_core::scheme::{ArraySpec, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::scheme::{ArrayScheme, ArraySpec, ReqOp, Request, SchemeKind, Submitted};
 use swan_core::victim::VictimPolicy;
 
 #[test]
@@ -35,7 +35,7 @@ fn rewrite_recent_data(rgroups: u32, blocks: u32) {
     let mut plan = IoPlan::new();
     let vol = s.volume_blocks();
     // Fill the volume once, in order: back-end R-groups end up holding only live data.
-    let write = |s: &mut Box<dyn Scheme>, plan: &mut IoPlan, lba: u64, n: u32| -> bool {
+    let write = |s: &mut ArrayScheme, plan: &mut IoPlan, lba: u64, n: u32| -> bool {
         for _ in 0..10_000 {
             match s.submit(&Request::new(ReqOp::Write, lba, n), plan).unwrap() {
                 Submitted::Planned => return true,

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use swan_core::geometry::{Geometry, GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::l2p::{PackedMap, UNMAPPED};
-use swan_core::scheme::{LogArray, MapChange, Scheme, SchemeKind};
+use swan_core::scheme::{ArrayScheme, LogArray, MapChange, SchemeKind};
 use swan_core::victim::VictimPolicy;
 
 /// What `swan create` asks for.
@@ -241,7 +241,7 @@ fn format_members(opened: &[Member], sb: &Superblock) -> Result<()> {
             opened[io.member as usize].trim(io.block, u64::from(io.count))?;
         }
     }
-    if let Some(la) = scheme.log_array() {
+    if let Some(la) = scheme.log() {
         let header = checkpoint::Header {
             uuid: sb.uuid,
             seq: 1,
@@ -601,7 +601,7 @@ fn refuse_lost_data(sb: &Superblock, members: &Members) -> Result<()> {
 
 /// The state a restart found.
 pub struct Recovered {
-    pub scheme: Box<dyn Scheme>,
+    pub scheme: ArrayScheme,
     pub ring: Ring,
     pub checkpoint_seq: u64,
     /// The checkpoint slot the next checkpoint goes to.
@@ -650,7 +650,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             parity_whole: true,
         });
     }
-    let cfg = scheme.log_array().expect("log-structured").config().clone();
+    let cfg = scheme.log().expect("log-structured").config().clone();
     // The recovered map becomes the array's own; do not hold an empty one beside it.
     drop(scheme);
     let geo = cfg.geometry;
@@ -700,7 +700,7 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
     restored.enable_change_log();
     let adopted_crcs = adopted_crcs(&restored, named);
     Ok(Recovered {
-        scheme: Box::new(restored),
+        scheme: restored.into(),
         ring: Ring::new(sb.journal_blocks, end.0, end.1),
         checkpoint_seq: header.seq,
         next_slot: 1 - slot,

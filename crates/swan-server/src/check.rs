@@ -54,7 +54,7 @@ pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
     } else {
         let _ = writeln!(r.text, "map: consistent");
     }
-    match (sb.kind, rec.scheme.log_array()) {
+    match (sb.kind, rec.scheme.log()) {
         (_, Some(la)) => check_log(&opened, la, &rec.unsynced_seals, &mut r)?,
         (SchemeKind::Raid(raid), None) if raid != RaidLevel::Raid0 => {
             let geo = StripeGeometry::new(sb.members, raid, sb.chunk_blocks, sb.member_blocks, sb.meta_blocks)?;

@@ -68,7 +68,7 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
     let mut r = ScrubReport::default();
     let sb = &opened.sb;
     r.say(format!("array {} ({}, {} R-group(s) × {})", sb.uuid_string(), sb.kind, sb.rgroups, sb.ssds_per_rgroup));
-    match rec.scheme.log_array() {
+    match rec.scheme.log() {
         Some(la) => scrub_log(&opened, la, repair, &mut r)?,
         None if sb.crc_table_blocks == 0 => {
             r.say(

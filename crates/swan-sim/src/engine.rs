@@ -26,7 +26,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use swan_core::ggc::GgcConfig;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
 use swan_core::scheme::release::{release_due, RELEASE_AFTER_NS, RELEASE_BATCH};
-use swan_core::scheme::{ArraySpec, Counters, GcJobId, ReqOp, Request, Scheme, Submitted};
+use swan_core::scheme::{ArrayScheme, ArraySpec, Counters, GcJobId, ReqOp, Request, Submitted};
 use swan_core::BLOCK_BYTES;
 use swan_models::link::Link;
 use swan_models::ssd::{Ssd, SsdConfig};
@@ -244,7 +244,7 @@ struct GcSlot {
 
 pub struct Engine {
     cfg: SimConfig,
-    scheme: Box<dyn Scheme>,
+    scheme: ArrayScheme,
     ssds: Vec<Ssd>,
     link: Link,
     source: Box<dyn ArrivalSource>,
@@ -362,8 +362,7 @@ impl Engine {
                     SimRng::fork(cfg.seed, PREFILL_STREAM),
                 )
                 .map_err(SimError::Workload)?;
-                let report =
-                    prefill::run(scheme.as_mut(), &mut ssds, spec, &mut overwrites).map_err(SimError::Config)?;
+                let report = prefill::run(&mut scheme, &mut ssds, spec, &mut overwrites).map_err(SimError::Config)?;
                 ssds.iter_mut().for_each(Ssd::reset_stats);
                 Some(report)
             }
@@ -426,8 +425,8 @@ impl Engine {
         })
     }
 
-    pub fn scheme(&self) -> &dyn Scheme {
-        self.scheme.as_ref()
+    pub fn scheme(&self) -> &ArrayScheme {
+        &self.scheme
     }
 
     /// What the untimed pre-fill did, if this run had one.
@@ -812,8 +811,9 @@ impl Engine {
         };
         let gc_running = self.gcs.len() > self.free_gcs.len();
         let starved = !self.stalled.is_empty() && (pending >= RELEASE_BATCH || !gc_running);
-        if starved || release_due(pending, self.cfg.array.rgroups, self.now - since) {
-            self.scheme.release_deferred(&mut self.plan);
+        let due = starved || release_due(pending, self.cfg.array.rgroups, self.now - since);
+        if let Some(la) = self.scheme.log_mut().filter(|_| due) {
+            la.release_deferred(&mut self.plan);
             let n = self.plan.len();
             self.submit_ios(0, n, None);
             self.release_since = None;

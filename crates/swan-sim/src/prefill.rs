@@ -28,7 +28,7 @@
 use crate::workload::{Arrival, Generator, Pattern, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use swan_core::io::{IoKind, IoPlan};
-use swan_core::scheme::{Counters, ReqOp, Request, Scheme, Submitted};
+use swan_core::scheme::{ArrayScheme, Counters, ReqOp, Request, Submitted};
 use swan_models::ssd::Ssd;
 use swan_models::{DevOp, DevOpKind};
 
@@ -97,7 +97,7 @@ pub fn overwrite_spec(workload: &WorkloadSpec) -> WorkloadSpec {
 /// instead lets GC start the way it starts under the workload, on victims with dead blocks
 /// to give.
 pub fn run(
-    scheme: &mut dyn Scheme,
+    scheme: &mut ArrayScheme,
     ssds: &mut [Ssd],
     spec: Prefill,
     random: &mut Generator,
@@ -137,7 +137,7 @@ pub fn run(
 
 /// The scheme and its members, with one plan reused for every step.
 struct Writer<'a> {
-    scheme: &'a mut dyn Scheme,
+    scheme: &'a mut ArrayScheme,
     ssds: &'a mut [Ssd],
     plan: IoPlan,
 }
@@ -168,7 +168,7 @@ impl Writer<'_> {
             self.scheme.finish_gc(job, &mut self.plan);
             self.apply();
             // Untimed, every sync point is already behind: deferred victims go back at once.
-            if self.scheme.release_deferred(&mut self.plan) > 0 {
+            if self.scheme.log_mut().is_some_and(|la| la.release_deferred(&mut self.plan) > 0) {
                 self.apply();
             }
             any = true;
@@ -278,7 +278,7 @@ mod tests {
             let s = engine.scheme();
             s.check().unwrap();
             // Every block of the volume holds valid data (a formatted log holds none)...
-            let log = s.log_array().unwrap();
+            let log = s.log().unwrap();
             let geo = log.geometry();
             let valid: u64 = (0..geo.segments()).map(|seg| u64::from(log.segments().valid(seg))).sum();
             assert_eq!(valid, s.volume_blocks(), "{kind}");

@@ -147,7 +147,7 @@ fn deep_check(kind: SchemeKind, ftl: FtlKind, seed: u64) {
     let label = format!("{kind} on {ftl:?} FTL, seed {seed}");
     let ops = ops_per_scheme();
     let mut hooks = SsdChecks { kind };
-    let stats = drive(&label, scheme.as_mut(), &mut exec, ops, CHECK_EVERY, &mut || rng.next_u64(), &mut hooks);
+    let stats = drive(&label, &mut scheme, &mut exec, ops, CHECK_EVERY, &mut || rng.next_u64(), &mut hooks);
     let parity_rows = check_parity(&label, &spec, &exec);
     let c = scheme.counters();
     let ssd_copied: u64 = exec.store().ssds.iter().map(|s| s.stats().gc_pages_copied).sum();

@@ -160,6 +160,10 @@ impl Scheme for InPlaceRaid {
         None
     }
 
+    /// Writes stay where they are: a failed member's blocks are served from parity, and
+    /// there is nowhere else to put new ones.
+    fn set_failed_member(&mut self, _member: u32, _failed: bool) {}
+
     fn finish_gc(&mut self, job: GcJobId, _plan: &mut IoPlan) {
         unreachable!("in-place RAID never starts GC jobs (job {job})")
     }

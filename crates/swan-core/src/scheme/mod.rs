@@ -183,10 +183,10 @@ impl ArraySpec {
 
     /// Build the scheme. Log-RAID and in-place RAID use every member as one stripe;
     /// SWAN uses the 2-D grid.
-    pub fn build(&self) -> Result<Box<dyn Scheme>, GeometryError> {
+    pub fn build(&self) -> Result<ArrayScheme, GeometryError> {
         Ok(match self.log_config()? {
-            Some(cfg) => Box::new(LogArray::new(cfg)),
-            None => Box::new(InPlaceRaid::new(self.stripe_geometry()?)),
+            Some(cfg) => ArrayScheme::Log(Box::new(LogArray::new(cfg))),
+            None => ArrayScheme::InPlace(InPlaceRaid::new(self.stripe_geometry()?)),
         })
     }
 
@@ -335,14 +335,6 @@ pub trait Scheme: Send {
     /// mdadm does not discard at creation.
     fn format(&mut self, plan: &mut IoPlan);
 
-    /// Plan a TRIM of every member range the array holds nothing in (cleared first): a log's
-    /// free segments; nothing for in-place RAID, which keeps no record of what is unused.
-    /// For telling SSDs that met the array only after it was formatted (an emulator aged
-    /// before serving) which space is free, as [`Scheme::format`] told the real ones.
-    fn plan_free_trims(&self, plan: &mut IoPlan) {
-        plan.clear();
-    }
-
     /// A hint that `req` will be submitted soon: warm the cache for its map entries
     /// (`near: false`), or, a little later, once those are in, for what they point at
     /// (`near: true`). Changes nothing; a driver that knows its next requests calls it to
@@ -362,16 +354,6 @@ pub trait Scheme: Send {
     /// If the scheme wants a GC job now, plan it into `plan` (cleared first) and return its id.
     fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId>;
 
-    /// [`Scheme::start_gc`], for a driver that can read summaries back from its members:
-    /// a scheme keeping victims' P2L only in their summaries asks `summaries` for it.
-    fn start_gc_with(&mut self, plan: &mut IoPlan, _summaries: &mut dyn SummarySource) -> Option<GcJobId> {
-        self.start_gc(plan)
-    }
-
-    /// The driver has written every summary planned so far: a scheme keeping P2L only for
-    /// segments whose summary is not yet written may drop the rest.
-    fn summaries_written(&mut self) {}
-
     /// Every I/O of job `job` has completed. Plans the follow-up (summaries, TRIMs) into `plan`
     /// (cleared first); the follow-up is fire-and-forget for the scheme.
     fn finish_gc(&mut self, job: GcJobId, plan: &mut IoPlan);
@@ -389,45 +371,69 @@ pub trait Scheme: Send {
     /// Metadata memory the scheme holds, in bytes.
     fn heap_bytes(&self) -> u64;
 
-    /// Start recording [`MapChange`]s (servers journal them; the simulator does not).
-    fn enable_change_log(&mut self) {}
-
-    /// Move the changes recorded so far into `out`, oldest first.
-    fn take_changes(&mut self, _out: &mut Vec<MapChange>) {}
-
-    /// With deferred release ([`LogConfig::defer_release`]), GC victims stay unusable after
-    /// [`Scheme::finish_gc`] until the driver has made the job's moves durable and calls this:
-    /// it frees them and plans their TRIMs into `plan` (cleared first). Returns how many.
-    fn release_deferred(&mut self, plan: &mut IoPlan) -> usize {
-        plan.clear();
-        0
-    }
-
-    /// Victims waiting for [`Scheme::release_deferred`].
-    fn pending_release(&self) -> usize {
-        0
-    }
-
-    /// The log-structured engine behind this scheme, if it is one (checkpoints read its map).
-    fn log_array(&self) -> Option<&LogArray> {
-        None
-    }
-
-    /// The same, to retune it (a server's `--gc-target`).
-    fn log_array_mut(&mut self) -> Option<&mut LogArray> {
-        None
-    }
-
     /// Member `member` failed (or is whole again, rebuilt). A log-structured array leaves the
     /// member's slots of the rows it opens from now on unused, so no new data depends on
     /// parity to be read back; SWAN also keeps its writes away from a degraded R-group while
     /// a healthy one has room. In-place schemes have nowhere else to write.
-    fn set_failed_member(&mut self, _member: u32, _failed: bool) {}
+    fn set_failed_member(&mut self, member: u32, failed: bool);
+}
 
-    /// The summary of `segment` as it stands, for executors that write real bytes
-    /// ([`crate::io::Src::Summary`]). `None` for schemes without summaries.
-    fn summary(&self, _segment: u64) -> Option<Summary> {
-        None
+/// A built array: in-place RAID, or a log-structured scheme (SWAN, log-RAID).
+///
+/// A closed pair rather than one wide trait: what only a log has (map changes to journal,
+/// summaries, victims awaiting release, free segments to TRIM) is asked of the [`LogArray`]
+/// itself, so [`Scheme`] holds only what both answer. It dereferences to the [`Scheme`]
+/// both faces drive, as the `Box<dyn Scheme>` it replaces did.
+pub enum ArrayScheme {
+    InPlace(InPlaceRaid),
+    Log(Box<LogArray>),
+}
+
+impl ArrayScheme {
+    /// The log, for what only a log-structured scheme does; `None` for in-place RAID.
+    pub fn log(&self) -> Option<&LogArray> {
+        match self {
+            ArrayScheme::Log(la) => Some(la),
+            ArrayScheme::InPlace(_) => None,
+        }
+    }
+
+    pub fn log_mut(&mut self) -> Option<&mut LogArray> {
+        match self {
+            ArrayScheme::Log(la) => Some(la),
+            ArrayScheme::InPlace(_) => None,
+        }
+    }
+
+    /// GC victims waiting for [`LogArray::release_deferred`]; in-place RAID has none.
+    pub fn pending_release(&self) -> usize {
+        self.log().map_or(0, LogArray::pending_release)
+    }
+}
+
+impl From<LogArray> for ArrayScheme {
+    fn from(la: LogArray) -> Self {
+        ArrayScheme::Log(Box::new(la))
+    }
+}
+
+impl std::ops::Deref for ArrayScheme {
+    type Target = dyn Scheme;
+
+    fn deref(&self) -> &(dyn Scheme + 'static) {
+        match self {
+            ArrayScheme::InPlace(s) => s,
+            ArrayScheme::Log(la) => la.as_ref(),
+        }
+    }
+}
+
+impl std::ops::DerefMut for ArrayScheme {
+    fn deref_mut(&mut self) -> &mut (dyn Scheme + 'static) {
+        match self {
+            ArrayScheme::InPlace(s) => s,
+            ArrayScheme::Log(la) => la.as_mut(),
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use swan_core::geometry::Geometry;
 use swan_core::io::{Dst, IoKind, IoPlan};
-use swan_core::scheme::Scheme;
+use swan_core::scheme::ArrayScheme;
 
 pub(super) struct Crcs {
     /// CRC32C of every block written into each open segment, by slot, until the segment's
@@ -54,8 +54,8 @@ impl Crcs {
     /// What each block of a read of `len` bytes from `first` must match: the CRC held for
     /// an open segment, or the one its sealed segment's summary recorded. None for in-place
     /// schemes.
-    pub fn checks_for(&self, scheme: &dyn Scheme, first: u64, len: usize) -> Option<(Geometry, Vec<Check>)> {
-        scheme.log_array().map(|la| {
+    pub fn checks_for(&self, scheme: &ArrayScheme, first: u64, len: usize) -> Option<(Geometry, Vec<Check>)> {
+        scheme.log().map(|la| {
             let geo = *la.geometry();
             let checks = (first..first + (len / BLOCK) as u64)
                 .map(|lba| {
@@ -80,7 +80,14 @@ impl Crcs {
 
     /// Verify a read the engine carried out itself (the pool's reads verify themselves),
     /// repairing from parity what it can. False: the read must fail.
-    pub fn verify_read(&self, io: &MemberIo, scheme: &dyn Scheme, plan: &IoPlan, first: u64, reply: &mut [u8]) -> bool {
+    pub fn verify_read(
+        &self,
+        io: &MemberIo,
+        scheme: &ArrayScheme,
+        plan: &IoPlan,
+        first: u64,
+        reply: &mut [u8],
+    ) -> bool {
         if self.table.is_some() {
             let mut ok = true;
             for mio in plan.ios() {

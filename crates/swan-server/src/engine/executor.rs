@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo as PlannedIo, Src};
-use swan_core::scheme::{Scheme, SchemeKind};
+use swan_core::scheme::{ArrayScheme, SchemeKind};
 
 /// Gathered user data is written out once this much has gathered (or at the batch's end).
 const RUNS_FLUSH_AT: usize = 1 << 20;
@@ -117,7 +117,7 @@ impl Executor {
         &mut self,
         io: &mut MemberIo,
         crcs: &mut Crcs,
-        scheme: &dyn Scheme,
+        scheme: &ArrayScheme,
         plan: &IoPlan,
         b: &mut Buffers<'_>,
         start: Instant,
@@ -162,7 +162,7 @@ impl Executor {
         &mut self,
         io: &mut MemberIo,
         crcs: &mut Crcs,
-        scheme: &dyn Scheme,
+        scheme: &ArrayScheme,
         p: &PlannedIo,
         src: Src,
         b: &mut Buffers<'_>,
@@ -284,7 +284,7 @@ impl Executor {
         &mut self,
         io: &mut MemberIo,
         crcs: &mut Crcs,
-        scheme: &dyn Scheme,
+        scheme: &ArrayScheme,
         p: &PlannedIo,
         b: &mut Buffers<'_>,
         issue: Instant,
@@ -351,7 +351,7 @@ impl Executor {
         &mut self,
         io: &mut MemberIo,
         crcs: &mut Crcs,
-        scheme: &dyn Scheme,
+        scheme: &ArrayScheme,
         p: &PlannedIo,
         src: Src,
         b: &'b mut Buffers<'_>,
@@ -453,10 +453,10 @@ impl Executor {
 
 /// The bytes of `segment`'s summary as the scheme has it, with the CRC of every live block
 /// written into it (`crcs`, held since the segment opened).
-fn encode_summary(scheme: &dyn Scheme, crcs: Option<Vec<u32>>, segment: u64) -> Vec<u8> {
-    let blocks = scheme.log_array().map_or(1, |la| la.geometry().summary_blocks);
-    match scheme.summary(segment) {
-        Some(mut s) => {
+fn encode_summary(scheme: &ArrayScheme, crcs: Option<Vec<u32>>, segment: u64) -> Vec<u8> {
+    match scheme.log() {
+        Some(la) => {
+            let mut s = la.summary_of(segment);
             // Every live slot of a segment sealed in this run was written in it, so its CRC
             // is in the table.
             if let Some(crcs) = crcs {
@@ -465,8 +465,8 @@ fn encode_summary(scheme: &dyn Scheme, crcs: Option<Vec<u32>>, segment: u64) -> 
                 }
                 s.block_crcs = true;
             }
-            s.encode(blocks)
+            s.encode(la.geometry().summary_blocks)
         }
-        None => vec![0u8; blocks as usize * BLOCK],
+        None => vec![0u8; BLOCK],
     }
 }

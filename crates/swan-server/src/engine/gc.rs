@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use swan_core::geometry::Geometry;
 use swan_core::io::{Dst, IoKind, IoPlan, Src};
 use swan_core::scheme::release::release_due;
-use swan_core::scheme::{GcJobId, Scheme};
+use swan_core::scheme::{ArrayScheme, GcJobId};
 
 /// A GC job being carried out a member operation at a time.
 pub(super) struct GcRun {
@@ -96,16 +96,16 @@ impl GcRunner {
     }
 
     /// Start every GC job the scheme wants now.
-    pub fn start_jobs(&mut self, scheme: &mut dyn Scheme, io: &MemberIo, now: Instant) {
+    pub fn start_jobs(&mut self, scheme: &mut ArrayScheme, io: &MemberIo, now: Instant) {
         loop {
             let mut plan = IoPlan::new();
             let before = scheme.status().gc_groups;
-            let geo = scheme.log_array().map(|la| *la.geometry());
-            let started_job = match geo {
+            let started_job = match scheme.log_mut() {
                 // The array keeps no P2L of sealed segments: GC reads the victim's summary.
-                Some(geo) => {
+                Some(la) => {
+                    let geo = *la.geometry();
                     let mut source = MemberSummaries { members: &io.members, geo, buf: &mut self.summary_buf };
-                    scheme.start_gc_with(&mut plan, &mut source)
+                    la.start_gc_with(&mut plan, &mut source)
                 }
                 None => scheme.start_gc(&mut plan),
             };
@@ -137,7 +137,7 @@ impl GcRunner {
         io: &mut MemberIo,
         exec: &mut Executor,
         crcs: &mut Crcs,
-        scheme: &dyn Scheme,
+        scheme: &ArrayScheme,
     ) -> Step {
         let Some(i) = self.runs.iter().position(|r| r.not_before <= now) else { return Step::Idle };
         let mut run = self.runs.remove(i).expect("position");
@@ -158,7 +158,7 @@ impl GcRunner {
             run.not_before = run.phase_end;
             if run.phase == 1 {
                 // Read, not yet written: check what is about to be moved.
-                if let Some(la) = scheme.log_array() {
+                if let Some(la) = scheme.log() {
                     let checks = super::gc_verify::verify_copies(&mut run, la, io, &crcs.adopted);
                     self.checks.add(checks);
                 }
@@ -189,7 +189,7 @@ fn one_io(
     io: &mut MemberIo,
     exec: &mut Executor,
     crcs: &mut Crcs,
-    scheme: &dyn Scheme,
+    scheme: &ArrayScheme,
     now: Instant,
 ) -> Result<usize, MemberError> {
     let op = run.plan.phase(run.phase)[run.next];

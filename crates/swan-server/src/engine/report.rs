@@ -17,7 +17,7 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
     let st = store.scheme.status();
     let c = store.scheme.counters();
     let jobs = &gc.jobs;
-    let groups = match (store.kind, store.scheme.log_array()) {
+    let groups = match (store.kind, store.scheme.log()) {
         (SchemeKind::Swan(_), Some(la)) => (0..store.io.sb.rgroups)
             .map(|g| GroupStatus {
                 group: g,
@@ -59,7 +59,7 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         segments: st.segments,
         gc_target: store
             .scheme
-            .log_array()
+            .log()
             .filter(|la| la.config().layout == swan_core::scheme::Layout::Swan)
             .map(|la| la.config().swan_gc_target),
         user_bytes_written: c.user_blocks_written * BLOCK as u64,

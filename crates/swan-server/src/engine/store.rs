@@ -22,12 +22,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use swan_core::io::IoPlan;
-use swan_core::scheme::{MapChange, ReqOp, Request, Scheme, SchemeKind, Submitted};
+use swan_core::scheme::{ArrayScheme, MapChange, ReqOp, Request, SchemeKind, Submitted};
 use swan_core::segment::SegState;
 use swan_nbd::Errno;
 
 pub(super) struct Store {
-    pub scheme: Box<dyn Scheme>,
+    pub scheme: ArrayScheme,
     pub kind: SchemeKind,
     pub io: MemberIo,
     pub exec: Executor,
@@ -244,17 +244,19 @@ impl Store {
         let res = self.exec.execute(
             &mut self.io,
             &mut self.crcs,
-            &*self.scheme,
+            &self.scheme,
             plan,
             &mut Buffers::new(user, &mut reply, &mut staged),
             now,
         );
         // Every summary the plan sealed is on the members now: the scheme may forget it.
-        self.scheme.summaries_written();
+        if let Some(la) = self.scheme.log_mut() {
+            la.summaries_written();
+        }
         self.answer_write_failures();
         match res {
             Ok(at) => {
-                if read && !self.crcs.verify_read(&self.io, &*self.scheme, plan, r.lba, &mut reply) {
+                if read && !self.crcs.verify_read(&self.io, &self.scheme, plan, r.lba, &mut reply) {
                     return Err(Errno::Io);
                 }
                 Ok((reply, at))
@@ -276,8 +278,10 @@ impl Store {
     /// moves: from the staged copy; anything else: read back from the member).
     fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
         let mut changes = std::mem::take(&mut self.changes);
-        self.scheme.take_changes(&mut changes);
-        let geo = self.scheme.log_array().map(|la| *la.geometry());
+        if let Some(la) = self.scheme.log_mut() {
+            la.take_changes(&mut changes);
+        }
+        let geo = self.scheme.log().map(|la| *la.geometry());
         for c in changes.drain(..) {
             let crc = match c {
                 MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => {
@@ -301,7 +305,7 @@ impl Store {
 
     /// CRC32C of the block in log slot `pba`, read back ([`MemberIo::slot_crc`]).
     fn slot_crc(&self, pba: u64) -> u32 {
-        self.scheme.log_array().map_or(0, |la| self.io.slot_crc(la.geometry(), pba))
+        self.scheme.log().map_or(0, |la| self.io.slot_crc(la.geometry(), pba))
     }
 
     /// Write the batch's tail record (not synced): the replies that follow it survive a
@@ -355,7 +359,7 @@ impl Store {
         // by `gc_verify`: reading every moved block back instead cost a device read per
         // block with O_DIRECT members.
         let staged_at: HashMap<u64, u32> =
-            self.scheme.log_array().map(|la| run.destinations(la.geometry())).unwrap_or_default();
+            self.scheme.log().map(|la| run.destinations(la.geometry())).unwrap_or_default();
         let (poisoned, staged) = (run.poisoned, run.staged);
         self.journal_changes(|w, _, pba| {
             let copy =
@@ -380,12 +384,14 @@ impl Store {
         let res = self.exec.execute(
             &mut self.io,
             &mut self.crcs,
-            &*self.scheme,
+            &self.scheme,
             plan,
             &mut Buffers::new(&[], &mut [], &mut staged),
             now,
         );
-        self.scheme.summaries_written();
+        if let Some(la) = self.scheme.log_mut() {
+            la.summaries_written();
+        }
         self.answer_write_failures();
         res.map(|_| ())
     }
@@ -401,7 +407,7 @@ impl Store {
             self.scheme.pending_release(),
             gc_broken.map(|e| format!(", GC stopped after an error: {e}")).unwrap_or_default()
         );
-        if let Some(la) = self.scheme.log_array() {
+        if let Some(la) = self.scheme.log() {
             let segs = la.segments();
             for g in 0..self.io.sb.rgroups {
                 eprintln!(
@@ -424,7 +430,9 @@ impl Store {
         }
         self.tell_scheme_health();
         let mut plan = std::mem::take(&mut self.follow);
-        self.scheme.release_deferred(&mut plan);
+        if let Some(la) = self.scheme.log_mut() {
+            la.release_deferred(&mut plan);
+        }
         if let Err(e) = self.execute_follow_up(&plan) {
             eprintln!("swan: I/O error: {e}");
         }
@@ -506,7 +514,7 @@ impl Store {
             self.sync_all()?;
         }
         self.durability.forget_pending();
-        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        let Some(la) = self.scheme.log() else { return Ok(()) };
         self.durability.checkpoint(&self.io, la, parity_whole)?;
         if self.verbose {
             eprintln!("swan: checkpoint {} written", self.durability.checkpoint_seq());
@@ -527,7 +535,7 @@ impl Store {
         // Changes made since the last record (blocks moved off a failed member just now)
         // go first, so that their CRCs are known.
         self.journal_changes_read_back();
-        let Some(la) = self.scheme.log_array() else { return Ok(()) };
+        let Some(la) = self.scheme.log() else { return Ok(()) };
         let geo = *la.geometry();
         let mut restated: Vec<(MapChange, u32)> = Vec::new();
         for (_, block, row) in self.io.rows.iter() {
@@ -563,7 +571,7 @@ impl Store {
     /// Called before every sync point's sync, so a FLUSH never covers such a block and a GC
     /// victim is never released while its data depends on one.
     pub fn relocate_at_risk(&mut self) {
-        let Some(la) = self.scheme.log_array() else { return };
+        let Some(la) = self.scheme.log() else { return };
         if self.io.members.all_healthy() {
             return;
         }
@@ -603,7 +611,7 @@ impl Store {
     /// parity becomes the XOR of what its data columns hold now, so a member failing later
     /// can be rebuilt; the data is untouched.
     fn reparity_adopted(&mut self) -> Result<u64, MemberError> {
-        let Some(la) = self.scheme.log_array() else { return Ok(0) };
+        let Some(la) = self.scheme.log() else { return Ok(0) };
         let geo = *la.geometry();
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
@@ -641,7 +649,7 @@ impl Store {
     /// failed member held in their open rows was moved off ([`Store::relocate_at_risk`]),
     /// and losing a second member is beyond what parity covers.
     pub fn parity_of_open_segments(&mut self) -> Result<u64, MemberError> {
-        let Some(la) = self.scheme.log_array() else { return Ok(0) };
+        let Some(la) = self.scheme.log() else { return Ok(0) };
         let geo = *la.geometry();
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);

@@ -333,7 +333,7 @@ impl Worker {
         let s = &mut self.store;
         match s.exec.read_from_cache(&mut s.io, plan, len) {
             Some(mut reply) => {
-                if s.crcs.verify_read(&s.io, &*s.scheme, plan, lba, &mut reply) {
+                if s.crcs.verify_read(&s.io, &s.scheme, plan, lba, &mut reply) {
                     let now = self.now();
                     self.replies.complete(done, Ok(reply), None, now);
                 } else {
@@ -341,7 +341,7 @@ impl Worker {
                 }
             }
             None => {
-                let checks = s.crcs.checks_for(&*s.scheme, lba, len);
+                let checks = s.crcs.checks_for(&s.scheme, lba, len);
                 s.exec.hand_out_read(&mut s.io, plan, len, checks, lba * BLOCK as u64, done);
             }
         }
@@ -365,14 +365,14 @@ impl Worker {
     fn start_gc_jobs(&mut self) {
         self.store.tell_scheme_health();
         let now = self.now();
-        self.gc.start_jobs(&mut *self.store.scheme, &self.store.io, now);
+        self.gc.start_jobs(&mut self.store.scheme, &self.store.io, now);
     }
 
     /// One member operation of the first GC job that may proceed. False if none could.
     fn gc_step(&mut self) -> bool {
         let now = self.now();
         let s = &mut self.store;
-        match self.gc.step(now, &mut s.io, &mut s.exec, &mut s.crcs, &*s.scheme) {
+        match self.gc.step(now, &mut s.io, &mut s.exec, &mut s.crcs, &s.scheme) {
             Step::Idle => false,
             Step::Progressed => true,
             Step::Done(run) => {
