@@ -191,6 +191,11 @@ impl Geometry {
         u64::from(group) * self.segments_per_group
     }
 
+    /// The members of R-group `group`, column by column.
+    pub fn group_members(&self, group: u32) -> impl Iterator<Item = MemberId> + '_ {
+        (0..self.ssds_per_rgroup).map(move |c| self.member(group, c))
+    }
+
     pub fn member(&self, group: u32, column: u32) -> MemberId {
         group * self.ssds_per_rgroup + column
     }

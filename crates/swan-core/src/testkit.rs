@@ -103,13 +103,6 @@ pub fn payload_tokens(req: &crate::scheme::Request, next: u64, out: &mut Vec<u64
     }
 }
 
-pub fn parity_group_width(spec: &ArraySpec) -> u32 {
-    match spec.kind {
-        SchemeKind::Swan(_) => spec.ssds_per_rgroup,
-        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => spec.members(),
-    }
-}
-
 /// Runs plans phase by phase against a [`TokenStore`].
 #[derive(Clone, Debug)]
 pub struct Executor<S> {
@@ -124,7 +117,7 @@ pub struct Executor<S> {
 
 impl<S: TokenStore> Executor<S> {
     /// An executor over `store` whose parity groups are `group_width` consecutive members
-    /// (see [`parity_group_width`]).
+    /// (see [`ArraySpec::parity_group_width`]).
     pub fn new(store: S, group_width: u32) -> Self {
         assert!(group_width > 0, "a parity group has at least one member");
         Self { store, group_width: group_width as usize, fill: Vec::new(), parity: Vec::new() }

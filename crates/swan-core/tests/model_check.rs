@@ -15,7 +15,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::testkit::{check_parity, drive, parity_group_width, DriveHooks, Executor, MemStore};
+use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
 
 fn ops_per_scheme() -> u64 {
@@ -57,7 +57,7 @@ impl DriveHooks<MemStore> for SchemeChecks {
 fn model_check(kind: SchemeKind, seed: u64) {
     let spec = spec(kind);
     let mut scheme = spec.build().unwrap();
-    let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), parity_group_width(&spec));
+    let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), spec.parity_group_width());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let label = format!("{kind} seed {seed}");
     let ops = ops_per_scheme();

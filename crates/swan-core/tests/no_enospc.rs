@@ -18,7 +18,7 @@ use swan_core::io::IoPlan;
 use swan_core::scheme::{
     ArrayScheme, ArraySpec, GcJobId, LogArray, LogTuning, ReqOp, Request, Scheme, SchemeKind, Submitted,
 };
-use swan_core::testkit::{parity_group_width, Executor, MemStore, Reference, SummaryStore, TokenStore};
+use swan_core::testkit::{Executor, MemStore, Reference, SummaryStore, TokenStore};
 use swan_core::victim::VictimPolicy;
 
 /// Victims the server gathers before a sync point releases them (its `RELEASE_BATCH`).
@@ -49,7 +49,7 @@ impl Served {
         let ArrayScheme::Log(mut scheme) = spec.build().expect("geometry accepted") else {
             panic!("{}: not log-structured", spec.kind)
         };
-        let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), parity_group_width(spec));
+        let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), spec.parity_group_width());
         let mut plan = IoPlan::new();
         scheme.format(&mut plan);
         exec.run_plan(&plan, &[], &mut [], &mut Vec::new());

@@ -370,10 +370,9 @@ impl Opened {
 
 /// Members per parity group of an array (0: RAID0, no parity).
 pub fn parity_width(sb: &Superblock) -> u32 {
-    match (sb.kind.raid(), sb.kind) {
-        (RaidLevel::Raid0, _) => 0,
-        (_, SchemeKind::Swan(_)) => sb.ssds_per_rgroup,
-        _ => sb.members,
+    match sb.kind.raid() {
+        RaidLevel::Raid0 => 0,
+        _ => sb.array_spec().parity_group_width(),
     }
 }
 

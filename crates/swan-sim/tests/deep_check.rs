@@ -27,7 +27,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{MemberBlock, MemberId, MemberIo};
 use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::testkit::{check_parity, drive, parity_group_width, DriveHooks, Executor, TokenStore};
+use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, TokenStore};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{presets, FtlKind, Ssd, SsdConfig};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
@@ -142,7 +142,7 @@ fn deep_check(kind: SchemeKind, ftl: FtlKind, seed: u64) {
     config.validate().unwrap();
     let mut scheme = spec.build().unwrap();
     let ssds = (0..spec.members()).map(|_| Ssd::new(config.clone()).unwrap().with_payload()).collect();
-    let mut exec = Executor::new(SsdStore { ssds, now: 0 }, parity_group_width(&spec));
+    let mut exec = Executor::new(SsdStore { ssds, now: 0 }, spec.parity_group_width());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let label = format!("{kind} on {ftl:?} FTL, seed {seed}");
     let ops = ops_per_scheme();

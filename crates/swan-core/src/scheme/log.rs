@@ -444,6 +444,27 @@ impl LogArray {
         (self.is_live(pba) && self.p2l.knows(self.seg_of(pba))).then(|| self.p2l.get(pba))
     }
 
+    /// The live block at `member`'s `block`, as (slot, logical block), if that block is a
+    /// slot of a segment not yet sealed: what a server must move or restate when the member
+    /// fails, or a crash comes, before the block's stripe row has its parity.
+    pub fn live_at(&self, member: MemberId, block: MemberBlock) -> Option<(u64, u64)> {
+        let (seg, slot) = self.geo.slot_at(member, block)?;
+        let pba = self.geo.pba(seg, slot);
+        self.live_lba(pba).map(|lba| (pba, lba))
+    }
+
+    /// Segments still filling (the user's and GC's open segments): their last stripe rows
+    /// get their parity only when they complete.
+    pub fn open_segments(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.geo.segments()).filter(|&s| self.segs.state(s) == SegState::Open)
+    }
+
+    /// Segments holding data but no seal (sequence 0): open when the array last stopped, and
+    /// adopted by [`LogArray::restore`]. Their last rows may lack parity.
+    pub fn adopted_segments(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.geo.segments()).filter(|&s| self.segs.seq(s) == 0 && self.segs.valid(s) > 0)
+    }
+
     /// Write slot `slot` of `seg` from `src`, and the row's parity if the slot completes it.
     fn push_slot_write(&self, plan: &mut IoPlan, seg: u64, slot: u32, src: Src, class: IoClass) {
         let (member, block) = self.geo.slot_location(seg, slot);

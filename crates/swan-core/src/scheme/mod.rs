@@ -181,6 +181,15 @@ impl ArraySpec {
         self.rgroups * self.ssds_per_rgroup
     }
 
+    /// Members that share a stripe row, and so its parity: an R-group in SWAN, every member
+    /// in log-RAID and in-place RAID (RAID0 rows have this width too, and no parity).
+    pub fn parity_group_width(&self) -> u32 {
+        match self.kind {
+            SchemeKind::Swan(_) => self.ssds_per_rgroup,
+            SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => self.members(),
+        }
+    }
+
     /// Build the scheme. Log-RAID and in-place RAID use every member as one stripe;
     /// SWAN uses the 2-D grid.
     pub fn build(&self) -> Result<ArrayScheme, GeometryError> {

@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use swan_core::io::IoPlan;
 use swan_core::scheme::{ArrayScheme, MapChange, ReqOp, Request, SchemeKind, Submitted};
-use swan_core::segment::SegState;
 use swan_nbd::Errno;
 
 pub(super) struct Store {
@@ -540,9 +539,8 @@ impl Store {
         let mut restated: Vec<(MapChange, u32)> = Vec::new();
         for (_, block, row) in self.io.rows.iter() {
             for &m in &row.written {
-                let Some((seg, slot)) = geo.slot_at(m, block) else { continue };
-                let pba = geo.pba(seg, slot);
-                let Some(lba) = la.live_lba(pba) else { continue };
+                let Some((pba, lba)) = la.live_at(m, block) else { continue };
+                let (seg, slot) = geo.split_pba(pba);
                 if let Some(crc) = self.crcs.open_crc(seg, slot) {
                     restated.push((MapChange::Map { lba, pba }, crc));
                 }
@@ -575,12 +573,10 @@ impl Store {
         if self.io.members.all_healthy() {
             return;
         }
-        let geo = *la.geometry();
         let mut at_risk: Vec<(u64, u32, u64)> = Vec::new();
         for (_, row, open) in self.io.rows.iter() {
             for &m in open.written.iter().filter(|&&m| !self.io.members.is_healthy(m)) {
-                let live = geo.slot_at(m, row).and_then(|(seg, slot)| la.live_lba(geo.pba(seg, slot)));
-                if let Some(lba) = live {
+                if let Some((_, lba)) = la.live_at(m, row) {
                     at_risk.push((lba, m, row));
                 }
             }
@@ -616,22 +612,19 @@ impl Store {
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
         }
-        let segs = la.segments();
         // Also the segments sealed by a record written before its data was synced: the
         // summary made it, the parity of the rows before it may not have.
         let mut adopted: Vec<u64> = if self.parity_whole {
             // Adopted at a clean stop, their rows got their parity then.
             Vec::new()
         } else {
-            (0..segs.len()).filter(|&s| segs.seq(s) == 0 && segs.valid(s) > 0).collect()
+            la.adopted_segments().collect()
         };
         adopted.extend(std::mem::take(&mut self.unsynced_seals));
         let mut rows = 0;
         for seg in adopted {
             let group = geo.group_of_segment(seg);
-            if let Some(m) =
-                (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).find(|&m| !self.io.members.is_healthy(m))
-            {
+            if let Some(m) = geo.group_members(group).find(|&m| !self.io.members.is_healthy(m)) {
                 eprintln!(
                     "swan: segment {seg} was open at the crash and member {m} of its R-group has failed: \
                      its last rows have no parity, and what they held on member {m} is lost"
@@ -654,12 +647,10 @@ impl Store {
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
         }
-        let segs = la.segments();
-        let open: Vec<u64> = (0..segs.len()).filter(|&s| segs.state(s) == SegState::Open).collect();
+        let open: Vec<u64> = la.open_segments().collect();
         let mut rows = 0;
         for seg in open {
-            let group = geo.group_of_segment(seg);
-            if (0..geo.ssds_per_rgroup).all(|c| self.io.members.is_healthy(geo.member(group, c))) {
+            if geo.group_members(geo.group_of_segment(seg)).all(|m| self.io.members.is_healthy(m)) {
                 rows += self.io.reparity_segment(&geo, seg)?;
             }
         }
