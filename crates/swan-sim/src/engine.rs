@@ -25,7 +25,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use swan_core::ggc::GgcConfig;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
-use swan_core::scheme::release::{release_due, RELEASE_AFTER_NS, RELEASE_BATCH};
+use swan_core::scheme::release::{release_due, release_for_waiting_write, RELEASE_AFTER_NS};
 use swan_core::scheme::{ArrayScheme, ArraySpec, Counters, GcJobId, ReqOp, Request, Submitted};
 use swan_core::BLOCK_BYTES;
 use swan_models::link::Link;
@@ -810,7 +810,7 @@ impl Engine {
             }
         };
         let gc_running = self.gcs.len() > self.free_gcs.len();
-        let starved = !self.stalled.is_empty() && (pending >= RELEASE_BATCH || !gc_running);
+        let starved = !self.stalled.is_empty() && release_for_waiting_write(pending, gc_running);
         let due = starved || release_due(pending, self.cfg.array.rgroups, self.now - since);
         if let Some(la) = self.scheme.log_mut().filter(|_| due) {
             la.release_deferred(&mut self.plan);

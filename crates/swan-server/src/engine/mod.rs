@@ -49,6 +49,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+use store::Store;
 use swan_nbd::Errno;
 use worker::Worker;
 
@@ -110,7 +111,7 @@ impl Engine {
             multi_conn: true,
         };
         let (tx, rx) = mpsc::channel();
-        let mut worker = Worker::new(opened, recovered, opts, Clock::Wall, true)?;
+        let mut worker = Worker::new(Store::new(opened, recovered, opts, Clock::Wall, true)?);
         let tx = Arc::new(Mutex::new(tx));
         if let Some(pool) = worker.pool_mut() {
             // Weakly: the engine's thread must not keep its own channel open.
@@ -191,7 +192,7 @@ impl Stepper {
         let clock = ManualClock::new();
         // Every member operation on this thread, in plan order: pool threads would make the
         // order of concurrent writes, and so the recorded log, vary from run to run.
-        let mut worker = Worker::new(opened, recovered, opts, Clock::Manual(clock.clone()), false)?;
+        let mut worker = Worker::new(Store::new(opened, recovered, opts, Clock::Manual(clock.clone()), false)?);
         worker.open_for_writes()?;
         Ok(Stepper { worker, clock })
     }

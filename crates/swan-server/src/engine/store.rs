@@ -239,20 +239,7 @@ impl Store {
             let at = (lba - r.lba) as usize * BLOCK;
             crc32c::crc32c(&user[at..at + BLOCK])
         });
-        let now = self.clock.now();
-        let res = self.exec.execute(
-            &mut self.io,
-            &mut self.crcs,
-            &self.scheme,
-            plan,
-            &mut Buffers::new(user, &mut reply, &mut staged),
-            now,
-        );
-        // Every summary the plan sealed is on the members now: the scheme may forget it.
-        if let Some(la) = self.scheme.log_mut() {
-            la.summaries_written();
-        }
-        self.answer_write_failures();
+        let res = self.execute(plan, Buffers::new(user, &mut reply, &mut staged));
         match res {
             Ok(at) => {
                 if read && !self.crcs.verify_read(&self.io, &self.scheme, plan, r.lba, &mut reply) {
@@ -379,20 +366,19 @@ impl Store {
     /// Carry out a plan that moves no user data (a GC job's seals and TRIMs, a release).
     fn execute_follow_up(&mut self, plan: &IoPlan) -> Result<(), MemberError> {
         let mut staged = Vec::new();
+        self.execute(plan, Buffers::new(&[], &mut [], &mut staged)).map(|_| ())
+    }
+
+    /// Run `plan` on the members now; then the scheme may forget the summaries it sealed
+    /// (they are on the members), and writes that failed in the pool are answered.
+    fn execute(&mut self, plan: &IoPlan, mut buffers: Buffers) -> Result<Option<Instant>, MemberError> {
         let now = self.clock.now();
-        let res = self.exec.execute(
-            &mut self.io,
-            &mut self.crcs,
-            &self.scheme,
-            plan,
-            &mut Buffers::new(&[], &mut [], &mut staged),
-            now,
-        );
+        let res = self.exec.execute(&mut self.io, &mut self.crcs, &self.scheme, plan, &mut buffers, now);
         if let Some(la) = self.scheme.log_mut() {
             la.summaries_written();
         }
         self.answer_write_failures();
-        res.map(|_| ())
+        res
     }
 
     /// Why a write finds no space: what an operator needs to see.

@@ -13,13 +13,11 @@
 //! GC victims are released (and trimmed) only after a sync point, so a victim is never
 //! overwritten while the durable map could still point into it.
 
-use super::clock::Clock;
 use super::gc::{GcRunner, Step};
 use super::replies::Replies;
 use super::status::StatusReport;
 use super::store::Store;
-use super::{EngineOptions, Msg};
-use crate::array::{Opened, Recovered};
+use super::Msg;
 use crate::member::BLOCK;
 use crate::pool::IoPool;
 use crate::service::{BlockOp, BlockRequest, Completion};
@@ -28,7 +26,7 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use swan_core::io::IoPlan;
-use swan_core::scheme::release::RELEASE_BATCH;
+use swan_core::scheme::release::{release_for_waiting_write, RELEASE_BATCH};
 use swan_core::scheme::{ReqOp, Request, Submitted};
 use swan_nbd::Errno;
 
@@ -51,25 +49,18 @@ impl Worker {
     /// A worker over a recovered array, its time from `clock`. `pooled`: member I/O may go
     /// to a pool of threads (serving); otherwise every operation is done on the engine's
     /// thread in plan order, so a seed gives the same member I/O every time (the stepper).
-    pub fn new(
-        opened: Opened,
-        rec: Recovered,
-        opts: EngineOptions,
-        clock: Clock,
-        pooled: bool,
-    ) -> anyhow::Result<Self> {
-        let rgroups = opened.sb.rgroups;
-        let started = clock.now();
-        Ok(Worker {
-            store: Store::new(opened, rec, opts, clock, pooled)?,
-            gc: GcRunner::new(rgroups),
+    /// The round loop over a recovered array's [`Store`].
+    pub fn new(store: Store) -> Self {
+        Worker {
+            gc: GcRunner::new(store.io.sb.rgroups),
+            started: store.clock.now(),
+            store,
             replies: Replies::default(),
             queue: VecDeque::new(),
             no_pool: false,
             plan: IoPlan::new(),
             stopping: false,
-            started,
-        })
+        }
     }
 
     /// The read pool, to tell it where reads a member failed under go.
@@ -404,8 +395,8 @@ impl Worker {
                 self.start_gc_jobs();
                 pending = self.store.scheme.pending_release();
             }
-            let more_coming = !self.gc.is_idle() && pending < RELEASE_BATCH && self.gc.broken.is_none();
-            if self.gc.release_due || (pending > 0 && !more_coming) {
+            let gc_running = !self.gc.is_idle() && self.gc.broken.is_none();
+            if self.gc.release_due || release_for_waiting_write(pending, gc_running) {
                 self.sync_point();
                 if self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
                     // Victims wait for a sync point that can no longer come: fail the write
