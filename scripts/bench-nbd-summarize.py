@@ -2,8 +2,9 @@
 """Turn the raw fio JSON of scripts/bench-nbd.sh into its markdown report (standard library only).
 
 Inputs (written by bench-nbd.sh):
-  --results  TSV: server, mode, job, run, path of fio's JSON output
-  --rss      TSV: server, mode, job, VmHWM kB, VmRSS kB (read just before SIGTERM)
+  --results  TSV, one line per fio run (each on its own server process): server, mode, job,
+             run, the server's place in that run's rotated order (1 = first), path of fio's
+             JSON output, the server's VmHWM kB and VmRSS kB (read just before SIGTERM)
   --meta     TSV: key, value (machine and settings, in order)
 """
 
@@ -67,7 +68,6 @@ def fmt_mbs(bps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", required=True)
-    ap.add_argument("--rss", required=True)
     ap.add_argument("--meta", required=True)
     ap.add_argument("--servers", required=True)
     ap.add_argument("--modes", required=True)
@@ -77,14 +77,16 @@ def main():
     servers, modes, jobs = a.servers.split(), a.modes.split(), a.jobs.split()
     peers = [s for s in servers if s != "swan"]
 
-    runs = {}  # (server, mode, job) -> [(iops, bps)]
-    for server, mode, job, _run, path in read_tsv(a.results):
-        runs.setdefault((server, mode, job), []).append(measure(path))
+    runs = {}  # (server, mode, job) -> [(iops, bps, slot)], in run order
+    rss = {}  # (server, mode, job) -> largest VmHWM kB of its runs
+    for server, mode, job, _run, slot, path, hwm, _cur in read_tsv(a.results):
+        iops, bps = measure(path)
+        runs.setdefault((server, mode, job), []).append((iops, bps, int(slot)))
+        rss[(server, mode, job)] = max(rss.get((server, mode, job), 0), int(hwm or 0))
     med = {
-        k: (statistics.median(i for i, _ in v), statistics.median(b for _, b in v))
+        k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v))
         for k, v in runs.items()
     }
-    rss = {(r[0], r[1], r[2]): (int(r[3] or 0), int(r[4] or 0)) for r in read_tsv(a.rss)}
     meta = read_tsv(a.meta)
 
     out = []
@@ -122,13 +124,13 @@ def main():
         if "swan" in servers:
             for m in modes:
                 r = rss.get(("swan", m, job))
-                row.append(f"{r[0] / 1024:,.0f} MiB" if r and r[0] else "—")
+                row.append(f"{r / 1024:,.0f} MiB" if r else "—")
         w("| " + " | ".join(row) + " |")
     w("")
 
     # Every server's peak RSS, for scale.
-    w("Peak RSS (VmHWM, read before SIGTERM; one server process per job and mode, the read "
-      "job's includes its pre-fill):")
+    w("Peak RSS (VmHWM, read before SIGTERM; one server process per run, the largest of the "
+      "runs; the read job's includes its pre-fill):")
     w("")
     h2 = ["job"] + [f"{s} {m}" for m, s in cols]
     w("| " + " | ".join(h2) + " |")
@@ -137,18 +139,19 @@ def main():
         row = [JOB_TITLES.get(job, job)]
         for m, s in cols:
             r = rss.get((s, m, job))
-            row.append(f"{r[0] / 1024:,.0f} MiB" if r and r[0] else "—")
+            row.append(f"{r / 1024:,.0f} MiB" if r else "—")
         w("| " + " | ".join(row) + " |")
     w("")
 
     if any(len(v) > 1 for v in runs.values()):
-        w("Every run's IOPS (the spread behind each median):")
+        w("Every run's IOPS (the spread behind each median), run 1 first; in brackets the "
+          "server's place in that run's rotated order:")
         w("")
         for job in jobs:
             for m, s in cols:
                 v = runs.get((s, m, job))
                 if v:
-                    w(f"- {job} {s} {m}: " + ", ".join(fmt_iops(i) for i, _ in v))
+                    w(f"- {job} {s} {m}: " + ", ".join(f"{fmt_iops(i)} [{p}]" for i, _, p in v))
         w("")
 
     w("Machine and settings:")

@@ -41,13 +41,17 @@ Modes:
             it is buffered I/O that evicts each request's pages afterwards, not O_DIRECT;
             the table's notes say which; NBDKIT_DIRECT_ARGS overrides)
 
-Each (server, mode, job) gets a fresh server process on a fresh port (swan: on a freshly
-created array; RUNS x RUNTIME of writes can still write more than the volume holds, and then
-GC runs inside the measurement, as it would for an operator) (page cache dropped
-before it starts when /proc/sys/vm/drop_caches is writable), waits until `nbdinfo` answers,
-runs RUNS fio runs (median reported; run r uses --randseed=r, so runs do not repeat each other's
-random offsets), records the server's peak RSS (VmHWM), then stops it
-with SIGTERM and waits for it to exit. Servers are killed on any exit of this script.
+For each mode and job, run r (1..RUNS) starts the servers one after another in SERVERS'
+order rotated left by r-1 (run 1: swan nbdkit qemu-nbd; run 2: nbdkit qemu-nbd swan; run 3:
+qemu-nbd swan nbdkit; ...), so no server always goes first or last. Every run of every server
+is a fresh server process on a fresh port (swan: on a freshly created array, so each of its
+runs starts before the log wraps; RUNTIME of writes can still write more than the volume
+holds, and then GC runs inside the measurement, as it would for an operator), started after
+the page cache is dropped (when /proc/sys/vm/drop_caches is writable) and once `nbdinfo`
+answers; it gets one fio run (--randseed=r, the same for every server, so runs do not repeat
+each other's random offsets), then its peak RSS (VmHWM) is read and it is stopped with
+SIGTERM and waited for. The median of the RUNS runs is reported. Servers are killed on any
+exit of this script.
 
 Environment:
   RUNTIME       seconds per fio run, after a 2 s ramp          (default 15)
@@ -157,10 +161,8 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RAW=$BENCH_DIR/raw/$STAMP
 mkdir -p "$RAW/logs"
 RESULTS=$RAW/results.tsv
-RSS=$RAW/rss.tsv
 META=$RAW/meta.tsv
 : >"$RESULTS"
-: >"$RSS"
 : >"$META"
 meta() { printf '%s\t%s\n' "$1" "$2" >>"$META"; }
 MEMBERS=()
@@ -394,33 +396,42 @@ done
 has_server nbdkit && [[ " ${MODE_LIST[*]} " == *" direct "* ]] && meta "nbdkit direct" "$NBDKIT_DIRECT_NOTE"
 
 # ---------------------------------------------------------------- the runs
-total=$((${#SERVER_LIST[@]} * ${#MODE_LIST[@]} * ${#JOB_LIST[@]}))
+# Run r puts the servers in SERVERS rotated left by r-1 (swan nbdkit qemu-nbd; nbdkit qemu-nbd
+# swan; qemu-nbd swan nbdkit; ...), so no server always runs first (after a sync and a cold
+# cache) or last (after the others' writeback), and each run gets a fresh server process
+# (swan: on a freshly created array).
+rotated() { # r -> the servers of run r, one a line
+  local r=$1 n=${#SERVER_LIST[@]} i
+  for ((i = 0; i < n; i++)); do echo "${SERVER_LIST[$(((i + r - 1) % n))]}"; done
+}
+total=$((${#SERVER_LIST[@]} * ${#MODE_LIST[@]} * ${#JOB_LIST[@]} * RUNS))
 n=0
 for mode in "${MODE_LIST[@]}"; do
   for job in "${JOB_LIST[@]}"; do
     rw=$(job_rw "$job")
     bs=$(job_bs "$job")
-    for server in "${SERVER_LIST[@]}"; do
-      n=$((n + 1))
-      [[ $server != swan ]] || fresh_swan_array
-      start_server "$server" "$mode" "$job"
-      [[ $SIZE_SEEN == "$EXPORT" ]] || log "warning: $server ($mode) exports $SIZE_SEEN bytes, expected $EXPORT"
-      log "[$n/$total] $server $mode $job (port $SRV_PORT, pid $SRV_PID)"
-      if [[ $rw == randread ]]; then
-        log "  pre-filling the export with sequential 1 MiB writes"
-        run_fio prefill write 1M "$FIO_SIZE" "$RAW/$server-$mode-$job-prefill.json"
-      fi
-      for r in $(seq 1 "$RUNS"); do
+    for r in $(seq 1 "$RUNS"); do
+      slot=0
+      for server in $(rotated "$r"); do
+        n=$((n + 1))
+        slot=$((slot + 1))
+        [[ $server != swan ]] || fresh_swan_array
+        start_server "$server" "$mode" "$job-run$r"
+        [[ $SIZE_SEEN == "$EXPORT" ]] || log "warning: $server ($mode) exports $SIZE_SEEN bytes, expected $EXPORT"
+        log "[$n/$total] $mode $job run $r/$RUNS: $server (#$slot this run; port $SRV_PORT, pid $SRV_PID)"
+        if [[ $rw == randread ]]; then
+          log "  pre-filling the export with sequential 1 MiB writes"
+          run_fio prefill write 1M "$FIO_SIZE" "$RAW/$server-$mode-$job-run$r-prefill.json"
+        fi
         out=$RAW/$server-$mode-$job-run$r.json
         # Each run its own seed (the same for every server): fio repeats its random offsets
         # run after run by default, and a log-structured array then finds each victim
         # wholly overwritten in the order it was written, a free ride no workload gives.
         run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP" \
           --randseed="$r"
-        printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$r" "$out" >>"$RESULTS"
+        stop_server
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$r" "$slot" "$out" "$PEAK_KB" "$CUR_KB" >>"$RESULTS"
       done
-      stop_server
-      printf '%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$PEAK_KB" "$CUR_KB" >>"$RSS"
     done
   done
 done
@@ -428,7 +439,7 @@ done
 # ---------------------------------------------------------------- the table
 mkdir -p "$(dirname "$OUT")"
 python3 "$ROOT/scripts/bench-nbd-summarize.py" \
-  --results "$RESULTS" --rss "$RSS" --meta "$META" \
+  --results "$RESULTS" --meta "$META" \
   --servers "$SERVERS" --modes "$MODES" --jobs "$JOBS" --raw "$RAW" >"$RAW/table.md"
 cp "$RAW/table.md" "$OUT"
 cat "$RAW/table.md"
