@@ -4,8 +4,11 @@
 Inputs (written by bench-nbd.sh):
   --results  TSV, one line per fio run (each on its own server process): server, mode, job,
              run, the server's place in that run's rotated order (1 = first), path of fio's
-             JSON output, the server's VmHWM kB and VmRSS kB (read just before SIGTERM)
+             JSON output, the server's VmHWM kB and VmRSS kB (read just before SIGTERM), its
+             CPU ticks (utime+stime) and the wall time (epoch seconds) at the end of fio's ramp,
+             and the same when fio had exited
   --meta     TSV: key, value (machine and settings, in order)
+  --clk-tck  clock ticks per second of the CPU figures (getconf CLK_TCK)
 """
 
 import argparse
@@ -39,12 +42,23 @@ def load_fio(path):
     return job
 
 
-def measure(path):
-    """(IOPS, bytes per second) of the job's direction."""
-    job = load_fio(path)
-    rw = job.get("job options", {}).get("rw", "")
-    side = job["read"] if "read" in rw else job["write"]
-    return float(side["iops"]), float(side["bw_bytes"])
+class Run:
+    """One fio run against one fresh server process."""
+
+    def __init__(self, row, clk_tck):
+        (self.server, self.mode, self.job, run, slot, self.path, hwm, _cur,
+         cpu0, t0, cpu1, t1) = row[:12]
+        self.run, self.slot, self.hwm_kb = int(run), int(slot), int(hwm or 0)
+        job = load_fio(self.path)
+        rw = job.get("job options", {}).get("rw", "")
+        side = job["read"] if "read" in rw else job["write"]
+        self.iops, self.bps = float(side["iops"]), float(side["bw_bytes"])
+        # total_ios and job_runtime both exclude the ramp.
+        self.ios = int(job["read"]["total_ios"]) + int(job["write"]["total_ios"])
+        self.fio_runtime_s = float(job.get("job_runtime", 0)) / 1000
+        self.cpu_s = (int(cpu1) - int(cpu0)) / clk_tck
+        self.window_s = float(t1) - float(t0)
+        self.cpu_us_per_io = self.cpu_s * 1e6 / self.ios if self.ios else None
 
 
 def read_tsv(path):
@@ -57,12 +71,21 @@ def read_tsv(path):
     return rows
 
 
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
 def fmt_iops(v):
     return f"{v:,.0f}"
 
 
 def fmt_mbs(bps):
     return f"{bps / 1e6:,.1f} MB/s"
+
+
+def fmt_us(v):
+    return "—" if v is None else f"{v:,.1f}"
 
 
 def main():
@@ -72,65 +95,81 @@ def main():
     ap.add_argument("--servers", required=True)
     ap.add_argument("--modes", required=True)
     ap.add_argument("--jobs", required=True)
+    ap.add_argument("--clk-tck", type=int, required=True)
     ap.add_argument("--raw", default="")
     a = ap.parse_args()
     servers, modes, jobs = a.servers.split(), a.modes.split(), a.jobs.split()
     peers = [s for s in servers if s != "swan"]
 
-    runs = {}  # (server, mode, job) -> [(iops, bps, slot)], in run order
-    rss = {}  # (server, mode, job) -> largest VmHWM kB of its runs
-    for server, mode, job, _run, slot, path, hwm, _cur in read_tsv(a.results):
-        iops, bps = measure(path)
-        runs.setdefault((server, mode, job), []).append((iops, bps, int(slot)))
-        rss[(server, mode, job)] = max(rss.get((server, mode, job), 0), int(hwm or 0))
-    med = {
-        k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v))
-        for k, v in runs.items()
-    }
+    runs = {}  # (server, mode, job) -> [Run], in run order
+    for row in read_tsv(a.results):
+        r = Run(row, a.clk_tck)
+        runs.setdefault((r.server, r.mode, r.job), []).append(r)
+    med = {k: {"iops": median(r.iops for r in v), "bps": median(r.bps for r in v),
+               "cpu": median(r.cpu_us_per_io for r in v),
+               "rss": max(r.hwm_kb for r in v)}
+           for k, v in runs.items()}
     meta = read_tsv(a.meta)
+
+    def cell(s, m, job, key):
+        v = med.get((s, m, job))
+        return None if v is None else v[key]
 
     out = []
     w = out.append
     w("# NBD servers over the same disk: swan vs nbdkit (file plugin) vs qemu-nbd")
     w("")
-    w("Median IOPS of fio's nbd engine (1 job, iodepth 32); the sequential job also gives MB/s "
-      "(10^6 bytes/s). `buffered` goes through the page cache, `direct` bypasses it "
-      "(see the notes for what each server does).")
+    w("Median over runs of fio's nbd engine (1 job, iodepth 32): IOPS (the sequential job "
+      "also MB/s, 10^6 bytes/s) and the server's CPU time per I/O in µs (utime+stime of the "
+      "server process over fio's measured window, divided by the I/Os fio counted). Each run "
+      "is a fresh server process; run r starts the servers in rotated order. `buffered` goes "
+      "through the page cache, `direct` bypasses it (see the notes for what each server does).")
     w("")
-    cols = [(m, s) for m in modes for s in servers]
-    header = ["job"] + [f"{s} {m}" for m, s in cols]
     show_ratio = "swan" in servers and peers
-    if show_ratio:
-        header += [f"swan/best peer {m}" for m in modes]
-    if "swan" in servers:
-        header += [f"swan peak RSS {m}" for m in modes]
-    w("| " + " | ".join(header) + " |")
-    w("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-    for job in jobs:
-        row = [JOB_TITLES.get(job, job)]
-        for m, s in cols:
-            v = med.get((s, m, job))
-            if v is None:
-                row.append("—")
-            elif job in SEQ_JOBS:
-                row.append(f"{fmt_iops(v[0])} ({fmt_mbs(v[1])})")
-            else:
-                row.append(fmt_iops(v[0]))
+    show_cpu_ratio = "swan" in servers and "nbdkit" in servers
+    for m in modes:
+        w(f"## {m}")
+        w("")
+        header = ["job"] + [f"{s} IOPS" for s in servers]
         if show_ratio:
-            for m in modes:
-                sw = med.get(("swan", m, job))
-                best = max((med[(p, m, job)][0] for p in peers if (p, m, job) in med), default=None)
-                row.append(f"{sw[0] / best:.2f}×" if sw and best else "—")
+            header.append("swan/best peer")
+        header += [f"{s} µs CPU/I/O" for s in servers]
+        if show_cpu_ratio:
+            header.append("swan CPU/nbdkit CPU")
         if "swan" in servers:
-            for m in modes:
-                r = rss.get(("swan", m, job))
+            header.append("swan peak RSS")
+        w("| " + " | ".join(header) + " |")
+        w("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+        for job in jobs:
+            row = [JOB_TITLES.get(job, job)]
+            for s in servers:
+                v = med.get((s, m, job))
+                if v is None:
+                    row.append("—")
+                elif job in SEQ_JOBS:
+                    row.append(f"{fmt_iops(v['iops'])} ({fmt_mbs(v['bps'])})")
+                else:
+                    row.append(fmt_iops(v["iops"]))
+            if show_ratio:
+                sw = cell("swan", m, job, "iops")
+                best = max((cell(p, m, job, "iops") for p in peers if (p, m, job) in med),
+                           default=None)
+                row.append(f"{sw / best:.2f}×" if sw and best else "—")
+            for s in servers:
+                row.append(fmt_us(cell(s, m, job, "cpu")))
+            if show_cpu_ratio:
+                sc, nc = cell("swan", m, job, "cpu"), cell("nbdkit", m, job, "cpu")
+                row.append(f"{sc / nc:.2f}×" if sc and nc else "—")
+            if "swan" in servers:
+                r = cell("swan", m, job, "rss")
                 row.append(f"{r / 1024:,.0f} MiB" if r else "—")
-        w("| " + " | ".join(row) + " |")
-    w("")
+            w("| " + " | ".join(row) + " |")
+        w("")
 
     # Every server's peak RSS, for scale.
+    cols = [(m, s) for m in modes for s in servers]
     w("Peak RSS (VmHWM, read before SIGTERM; one server process per run, the largest of the "
-      "runs; the read job's includes its pre-fill):")
+      "runs; a pre-filled job's includes its pre-fill):")
     w("")
     h2 = ["job"] + [f"{s} {m}" for m, s in cols]
     w("| " + " | ".join(h2) + " |")
@@ -138,26 +177,32 @@ def main():
     for job in jobs:
         row = [JOB_TITLES.get(job, job)]
         for m, s in cols:
-            r = rss.get((s, m, job))
+            r = cell(s, m, job, "rss")
             row.append(f"{r / 1024:,.0f} MiB" if r else "—")
         w("| " + " | ".join(row) + " |")
     w("")
 
-    if any(len(v) > 1 for v in runs.values()):
-        w("Every run's IOPS (the spread behind each median), run 1 first; in brackets the "
-          "server's place in that run's rotated order:")
-        w("")
-        for job in jobs:
-            for m, s in cols:
-                v = runs.get((s, m, job))
-                if v:
-                    w(f"- {job} {s} {m}: " + ", ".join(f"{fmt_iops(i)} [{p}]" for i, _, p in v))
-        w("")
+    w("Every run (the spread behind each median), run 1 first: IOPS / µs CPU per I/O "
+      "[the server's place in that run's rotated order]:")
+    w("")
+    for job in jobs:
+        for m, s in cols:
+            v = runs.get((s, m, job))
+            if v:
+                w(f"- {job} {s} {m}: " + ", ".join(
+                    f"{fmt_iops(r.iops)} / {fmt_us(r.cpu_us_per_io)} [{r.slot}]" for r in v))
+    w("")
 
+    every = [r for v in runs.values() for r in v]
+    drift = [abs(r.window_s - r.fio_runtime_s) for r in every if r.fio_runtime_s]
     w("Machine and settings:")
     w("")
     for k, v in meta:
         w(f"- {k}: `{v}`" if k == "command" or k.startswith("cmd ") else f"- {k}: {v}")
+    if drift:
+        w(f"- CPU window vs fio's measured runtime (job_runtime): they differ by "
+          f"{statistics.median(drift) * 1000:,.0f} ms in the median run, "
+          f"{max(drift) * 1000:,.0f} ms at most")
     if a.raw:
         w(f"- raw fio JSON: {a.raw}")
     w("")

@@ -53,6 +53,15 @@ each other's random offsets), then its peak RSS (VmHWM) is read and it is stoppe
 SIGTERM and waited for. The median of the RUNS runs is reported. Servers are killed on any
 exit of this script.
 
+Server CPU per I/O: the server process's utime+stime (fields 14 and 15 of /proc/PID/stat,
+all threads, in clock ticks of 1/`getconf CLK_TCK` s) is read when fio's ramp ends (RAMP
+seconds after fio's job process connects, which a background sampler polls for every 10 ms;
+fio's own start-up before that takes a few hundred ms) and as soon as fio exits, and the
+difference is divided by the I/Os fio counted after its ramp (jobs[0] read+write
+total_ios). The window is approximate to a scheduler tick (10 ms at CLK_TCK 100); the notes
+give how far it was from fio's measured runtime. A pre-fill is a separate fio run, outside
+the window. The table gives the median over runs in µs per I/O, and swan's / nbdkit's.
+
 Environment:
   RUNTIME       seconds per fio run, after a 2 s ramp          (default 15)
   RUNS          fio runs per cell; the median is reported      (default 3)
@@ -148,6 +157,8 @@ has_server() { [[ " ${SERVER_LIST[*]} " == *" $1 "* ]]; }
 DEB_TOOLS=(fio:fio nbdkit:nbdkit qemu-nbd:qemu-utils nbdinfo:libnbd-bin)
 install_debs bench-nbd.sh "${DEB_TOOLS[@]}"
 need_cmd python3 || die "python3 not found (the summary needs it)"
+[[ -n ${EPOCHREALTIME:-} ]] || die "this bash ($BASH_VERSION) has no EPOCHREALTIME; bash 5 or later is needed"
+CLK_TCK=$(getconf CLK_TCK) && is_uint "$CLK_TCK" && ((CLK_TCK > 0)) || die "getconf CLK_TCK gave '${CLK_TCK:-}'"
 fio --enghelp=nbd >/dev/null 2>&1 || die "this fio ($(fio --version)) has no nbd ioengine (Debian's fio has it)"
 
 # ---------------------------------------------------------------- scratch dir
@@ -179,6 +190,7 @@ FIO_PID=
 cleanup() {
   local rc=$?
   if [[ -n $FIO_PID ]]; then kill -TERM "$FIO_PID" 2>/dev/null || true; wait "$FIO_PID" 2>/dev/null || true; fi
+  if [[ -n $SAMPLER_PID ]]; then kill -TERM "$SAMPLER_PID" 2>/dev/null || true; wait "$SAMPLER_PID" 2>/dev/null || true; fi
   if [[ -n $SRV_PID ]] && kill -0 "$SRV_PID" 2>/dev/null; then
     log "stopping $SRV_NAME (pid $SRV_PID) on exit"
     kill -TERM "$SRV_PID" 2>/dev/null || true
@@ -291,20 +303,85 @@ stop_server() { # records VmHWM/VmRSS of the running server, SIGTERMs it, waits 
   fi
 }
 
-run_fio() { # name rw bs size output [extra fio args...]
+# The server's CPU time so far in clock ticks (getconf CLK_TCK a second): utime + stime,
+# fields 14 and 15 of /proc/PID/stat (counted after the ')' that ends the command name, which
+# may hold spaces), summed over all of its threads, live and ended.
+cpu_ticks() { # pid
+  local stat f
+  stat=$(<"/proc/$1/stat") || return 1
+  read -r -a f <<<"${stat##*) }"
+  echo $((f[11] + f[12]))
+}
+
+# One sample of the running server into FILE: "ticks epoch-seconds".
+sample_server() { # file
+  local ticks
+  ticks=$(cpu_ticks "$SRV_PID") || return 1
+  printf '%s %s\n' "$ticks" "$EPOCHREALTIME" >"$1"
+}
+
+# Whether an established TCP connection has local port HEX (the server's side of a client's).
+connected() { # port in 4 hex digits, as /proc/net/tcp writes it
+  local _sl loc _rem st _rest
+  while read -r _sl loc _rem st _rest; do
+    [[ $st == 01 && $loc == *":$1" ]] && return 0
+  done </proc/net/tcp
+  return 1
+}
+
+# fio spends a few hundred ms starting up (its main process probes the export's size over
+# a short NBD connection of its own, then forks the job process, which connects and starts
+# its I/O and its ramp at once). So the end of the ramp is RAMP seconds after the job
+# process's connection: wait for the job process, then for its connection (polled every
+# 10 ms), then RAMP seconds, then sample the server.
+sample_at_ramp_end() { # fio-pid file
+  local fio=$1 file=$2 kids='' hex
+  hex=$(printf '%04X' "$SRV_PORT")
+  while [[ -z $kids ]]; do
+    kill -0 "$fio" 2>/dev/null || return 1
+    # (the file has no newline, so read fails at its end after setting kids)
+    read -r kids <"/proc/$fio/task/$fio/children" 2>/dev/null || true
+    [[ -n $kids ]] || sleep 0.01
+  done
+  until connected "$hex"; do
+    kill -0 "$fio" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  sleep "$RAMP"
+  sample_server "$file"
+}
+
+SAMPLER_PID=
+run_fio() { # name rw bs size output [extra fio args...]; SAMPLE=1: sample the server at ramp end and at the end
   local name=$1 rw=$2 bs=$3 size=$4 out=$5
   shift 5
   local rc=0
+  rm -f "$out.cpu-start" "$out.cpu-end"
   # In the background and waited for, so that a signal to this script stops it at once.
   fio --name="$name" --ioengine=nbd --uri="nbd://127.0.0.1:$SRV_PORT" \
     --rw="$rw" --bs="$bs" --iodepth="$IODEPTH" --numjobs=1 --size="$size" \
     --output-format=json --output="$out" "$@" >>"$RAW/logs/fio.log" 2>&1 </dev/null &
   FIO_PID=$!
+  # fio counts I/Os from the end of its ramp; the server's CPU is read then and as soon as
+  # fio has exited.
+  if [[ ${SAMPLE:-0} == 1 ]]; then
+    sample_at_ramp_end "$FIO_PID" "$out.cpu-start" &
+    SAMPLER_PID=$!
+  fi
   wait "$FIO_PID" || rc=$?
   FIO_PID=
   if ((rc != 0)); then
     tail -n 20 "$RAW/logs/fio.log" >&2
     die "fio $name failed against $SRV_NAME; see $RAW/logs/fio.log and $SRV_LOG"
+  fi
+  if [[ -n $SAMPLER_PID ]]; then
+    sample_server "$out.cpu-end" || die "could not read /proc/$SRV_PID/stat of $SRV_NAME after fio $name; log: $SRV_LOG"
+    if kill -0 "$SAMPLER_PID" 2>/dev/null; then
+      die "fio $name against $SRV_NAME ended before its ${RAMP}s ramp did; no CPU window to measure"
+    fi
+    wait "$SAMPLER_PID" || die "could not sample $SRV_NAME (pid $SRV_PID) at the end of fio's ramp (did fio's job process connect?); log: $SRV_LOG"
+    SAMPLER_PID=
+    [[ -s $out.cpu-start ]] || die "no CPU sample of $SRV_NAME at the end of fio's ramp ($out.cpu-start)"
   fi
 }
 
@@ -386,6 +463,7 @@ if [[ -r /sys/class/block/$bdev/queue/rotational ]]; then
 fi
 meta "export size" "$EXPORT bytes ($SIZE_NOTE); fio --size=$FIO_SIZE"
 meta "fio" "--ioengine=nbd --iodepth=$IODEPTH --numjobs=1 --time_based --runtime=$RUNTIME --ramp_time=$RAMP --randseed=RUN (1, 2, ...), median of $RUNS run(s)"
+meta "server CPU per I/O" "utime+stime of the server process (/proc/PID/stat fields 14 and 15, all threads; CLK_TCK $CLK_TCK, so ticks of $((1000 / CLK_TCK)) ms) from the end of fio's ${RAMP}s ramp (sampled ${RAMP}s after fio's job process connects, polled every 10 ms; the window is approximate to a scheduler tick) to fio's exit (a few tens of ms after its last I/O), over the I/Os fio counted after its ramp (total_ios); a pre-fill is outside the window. Kernel work not charged to the server process (page-cache writeback by kworkers, loopback TCP in softirq) is not in it"
 if [[ -w /proc/sys/vm/drop_caches ]]; then meta "page cache" "dropped (sync; drop_caches=3) before every server start"; else meta "page cache" "NOT dropped between servers (not root)"; fi
 for mode in "${MODE_LIST[@]}"; do
   for server in "${SERVER_LIST[@]}"; do
@@ -427,10 +505,13 @@ for mode in "${MODE_LIST[@]}"; do
         # Each run its own seed (the same for every server): fio repeats its random offsets
         # run after run by default, and a log-structured array then finds each victim
         # wholly overwritten in the order it was written, a free ride no workload gives.
-        run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP" \
+        SAMPLE=1 run_fio "$job" "$rw" "$bs" "$FIO_SIZE" "$out" --time_based --runtime="$RUNTIME" --ramp_time="$RAMP" \
           --randseed="$r"
         stop_server
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$mode" "$job" "$r" "$slot" "$out" "$PEAK_KB" "$CUR_KB" >>"$RESULTS"
+        read -r cpu0 t0 <"$out.cpu-start"
+        read -r cpu1 t1 <"$out.cpu-end"
+        printf '%s\t' "$server" "$mode" "$job" "$r" "$slot" "$out" "$PEAK_KB" "$CUR_KB" "$cpu0" "$t0" "$cpu1" >>"$RESULTS"
+        printf '%s\n' "$t1" >>"$RESULTS"
       done
     done
   done
@@ -440,7 +521,7 @@ done
 mkdir -p "$(dirname "$OUT")"
 python3 "$ROOT/scripts/bench-nbd-summarize.py" \
   --results "$RESULTS" --meta "$META" \
-  --servers "$SERVERS" --modes "$MODES" --jobs "$JOBS" --raw "$RAW" >"$RAW/table.md"
+  --servers "$SERVERS" --modes "$MODES" --jobs "$JOBS" --clk-tck "$CLK_TCK" --raw "$RAW" >"$RAW/table.md"
 cp "$RAW/table.md" "$OUT"
 cat "$RAW/table.md"
 log "wrote $OUT; raw fio JSON in $RAW"
