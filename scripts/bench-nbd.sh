@@ -14,17 +14,35 @@ usage() {
   cat <<'EOF'
 Usage: scripts/bench-nbd.sh [--help]
 
-Compares NBD servers over the same disk with fio's nbd engine (one job, iodepth 32):
+Compares NBD servers over the same disk with fio's nbd engine (one job, iodepth 32). A
+"fill" below is a sequential 1 MiB write pass over the whole export, done by a separate fio
+run before the measured one, for every server alike, and not measured.
 
+Before the log wraps (swan starts each run on a fresh, empty array):
   randwrite-4k    4 KiB random writes
   randwrite-8k    8 KiB random writes
   seqwrite-128k   128 KiB sequential writes (IOPS and MB/s)
-  randread-4k     4 KiB random reads, after a sequential 1 MiB write pass over the whole
-                  export (done for every server alike, so reads hit written data)
+  randread-4k     4 KiB random reads after a fill, so they hit written data (swan checks
+                  every block it reads against its CRC; the table gives the share checked)
+After the log wraps (swan's volume written once over, so GC runs inside the measurement):
+  seqwrite-128k-wrapped  a fill, then 128 KiB sequential writes: they overwrite the volume
+                  in the order it was written, so swan's victims should be empty and GC move
+                  nothing; reported also as a ratio to the same server's seqwrite-128k
+  randwrite-4k-full      a fill, then 4 KiB random writes over the full volume (SPARE % spare):
+                  swan's GC moves live blocks; reported with swan's blocks moved per block
+                  written (m/w) and the target 0.8 x swan's randwrite-4k IOPS / (1 + m/w)
+
+For swan, `swan status --json` is read at both ends of the measured window (see CPU per I/O
+below): user_bytes_written / 4096 gives user blocks written, gc_blocks_moved the blocks GC
+moved, gc_onset_user_bytes whether GC had begun (the log wrapped), reads_verified and
+user_bytes_read / 4096 the share of blocks read that were checked against their CRC. These
+counters count from the server's start (they restart at 0 with each server process), so the
+window's differences are what it did. A pre-wrap run that writes more than the volume holds
+wraps the log within the window; the table says in how many runs that happened.
 
 Servers (each over files in BENCH_DIR):
   swan      target/release/swan create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2
-              --member-size MEMBER_SIZE --spare SPARE DIR/m0 .. DIR/m5    (per cell)
+              --member-size MEMBER_SIZE --spare SPARE DIR/m0 .. DIR/m5    (per run)
             target/release/swan serve --listen 127.0.0.1:PORT [--direct] DIR/m0 .. DIR/m5
             (built with `cargo build --release -p swan-cli` if missing or lacking `serve`)
   nbdkit    nbdkit -f -p PORT -i 127.0.0.1 file DIR/plain.img [direct-I/O args]
@@ -72,7 +90,9 @@ Environment:
   OUT           markdown report                                (default repro/bench-nbd.md)
   SERVERS       subset of "swan nbdkit qemu-nbd"               (default all three)
   MODES         subset of "buffered direct"                    (default both)
-  JOBS          subset of "randwrite-4k randwrite-8k seqwrite-128k randread-4k" (default all)
+  JOBS          subset of the jobs above, in the order given      (default all six:
+                "randwrite-4k randwrite-8k seqwrite-128k randread-4k seqwrite-128k-wrapped
+                randwrite-4k-full"; the post-wrap ratios need their pre-wrap job too)
   EXPORT_SIZE   export size in bytes when swan is not run; otherwise the size swan reported
                 last time in BENCH_DIR (swan-export-size), else 6 x MEMBER_SIZE
   SWAN_BIN      swan binary                                    (default target/release/swan)
@@ -103,7 +123,8 @@ BENCH_DIR=${BENCH_DIR:-/var/tmp/swan-bench}
 OUT=${OUT:-repro/bench-nbd.md}
 SERVERS=${SERVERS:-swan nbdkit qemu-nbd}
 MODES=${MODES:-buffered direct}
-JOBS=${JOBS:-randwrite-4k randwrite-8k seqwrite-128k randread-4k}
+ALL_JOBS="randwrite-4k randwrite-8k seqwrite-128k randread-4k seqwrite-128k-wrapped randwrite-4k-full"
+JOBS=${JOBS:-$ALL_JOBS}
 SWAN_BIN=${SWAN_BIN:-target/release/swan}
 PORT_BASE=${PORT_BASE:-10900}
 READY_TIMEOUT=${READY_TIMEOUT:-60}
@@ -131,25 +152,32 @@ for m in "${MODE_LIST[@]}"; do
   case $m in buffered | direct) ;; *) die "unknown mode '$m' in MODES (buffered direct)" ;; esac
 done
 
-# job name -> fio --rw and --bs
+# job name -> fio --rw and --bs, and whether a sequential 1 MiB write pass over the whole
+# export comes first (not measured)
 job_rw() {
   case $1 in
-    randwrite-4k | randwrite-8k) echo randwrite ;;
-    seqwrite-128k) echo write ;;
+    randwrite-4k | randwrite-8k | randwrite-4k-full) echo randwrite ;;
+    seqwrite-128k | seqwrite-128k-wrapped) echo write ;;
     randread-4k) echo randread ;;
     *) return 1 ;;
   esac
 }
 job_bs() {
   case $1 in
-    randwrite-4k | randread-4k) echo 4k ;;
+    randwrite-4k | randread-4k | randwrite-4k-full) echo 4k ;;
     randwrite-8k) echo 8k ;;
-    seqwrite-128k) echo 128k ;;
+    seqwrite-128k | seqwrite-128k-wrapped) echo 128k ;;
+    *) return 1 ;;
+  esac
+}
+job_prefilled() {
+  case $1 in
+    randread-4k | seqwrite-128k-wrapped | randwrite-4k-full) return 0 ;;
     *) return 1 ;;
   esac
 }
 for j in "${JOB_LIST[@]}"; do
-  job_rw "$j" >/dev/null || die "unknown job '$j' in JOBS (randwrite-4k randwrite-8k seqwrite-128k randread-4k)"
+  job_rw "$j" >/dev/null || die "unknown job '$j' in JOBS ($ALL_JOBS)"
 done
 has_server() { [[ " ${SERVER_LIST[*]} " == *" $1 "* ]]; }
 
@@ -184,6 +212,7 @@ PLAIN=$BENCH_DIR/plain.img
 SRV_PID=
 SRV_PORT=
 SRV_NAME=
+SRV_KIND=
 NEXT_PORT=$PORT_BASE
 
 FIO_PID=
@@ -257,6 +286,7 @@ start_server() { # server mode tag
   fresh_port
   server_cmd "$server" "$mode" "$SRV_PORT"
   SRV_NAME="$server/$mode"
+  SRV_KIND=$server
   SRV_LOG=$RAW/logs/$server-$mode-$tag.log
   echo "\$ $(printf '%q ' "${SRV_CMD[@]}")" >"$SRV_LOG"
   "${SRV_CMD[@]}" >>"$SRV_LOG" 2>&1 </dev/null &
@@ -313,11 +343,16 @@ cpu_ticks() { # pid
   echo $((f[11] + f[12]))
 }
 
-# One sample of the running server into FILE: "ticks epoch-seconds".
+# One sample of the running server into FILE: "ticks epoch-seconds"; for swan then also its
+# `swan status --json` (user bytes written, GC blocks moved, ...) into FILE.status. The CPU
+# is read first, so that the status call's own CPU falls outside the window's end.
 sample_server() { # file
   local ticks
   ticks=$(cpu_ticks "$SRV_PID") || return 1
   printf '%s %s\n' "$ticks" "$EPOCHREALTIME" >"$1"
+  if [[ $SRV_KIND == swan ]]; then
+    "$SWAN_BIN" status --json "${MEMBERS[0]}" >"$1.status" 2>"$1.status.err" || return 1
+  fi
 }
 
 # Whether an established TCP connection has local port HEX (the server's side of a client's).
@@ -356,7 +391,7 @@ run_fio() { # name rw bs size output [extra fio args...]; SAMPLE=1: sample the s
   local name=$1 rw=$2 bs=$3 size=$4 out=$5
   shift 5
   local rc=0
-  rm -f "$out.cpu-start" "$out.cpu-end"
+  rm -f "$out".cpu-*
   # In the background and waited for, so that a signal to this script stops it at once.
   fio --name="$name" --ioengine=nbd --uri="nbd://127.0.0.1:$SRV_PORT" \
     --rw="$rw" --bs="$bs" --iodepth="$IODEPTH" --numjobs=1 --size="$size" \
@@ -375,11 +410,11 @@ run_fio() { # name rw bs size output [extra fio args...]; SAMPLE=1: sample the s
     die "fio $name failed against $SRV_NAME; see $RAW/logs/fio.log and $SRV_LOG"
   fi
   if [[ -n $SAMPLER_PID ]]; then
-    sample_server "$out.cpu-end" || die "could not read /proc/$SRV_PID/stat of $SRV_NAME after fio $name; log: $SRV_LOG"
+    sample_server "$out.cpu-end" || die "could not sample $SRV_NAME (pid $SRV_PID: /proc/$SRV_PID/stat, or swan status, see $out.cpu-end.status.err) after fio $name; log: $SRV_LOG"
     if kill -0 "$SAMPLER_PID" 2>/dev/null; then
       die "fio $name against $SRV_NAME ended before its ${RAMP}s ramp did; no CPU window to measure"
     fi
-    wait "$SAMPLER_PID" || die "could not sample $SRV_NAME (pid $SRV_PID) at the end of fio's ramp (did fio's job process connect?); log: $SRV_LOG"
+    wait "$SAMPLER_PID" || die "could not sample $SRV_NAME (pid $SRV_PID) at the end of fio's ramp (did fio's job process connect? swan status: $out.cpu-start.status.err); log: $SRV_LOG"
     SAMPLER_PID=
     [[ -s $out.cpu-start ]] || die "no CPU sample of $SRV_NAME at the end of fio's ramp ($out.cpu-start)"
   fi
@@ -497,7 +532,7 @@ for mode in "${MODE_LIST[@]}"; do
         start_server "$server" "$mode" "$job-run$r"
         [[ $SIZE_SEEN == "$EXPORT" ]] || log "warning: $server ($mode) exports $SIZE_SEEN bytes, expected $EXPORT"
         log "[$n/$total] $mode $job run $r/$RUNS: $server (#$slot this run; port $SRV_PORT, pid $SRV_PID)"
-        if [[ $rw == randread ]]; then
+        if job_prefilled "$job"; then
           log "  pre-filling the export with sequential 1 MiB writes"
           run_fio prefill write 1M "$FIO_SIZE" "$RAW/$server-$mode-$job-run$r-prefill.json"
         fi
@@ -510,8 +545,10 @@ for mode in "${MODE_LIST[@]}"; do
         stop_server
         read -r cpu0 t0 <"$out.cpu-start"
         read -r cpu1 t1 <"$out.cpu-end"
-        printf '%s\t' "$server" "$mode" "$job" "$r" "$slot" "$out" "$PEAK_KB" "$CUR_KB" "$cpu0" "$t0" "$cpu1" >>"$RESULTS"
-        printf '%s\n' "$t1" >>"$RESULTS"
+        st0=- st1=-
+        [[ $server != swan ]] || st0=$out.cpu-start.status st1=$out.cpu-end.status
+        printf '%s\t' "$server" "$mode" "$job" "$r" "$slot" "$out" "$PEAK_KB" "$CUR_KB" "$cpu0" "$t0" "$cpu1" "$t1" "$st0" >>"$RESULTS"
+        printf '%s\n' "$st1" >>"$RESULTS"
       done
     done
   done
