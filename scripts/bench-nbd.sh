@@ -489,7 +489,11 @@ meta "fio" "$(fio --version)"
 meta "nbdkit" "$(nbdkit --version 2>&1 | head -1)"
 meta "qemu-nbd" "$(qemu-nbd --version 2>&1 | head -1)"
 meta "libnbd" "$(nbdinfo --version 2>&1 | tail -1)"
-if has_server swan; then meta "swan" "$("$SWAN_BIN" --version 2>&1 | head -1), git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo '+dirty')"; fi
+if has_server swan; then
+  # SWAN_BIN may be a binary built elsewhere (another checkout, a copy): name it and its date
+  # beside this checkout's commit, which is then not necessarily the binary's.
+  meta "swan" "$("$SWAN_BIN" --version 2>&1 | head -1); binary $SWAN_BIN ($(date -u -r "$SWAN_BIN" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$SWAN_BIN" | cut -c1-12)); this checkout at git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo '+dirty')"
+fi
 meta "disk (df -T $BENCH_DIR)" "$(df -hT "$BENCH_DIR" | tail -1 | awk '{print $1" "$2", "$3" total, "$5" free, mounted on "$7}')"
 dev=$(df --output=source "$BENCH_DIR" | tail -1)
 bdev=$(basename "$(readlink -f "$dev")")
