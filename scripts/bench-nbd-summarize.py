@@ -207,6 +207,16 @@ def main():
       "is a fresh server process; run r starts the servers in rotated order. `buffered` goes "
       "through the page cache, `direct` bypasses it (see the notes for what each server does).")
     w("")
+    if "swan" in servers:
+        w("Issue 20 Part B asks, in each mode: swan CPU/nbdkit CPU ≤ 1.00× on 4 KiB random "
+          "writes and reads (every read verified); swan/best peer ≥ 1.00× on 4 and 8 KiB "
+          "random writes and ≥ 0.80× on 128 KiB sequential writes and 4 KiB random reads, "
+          "all before the log wraps; after it wraps, sequential writes ≥ 0.90× swan's own "
+          "pre-wrap rate, and random writes on the full volume ≥ 0.8 × swan's pre-wrap "
+          "4 KiB random-write rate / (1 + GC blocks moved per user block written). "
+          "\"GC had begun\" is swan's gc_onset_user_bytes: GC takes its first victim when the "
+          "log wraps.")
+        w("")
     show_ratio = "swan" in servers and peers
     show_cpu_ratio = "swan" in servers and "nbdkit" in servers
     for m in modes:

@@ -3,7 +3,7 @@
 # the same disk: nbdkit's file plugin and qemu-nbd. A benchmark, not a test: it prints a
 # markdown table and writes it to $OUT; it asserts nothing about the figures.
 #
-#   scripts/bench-nbd.sh                                       # everything (~25 min)
+#   scripts/bench-nbd.sh                                       # everything (~55 min)
 #   SERVERS="nbdkit qemu-nbd" RUNTIME=5 RUNS=1 scripts/bench-nbd.sh   # the peers alone, quickly
 #   scripts/bench-nbd.sh --help
 set -euo pipefail
@@ -25,17 +25,19 @@ Before the log wraps (swan starts each run on a fresh, empty array):
   randread-4k     4 KiB random reads after a fill, so they hit written data (swan checks
                   every block it reads against its CRC; the table gives the share checked)
 After the log wraps (swan's volume written once over, so GC runs inside the measurement):
-  seqwrite-128k-wrapped  a fill, then 128 KiB sequential writes: they overwrite the volume
-                  in the order it was written, so swan's victims should be empty and GC move
-                  nothing; reported also as a ratio to the same server's seqwrite-128k
-  randwrite-4k-full      a fill, then 4 KiB random writes over the full volume (SPARE % spare):
-                  swan's GC moves live blocks; reported with swan's blocks moved per block
-                  written (m/w) and the target 0.8 x swan's randwrite-4k IOPS / (1 + m/w)
+  seqwrite-128k-wrapped  a fill, then 128 KiB sequential writes: they overwrite the
+                  volume in the order it was written, so swan's victims should be empty and
+                  GC move nothing; also reported as a ratio to the server's seqwrite-128k
+  randwrite-4k-full      a fill, then 4 KiB random writes over the full volume (SPARE %
+                  spare): swan's GC moves live blocks; reported with swan's blocks moved per
+                  block written (m/w) and the target 0.8 x swan's randwrite-4k IOPS /
+                  (1 + m/w)
 
 For swan, `swan status --json` is read at both ends of the measured window (see CPU per I/O
 below): user_bytes_written / 4096 gives user blocks written, gc_blocks_moved the blocks GC
 moved, gc_onset_user_bytes whether GC had begun (the log wrapped), reads_verified and
-user_bytes_read / 4096 the share of blocks read that were checked against their CRC. These
+reads_unverified against user_bytes_read / 4096 whether every block read was checked
+against its CRC. These
 counters count from the server's start (they restart at 0 with each server process), so the
 window's differences are what it did. A pre-wrap run that writes more than the volume holds
 wraps the log within the window; the table says in how many runs that happened.
@@ -61,15 +63,15 @@ Modes:
 
 For each mode and job, run r (1..RUNS) starts the servers one after another in SERVERS'
 order rotated left by r-1 (run 1: swan nbdkit qemu-nbd; run 2: nbdkit qemu-nbd swan; run 3:
-qemu-nbd swan nbdkit; ...), so no server always goes first or last. Every run of every server
-is a fresh server process on a fresh port (swan: on a freshly created array, so each of its
-runs starts before the log wraps; RUNTIME of writes can still write more than the volume
-holds, and then GC runs inside the measurement, as it would for an operator), started after
-the page cache is dropped (when /proc/sys/vm/drop_caches is writable) and once `nbdinfo`
-answers; it gets one fio run (--randseed=r, the same for every server, so runs do not repeat
-each other's random offsets), then its peak RSS (VmHWM) is read and it is stopped with
-SIGTERM and waited for. The median of the RUNS runs is reported. Servers are killed on any
-exit of this script.
+qemu-nbd swan nbdkit; ...), so no server always goes first or last. Every run of every
+server is a fresh server process on a fresh port (swan: on a freshly created array, so each
+of its runs starts before the log wraps; RAMP+RUNTIME of writes can still write more than
+the volume holds, and then GC runs inside the measurement, as it would for an operator),
+started after the page cache is dropped (when /proc/sys/vm/drop_caches is writable) and once
+`nbdinfo` answers; it gets one fio run (--randseed=r, the same for every server, so runs do
+not repeat each other's random offsets), after its fill if the job has one; then its peak
+RSS (VmHWM) is read and it is stopped with SIGTERM and waited for. The median of the RUNS
+runs is reported. Servers are killed on any exit of this script.
 
 Server CPU per I/O: the server process's utime+stime (fields 14 and 15 of /proc/PID/stat,
 all threads, in clock ticks of 1/`getconf CLK_TCK` s) is read when fio's ramp ends (RAMP
@@ -77,13 +79,18 @@ seconds after fio's job process connects, which a background sampler polls for e
 fio's own start-up before that takes a few hundred ms) and as soon as fio exits, and the
 difference is divided by the I/Os fio counted after its ramp (jobs[0] read+write
 total_ios). The window is approximate to a scheduler tick (10 ms at CLK_TCK 100); the notes
-give how far it was from fio's measured runtime. A pre-fill is a separate fio run, outside
-the window. The table gives the median over runs in µs per I/O, and swan's / nbdkit's.
+give how far it was from fio's measured runtime. A fill is a separate fio run, outside the
+window. swan's status is read just after each CPU sample (so the server's work to answer
+it, a small request on its control socket, is in the window once, at its start). The
+table gives the median over runs in µs per I/O, and swan's / nbdkit's.
 
 Environment:
   RUNTIME       seconds per fio run, after a 2 s ramp          (default 15)
   RUNS          fio runs per cell; the median is reported      (default 3)
-  MEMBER_SIZE   size of each of swan's 6 member files          (default 1G)
+  MEMBER_SIZE   size of each of swan's 6 member files   (default 1G: a 4.6 GiB volume)
+                A pre-wrap run stays before the wrap only if the volume holds what it
+                writes in RAMP+RUNTIME (at 770 MB/s, 17 s is 13 GB); the table flags swan
+                runs whose log wrapped within the window. Each fill writes the whole volume.
   SPARE         swan's spare space, percent of data capacity   (default 10, swan's own);
                 the export (and so plain.img) shrinks as it grows
   BENCH_DIR     scratch dir, on a real disk (not tmpfs)        (default /var/tmp/swan-bench)
