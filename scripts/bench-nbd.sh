@@ -509,7 +509,7 @@ if [[ -r /sys/class/block/$bdev/queue/rotational ]]; then
 fi
 meta "export size" "$EXPORT bytes ($SIZE_NOTE); fio --size=$FIO_SIZE"
 meta "fio" "--ioengine=nbd --iodepth=$IODEPTH --numjobs=1 --time_based --runtime=$RUNTIME --ramp_time=$RAMP --randseed=RUN (1, 2, ...), median of $RUNS run(s)"
-meta "server CPU per I/O" "utime+stime of the server process (/proc/PID/stat fields 14 and 15, all threads; CLK_TCK $CLK_TCK, so ticks of $((1000 / CLK_TCK)) ms) from the end of fio's ${RAMP}s ramp (sampled ${RAMP}s after fio's job process connects, polled every 10 ms; the window is approximate to a scheduler tick) to fio's exit (a few tens of ms after its last I/O), over the I/Os fio counted after its ramp (total_ios); a pre-fill is outside the window. Kernel work not charged to the server process (page-cache writeback by kworkers, loopback TCP in softirq) is not in it"
+meta "server CPU per I/O" "utime+stime of the server process (/proc/PID/stat fields 14 and 15, all threads; CLK_TCK $CLK_TCK, so ticks of $((1000 / CLK_TCK)) ms) from the end of fio's ${RAMP}s ramp (sampled ${RAMP}s after fio's job process connects, polled every 10 ms; the window is approximate to a scheduler tick) to fio's exit (a few tens of ms after its last I/O), over the I/Os fio counted after its ramp (total_ios); a fill is a separate fio run, outside the window. Kernel work not charged to the server process (page-cache writeback by kworkers, loopback TCP in softirq) is not in it"
 if [[ -w /proc/sys/vm/drop_caches ]]; then meta "page cache" "dropped (sync; drop_caches=3) before every server start"; else meta "page cache" "NOT dropped between servers (not root)"; fi
 for mode in "${MODE_LIST[@]}"; do
   for server in "${SERVER_LIST[@]}"; do
