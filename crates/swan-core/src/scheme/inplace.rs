@@ -160,6 +160,12 @@ impl Scheme for InPlaceRaid {
         None
     }
 
+    /// The TRIM goes to the members, and what an SSD returns for a trimmed block is its own
+    /// affair (zeroes only if it promises deterministic zeroes after TRIM).
+    fn trimmed_reads_zero(&self) -> bool {
+        false
+    }
+
     /// Writes stay where they are: a failed member's blocks are served from parity, and
     /// there is nowhere else to put new ones.
     fn set_failed_member(&mut self, _member: u32, _failed: bool) {}

@@ -185,11 +185,15 @@ struct Cursor {
 
 mod gc;
 
-#[derive(Clone, Copy, Debug)]
-struct Move {
-    lba: u64,
-    from: u64,
-    to: u64,
+pub use gc::GC_WRITE_PHASE;
+
+/// One block a GC job moves: logical block `lba` from slot `from` (in the victim) to slot
+/// `to`. The job's plan stages move `j` in staging slot `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub lba: u64,
+    pub from: u64,
+    pub to: u64,
 }
 
 #[derive(Debug)]
@@ -700,6 +704,11 @@ impl Scheme for LogArray {
 
     fn members(&self) -> u32 {
         self.geo.members()
+    }
+
+    /// A trimmed block is unmapped, and an unmapped block reads as zeroes.
+    fn trimmed_reads_zero(&self) -> bool {
+        true
     }
 
     fn format(&mut self, plan: &mut IoPlan) {

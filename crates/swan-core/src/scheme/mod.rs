@@ -26,7 +26,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub use inplace::InPlaceRaid;
-pub use log::{Layout, LogArray, LogConfig};
+pub use log::{Layout, LogArray, LogConfig, Move, GC_WRITE_PHASE};
 
 /// What a user asks of the volume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -359,6 +359,10 @@ pub trait Scheme: Send {
     fn largest_write_blocks(&self) -> u64 {
         self.volume_blocks()
     }
+
+    /// Whether a block TRIMmed through this scheme reads back as zeroes, so that a driver
+    /// may answer "write zeroes" with a TRIM.
+    fn trimmed_reads_zero(&self) -> bool;
 
     /// If the scheme wants a GC job now, plan it into `plan` (cleared first) and return its id.
     fn start_gc(&mut self, plan: &mut IoPlan) -> Option<GcJobId>;

@@ -16,12 +16,11 @@ use super::gc_verify::GcChecks;
 use super::member_io::MemberIo;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use swan_core::geometry::Geometry;
-use swan_core::io::{Dst, IoKind, IoPlan, Src};
+use swan_core::io::{Dst, IoKind, IoPlan};
 use swan_core::scheme::release::release_due;
-use swan_core::scheme::{ArrayScheme, GcJobId};
+use swan_core::scheme::{ArrayScheme, GcJobId, GC_WRITE_PHASE};
 
 /// A GC job being carried out a member operation at a time.
 pub(super) struct GcRun {
@@ -36,27 +35,6 @@ pub(super) struct GcRun {
     /// Destination slots of blocks that failed their CRC and could not be rebuilt: their
     /// recorded CRC is made wrong, so reads of them fail ([`super::gc_verify`]).
     pub poisoned: Vec<u64>,
-}
-
-impl GcRun {
-    /// The slot each staged block is written to (physical block address to staging slot),
-    /// from the job's write phase.
-    pub fn destinations(&self, geo: &Geometry) -> HashMap<u64, u32> {
-        let mut dest = HashMap::new();
-        if self.plan.phase_count() < 2 {
-            return dest;
-        }
-        for io in self.plan.phase(1) {
-            if let IoKind::Write(Src::Staged { slot }) = io.kind {
-                for i in 0..io.count {
-                    if let Some((seg, s)) = geo.slot_at(io.member, io.block + u64::from(i)) {
-                        dest.insert(geo.pba(seg, s), slot + i);
-                    }
-                }
-            }
-        }
-        dest
-    }
 }
 
 /// What one step did.
@@ -156,7 +134,7 @@ impl GcRunner {
             run.phase += 1;
             run.next = 0;
             run.not_before = run.phase_end;
-            if run.phase == 1 {
+            if run.phase == GC_WRITE_PHASE {
                 // Read, not yet written: check what is about to be moved.
                 if let Some(la) = scheme.log() {
                     let checks = super::gc_verify::verify_copies(&mut run, la, io, &crcs.adopted);

@@ -15,7 +15,6 @@ use super::gc::GcRun;
 use super::member_io::MemberIo;
 use crate::member::BLOCK;
 use std::collections::HashMap;
-use swan_core::io::{Dst, IoKind};
 use swan_core::scheme::LogArray;
 use swan_core::summary::{Summary, DEAD};
 
@@ -44,69 +43,60 @@ impl GcChecks {
 pub(super) fn verify_copies(run: &mut GcRun, la: &LogArray, io: &MemberIo, adopted: &HashMap<u64, u32>) -> GcChecks {
     let geo = *la.geometry();
     let mut checks = GcChecks::default();
-    if run.plan.phase_count() < 2 {
-        return checks;
-    }
-    // Where each staged block goes.
-    let dest: HashMap<u32, u64> = run.destinations(&geo).into_iter().map(|(pba, slot)| (slot, pba)).collect();
     let mut summary: Option<(u64, Option<Summary>)> = None;
     let mut buf = Vec::new();
     let mut rebuilt = vec![0u8; BLOCK];
-    for p in run.plan.phase(0) {
-        let IoKind::Read(Dst::Staged { slot }) = p.kind else { continue };
-        for i in 0..p.count {
-            let block = p.block + u64::from(i);
-            let Some((seg, s)) = geo.slot_at(p.member, block) else { continue };
-            if summary.as_ref().map(|x| x.0) != Some(seg) {
-                // Adopted segments (sequence 0) have no summary.
-                let seq = la.segments().seq(seg);
-                let sealed = (seq != 0)
-                    .then(|| crate::summaries::read_sealed(&io.members, &geo, seg, seq, &mut buf))
-                    .flatten()
-                    .filter(|sum| sum.block_crcs);
-                summary = Some((seg, sealed));
-            }
-            // What the block must match: its summary's entry; in an adopted segment, the
-            // CRC of the journal entry that last mapped it, where recovery replayed one.
-            let pba = geo.pba(seg, s);
-            let expected = match summary.as_ref().and_then(|x| x.1.as_ref()) {
-                Some(sum) => sum.entries.get(s as usize).map(|e| (e.lba, e.crc)),
-                None => adopted.get(&pba).map(|&crc| (la.live_lba(pba).unwrap_or(DEAD), crc)),
-            };
-            let Some((lba, crc)) = expected else {
-                checks.unverified += 1;
-                continue;
-            };
-            if lba == DEAD && summary.as_ref().is_some_and(|x| x.1.is_some()) {
-                continue;
-            }
-            let at = (slot + i) as usize * BLOCK;
-            let Some(data) = run.staged.get_mut(at..at + BLOCK) else { continue };
-            if crc32c::crc32c(data) == crc {
-                checks.verified += 1;
-                continue;
-            }
-            let repaired = io.members.has_parity()
-                && io.reconstruct(p.member, block, &mut rebuilt).is_ok()
-                && crc32c::crc32c(&rebuilt) == crc;
-            if repaired {
-                data.copy_from_slice(&rebuilt);
-                checks.repaired += 1;
-                eprintln!(
-                    "swan: GC: block {} (member {}, block {block}) did not match its CRC; rebuilt from parity before moving it",
-                    lba, p.member
-                );
-            } else {
-                checks.lost += 1;
-                if let Some(&to) = dest.get(&(slot + i)) {
-                    run.poisoned.push(to);
-                }
-                eprintln!(
-                    "swan: GC: block {} (member {}, block {block}) does not match its CRC and cannot be rebuilt: \
-                     LOST; moved marked bad, so reads of it answer EIO",
-                    lba, p.member
-                );
-            }
+    // Move `j` is staged in slot `j`.
+    for (j, mv) in la.gc_moves(run.id).iter().enumerate() {
+        let pba = mv.from;
+        let (seg, s) = geo.split_pba(pba);
+        let (member, block) = geo.slot_location(seg, s);
+        if summary.as_ref().map(|x| x.0) != Some(seg) {
+            // Adopted segments (sequence 0) have no summary.
+            let seq = la.segments().seq(seg);
+            let sealed = (seq != 0)
+                .then(|| crate::summaries::read_sealed(&io.members, &geo, seg, seq, &mut buf))
+                .flatten()
+                .filter(|sum| sum.block_crcs);
+            summary = Some((seg, sealed));
+        }
+        // What the block must match: its summary's entry; in an adopted segment, the
+        // CRC of the journal entry that last mapped it, where recovery replayed one.
+        let expected = match summary.as_ref().and_then(|x| x.1.as_ref()) {
+            Some(sum) => sum.entries.get(s as usize).map(|e| (e.lba, e.crc)),
+            None => adopted.get(&pba).map(|&crc| (la.live_lba(pba).unwrap_or(DEAD), crc)),
+        };
+        let Some((lba, crc)) = expected else {
+            checks.unverified += 1;
+            continue;
+        };
+        if lba == DEAD && summary.as_ref().is_some_and(|x| x.1.is_some()) {
+            continue;
+        }
+        let at = j * BLOCK;
+        let Some(data) = run.staged.get_mut(at..at + BLOCK) else { continue };
+        if crc32c::crc32c(data) == crc {
+            checks.verified += 1;
+            continue;
+        }
+        let repaired = io.members.has_parity()
+            && io.reconstruct(member, block, &mut rebuilt).is_ok()
+            && crc32c::crc32c(&rebuilt) == crc;
+        if repaired {
+            data.copy_from_slice(&rebuilt);
+            checks.repaired += 1;
+            eprintln!(
+                "swan: GC: block {} (member {}, block {block}) did not match its CRC; rebuilt from parity before moving it",
+                lba, member
+            );
+        } else {
+            checks.lost += 1;
+            run.poisoned.push(mv.to);
+            eprintln!(
+                "swan: GC: block {} (member {}, block {block}) does not match its CRC and cannot be rebuilt: \
+                 LOST; moved marked bad, so reads of it answer EIO",
+                lba, member
+            );
         }
     }
     checks

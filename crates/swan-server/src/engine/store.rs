@@ -337,6 +337,10 @@ impl Store {
         // The victim's live blocks are copied; the remap, seal and release are to come.
         self.io.mark("gc-copied");
         self.tell_scheme_health();
+        // Where each staged copy goes, asked before the scheme forgets the job.
+        let staged_at: HashMap<u64, u32> = self.scheme.log().map_or_else(HashMap::new, |la| {
+            la.gc_moves(run.id).iter().enumerate().map(|(slot, mv)| (mv.to, slot as u32)).collect()
+        });
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
@@ -344,8 +348,6 @@ impl Store {
         // slot's CRC inverted). They are the CRCs of the staged copies the job wrote, checked
         // by `gc_verify`: reading every moved block back instead cost a device read per
         // block with O_DIRECT members.
-        let staged_at: HashMap<u64, u32> =
-            self.scheme.log().map(|la| run.destinations(la.geometry())).unwrap_or_default();
         let (poisoned, staged) = (run.poisoned, run.staged);
         self.journal_changes(|w, _, pba| {
             let copy =

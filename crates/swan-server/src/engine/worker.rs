@@ -238,9 +238,9 @@ impl Worker {
                 return None;
             }
             BlockOp::Trim => (ReqOp::Trim, None),
-            // An unmapped block of a log array reads as zeroes, and the unmap is journaled
-            // like a write; in-place RAID must write the zeroes.
-            BlockOp::WriteZeroes { may_trim: true } if self.store.kind.is_log_structured() => (ReqOp::Trim, None),
+            // Where the scheme says a trimmed block reads as zeroes (a log array's unmap,
+            // journaled like a write), a TRIM is the cheapest way to write them.
+            BlockOp::WriteZeroes { may_trim: true } if self.store.scheme.trimmed_reads_zero() => (ReqOp::Trim, None),
             BlockOp::WriteZeroes { .. } => (ReqOp::Write, Some(vec![0u8; req.len as usize])),
             BlockOp::Write(_) => (ReqOp::Write, None),
         };

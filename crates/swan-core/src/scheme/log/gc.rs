@@ -13,6 +13,11 @@ use crate::l2p::UNMAPPED;
 /// How many moves ahead GC asks for a moved block's map entry.
 const GC_PREFETCH_DISTANCE: usize = 16;
 
+/// A GC job's plan reads the victim's live blocks in phase 0 and writes them (and the parity
+/// of the rows they complete) from this phase on: between the two, a driver holds every
+/// staged copy and may check it.
+pub const GC_WRITE_PHASE: usize = 1;
+
 impl LogArray {
     /// Which R-group GC should clean now, if any.
     fn gc_target_group(&mut self) -> Option<u32> {
@@ -130,6 +135,7 @@ impl LogArray {
         }
         debug_assert_eq!(moves.len() as u32, self.segs.valid(victim));
         plan.barrier();
+        debug_assert!(moves.is_empty() || plan.phase_count() == GC_WRITE_PHASE);
         // Take the destination slots from the GC segment in runs, and hand each run out
         // member by member, so each SSD's share of the run is one contiguous write.
         let total = moves.len() as u32;
@@ -172,6 +178,11 @@ impl LogArray {
         self.job_in_flight[group as usize] = true;
         self.jobs.insert(id, GcJob { group, victim, moves });
         Some(id)
+    }
+
+    /// The moves of `job`, a job started and not yet finished, in staging-slot order.
+    pub fn gc_moves(&self, job: GcJobId) -> &[Move] {
+        self.jobs.get(&job).map_or(&[], |j| &j.moves)
     }
 
     /// Every I/O of `job` has completed: remap what it moved, seal the GC segments it
