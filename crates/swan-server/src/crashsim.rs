@@ -191,6 +191,9 @@ struct OpRec {
     ok: bool,
 }
 
+/// Where a request's completion leaves its reply, and the log length when it came.
+type ReplySlot = Arc<Mutex<Option<(Reply, usize)>>>;
+
 /// Counters for the report.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -367,11 +370,9 @@ impl Run {
     fn drive(&mut self, stepper: &mut Stepper) -> Result<()> {
         let seed = self.cfg.seed;
         let mut rng = Rng(seed ^ 0x005e_ed0f_c4a5);
-        let footprint = self.volume_blocks * 9 / 10;
         let mut version = 1u64;
         let mut group = 0u32;
         let mut sent = 0u64;
-        type Slot = Arc<Mutex<Option<(Reply, usize)>>>;
         let mut replacement = Replacement::Before;
         while sent < self.cfg.ops {
             if let Some(m) = self.cfg.replace {
@@ -379,72 +380,14 @@ impl Run {
             }
             group += 1;
             let n = 1 + rng.below(8);
-            let mut inflight: Vec<(usize, Slot)> = Vec::new();
+            let mut inflight: Vec<(usize, ReplySlot)> = Vec::new();
             for _ in 0..n {
                 if sent >= self.cfg.ops {
                     break;
                 }
                 sent += 1;
-                let roll = rng.below(100);
-                let kind = match roll {
-                    0..=5 => Kind::Flush,
-                    6..=8 => Kind::Trim,
-                    9..=15 => Kind::Read,
-                    16..=18 => Kind::Write { fua: true },
-                    _ => Kind::Write { fua: false },
-                };
-                let blocks = match kind {
-                    Kind::Flush => 0,
-                    Kind::Read => 1 + rng.below(16) as u32,
-                    _ => 1 + rng.below(8) as u32,
-                };
-                let lba = if blocks == 0 { 0 } else { rng.below(footprint - u64::from(blocks)) };
-                let first_version = if matches!(kind, Kind::Write { .. }) {
-                    let v = version;
-                    version += u64::from(blocks);
-                    v
-                } else {
-                    0
-                };
-                let idx = self.ops.len();
-                let start = self.recorder.len();
-                self.ops.push(OpRec { kind, lba, blocks, group, start, ack: None, ok: false });
-                if matches!(kind, Kind::Write { .. } | Kind::Trim) {
-                    for i in 0..u64::from(blocks) {
-                        let v = if first_version == 0 { 0 } else { first_version + i };
-                        self.history[(lba + i) as usize].push((idx as u32, v));
-                    }
-                }
-                let op = match kind {
-                    Kind::Write { .. } => {
-                        let mut data = Vec::with_capacity(blocks as usize * BLOCK);
-                        for i in 0..u64::from(blocks) {
-                            data.extend_from_slice(&payload(seed, lba + i, first_version + i));
-                        }
-                        self.stats.writes += 1;
-                        self.stats.user_bytes += data.len() as u64;
-                        BlockOp::Write(data)
-                    }
-                    Kind::Trim => {
-                        self.stats.trims += 1;
-                        BlockOp::Trim
-                    }
-                    Kind::Read => {
-                        self.stats.reads += 1;
-                        BlockOp::Read
-                    }
-                    Kind::Flush => {
-                        self.stats.flushes += 1;
-                        BlockOp::Flush
-                    }
-                };
-                let req = BlockRequest {
-                    op,
-                    offset: lba * BLOCK as u64,
-                    len: blocks * BLOCK as u32,
-                    fua: kind == Kind::Write { fua: true },
-                };
-                let slot: Slot = Arc::new(Mutex::new(None));
+                let (idx, req) = self.next_request(&mut rng, &mut version, group);
+                let slot: ReplySlot = Arc::new(Mutex::new(None));
                 let (s, rec) = (slot.clone(), self.recorder.clone());
                 stepper.submit(
                     req,
@@ -465,31 +408,7 @@ impl Run {
             }
             for (idx, slot) in inflight {
                 let (reply, at) = slot.lock().expect("slot").take().expect("completed");
-                self.ops[idx].ack = Some(at);
-                self.ops[idx].ok = reply.is_ok();
-                self.stats.ops += 1;
-                if reply.is_err() {
-                    self.stats.failed_requests += 1;
-                }
-                if let (Kind::Read, Ok(data)) = (self.ops[idx].kind, reply) {
-                    let (lba, blocks) = (self.ops[idx].lba, self.ops[idx].blocks);
-                    for i in 0..u64::from(blocks) {
-                        let b = &data[i as usize * BLOCK..(i as usize + 1) * BLOCK];
-                        let allowed = self.live_allowed(lba + i);
-                        match identify(seed, lba + i, b) {
-                            Ok(v) if allowed.contains(&v) => {}
-                            Ok(v) => self.live_errors.push(format!(
-                                "seed {seed:#x}: a read of block {} during the run returned version {v}, \
-                                 expected one of {allowed:?}",
-                                lba + i
-                            )),
-                            Err(what) => self.live_errors.push(format!(
-                                "seed {seed:#x}: a read of block {} during the run returned {what}",
-                                lba + i
-                            )),
-                        }
-                    }
-                }
+                self.note_reply(idx, reply, at);
             }
             // Now and then the clients pause: time passes, GC and victim release run alone.
             if rng.chance(1, 40) {
@@ -500,6 +419,101 @@ impl Run {
             }
         }
         Ok(())
+    }
+
+    /// The workload's next request, drawn from `rng` and recorded (a write gives its blocks
+    /// the versions from `version` on) as request `idx` of `group`.
+    fn next_request(&mut self, rng: &mut Rng, version: &mut u64, group: u32) -> (usize, BlockRequest) {
+        let seed = self.cfg.seed;
+        let footprint = self.volume_blocks * 9 / 10;
+        let kind = match rng.below(100) {
+            0..=5 => Kind::Flush,
+            6..=8 => Kind::Trim,
+            9..=15 => Kind::Read,
+            16..=18 => Kind::Write { fua: true },
+            _ => Kind::Write { fua: false },
+        };
+        let blocks = match kind {
+            Kind::Flush => 0,
+            Kind::Read => 1 + rng.below(16) as u32,
+            _ => 1 + rng.below(8) as u32,
+        };
+        let lba = if blocks == 0 { 0 } else { rng.below(footprint - u64::from(blocks)) };
+        let first_version = if matches!(kind, Kind::Write { .. }) {
+            let v = *version;
+            *version += u64::from(blocks);
+            v
+        } else {
+            0
+        };
+        let idx = self.ops.len();
+        let start = self.recorder.len();
+        self.ops.push(OpRec { kind, lba, blocks, group, start, ack: None, ok: false });
+        if matches!(kind, Kind::Write { .. } | Kind::Trim) {
+            for i in 0..u64::from(blocks) {
+                let v = if first_version == 0 { 0 } else { first_version + i };
+                self.history[(lba + i) as usize].push((idx as u32, v));
+            }
+        }
+        let op = match kind {
+            Kind::Write { .. } => {
+                let mut data = Vec::with_capacity(blocks as usize * BLOCK);
+                for i in 0..u64::from(blocks) {
+                    data.extend_from_slice(&payload(seed, lba + i, first_version + i));
+                }
+                self.stats.writes += 1;
+                self.stats.user_bytes += data.len() as u64;
+                BlockOp::Write(data)
+            }
+            Kind::Trim => {
+                self.stats.trims += 1;
+                BlockOp::Trim
+            }
+            Kind::Read => {
+                self.stats.reads += 1;
+                BlockOp::Read
+            }
+            Kind::Flush => {
+                self.stats.flushes += 1;
+                BlockOp::Flush
+            }
+        };
+        let req = BlockRequest {
+            op,
+            offset: lba * BLOCK as u64,
+            len: blocks * BLOCK as u32,
+            fua: kind == Kind::Write { fua: true },
+        };
+        (idx, req)
+    }
+
+    /// Request `idx` was answered with `reply` when the log held `at` entries: record it,
+    /// and check what a read returned against the versions its blocks may hold.
+    fn note_reply(&mut self, idx: usize, reply: Reply, at: usize) {
+        let seed = self.cfg.seed;
+        self.ops[idx].ack = Some(at);
+        self.ops[idx].ok = reply.is_ok();
+        self.stats.ops += 1;
+        if reply.is_err() {
+            self.stats.failed_requests += 1;
+        }
+        let (Kind::Read, Ok(data)) = (self.ops[idx].kind, reply) else { return };
+        let (lba, blocks) = (self.ops[idx].lba, self.ops[idx].blocks);
+        for i in 0..u64::from(blocks) {
+            let b = &data[i as usize * BLOCK..(i as usize + 1) * BLOCK];
+            let allowed = self.live_allowed(lba + i);
+            match identify(seed, lba + i, b) {
+                Ok(v) if allowed.contains(&v) => {}
+                Ok(v) => self.live_errors.push(format!(
+                    "seed {seed:#x}: a read of block {} during the run returned version {v}, expected one of {allowed:?}",
+                    lba + i
+                )),
+                Err(what) => self.live_errors.push(format!(
+                    "seed {seed:#x}: a read of block {} during the run returned {what}",
+                    lba + i
+                )),
+            }
+        }
     }
 
     /// The failure and replacement of `cfg.replace`, as the workload reaches `sent` requests.
@@ -933,93 +947,115 @@ impl<'a> Materialiser<'a> {
         }
         let mut torn = 0;
         for m in 0..self.files.len() {
-            let list = &self.per_member[m];
-            // The member's last sync before the cut.
-            let upto = list[..list.partition_point(|&i| i < cut)]
-                .iter()
-                .rposition(|&i| matches!(self.log[i], Entry::Sync { .. }))
-                .map_or(0, |p| p + 1)
-                .max(self.applied[m]);
-            for k in self.applied[m]..upto {
-                let i = self.per_member[m][k];
-                if self.doubtful[i] {
-                    self.doubt[m].push(i);
-                    continue;
-                }
-                match &self.log[i] {
-                    Entry::Write { block, data, .. } => {
-                        for j in 0..data.len() / BLOCK {
-                            let b = block + j as u64;
-                            self.files[m].write_all_at(&data[j * BLOCK..(j + 1) * BLOCK], b * BLOCK as u64)?;
-                            self.durable[m].insert(b, Blk(data.clone(), j));
-                        }
-                    }
-                    Entry::Trim { block, count, .. } => {
-                        for b in *block..block + count {
-                            if self.durable[m].remove(&b).is_some() {
-                                self.write_block(m, b, None)?;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            self.applied[m] = upto;
-            // Volatile: after the last sync, and whatever a failed sync left in doubt.
-            let list = &self.per_member[m];
-            let end = list.partition_point(|&i| i < cut);
-            let mut volatile: Vec<usize> = self.doubt[m].iter().copied().filter(|&i| i < cut).collect();
-            volatile.extend_from_slice(&list[upto.min(end)..end]);
-            volatile.sort_unstable();
-            let mut overlay: HashMap<u64, Vec<u8>> = HashMap::new();
-            for i in volatile {
-                let lands = match mode {
-                    0 => true,
-                    1 => false,
-                    _ => rng.chance(1, 2),
-                };
-                if !lands {
-                    continue;
-                }
-                match &self.log[i] {
-                    Entry::Write { block, data, .. } => {
-                        let tear = mode >= 2 && rng.chance(1, 4);
-                        for j in 0..data.len() / BLOCK {
-                            let b = block + j as u64;
-                            let new = &data[j * BLOCK..(j + 1) * BLOCK];
-                            let cur = match overlay.get(&b) {
-                                Some(v) => v.clone(),
-                                None => self.durable[m].get(&b).map_or(vec![0u8; BLOCK], |d| d.bytes().to_vec()),
-                            };
-                            let mut out = cur;
-                            if tear {
-                                for s in 0..BLOCK / SECTOR {
-                                    if rng.chance(1, 2) {
-                                        out[s * SECTOR..(s + 1) * SECTOR]
-                                            .copy_from_slice(&new[s * SECTOR..(s + 1) * SECTOR]);
-                                    }
-                                }
-                            } else {
-                                out.copy_from_slice(new);
-                            }
-                            overlay.insert(b, out);
-                        }
-                        torn += u64::from(tear);
-                    }
-                    Entry::Trim { block, count, .. } => {
-                        for b in *block..block + count {
-                            overlay.insert(b, vec![0u8; BLOCK]);
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            let upto = self.apply_synced(m, cut)?;
+            let (overlay, tears) = self.volatile_overlay(m, upto, cut, mode, rng);
+            torn += tears;
             for (b, data) in overlay {
                 self.write_block(m, b, Some(&data))?;
                 self.touched.push((m as u32, b));
             }
         }
         Ok(torn)
+    }
+
+    /// Make member `m`'s image hold everything up to its last sync before `cut` (log
+    /// entries a failed sync left in doubt aside). Returns how far into its entries that is.
+    fn apply_synced(&mut self, m: usize, cut: usize) -> Result<usize> {
+        let list = &self.per_member[m];
+        let upto = list[..list.partition_point(|&i| i < cut)]
+            .iter()
+            .rposition(|&i| matches!(self.log[i], Entry::Sync { .. }))
+            .map_or(0, |p| p + 1)
+            .max(self.applied[m]);
+        for k in self.applied[m]..upto {
+            let i = self.per_member[m][k];
+            if self.doubtful[i] {
+                self.doubt[m].push(i);
+                continue;
+            }
+            match &self.log[i] {
+                Entry::Write { block, data, .. } => {
+                    for j in 0..data.len() / BLOCK {
+                        let b = block + j as u64;
+                        self.files[m].write_all_at(&data[j * BLOCK..(j + 1) * BLOCK], b * BLOCK as u64)?;
+                        self.durable[m].insert(b, Blk(data.clone(), j));
+                    }
+                }
+                Entry::Trim { block, count, .. } => {
+                    for b in *block..block + count {
+                        if self.durable[m].remove(&b).is_some() {
+                            self.write_block(m, b, None)?;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.applied[m] = upto;
+        Ok(upto)
+    }
+
+    /// What of member `m`'s volatile writes before `cut` (after its last sync at `upto`,
+    /// and whatever a failed sync left in doubt) the crash lets land: all (`mode` 0), none
+    /// (1), or a random choice, some torn sector by sector (2 and up). Returns the blocks
+    /// as they read after the crash, and how many writes were torn.
+    fn volatile_overlay(
+        &self,
+        m: usize,
+        upto: usize,
+        cut: usize,
+        mode: u64,
+        rng: &mut Rng,
+    ) -> (HashMap<u64, Vec<u8>>, u64) {
+        let list = &self.per_member[m];
+        let end = list.partition_point(|&i| i < cut);
+        let mut volatile: Vec<usize> = self.doubt[m].iter().copied().filter(|&i| i < cut).collect();
+        volatile.extend_from_slice(&list[upto.min(end)..end]);
+        volatile.sort_unstable();
+        let mut overlay: HashMap<u64, Vec<u8>> = HashMap::new();
+        let mut torn = 0;
+        for i in volatile {
+            let lands = match mode {
+                0 => true,
+                1 => false,
+                _ => rng.chance(1, 2),
+            };
+            if !lands {
+                continue;
+            }
+            match &self.log[i] {
+                Entry::Write { block, data, .. } => {
+                    let tear = mode >= 2 && rng.chance(1, 4);
+                    for j in 0..data.len() / BLOCK {
+                        let b = block + j as u64;
+                        let new = &data[j * BLOCK..(j + 1) * BLOCK];
+                        let mut out = match overlay.get(&b) {
+                            Some(v) => v.clone(),
+                            None => self.durable[m].get(&b).map_or(vec![0u8; BLOCK], |d| d.bytes().to_vec()),
+                        };
+                        if tear {
+                            for s in 0..BLOCK / SECTOR {
+                                if rng.chance(1, 2) {
+                                    out[s * SECTOR..(s + 1) * SECTOR]
+                                        .copy_from_slice(&new[s * SECTOR..(s + 1) * SECTOR]);
+                                }
+                            }
+                        } else {
+                            out.copy_from_slice(new);
+                        }
+                        overlay.insert(b, out);
+                    }
+                    torn += u64::from(tear);
+                }
+                Entry::Trim { block, count, .. } => {
+                    for b in *block..block + count {
+                        overlay.insert(b, vec![0u8; BLOCK]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        (overlay, torn)
     }
 }
 

@@ -123,27 +123,10 @@ impl Pump {
 
         let mut last_sent = Instant::now();
         loop {
-            // TLS records out, as far as the socket takes them.
-            while self.session.wants_write() {
-                match self.session.write_tls(&mut self.tcp) {
-                    Ok(0) => bail!("the client's socket accepts nothing"),
-                    Ok(_) => last_sent = Instant::now(),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e).context("sending TLS records"),
-                }
-            }
-            // Decrypted bytes to the connection code.
-            while !to_plain.is_empty() {
-                match self.plain.write(&to_plain) {
-                    Ok(n) => {
-                        to_plain.drain(..n);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    // The connection code has gone: nothing left to deliver to.
-                    Err(_) => return Ok(()),
-                }
+            self.send_records(&mut last_sent)?;
+            if !self.deliver(&mut to_plain) {
+                // The connection code has gone: nothing left to deliver to.
+                return Ok(());
             }
             if tcp_eof && to_plain.is_empty() && !plain_shut {
                 // The client is done sending: the connection code sees end-of-stream.
@@ -179,18 +162,57 @@ impl Pump {
                 }
             }
             if plain_in && plain_ready {
-                match self.plain.read(&mut buf) {
-                    Ok(0) => {
-                        plain_eof = true;
-                        self.session.send_close_notify();
-                    }
-                    Ok(n) => self.session.writer().write_all(&buf[..n])?,
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
-                    Err(_) => {
-                        plain_eof = true;
-                        self.session.send_close_notify();
-                    }
+                plain_eof = self.take_plain(&mut buf)?;
+            }
+        }
+    }
+
+    /// TLS records out, as far as the socket takes them now.
+    fn send_records(&mut self, last_sent: &mut Instant) -> anyhow::Result<()> {
+        while self.session.wants_write() {
+            match self.session.write_tls(&mut self.tcp) {
+                Ok(0) => bail!("the client's socket accepts nothing"),
+                Ok(_) => *last_sent = Instant::now(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).context("sending TLS records"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Decrypted bytes to the connection code, as far as it takes them now. False once it
+    /// has gone.
+    fn deliver(&mut self, to_plain: &mut Vec<u8>) -> bool {
+        while !to_plain.is_empty() {
+            match self.plain.write(to_plain) {
+                Ok(n) => {
+                    to_plain.drain(..n);
                 }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Plaintext the connection code sent, into TLS records. True once it has closed its
+    /// side (the client is then sent close_notify).
+    fn take_plain(&mut self, buf: &mut [u8]) -> anyhow::Result<bool> {
+        match self.plain.read(buf) {
+            Ok(0) => {
+                self.session.send_close_notify();
+                Ok(true)
+            }
+            Ok(n) => {
+                self.session.writer().write_all(&buf[..n])?;
+                Ok(false)
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => Ok(false),
+            Err(_) => {
+                self.session.send_close_notify();
+                Ok(true)
             }
         }
     }
