@@ -7,7 +7,7 @@
 
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
-use crate::layout::{metadata_sizes, Superblock, SuperblockError, META_COPIES};
+use crate::layout::{Superblock, SuperblockError, META_COPIES};
 use crate::member::{Member, MemberError, OpenOptions, BLOCK};
 use crate::members::{Health, Members};
 use anyhow::{anyhow, bail, Context, Result};
@@ -366,6 +366,28 @@ impl Opened {
         }
         Ok(())
     }
+}
+
+/// Sizes of the metadata area for an array, before its exact volume is known: the
+/// checkpoint is sized for the largest volume the members could expose. Returns
+/// (checkpoint blocks, journal blocks, CRC table blocks, metadata blocks).
+pub fn metadata_sizes(
+    members: u32,
+    member_blocks: u64,
+    segment_rows: u32,
+    log_structured: bool,
+) -> (u64, u64, u64, u64) {
+    let (checkpoint_blocks, journal_blocks, crc_table_blocks) = if log_structured {
+        let bound = u64::from(members) * member_blocks;
+        let segments_bound = bound / u64::from(segment_rows.max(1)) + 1;
+        (checkpoint::blocks_for(bound, segments_bound), (member_blocks / 8).clamp(4096, 65_536), 0)
+    } else {
+        (0, 0, crate::blockcrc::table_blocks(member_blocks))
+    };
+    let used = 1 + 2 * checkpoint_blocks + journal_blocks + crc_table_blocks;
+    let align = u64::from(segment_rows.max(1));
+    let meta_blocks = used.div_ceil(align) * align;
+    (checkpoint_blocks, journal_blocks, crc_table_blocks, meta_blocks)
 }
 
 /// Members per parity group of an array (0: RAID0, no parity).
@@ -858,5 +880,15 @@ mod tests {
         assert_eq!(default_segment_bytes(64 << 20), 1 << 20);
         // Never below 64 KiB, however small the member.
         assert_eq!(default_segment_bytes(1 << 20), 64 << 10);
+    }
+
+    #[test]
+    fn metadata_is_segment_aligned_and_sized_for_the_map() {
+        let (c, j, t, m) = metadata_sizes(6, 32_768, 256, true);
+        assert!(c * BLOCK as u64 >= 6 * 32_768 * 5, "checkpoint holds 5 bytes per block");
+        assert_eq!((t, m % 256), (0, 0));
+        assert!(m > 1 + 2 * c + j - 1);
+        // In-place: a header and 4 bytes per member block (32 blocks), aligned to the chunk.
+        assert_eq!(metadata_sizes(4, 32_768, 128, false), (0, 0, 33, 128));
     }
 }

@@ -177,6 +177,16 @@ impl Members {
         Ok(())
     }
 
+    /// The block at `at` on member `m`, rebuilt into `out` from the other blocks of its
+    /// stripe row (data and parity): `None` without parity.
+    pub fn rebuild(&self, m: u32, at: u64, out: &mut [u8]) -> Result<Option<()>, MemberError> {
+        if !self.has_parity() {
+            return Ok(None);
+        }
+        self.reconstruct(m, at, out).map_err(|e| e.into_member_error(self, m, at, 1))?;
+        Ok(Some(()))
+    }
+
     /// Member `m`'s blocks from `block`, rebuilt as the XOR of the same blocks on every other
     /// member of its parity group (data and parity alike).
     pub fn reconstruct(&self, m: u32, block: u64, out: &mut [u8]) -> Result<(), DegradedError> {

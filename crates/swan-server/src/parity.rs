@@ -3,7 +3,6 @@
 //! engine accumulates as log-structured rows fill.
 
 use crate::member::{Member, MemberError};
-use crate::members::Members;
 
 /// `acc ^= data`, byte by byte.
 pub fn xor(acc: &mut [u8], data: &[u8]) {
@@ -37,14 +36,4 @@ pub fn row_is_consistent<'a>(
 ) -> Result<bool, MemberError> {
     row_xor(members, block, one, acc)?;
     Ok(acc.iter().all(|&x| x == 0))
-}
-
-/// The block at `at` on member `m`, rebuilt into `out` from the other blocks of its stripe
-/// row (data and parity): `None` without parity.
-pub fn rebuild(members: &Members, m: u32, at: u64, out: &mut [u8]) -> Result<Option<()>, MemberError> {
-    if !members.has_parity() {
-        return Ok(None);
-    }
-    members.reconstruct(m, at, out).map_err(|e| e.into_member_error(members, m, at, 1))?;
-    Ok(Some(()))
 }

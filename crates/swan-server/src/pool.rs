@@ -398,7 +398,7 @@ pub(crate) fn verify_block(members: &Members, v: &Verify, i: usize, member: u32,
     let whole_row = matches!(v.checks[i], Check::Summary { .. } | Check::Row(_));
     let mut rebuilt = vec![0u8; BLOCK];
     let rebuilt_ok = whole_row
-        && matches!(crate::parity::rebuild(members, member, at, &mut rebuilt), Ok(Some(())))
+        && matches!(members.rebuild(member, at, &mut rebuilt), Ok(Some(())))
         && crc32c::crc32c(&rebuilt) == crc;
     if rebuilt_ok {
         block.copy_from_slice(&rebuilt);

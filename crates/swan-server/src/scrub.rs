@@ -147,8 +147,8 @@ fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
                 continue;
             }
             r.mismatches += 1;
-            let good = matches!(parity::rebuild(&o.members, m, at, &mut rebuilt), Ok(Some(())))
-                && crc32c::crc32c(&rebuilt) == want;
+            let good =
+                matches!(o.members.rebuild(m, at, &mut rebuilt), Ok(Some(()))) && crc32c::crc32c(&rebuilt) == want;
             let lba = geo.lba_at(m, at);
             let what = lba.map_or_else(|| "parity".to_string(), |l| format!("logical block {l}"));
             if good {
@@ -211,7 +211,7 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
                 continue;
             }
             r.mismatches += 1;
-            match parity::rebuild(&o.members, m, at, &mut block)? {
+            match o.members.rebuild(m, at, &mut block)? {
                 Some(()) if crc32c::crc32c(&block) == entry.crc => {
                     r.say(format!(
                         "segment {seg} slot {slot} (member {m} block {at}, logical block {lba}): checksum mismatch, \

@@ -137,7 +137,14 @@ impl GcRunner {
             if run.phase == GC_WRITE_PHASE {
                 // Read, not yet written: check what is about to be moved.
                 if let Some(la) = scheme.log() {
-                    let checks = super::gc_verify::verify_copies(&mut run, la, io, &crcs.adopted);
+                    let checks = super::gc_verify::verify_copies(
+                        run.id,
+                        &mut run.staged,
+                        &mut run.poisoned,
+                        la,
+                        io,
+                        &crcs.adopted,
+                    );
                     self.checks.add(checks);
                 }
             }

@@ -11,11 +11,10 @@
 //! new slot is *poisoned*: the CRC recorded for it is deliberately wrong, so every later
 //! read of it fails (EIO) rather than return bad data, as a read of the victim would have.
 
-use super::gc::GcRun;
 use super::member_io::MemberIo;
 use crate::member::BLOCK;
 use std::collections::HashMap;
-use swan_core::scheme::LogArray;
+use swan_core::scheme::{GcJobId, LogArray};
 use swan_core::summary::{Summary, DEAD};
 
 /// What GC's checks found (for `swan status`).
@@ -38,16 +37,24 @@ impl GcChecks {
     }
 }
 
-/// Check `run`'s staged blocks (its read phase is done, its writes are not) against what
-/// `la`'s victim summaries, or `adopted` (the CRCs recovery kept), say they must hold.
-pub(super) fn verify_copies(run: &mut GcRun, la: &LogArray, io: &MemberIo, adopted: &HashMap<u64, u32>) -> GcChecks {
+/// Check the staged blocks of GC job `job` (its read phase is done, its writes are not)
+/// against what `la`'s victim summaries, or `adopted` (the CRCs recovery kept), say they
+/// must hold. Destinations of blocks found bad beyond repair go to `poisoned`.
+pub(super) fn verify_copies(
+    job: GcJobId,
+    staged: &mut [u8],
+    poisoned: &mut Vec<u64>,
+    la: &LogArray,
+    io: &MemberIo,
+    adopted: &HashMap<u64, u32>,
+) -> GcChecks {
     let geo = *la.geometry();
     let mut checks = GcChecks::default();
     let mut summary: Option<(u64, Option<Summary>)> = None;
     let mut buf = Vec::new();
     let mut rebuilt = vec![0u8; BLOCK];
     // Move `j` is staged in slot `j`.
-    for (j, mv) in la.gc_moves(run.id).iter().enumerate() {
+    for (j, mv) in la.gc_moves(job).iter().enumerate() {
         let pba = mv.from;
         let (seg, s) = geo.split_pba(pba);
         let (member, block) = geo.slot_location(seg, s);
@@ -74,7 +81,7 @@ pub(super) fn verify_copies(run: &mut GcRun, la: &LogArray, io: &MemberIo, adopt
             continue;
         }
         let at = j * BLOCK;
-        let Some(data) = run.staged.get_mut(at..at + BLOCK) else { continue };
+        let Some(data) = staged.get_mut(at..at + BLOCK) else { continue };
         if crc32c::crc32c(data) == crc {
             checks.verified += 1;
             continue;
@@ -91,7 +98,7 @@ pub(super) fn verify_copies(run: &mut GcRun, la: &LogArray, io: &MemberIo, adopt
             );
         } else {
             checks.lost += 1;
-            run.poisoned.push(mv.to);
+            poisoned.push(mv.to);
             eprintln!(
                 "swan: GC: block {} (member {}, block {block}) does not match its CRC and cannot be rebuilt: \
                  LOST; moved marked bad, so reads of it answer EIO",
