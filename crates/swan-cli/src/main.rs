@@ -11,6 +11,7 @@ static ALLOCATOR: alloc::Allocator = alloc::Allocator;
 mod plan;
 mod replay_cmd;
 mod repro;
+mod repro_args;
 mod repro_harmonia;
 mod runner;
 mod server_cmd;
@@ -41,7 +42,7 @@ enum Command {
     /// Simulate one array under one workload in virtual time.
     Sim(Box<sim_cmd::SimArgs>),
     /// Reproduce a figure of the SWAN paper (several runs, a table and pictures).
-    Repro(repro::ReproArgs),
+    Repro(repro_args::ReproArgs),
     /// Draw the paper's figures from run directories written by `swan sim`.
     Report(ReportArgs),
     /// SWAN's analytic model (§3.5, Eq. 1): how many SSDs per R-group and how many R-groups.
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
         alloc::huge_pages();
     }
     let result = match cli.command {
-        None => repro::run(&repro::ReproArgs::default_job()),
+        None => repro::run(&repro_args::ReproArgs::default_job()),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Repro(args)) => repro::run(&args),
         Some(Command::Report(args)) => draw(&args),

@@ -1,96 +1,12 @@
 //! `swan repro`: the paper's figures as runs, a comparison table, the paper's claims checked
 //! against what swan measured, and the pictures. Also `swan bench`.
 
+use crate::repro_args::{Experiment, ReproArgs};
 use crate::runner::{default_parallelism, run_all, Job};
 use std::path::PathBuf;
 use swan_sim::experiments::{self, Scale};
 use swan_sim::output::RunSummary;
-use swan_sim::report::{Format, ReportOptions};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Experiment {
-    /// Fig. 4(a), 5, 6 and 7: RAID0, Log-RAID0 and SWAN0 (4R-2SSD) on 8 SSDs.
-    Fig5,
-    /// Fig. 4(b): Log-RAID0 and SWAN0 on 3, 6 and 9 SSDs.
-    Fig4b,
-    /// Fig. 12: SSD-internal latency CDFs of SWAN0 and RAID0 on open-channel SSDs.
-    Fig12,
-    /// §6: SWAN0 and RAID0 over block-level-FTL SSDs, and the FTL map DRAM.
-    SimpleSsd,
-    /// Harmonia Fig. 6/10: HPC(W) and HPC(R) on 8 SSDs, baseline vs GGC policies, SWAN0, Log-RAID0.
-    HarmoniaHpc,
-    /// Harmonia Fig. 7: response time and its variability against arrival rate.
-    HarmoniaFig7,
-    /// Harmonia Fig. 8: baseline and GGC response time on 2 … 18 SSDs.
-    HarmoniaFig8,
-    /// Harmonia Fig. 9: per-SSD request latency over 300 ms.
-    HarmoniaFig9,
-    /// Harmonia's claims against the forced-GC bound (victims per element per cycle).
-    HarmoniaBound,
-    /// Harmonia's claims under the paper's warm-up and under a steady-state one.
-    HarmoniaWarmup,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct ReproArgs {
-    /// Which figure.
-    #[arg(value_enum)]
-    pub experiment: Experiment,
-    /// Capacity of each modelled SSD in GiB (quick default: 0.5; the paper: 120 GB; Harmonia:
-    /// its Table IX SSD at full size, 27.2 GiB user).
-    #[arg(long)]
-    pub ssd_gib: Option<f64>,
-    /// User bytes written, in multiples of the array's capacity (default 10; the paper ≈ 12).
-    #[arg(long)]
-    pub footprint: Option<f64>,
-    /// A larger scale: 4 GiB SSDs and a footprint of 12× capacity (fig5 takes about two
-    /// minutes on two cores; the checked-in reference outputs use the quick default).
-    /// Harmonia: 1,800 instead of 600 simulated seconds per run.
-    #[arg(long)]
-    pub full: bool,
-    /// The seed that drives every random choice of every run.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Run every cell with this many seeds, from --seed up, and report the mean and spread
-    /// (default: 3 for the Harmonia reproductions, whose cells move by a third between
-    /// seeds; 1 for the others).
-    #[arg(long)]
-    pub seeds: Option<u64>,
-    /// Output directory (one run directory per scheme and a figures/ directory inside).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Figure format: svg or png.
-    #[arg(long, default_value = "svg")]
-    pub format: Format,
-    /// Runs at a time (default: up to two, one per core).
-    #[arg(long)]
-    pub jobs: Option<usize>,
-    /// No progress bars.
-    #[arg(long)]
-    pub quiet: bool,
-}
-
-impl ReproArgs {
-    pub fn default_job() -> Self {
-        Self {
-            experiment: Experiment::Fig5,
-            ssd_gib: None,
-            footprint: None,
-            full: false,
-            seed: 1,
-            seeds: None,
-            out: None,
-            format: Format::Svg,
-            jobs: None,
-            quiet: false,
-        }
-    }
-
-    fn scale(&self) -> Scale {
-        let base = if self.full { Scale::FULL } else { Scale::QUICK };
-        Scale { ssd_gib: self.ssd_gib.unwrap_or(base.ssd_gib), footprint: self.footprint.unwrap_or(base.footprint) }
-    }
-}
+use swan_sim::report::ReportOptions;
 
 fn name(e: Experiment) -> &'static str {
     match e {

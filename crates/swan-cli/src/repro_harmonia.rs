@@ -2,7 +2,7 @@
 //! sweep (Fig. 7), the SSD-count sweep (Fig. 8) and the per-SSD latency timeline (Fig. 9):
 //! runs, a table, the paper's claims against what swan measured, and the figures.
 
-use crate::repro::{Experiment, ReproArgs};
+use crate::repro_args::{Experiment, ReproArgs};
 use crate::runner::{default_parallelism, run_all, Job};
 use std::path::{Path, PathBuf};
 use swan_sim::experiments::{self, HarmoniaScale, HARMONIA_FIG7_RATES, HARMONIA_FIG8_SSDS};
