@@ -43,7 +43,7 @@ window's differences are what it did. A pre-wrap run that writes more than the v
 wraps the log within the window; the table says in how many runs that happened.
 
 Servers (each over files in BENCH_DIR):
-  swan      target/release/swan create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2
+  swan      target/release/swan create --force --scheme swan0 --rgroups 3 --ssds-per-rgroup 2
               --member-size MEMBER_SIZE --spare SPARE DIR/m0 .. DIR/m5    (per run)
             target/release/swan serve --listen 127.0.0.1:PORT [--direct] DIR/m0 .. DIR/m5
             (built with `cargo build --release -p swan-cli` if missing or lacking `serve`)
@@ -52,7 +52,9 @@ Servers (each over files in BENCH_DIR):
               --cache=writeback --aio=threads  (buffered) | --cache=none --aio=native (direct)
             DIR/plain.img
   plain.img is one file of exactly swan's export size (as `nbdinfo --size` reports it),
-  written full of zeros once, so it is allocated on the same disk as swan's members.
+  written full of zeros once, so it is allocated on the same disk as swan's members;
+  swan's member files are written full of zeros once too (each array is created anew over
+  them with --force), so every server writes over allocated blocks.
 
 Modes:
   buffered  through the page cache
@@ -430,14 +432,36 @@ run_fio() { # name rw bs size output [extra fio args...]; SAMPLE=1: sample the s
 # ---------------------------------------------------------------- swan binary and members
 bytes_of() { numfmt --from=iec "${1%B}" 2>/dev/null || die "cannot parse size '$1'"; }
 
+# The member files are written full of zeros once, as plain.img is, so that every server
+# writes over blocks its file system has already allocated; each array is then created anew
+# over them (--force). swan leaves a file member's blocks allocated where it frees segments
+# (no --punch-holes), so they stay allocated from run to run (all but the metadata area,
+# which each create clears). Checked once per benchmark.
+MEMBERS_READY=0
+allocated_members() {
+  local want m have alloc
+  ((MEMBERS_READY == 0)) || return 0
+  MEMBERS_READY=1
+  want=$(bytes_of "$MEMBER_SIZE")
+  for m in "${MEMBERS[@]}"; do
+    have=$(stat -c %s "$m" 2>/dev/null || echo -1)
+    alloc=$(($(stat -c %b "$m" 2>/dev/null || echo 0) * $(stat -c %B "$m" 2>/dev/null || echo 512)))
+    if [[ $have != "$want" ]] || ((alloc < want * 99 / 100)); then
+      log "writing $m ($want bytes of zeros, allocated on disk)"
+      rm -f "$m"
+      dd if=/dev/zero of="$m" bs=1M count=$((want / 1048576)) oflag=direct conv=fsync status=none
+    fi
+  done
+}
+
 # Every swan cell starts from a freshly created array, as every peer cell starts from the
 # same plain file: a log-structured array carries the state of earlier jobs (its volume
 # written over, GC under way), which would make each job measure what the jobs before it
 # left. Random writes over a full volume, GC and all, are scripts/steady-write.sh's job.
 fresh_swan_array() {
   log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE, $SPARE % spare, in $BENCH_DIR"
-  rm -f "${MEMBERS[@]}"
-  "$SWAN_BIN" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" --spare "$SPARE" "${MEMBERS[@]}" \
+  allocated_members
+  "$SWAN_BIN" create --force --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" --spare "$SPARE" "${MEMBERS[@]}" \
     >"$RAW/logs/swan-create.log" 2>&1 || { cat "$RAW/logs/swan-create.log" >&2; die "swan create failed"; }
 }
 

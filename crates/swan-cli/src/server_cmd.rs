@@ -114,6 +114,12 @@ pub struct ServeArgs {
     /// shows it.
     #[arg(long, value_name = "SEGMENTS")]
     pub gc_target: Option<u64>,
+    /// Log arrays on file members: punch holes where the array frees segments (its TRIMs),
+    /// giving the space back to the file system. Off by default: the log's next lap writes
+    /// there again, and writing into a hole costs the file system an allocation each time.
+    /// Block-device members (SSDs) always get their TRIMs.
+    #[arg(long)]
+    pub punch_holes: bool,
     /// Log connections and refused requests.
     #[arg(long, short)]
     pub verbose: bool,
@@ -300,7 +306,13 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let engine = Arc::new(Engine::start(
         opened,
         recovered,
-        EngineOptions { name: a.name.clone(), read_only: a.read_only, emulate, verbose: a.verbose },
+        EngineOptions {
+            name: a.name.clone(),
+            read_only: a.read_only,
+            emulate,
+            verbose: a.verbose,
+            punch_holes: a.punch_holes,
+        },
     )?);
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

@@ -233,11 +233,12 @@ fn format_members(opened: &[Member], sb: &Superblock) -> Result<()> {
             crcs.write_member(i as u32, m, sb)?;
         }
     }
-    // A log array starts with every segment trimmed (a free segment is a trimmed segment).
+    // A log array starts with every segment trimmed (a free segment is a trimmed segment),
+    // where a TRIM is worth it: not on file members (see `Member::trims_free_space`).
     let mut plan = IoPlan::new();
     scheme.format(&mut plan);
     for io in plan.ios() {
-        if io.kind == IoKind::Trim {
+        if io.kind == IoKind::Trim && opened[io.member as usize].trims_free_space() {
             opened[io.member as usize].trim(io.block, u64::from(io.count))?;
         }
     }

@@ -263,7 +263,8 @@ fn read_sparse(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
 }
 
 fn quiet_opts() -> EngineOptions {
-    EngineOptions { name: "crashsim".into(), read_only: false, emulate: None, verbose: false }
+    // Punch holes: the member files stand in for SSDs, whose TRIMs crashes must survive.
+    EngineOptions { name: "crashsim".into(), read_only: false, emulate: None, verbose: false, punch_holes: true }
 }
 
 impl Run {

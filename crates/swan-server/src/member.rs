@@ -471,6 +471,14 @@ impl Member {
         self.kind
     }
 
+    /// Whether a log array's TRIM of its free segments is worth carrying out here. On an SSD
+    /// (a block device) it lets the drive erase them without copying; on a regular file it
+    /// only punches holes that the log's next lap fills again, allocating the blocks anew at
+    /// a cost the file system charges every write (docs/server-speed.md, "File members").
+    pub fn trims_free_space(&self) -> bool {
+        self.kind != MemberKind::File
+    }
+
     /// The usable size in blocks.
     pub fn blocks(&self) -> u64 {
         self.blocks

@@ -73,6 +73,8 @@ pub(super) struct Executor {
     pub pool: Option<IoPool>,
     pub emu: Option<Emulator>,
     log_structured: bool,
+    /// Carry out a log's TRIMs on file members too ([`super::EngineOptions::punch_holes`]).
+    punch_holes: bool,
     has_parity: bool,
     /// Members per parity group.
     parity_width: u32,
@@ -93,8 +95,15 @@ pub(super) struct Executor {
 }
 
 impl Executor {
-    pub fn new(kind: SchemeKind, parity_width: u32, pool: Option<IoPool>, emu: Option<Emulator>) -> Executor {
+    pub fn new(
+        kind: SchemeKind,
+        parity_width: u32,
+        pool: Option<IoPool>,
+        emu: Option<Emulator>,
+        punch_holes: bool,
+    ) -> Executor {
         Executor {
+            punch_holes,
             pool,
             emu,
             log_structured: kind.is_log_structured(),
@@ -335,7 +344,11 @@ impl Executor {
                 if let Some(table) = crcs.table.as_mut() {
                     table.forget(p.member, p.block, u64::from(p.count));
                 }
-                io.trim(p.member, p.block, u64::from(p.count))?;
+                // A log's TRIMs free segments: worth it on an SSD, not on a file (the model
+                // of an emulated SSD hears of them all the same).
+                if !self.log_structured || self.punch_holes || io.members[m].trims_free_space() {
+                    io.trim(p.member, p.block, u64::from(p.count))?;
+                }
                 io.stats[m].trims += 1;
                 EmuOp::Trim
             }

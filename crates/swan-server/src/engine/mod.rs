@@ -69,6 +69,9 @@ pub struct EngineOptions {
     pub emulate: Option<Emulator>,
     /// Log to stderr what the engine does at startup and on errors.
     pub verbose: bool,
+    /// Carry out a log array's TRIMs of free segments on file members too (punching holes),
+    /// not only on block devices ([`crate::member::Member::trims_free_space`]).
+    pub punch_holes: bool,
 }
 
 enum Msg {

@@ -85,7 +85,7 @@ impl Store {
             scheme: rec.scheme,
             kind,
             io: MemberIo::new(sb, opened.members),
-            exec: Executor::new(kind, width, pool, opts.emulate),
+            exec: Executor::new(kind, width, pool, opts.emulate, opts.punch_holes),
             crcs: Crcs::new(rec.adopted_crcs, counts),
             durability: Durability::new(rec.ring, rec.checkpoint_seq, rec.next_slot),
             clock,

@@ -35,7 +35,7 @@ pub fn small_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> (Vec<Pa
 pub fn start(paths: &[PathBuf], name: &str) -> Stepper {
     let opened = array::open(paths, false, false).unwrap();
     let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false };
+    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false, punch_holes: true };
     Stepper::start(opened, recovered, opts).unwrap()
 }
 
