@@ -140,23 +140,46 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     println!("swan replay: {uri}, export of {} ({export_bytes} bytes)", human_bytes(export_bytes));
     println!("{}", report.statement());
     let requests = trace.replayer(&spec, volume_blocks)?;
+    let bar = progress_bar(a.quiet, report.requests);
+    let what = format!("replaying {} against {uri}", a.trace.display());
+    let (tally, wall_s) = send_all(a, client, requests, &bar, &what)?;
+    bar.finish_and_clear();
+    let summary = tally.summary(uri.to_string(), export_bytes, report, wall_s);
+    print_summary(&summary);
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&summary)? + "\n")
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn progress_bar(quiet: bool, requests: u64) -> ProgressBar {
+    if quiet || !std::io::stdout().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(requests);
+    b.set_style(
+        ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} requests {elapsed_precise} eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    b.set_prefix("replay");
+    b
+}
+
+/// Send every request (at its time, or as the queue depth allows) and gather the replies;
+/// what they measured, and the wall time the replay took.
+fn send_all(
+    a: &ReplayArgs,
+    client: Client,
+    requests: impl Iterator<Item = Result<ReplayRequest>>,
+    bar: &ProgressBar,
+    what: &str,
+) -> Result<(Tally, f64)> {
     let depth = match a.replay {
         ReplayMode::Closed(d) => d,
         _ => a.depth,
     };
-    let bar = if a.quiet || !std::io::stdout().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        let b = ProgressBar::new(report.requests);
-        b.set_style(
-            ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} requests {elapsed_precise} eta {eta}")
-                .expect("static template")
-                .progress_chars("=> "),
-        );
-        b.set_prefix("replay");
-        b
-    };
-
     let (mut sub, mut done) = client.split()?;
     let (tx, rx) = mpsc::channel::<Result<(Completion, Instant), ClientError>>();
     let receiver = std::thread::spawn(move || loop {
@@ -166,50 +189,11 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             break;
         }
     });
-
-    let mut sent: HashMap<u64, Sent> = HashMap::new();
-    let mut lat = Latencies::default();
-    let (mut lag_sum_us, mut lag_max_us, mut lagged) = (0f64, 0f64, 0u64);
-    let (mut reads, mut writes, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
-    let mut max_in_flight = 0u32;
+    let mut inflight = InFlight { rx, sent: HashMap::new(), what, bar };
+    let mut tally = Tally::default();
     let mut buf = Vec::new();
     let timed = !matches!(a.replay, ReplayMode::Closed(_));
-    let path = a.trace.display().to_string();
     let start = Instant::now();
-
-    // Takes one reply off the channel (waiting at most `wait`); false if none came.
-    let mut settle = |sent: &mut HashMap<u64, Sent>, wait: Option<Duration>| -> Result<bool> {
-        let got = match wait {
-            None => rx.recv().map_err(|_| anyhow!("the reply reader stopped"))?,
-            Some(d) => match rx.recv_timeout(d) {
-                Ok(r) => r,
-                Err(mpsc::RecvTimeoutError::Timeout) => return Ok(false),
-                Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the reply reader stopped"),
-            },
-        };
-        let (c, when) = got.with_context(|| format!("replaying {path} against {uri}"))?;
-        let s = sent.remove(&c.cookie).ok_or_else(|| anyhow!("a reply to request {} twice", c.cookie))?;
-        c.result.with_context(|| {
-            format!("replaying {path}: request {} ({} blocks at block {})", s.index + 1, s.req.blocks, s.req.block)
-        })?;
-        let ns = when.duration_since(s.at).as_nanos() as u64;
-        match c.op {
-            Op::Read => {
-                lat.record(true, ns);
-                reads += 1;
-                read_bytes += u64::from(c.len);
-            }
-            Op::Write => {
-                lat.record(false, ns);
-                writes += 1;
-                write_bytes += u64::from(c.len);
-            }
-            Op::Flush => {}
-        }
-        bar.inc(1);
-        Ok(true)
-    };
-
     for (index, req) in requests.enumerate() {
         let req = req?;
         if timed {
@@ -220,18 +204,15 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
                 if now >= due {
                     break;
                 }
-                settle(&mut sent, Some(due - now))?;
+                inflight.settle(&mut tally, Some(due - now))?;
             }
         }
-        while sent.len() >= depth as usize {
-            settle(&mut sent, None)?;
+        while inflight.sent.len() >= depth as usize {
+            inflight.settle(&mut tally, None)?;
         }
         let now = Instant::now();
         if timed {
-            let lag = now.duration_since(start + Duration::from_nanos(req.at_ns)).as_secs_f64() * 1e6;
-            lag_sum_us += lag;
-            lag_max_us = lag_max_us.max(lag);
-            lagged += 1;
+            tally.behind(now.duration_since(start + Duration::from_nanos(req.at_ns)));
         }
         let len = u32::try_from(req.len_bytes()).expect("replay requests are at most 32 MiB");
         let cookie = match req.op {
@@ -244,45 +225,111 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
                 sub.write(req.offset_bytes(), &buf, false)
             }
         }
-        .with_context(|| format!("replaying {path} against {uri}: request {}", index + 1))?;
-        sent.insert(cookie, Sent { at: now, req, index: index as u64 });
-        max_in_flight = max_in_flight.max(sent.len() as u32);
+        .with_context(|| format!("{what}: request {}", index + 1))?;
+        inflight.sent.insert(cookie, Sent { at: now, req, index: index as u64 });
+        tally.max_in_flight = tally.max_in_flight.max(inflight.sent.len() as u32);
     }
-    while !sent.is_empty() {
-        settle(&mut sent, None)?;
+    while !inflight.sent.is_empty() {
+        inflight.settle(&mut tally, None)?;
     }
     let wall_s = start.elapsed().as_secs_f64();
     sub.disconnect()?;
     let _ = receiver.join();
-    bar.finish_and_clear();
-    lat.close();
+    tally.lat.close();
+    Ok((tally, wall_s))
+}
 
-    let n = reads + writes;
-    let summary = ReplaySummary {
-        server: uri.to_string(),
-        export_bytes,
-        replay: report,
-        requests: n,
-        reads,
-        writes,
-        read_bytes,
-        write_bytes,
-        wall_s,
-        iops: n as f64 / wall_s.max(1e-9),
-        read_mbps: read_bytes as f64 / wall_s.max(1e-9) / 1e6,
-        write_mbps: write_bytes as f64 / wall_s.max(1e-9) / 1e6,
-        read_latency_us: (!lat.read.is_empty()).then(|| latency_summary(&lat.read)),
-        write_latency_us: (!lat.write.is_empty()).then(|| latency_summary(&lat.write)),
-        behind_schedule_mean_us: (lagged > 0).then(|| lag_sum_us / lagged as f64),
-        behind_schedule_max_us: (lagged > 0).then_some(lag_max_us),
-        max_in_flight,
-    };
-    print_summary(&summary);
-    if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&summary)? + "\n")
-            .with_context(|| format!("writing {}", p.display()))?;
+/// Requests sent and not yet answered, and where their replies come in.
+struct InFlight<'a> {
+    rx: mpsc::Receiver<Result<(Completion, Instant), ClientError>>,
+    sent: HashMap<u64, Sent>,
+    what: &'a str,
+    bar: &'a ProgressBar,
+}
+
+impl InFlight<'_> {
+    /// Take one reply off the channel (waiting at most `wait`) into `tally`; false if none came.
+    fn settle(&mut self, tally: &mut Tally, wait: Option<Duration>) -> Result<bool> {
+        let got = match wait {
+            None => self.rx.recv().map_err(|_| anyhow!("the reply reader stopped"))?,
+            Some(d) => match self.rx.recv_timeout(d) {
+                Ok(r) => r,
+                Err(mpsc::RecvTimeoutError::Timeout) => return Ok(false),
+                Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the reply reader stopped"),
+            },
+        };
+        let (c, when) = got.with_context(|| self.what.to_string())?;
+        let s = self.sent.remove(&c.cookie).ok_or_else(|| anyhow!("a reply to request {} twice", c.cookie))?;
+        c.result.with_context(|| {
+            format!("{}: request {} ({} blocks at block {})", self.what, s.index + 1, s.req.blocks, s.req.block)
+        })?;
+        tally.answered(c.op, c.len, when.duration_since(s.at).as_nanos() as u64);
+        self.bar.inc(1);
+        Ok(true)
     }
-    Ok(())
+}
+
+/// What the replies measured.
+#[derive(Default)]
+struct Tally {
+    lat: Latencies,
+    reads: u64,
+    writes: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+    max_in_flight: u32,
+    /// How far behind its time each timed request went out (µs): sum, largest, count.
+    lag_sum_us: f64,
+    lag_max_us: f64,
+    lagged: u64,
+}
+
+impl Tally {
+    fn answered(&mut self, op: Op, len: u32, ns: u64) {
+        match op {
+            Op::Read => {
+                self.lat.record(true, ns);
+                self.reads += 1;
+                self.read_bytes += u64::from(len);
+            }
+            Op::Write => {
+                self.lat.record(false, ns);
+                self.writes += 1;
+                self.write_bytes += u64::from(len);
+            }
+            Op::Flush => {}
+        }
+    }
+
+    fn behind(&mut self, lag: Duration) {
+        let us = lag.as_secs_f64() * 1e6;
+        self.lag_sum_us += us;
+        self.lag_max_us = self.lag_max_us.max(us);
+        self.lagged += 1;
+    }
+
+    fn summary(&self, server: String, export_bytes: u64, replay: ReplayReport, wall_s: f64) -> ReplaySummary {
+        let n = self.reads + self.writes;
+        ReplaySummary {
+            server,
+            export_bytes,
+            replay,
+            requests: n,
+            reads: self.reads,
+            writes: self.writes,
+            read_bytes: self.read_bytes,
+            write_bytes: self.write_bytes,
+            wall_s,
+            iops: n as f64 / wall_s.max(1e-9),
+            read_mbps: self.read_bytes as f64 / wall_s.max(1e-9) / 1e6,
+            write_mbps: self.write_bytes as f64 / wall_s.max(1e-9) / 1e6,
+            read_latency_us: (!self.lat.read.is_empty()).then(|| latency_summary(&self.lat.read)),
+            write_latency_us: (!self.lat.write.is_empty()).then(|| latency_summary(&self.lat.write)),
+            behind_schedule_mean_us: (self.lagged > 0).then(|| self.lag_sum_us / self.lagged as f64),
+            behind_schedule_max_us: (self.lagged > 0).then_some(self.lag_max_us),
+            max_in_flight: self.max_in_flight,
+        }
+    }
 }
 
 fn print_summary(s: &ReplaySummary) {
