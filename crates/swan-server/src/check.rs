@@ -130,7 +130,7 @@ fn check_log(o: &Opened, la: &LogArray, unsynced: &[u64], r: &mut CheckReport) -
             let group = geo.group_of_segment(seg);
             for row in 0..geo.segment_rows {
                 let block = geo.row_block(seg, row);
-                let members = (0..geo.ssds_per_rgroup).map(|col| &o.members[geo.member(group, col) as usize]);
+                let members = geo.group_members(group).map(|m| &o.members[m as usize]);
                 rows += 1;
                 if !row_is_consistent(members, block, &mut one, &mut row_xor)? {
                     r.problem(format!("segment {seg} row {row}: parity does not match the data"));

@@ -264,7 +264,7 @@ fn scrub_parity(
             continue;
         }
         let Some(parity_col) = geo.parity_column(at) else { continue };
-        let members = (0..geo.ssds_per_rgroup).map(|col| &o.members[geo.member(group, col) as usize]);
+        let members = geo.group_members(group).map(|m| &o.members[m as usize]);
         if parity::row_is_consistent(members, at, &mut one, &mut acc)? {
             continue;
         }

@@ -629,9 +629,9 @@ impl LogArray {
         plan.clear();
         for seg in (0..self.geo.segments()).filter(|&seg| self.segs.state(seg) == SegState::Free) {
             let group = self.geo.group_of_segment(seg);
-            for col in 0..self.geo.ssds_per_rgroup {
+            for member in self.geo.group_members(group) {
                 plan.push_merged(MemberIo {
-                    member: self.geo.member(group, col),
+                    member,
                     block: self.geo.row_block(seg, 0),
                     count: self.geo.segment_rows,
                     kind: IoKind::Trim,

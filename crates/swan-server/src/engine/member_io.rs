@@ -218,7 +218,7 @@ impl MemberIo {
     /// now (every member of its R-group healthy). Returns the rows written.
     pub fn reparity_segment(&mut self, geo: &Geometry, seg: u64) -> Result<u64, MemberError> {
         let group = geo.group_of_segment(seg);
-        let cols: Vec<u32> = (0..geo.ssds_per_rgroup).map(|c| geo.member(group, c)).collect();
+        let cols: Vec<u32> = geo.group_members(group).collect();
         let (mut one, mut acc) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
         let mut rows = 0;
         for row in 0..geo.segment_rows {

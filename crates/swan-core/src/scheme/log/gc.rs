@@ -301,14 +301,8 @@ impl LogArray {
             log.push(MapChange::Sealed { segment: victim, seq: 0 });
         }
         let block = self.geo.row_block(victim, 0);
-        for col in 0..self.geo.ssds_per_rgroup {
-            plan.push(MemberIo {
-                member: self.geo.member(group, col),
-                block,
-                count: self.geo.segment_rows,
-                kind: IoKind::Trim,
-                class: IoClass::Gc,
-            });
+        for member in self.geo.group_members(group) {
+            plan.push(MemberIo { member, block, count: self.geo.segment_rows, kind: IoKind::Trim, class: IoClass::Gc });
         }
     }
 }
