@@ -8,11 +8,12 @@
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
 use crate::layout::{Superblock, SuperblockError, META_COPIES};
-use crate::member::{Member, MemberError, OpenOptions, BLOCK};
+use crate::member::{Files, Member, MemberError, MemberSource, OpenOptions, BLOCK};
 use crate::members::{Health, Members};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use swan_core::geometry::{Geometry, GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::l2p::{PackedMap, UNMAPPED};
@@ -119,19 +120,29 @@ pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
 /// [`create`] with a given array UUID (the deterministic tests use one from their seed, so
 /// a seed gives the same bytes on the members every time).
 pub fn create_with_uuid(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
-    let existed: Vec<bool> = paths.iter().map(|p| p.exists()).collect();
-    let result = create_inner(paths, o, uuid);
+    create_in(&Files, paths, o, uuid)
+}
+
+/// [`create_with_uuid`] over members that `source` names (in memory, for the crash tests).
+pub fn create_in(
+    source: &dyn MemberSource,
+    paths: &[PathBuf],
+    o: &CreateOptions,
+    uuid: [u8; 16],
+) -> Result<Superblock> {
+    let existed: Vec<bool> = paths.iter().map(|p| source.exists(p)).collect();
+    let result = create_inner(source, paths, o, uuid);
     if result.is_err() {
         for (p, &was) in paths.iter().zip(&existed) {
             if !was {
-                let _ = std::fs::remove_file(p);
+                source.remove(p);
             }
         }
     }
     result
 }
 
-fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
+fn create_inner(source: &dyn MemberSource, paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
     let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or_else(|| anyhow!("too many members"))?;
     if members == 0 {
         bail!("an array needs at least one R-group of at least one SSD");
@@ -154,7 +165,7 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
-    let opened = paths.iter().map(|p| open_new_member(p, o)).collect::<Result<Vec<_>>>()?;
+    let opened = paths.iter().map(|p| open_new_member(source, p, o)).collect::<Result<Vec<_>>>()?;
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
@@ -181,14 +192,14 @@ fn create_inner(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<
 
 /// Open (creating the file if `o` gives a size) and lock one member of a new array, and
 /// refuse it if it is too small or, unless `o.force`, a member of another swan array.
-fn open_new_member(p: &std::path::Path, o: &CreateOptions) -> Result<Member> {
-    if !p.exists() {
+fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOptions) -> Result<Member> {
+    if !source.exists(p) {
         let bytes = o.member_bytes.ok_or_else(|| {
             anyhow!("member {} does not exist; give --member-size to create member files", p.display())
         })?;
-        Member::create_file(p, bytes, false)?;
+        source.create(p, bytes, false)?;
     }
-    let m = Member::open(p, OpenOptions { direct: false, read_only: false })?;
+    let m = source.open(p, OpenOptions { direct: false, read_only: false })?;
     m.lock(true)?;
     if let Some(bytes) = o.member_bytes {
         if m.blocks() * (BLOCK as u64) < bytes {
@@ -354,6 +365,8 @@ fn size_advice(o: &CreateOptions, members: u32, spare: f64) -> String {
 pub struct Opened {
     pub sb: Superblock,
     pub members: Members,
+    /// Where the members came from; a replacement is opened there too.
+    pub source: Arc<dyn MemberSource>,
 }
 
 impl Opened {
@@ -433,6 +446,11 @@ pub const MISSING: &str = "missing";
 /// (it was away while others moved on) and is stale: failed. Opened read-write, the
 /// superblocks are made to agree again, so a lag of two never arises among healthy members.
 pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
+    open_from(Arc::new(Files), paths, direct, read_only)
+}
+
+/// [`open`] over members that `source` names; the array keeps it to open a replacement.
+pub fn open_from(source: Arc<dyn MemberSource>, paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
     if paths.is_empty() {
         bail!("no members given");
     }
@@ -442,7 +460,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         bail!("every member was given as `{MISSING}`: at least one member must be there to say what the array is");
     }
     // Read every superblock first: the reference for the others is an intact one.
-    let read = read_superblocks(&present, direct, read_only)?;
+    let read = read_superblocks(&*source, &present, direct, read_only)?;
     let Some((ref_path, _, reference, _)) = read.iter().find(|r| !r.3) else {
         bail!(
             "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
@@ -476,7 +494,7 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
         members.set(m, Health::Failed);
     }
     refuse_lost_data(&sb, &members)?;
-    let mut opened = Opened { sb, members };
+    let mut opened = Opened { sb, members, source };
     if !agree && !read_only {
         opened.sb.events += 1;
         write_superblocks(&opened.members, &opened.sb).context("bringing the members' superblocks into agreement")?;
@@ -489,10 +507,15 @@ pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> 
 type ReadMember<'a> = (&'a PathBuf, Member, Superblock, bool);
 
 /// Open and lock every member in `present` and read its superblock.
-fn read_superblocks<'a>(present: &[&'a PathBuf], direct: bool, read_only: bool) -> Result<Vec<ReadMember<'a>>> {
+fn read_superblocks<'a>(
+    source: &dyn MemberSource,
+    present: &[&'a PathBuf],
+    direct: bool,
+    read_only: bool,
+) -> Result<Vec<ReadMember<'a>>> {
     let mut read = Vec::new();
     for &p in present {
-        let m = Member::open(p, OpenOptions { direct, read_only })?;
+        let m = source.open(p, OpenOptions { direct, read_only })?;
         m.lock(!read_only)?;
         let (sb, torn) = read_superblock_or_torn(&m).map_err(|e| match e {
             SuperblockError::NotSwan => anyhow!(

@@ -33,7 +33,11 @@ impl CheckReport {
 }
 
 pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
-    let opened = array::open(paths, false, true)?;
+    check_opened(array::open(paths, false, true)?)
+}
+
+/// [`check`] of an array already opened (read-only, so nothing but recovery's reads touch it).
+pub fn check_opened(opened: array::Opened) -> Result<CheckReport> {
     opened.require_all_healthy("swan check")?;
     let rec = array::recover(&opened)?;
     let mut r = CheckReport { text: String::new(), problems: 0 };

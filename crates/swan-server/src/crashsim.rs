@@ -3,9 +3,10 @@
 //!
 //! A run ([`Run::new`]):
 //!
-//! 1. creates an array over member files in a scratch directory and keeps copies of the
+//! 1. creates an array over in-memory members ([`MemoryMembers`]) and keeps copies of the
 //!    member images as create left them (sparse: the blocks that are not zero);
-//! 2. puts one [`Recorder`] under every member, recovers the array and drives the real engine
+//! 2. puts one [`Recorder`] under every member (opening them through a [`RecordingSource`]),
+//!    recovers the array and drives the real engine
 //!    through a [`Stepper`] (the engine's own loop, round by round, over a manual clock:
 //!    deterministic) with a seeded workload of writes, FUA writes, trims, reads and flushes
 //!    in groups of up to eight requests in flight. Every 4 KiB a write carries is tagged
@@ -15,7 +16,7 @@
 //!    one of the versions a failed write may have left, or fail;
 //! 3. optionally arms [`Fault`]s (I/O errors) at marks the engine leaves at the worst moments;
 //! 4. optionally ([`Config::replace`]) fails a member partway through, as `swan fail` does,
-//!    and later rebuilds it onto a fresh file, as `swan replace` does. The replacement gets
+//!    and later rebuilds it onto a fresh member, as `swan replace` does. The replacement gets
 //!    its own image; a restart after a crash is given it once its superblock is written,
 //!    and before that either `missing` or the old, stale member.
 //!
@@ -34,21 +35,18 @@
 //!   later write to that block that had started before the cut, and (b) never anything that
 //!   was not written to that block.
 //!
-//! The images are kept up to date incrementally (one file per member, patched from cut to
-//! cut), so a replay point costs about one recovery and one read of the volume.
+//! The images are kept up to date incrementally (one in-memory image per member, patched from
+//! cut to cut), so a replay point costs about one recovery and one read of the volume.
 
 use crate::array::{self, CreateOptions};
 use crate::check;
 use crate::engine::{EngineOptions, Stepper};
-use crate::member::{Tap, BLOCK};
-use crate::recorder::{Entry, Fault, FaultOp, Recorder};
+use crate::member::{MemberSource, MemoryBacking, MemoryMembers, OpenOptions, BLOCK};
+use crate::recorder::{Entry, Fault, FaultOp, Recorder, RecordingSource};
 use crate::service::{BlockOp, BlockRequest, Reply};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use swan_core::scheme::SchemeKind;
@@ -143,10 +141,8 @@ pub struct Config {
     pub seed: u64,
     /// Checkpoint after this many journal records (0: when the ring is half full).
     pub checkpoint_every: u64,
-    /// Where the member files go (a fresh directory is made under it).
-    pub scratch: Option<PathBuf>,
     /// Fail this member (as `swan fail` does) three tenths of the way through the workload,
-    /// and rebuild it (as `swan replace` does) onto a fresh file halfway through. The
+    /// and rebuild it (as `swan replace` does) onto a fresh member halfway through. The
     /// replacement is another device: it gets its own image, after the members'.
     pub replace: Option<u32>,
 }
@@ -164,7 +160,6 @@ impl Config {
             ops,
             seed,
             checkpoint_every: 300,
-            scratch: None,
             replace: None,
         }
     }
@@ -218,8 +213,9 @@ pub struct Stats {
 /// A workload run over a recorded array, ready to be replayed.
 pub struct Run {
     pub cfg: Config,
-    _dir: tempfile::TempDir,
-    dir: PathBuf,
+    /// The members the workload ran on (through `source`, which records their I/O).
+    members: Arc<MemoryMembers>,
+    source: Arc<RecordingSource>,
     base: Vec<Vec<(u64, Vec<u8>)>>,
     member_blocks: u64,
     volume_blocks: u64,
@@ -234,34 +230,6 @@ pub struct Run {
     pub live_errors: Vec<String>,
 }
 
-fn tempdir(scratch: Option<&Path>) -> Result<tempfile::TempDir> {
-    let b = tempfile::Builder::new().prefix("swan-crashsim-").tempdir_in(match scratch {
-        Some(p) => p.to_owned(),
-        None if Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
-        None => std::env::temp_dir(),
-    });
-    b.context("making a scratch directory")
-}
-
-fn read_sparse(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
-    let mut f = File::open(path)?;
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; BLOCK];
-    let mut block = 0u64;
-    loop {
-        match f.read_exact(&mut buf) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(e.into()),
-        }
-        if buf.iter().any(|&b| b != 0) {
-            out.push((block, buf.clone()));
-        }
-        block += 1;
-    }
-    Ok(out)
-}
-
 fn quiet_opts() -> EngineOptions {
     // Punch holes: the member files stand in for SSDs, whose TRIMs crashes must survive.
     EngineOptions { name: "crashsim".into(), read_only: false, emulate: None, verbose: false, punch_holes: true }
@@ -270,10 +238,9 @@ fn quiet_opts() -> EngineOptions {
 impl Run {
     /// Create the array, record the workload over it with `faults` armed.
     pub fn new(cfg: Config, faults: &[Fault]) -> Result<Run> {
-        let tmp = tempdir(cfg.scratch.as_deref())?;
-        let dir = tmp.path().to_owned();
+        let images = MemoryMembers::new();
         let members = cfg.rgroups * cfg.ssds_per_rgroup;
-        let paths: Vec<PathBuf> = (0..members).map(|i| dir.join(format!("m{i}"))).collect();
+        let paths: Vec<PathBuf> = (0..members).map(|i| PathBuf::from(format!("m{i}"))).collect();
         let o = CreateOptions {
             kind: cfg.scheme,
             rgroups: cfg.rgroups,
@@ -292,8 +259,8 @@ impl Run {
         uuid[8..].copy_from_slice(&r.next_u64().to_le_bytes());
         uuid[6] = (uuid[6] & 0x0f) | 0x40;
         uuid[8] = (uuid[8] & 0x3f) | 0x80;
-        let sb = array::create_with_uuid(&paths, &o, uuid)?;
-        let mut base = paths.iter().map(|p| read_sparse(p)).collect::<Result<Vec<_>>>()?;
+        let sb = array::create_in(&*images, &paths, &o, uuid)?;
+        let mut base: Vec<_> = paths.iter().map(|p| images.image(p).expect("created").nonzero_blocks()).collect();
         if let Some(m) = cfg.replace {
             if m >= members {
                 bail!("cannot replace member {m}: the array has {members}");
@@ -301,15 +268,16 @@ impl Run {
             base.push(Vec::new()); // the replacement starts out blank
         }
         let recorder = Recorder::new();
-        let mut opened = array::open(&paths, false, false)?;
-        for (i, m) in opened.members.members_mut().iter_mut().enumerate() {
-            m.set_tap(recorder.clone(), i as u32);
+        let source = RecordingSource::new(images.clone(), recorder.clone());
+        for (i, p) in paths.iter().enumerate() {
+            source.record_as(p, i as u32);
         }
+        let opened = array::open_from(source.clone(), &paths, false, false)?;
         let recovered = array::recover(&opened)?;
         let volume_blocks = sb.volume_blocks;
         let mut run = Run {
-            _dir: tmp,
-            dir,
+            members: images,
+            source,
             base,
             member_blocks: sb.member_blocks,
             volume_blocks,
@@ -527,9 +495,9 @@ impl Run {
                 Replacement::Failed
             }
             Replacement::Failed if sent >= ops / 2 => {
-                let path = self.dir.join(format!("r{m}"));
-                crate::member::Member::create_file(&path, self.member_blocks * BLOCK as u64, false)?;
-                self.recorder.remap(m, self.base.len() as u32 - 1);
+                let path = PathBuf::from(format!("r{m}"));
+                self.members.create(&path, self.member_blocks * BLOCK as u64, false)?;
+                self.source.record_as(&path, self.base.len() as u32 - 1);
                 self.recorder.mark(REPLACE);
                 st.replace(m, &path).map_err(|e| anyhow!("seed {:#x}: swan replace {m}: {e}", self.cfg.seed))?;
                 Replacement::Rebuilding
@@ -545,12 +513,13 @@ impl Run {
     /// The member list a restart after a crash at `cut` is given: the replacement in the
     /// failed member's place once its superblock is there, else (after the failure) either
     /// `missing` or the old member, as `pick` says.
-    fn restart_paths(&self, images: &[PathBuf], pick: bool) -> Vec<PathBuf> {
+    fn restart_paths(&self, source: &MemoryMembers, images: &[PathBuf], pick: bool) -> Vec<PathBuf> {
         let members = (self.cfg.rgroups * self.cfg.ssds_per_rgroup) as usize;
         let mut paths = images[..members].to_vec();
         let Some(m) = self.cfg.replace else { return paths };
         let replacement = &images[members];
-        let adopted = crate::member::Member::open(replacement, Default::default())
+        let adopted = source
+            .open(replacement, OpenOptions::default())
             .ok()
             .and_then(|r| array::read_superblock(&r).ok())
             .is_some_and(|sb| sb.uuid == self.uuid && sb.member_index == m);
@@ -656,15 +625,15 @@ impl Run {
             // Every fourth point of an array with parity: a member fails after the restart.
             let degraded = (self.cfg.scheme.raid() != swan_core::geometry::RaidLevel::Raid0 && report.points % 4 == 1)
                 .then(|| rng.below(u64::from(self.cfg.rgroups * self.cfg.ssds_per_rgroup)) as u32);
-            let paths = self.restart_paths(&mat.paths, rng.chance(1, 2));
-            let verified = self.verify_images(&paths, cut).map(|(whole, eio)| {
+            let paths = self.restart_paths(&mat.images, &mat.paths, rng.chance(1, 2));
+            let verified = self.verify_images(&mat.images, &paths, cut).map(|(whole, eio)| {
                 report.double_fault_eio += eio;
                 whole
             });
             let verified = verified.and_then(|whole| match degraded {
                 Some(m) if whole => {
                     report.degraded_points += 1;
-                    self.verify_degraded(&paths, cut, m)
+                    self.verify_degraded(&mat.images, &paths, cut, m)
                 }
                 _ => Ok(()),
             });
@@ -687,13 +656,13 @@ impl Run {
     /// Open, recover, check and read back the array in `paths` as a crash at `cut` left it.
     /// True if the array came back whole (no member failed).
     /// Also the blocks that answered EIO in a double fault ([`Run::in_double_fault`]).
-    fn verify_images(&self, paths: &[PathBuf], cut: usize) -> Result<(bool, u64)> {
-        let opened = array::open(paths, false, true)?;
+    fn verify_images(&self, images: &Arc<MemoryMembers>, paths: &[PathBuf], cut: usize) -> Result<(bool, u64)> {
+        let opened = array::open_from(images.clone(), paths, false, true)?;
         let whole = opened.sb.failed.is_empty();
-        // (swan check refuses a degraded array: it checks parity against data. Both hold
-        // shared locks on the members.)
+        // (swan check refuses a degraded array: it checks parity against data.)
         if whole {
-            let rep = check::check(paths).context("recovery (swan check)")?;
+            let again = array::open_from(images.clone(), paths, false, true)?;
+            let rep = check::check_opened(again).context("recovery (swan check)")?;
             if rep.problems != 0 {
                 bail!("swan check: {}", rep.text);
             }
@@ -707,20 +676,12 @@ impl Run {
     /// As [`Run::verify_images`], on copies of the images, then with member `failed` failed:
     /// a crash at `cut`, a restart (which gives the rows left open their parity), then the
     /// loss of one member. Every block must still read back as it may.
-    fn verify_degraded(&self, paths: &[PathBuf], cut: usize, failed: u32) -> Result<()> {
-        let dir = tempdir(self.cfg.scratch.as_deref())?;
-        let copies: Vec<PathBuf> = paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                if p.as_os_str() == array::MISSING {
-                    return Ok(p.clone());
-                }
-                let to = dir.path().join(format!("d{i}"));
-                std::fs::copy(p, &to).map(|_| to)
-            })
-            .collect::<std::io::Result<_>>()?;
-        let opened = array::open(&copies, false, false)?;
+    fn verify_degraded(&self, images: &MemoryMembers, paths: &[PathBuf], cut: usize, failed: u32) -> Result<()> {
+        let copies = MemoryMembers::new();
+        for p in paths.iter().filter(|p| p.as_os_str() != array::MISSING) {
+            copies.insert(p, images.image(p).expect("an image for every member").fork());
+        }
+        let opened = array::open_from(copies, paths, false, false)?;
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, quiet_opts())?;
         st.fail(failed).map_err(|e| anyhow!("swan fail {failed}: {e}"))?;
@@ -862,8 +823,10 @@ impl Blk {
 /// The member images, patched from cut to cut.
 struct Materialiser<'a> {
     log: &'a [Entry],
+    /// The images, by the names the member list gives them.
+    images: Arc<MemoryMembers>,
     paths: Vec<PathBuf>,
-    files: Vec<File>,
+    files: Vec<Arc<MemoryBacking>>,
     /// Durable contents (absent: zeroes).
     durable: Vec<HashMap<u64, Blk>>,
     /// Per member: log indices of its writes, trims and syncs.
@@ -880,18 +843,17 @@ struct Materialiser<'a> {
 impl<'a> Materialiser<'a> {
     fn new(run: &Run, log: &'a [Entry]) -> Result<Self> {
         let n = run.base.len();
-        let dir = run.dir.join("replay");
-        std::fs::create_dir_all(&dir)?;
+        let images = MemoryMembers::new();
         let mut paths = Vec::new();
         let mut files = Vec::new();
         let mut durable = Vec::new();
         for (m, blocks) in run.base.iter().enumerate() {
-            let p = dir.join(format!("m{m}"));
-            let f = std::fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&p)?;
-            f.set_len(run.member_blocks * BLOCK as u64)?;
+            let p = PathBuf::from(format!("replay/m{m}"));
+            let f = MemoryBacking::new(run.member_blocks);
+            images.insert(&p, f.clone());
             let mut map = HashMap::new();
             for (b, data) in blocks {
-                f.write_all_at(data, b * BLOCK as u64)?;
+                f.put_block(*b, Some(data));
                 map.insert(*b, Blk(Arc::from(data.as_slice()), 0));
             }
             paths.push(p);
@@ -921,6 +883,7 @@ impl<'a> Materialiser<'a> {
         }
         Ok(Materialiser {
             log,
+            images,
             paths,
             files,
             durable,
@@ -932,19 +895,17 @@ impl<'a> Materialiser<'a> {
         })
     }
 
-    fn write_block(&self, m: usize, b: u64, data: Option<&[u8]>) -> Result<()> {
-        let zero = [0u8; BLOCK];
-        self.files[m].write_all_at(data.unwrap_or(&zero), b * BLOCK as u64)?;
-        Ok(())
+    fn write_block(&self, m: usize, b: u64, data: Option<&[u8]>) {
+        self.files[m].put_block(b, data);
     }
 
-    /// Make the files what a power cut at `cut` could leave; returns the writes torn.
+    /// Make the images what a power cut at `cut` could leave; returns the writes torn.
     /// `mode`: 0 every volatile write lands, 1 none does, 2–3 a random subset.
     fn cut(&mut self, cut: usize, mode: u64, rng: &mut Rng) -> Result<u64> {
         // Undo the previous overlay.
         for (m, b) in std::mem::take(&mut self.touched) {
             let d = self.durable[m as usize].get(&b).cloned();
-            self.write_block(m as usize, b, d.as_ref().map(Blk::bytes))?;
+            self.write_block(m as usize, b, d.as_ref().map(Blk::bytes));
         }
         let mut torn = 0;
         for m in 0..self.files.len() {
@@ -952,7 +913,7 @@ impl<'a> Materialiser<'a> {
             let (overlay, tears) = self.volatile_overlay(m, upto, cut, mode, rng);
             torn += tears;
             for (b, data) in overlay {
-                self.write_block(m, b, Some(&data))?;
+                self.write_block(m, b, Some(&data));
                 self.touched.push((m as u32, b));
             }
         }
@@ -978,14 +939,14 @@ impl<'a> Materialiser<'a> {
                 Entry::Write { block, data, .. } => {
                     for j in 0..data.len() / BLOCK {
                         let b = block + j as u64;
-                        self.files[m].write_all_at(&data[j * BLOCK..(j + 1) * BLOCK], b * BLOCK as u64)?;
+                        self.files[m].put_block(b, Some(&data[j * BLOCK..(j + 1) * BLOCK]));
                         self.durable[m].insert(b, Blk(data.clone(), j));
                     }
                 }
                 Entry::Trim { block, count, .. } => {
                     for b in *block..block + count {
                         if self.durable[m].remove(&b).is_some() {
-                            self.write_block(m, b, None)?;
+                            self.write_block(m, b, None);
                         }
                     }
                 }

@@ -90,26 +90,15 @@ impl Members {
 
     /// The same members with `replacement` in place of member `index`, the others' health
     /// carried over (the new one starts [`Health::Rebuilding`]).
-    pub fn with_replacement(&self, index: u32, replacement: Member) -> Result<Members, MemberError> {
-        let mut replacement = Some(replacement);
-        let mut list = Vec::with_capacity(self.list.len());
-        for (i, m) in self.list.iter().enumerate() {
-            list.push(match i as u32 == index {
-                true => replacement.take().expect("one index"),
-                false => m.try_clone()?,
-            });
-        }
+    pub fn with_replacement(&self, index: u32, replacement: Member) -> Members {
+        let mut list = self.list.clone();
+        list[index as usize] = replacement;
         let next = Members::new(list, self.width);
         for (i, h) in self.health.iter().enumerate() {
             next.health[i].store(h.load(Ordering::Relaxed), Ordering::Relaxed);
         }
         next.set(index, Health::Rebuilding);
-        Ok(next)
-    }
-
-    /// The members themselves, to put taps under them before the array starts.
-    pub fn members_mut(&mut self) -> &mut [Member] {
-        &mut self.list
+        next
     }
 
     pub fn health(&self, m: u32) -> Health {

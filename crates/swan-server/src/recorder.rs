@@ -1,5 +1,6 @@
 //! A write recorder under the members, in the spirit of dm-log-writes, that can also fail
-//! operations: the [`Tap`] that crash replay and fault injection put under every member.
+//! operations: the recording [`Backing`] ([`Recorded`]) that crash replay and fault injection
+//! put under every member, through a [`RecordingSource`].
 //!
 //! Every write (member, block, the bytes), trim and completed sync is appended in order to
 //! one in-memory log shared by all members, with the notes ([`Entry::Mark`]) the engine
@@ -16,8 +17,10 @@
 //! writes the failed sync should have made durable may be lost even after a later sync
 //! succeeds (the kernel marks their pages clean).
 
-use crate::member::{Op, Tap};
+use crate::member::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, BLOCK};
+use std::collections::HashMap;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One recorded event.
@@ -95,12 +98,9 @@ struct Inner {
     faults: Vec<(Fault, bool, u32)>, // (fault, armed, seen)
     injected: Vec<Injected>,
     recording: bool,
-    /// Members whose I/O is logged under another index: a replacement put in a failed
-    /// member's place gets its own image ([`Recorder::remap`]).
-    remap: Vec<(u32, u32)>,
 }
 
-/// The recorder; put one `Arc` of it under every member with [`crate::member::Member::set_tap`].
+/// The recorder; one `Arc` of it is under every member of a [`RecordingSource`].
 #[derive(Debug, Default)]
 pub struct Recorder {
     inner: Mutex<Inner>,
@@ -118,19 +118,6 @@ impl Recorder {
     /// Start or stop recording (faults still fire).
     pub fn set_recording(&self, on: bool) {
         self.lock().recording = on;
-    }
-
-    /// From now on, log member `from`'s I/O as member `to`'s (and match faults against `to`).
-    /// Crash replay calls it when a replacement takes a failed member's index: the old
-    /// member and the new one are two devices, two images.
-    pub fn remap(&self, from: u32, to: u32) {
-        let mut g = self.lock();
-        g.remap.retain(|&(f, _)| f != from);
-        g.remap.push((from, to));
-    }
-
-    fn index(inner: &Inner, member: u32) -> u32 {
-        inner.remap.iter().find(|&&(f, _)| f == member).map_or(member, |&(_, t)| t)
     }
 
     pub fn add_fault(&self, f: Fault) {
@@ -190,10 +177,10 @@ fn eio() -> io::Error {
     io::Error::from_raw_os_error(5)
 }
 
-impl Tap for Recorder {
+impl Recorder {
+    /// The verdict before `op` on `member`: go ahead, or an injected `EIO`.
     fn before(&self, member: u32, op: Op) -> io::Result<()> {
         let mut g = self.lock();
-        let member = Recorder::index(&g, member);
         if Recorder::fire(&mut g, member, op, false) {
             if op == Op::Sync && g.recording {
                 g.log.push(Entry::SyncFailed { member });
@@ -203,9 +190,10 @@ impl Tap for Recorder {
         Ok(())
     }
 
+    /// Log `op`, which `member` performed (with the bytes of a write); it may still be
+    /// reported failed.
     fn after(&self, member: u32, op: Op, data: &[u8]) -> io::Result<()> {
         let mut g = self.lock();
-        let member = Recorder::index(&g, member);
         if g.recording {
             let e = match op {
                 Op::Write { block, .. } => {
@@ -224,7 +212,9 @@ impl Tap for Recorder {
         Ok(())
     }
 
-    fn mark(&self, what: &'static str) {
+    /// A note from the layers above (e.g. "a GC copy is done"), kept in order with the I/O;
+    /// it arms the faults waiting for it.
+    pub fn mark(&self, what: &'static str) {
         let mut g = self.lock();
         if g.recording {
             g.log.push(Entry::Mark(what));
@@ -234,5 +224,117 @@ impl Tap for Recorder {
                 *armed = true;
             }
         }
+    }
+}
+
+/// A member's backing with the recorder under it, as member (image) `index`: every operation
+/// is first offered to the faults, and every write, trim and sync it performed is logged.
+/// Called on the thread doing the I/O, so the log is in the order the operations happen.
+#[derive(Debug)]
+pub struct Recorded {
+    inner: Arc<dyn Backing>,
+    recorder: Arc<Recorder>,
+    index: u32,
+}
+
+fn blocks(offset: u64, len: usize) -> (u64, u64) {
+    (offset / BLOCK as u64, (len / BLOCK) as u64)
+}
+
+impl Backing for Recorded {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let (block, count) = blocks(offset, buf.len());
+        self.recorder.before(self.index, Op::Read { block, count })?;
+        self.inner.read_at(offset, buf)
+    }
+
+    fn read_small(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.recorder.before(self.index, Op::Read { block: offset / BLOCK as u64, count: 1 })?;
+        self.inner.read_small(offset, buf)
+    }
+
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let (block, count) = blocks(offset, buf.len());
+        let op = Op::Write { block, count };
+        self.recorder.before(self.index, op)?;
+        self.inner.write_at(offset, buf)?;
+        self.recorder.after(self.index, op, buf)
+    }
+
+    fn write_behind(&self, offset: u64, len: u64) {
+        self.inner.write_behind(offset, len);
+    }
+
+    fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
+        let (block, count) = blocks(offset, len as usize);
+        let op = Op::Trim { block, count };
+        self.recorder.before(self.index, op)?;
+        self.inner.discard(offset, len)?;
+        self.recorder.after(self.index, op, &[])
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.recorder.before(self.index, Op::Sync)?;
+        self.inner.sync()?;
+        self.recorder.after(self.index, Op::Sync, &[])
+    }
+
+    fn lock(&self, exclusive: bool) -> io::Result<()> {
+        self.inner.lock(exclusive)
+    }
+
+    fn mark(&self, what: &'static str) {
+        self.recorder.mark(what);
+    }
+
+    fn is_recorded(&self) -> bool {
+        true
+    }
+}
+
+/// Members from `inner` with the recorder under those it was told the image index of
+/// ([`RecordingSource::record_as`]); others are opened as they are.
+#[derive(Debug)]
+pub struct RecordingSource {
+    inner: Arc<dyn MemberSource>,
+    recorder: Arc<Recorder>,
+    images: Mutex<HashMap<PathBuf, u32>>,
+}
+
+impl RecordingSource {
+    pub fn new(inner: Arc<dyn MemberSource>, recorder: Arc<Recorder>) -> Arc<RecordingSource> {
+        Arc::new(RecordingSource { inner, recorder, images: Mutex::default() })
+    }
+
+    /// Log the I/O of the member at `path` as image `index`'s. A replacement put in a failed
+    /// member's place is another device with its own image, so its index is its own.
+    pub fn record_as(&self, path: &Path, index: u32) {
+        self.images.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_owned(), index);
+    }
+}
+
+impl MemberSource for RecordingSource {
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
+        self.inner.create(path, bytes, overwrite)
+    }
+
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
+        let m = self.inner.open(path, opts)?;
+        let index = self.images.lock().unwrap_or_else(|e| e.into_inner()).get(path).copied();
+        Ok(match index {
+            Some(index) => {
+                let recorder = Arc::clone(&self.recorder);
+                m.layered(|inner| Arc::new(Recorded { inner, recorder, index }))
+            }
+            None => m,
+        })
+    }
+
+    fn remove(&self, path: &Path) {
+        self.inner.remove(path);
     }
 }

@@ -23,7 +23,7 @@ use super::open_rows::OpenRows;
 use super::status::{MemberStatus, RebuildStatus};
 use crate::array::write_superblocks;
 use crate::layout::{Superblock, SuperblockError};
-use crate::member::{Member, MemberError, OpenOptions, BLOCK};
+use crate::member::{Member, MemberError, MemberSource, OpenOptions, BLOCK};
 use crate::members::{Health, Members};
 use crate::parity::xor;
 use std::path::Path;
@@ -46,6 +46,8 @@ pub(super) struct MemberIo {
     /// Shared with the read pool, which reads from them beside the engine's thread;
     /// replaced whole when `swan replace` puts a new member in.
     pub members: Arc<Members>,
+    /// Where the members came from: a replacement is opened there.
+    source: Arc<dyn MemberSource>,
     /// Parity of the stripe rows still filling.
     pub rows: OpenRows,
     /// What `swan status` shows of each member.
@@ -58,7 +60,7 @@ pub(super) struct MemberIo {
 }
 
 impl MemberIo {
-    pub fn new(sb: Superblock, members: Members) -> MemberIo {
+    pub fn new(sb: Superblock, members: Members, source: Arc<dyn MemberSource>) -> MemberIo {
         let stats = members
             .iter()
             .map(|m| MemberStatus { path: m.path().display().to_string(), ..MemberStatus::default() })
@@ -66,6 +68,7 @@ impl MemberIo {
         MemberIo {
             sb,
             members: Arc::new(members),
+            source,
             rows: OpenRows::default(),
             stats,
             rebuild: None,
@@ -232,15 +235,15 @@ impl MemberIo {
         Ok(rows)
     }
 
-    /// A note to a member tap (crash replay, fault injection), if there is one.
+    /// A note to the members' recorder (crash replay, fault injection), if there is one.
     pub fn mark(&self, what: &'static str) {
         if let Some(m) = self.members.first() {
             m.mark(what);
         }
     }
 
-    pub fn has_tap(&self) -> bool {
-        self.members.first().is_some_and(Member::has_tap)
+    pub fn is_recorded(&self) -> bool {
+        self.members.first().is_some_and(Member::is_recorded)
     }
 
     /// Mark member `m` failed, if its parity group can spare it; record it on the others.
@@ -322,8 +325,7 @@ impl MemberIo {
             return Err("the array is served read-only".into());
         }
         let direct = self.members.first().is_some_and(Member::is_direct);
-        let mut new = Member::open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
-        new.inherit_tap(&self.members[m as usize]);
+        let new = self.source.open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
         new.lock(true).map_err(|e| e.to_string())?;
         if new.blocks() < self.sb.member_blocks {
             return Err(format!(
@@ -352,7 +354,7 @@ impl MemberIo {
     /// Put `new` in member `m`'s place and start rebuilding it. No member I/O of the read
     /// pool may be in flight: the members are replaced whole.
     pub fn start_rebuild(&mut self, m: u32, new: Member, path: &Path) -> Result<String, String> {
-        let next = self.members.with_replacement(m, new).map_err(|e| e.to_string())?;
+        let next = self.members.with_replacement(m, new);
         self.members = Arc::new(next);
         self.stats[m as usize].path = path.display().to_string();
         self.rebuild = Some(Rebuild { member: m, cursor: 0 });

@@ -84,7 +84,7 @@ impl Store {
         Ok(Store {
             scheme: rec.scheme,
             kind,
-            io: MemberIo::new(sb, opened.members),
+            io: MemberIo::new(sb, opened.members, opened.source),
             exec: Executor::new(kind, width, pool, opts.emulate, opts.punch_holes),
             crcs: Crcs::new(rec.adopted_crcs, counts),
             durability: Durability::new(rec.ring, rec.checkpoint_seq, rec.next_slot),
@@ -322,9 +322,9 @@ impl Store {
         }
     }
 
-    /// Note a front-end rotation to the tap (only looked for when there is a tap).
+    /// Note a front-end rotation to the recorder (only looked for when there is one).
     pub fn note_rotation(&mut self) {
-        if self.io.has_tap() {
+        if self.io.is_recorded() {
             let r = self.scheme.counters().front_rotations;
             if r != self.rotations_seen {
                 self.rotations_seen = r;
