@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Power cuts at any point, and faults at the worst moments (issue 5, items 3 and 4), long runs:
-# the real engine over recorded members (crates/swan-server/src/crashsim.rs), replayed to every
+# the real engine over recorded members (crates/swan-testkit/src/crashsim.rs), replayed to every
 # FLUSH/FUA point and to random points between them with the last writes torn, each recovered,
 # `swan check`ed and read back; then seeded I/O errors and crashes during GC, front-end
 # rotation and checkpoints. A failure prints its seeds; the same seeds give the same run.
@@ -16,5 +16,5 @@ case "${1:-}" in
   -*) echo "crash-replay.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 export SWAN_CRASH_RUNS="${1:-10}" SWAN_CRASH_SEEDS="${2:-500}" SWAN_CRASH_OPS="${3:-12000}" SWAN_CRASH_SEED="${4:-1}"
-cargo test --release -p swan-server --test crash_replay -- --ignored --nocapture --test-threads 1 long_power_cut_replay
-SWAN_CRASH_OPS=3000 cargo test --release -p swan-server --test crash_replay -- --ignored --nocapture long_fault_runs
+cargo test --release -p swan-testkit --test crash_replay -- --ignored --nocapture --test-threads 1 long_power_cut_replay
+SWAN_CRASH_OPS=3000 cargo test --release -p swan-testkit --test crash_replay -- --ignored --nocapture long_fault_runs

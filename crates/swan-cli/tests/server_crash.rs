@@ -41,6 +41,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use swan_testkit::rng::SplitMix64;
 
 const MIB: u64 = 1 << 20;
 const BS: u64 = 8192;
@@ -150,7 +151,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
     let volume = u64_of(&status(&members[0], dir), "volume_bytes");
     println!("{scheme} {rgroups}x{ssds} ({member_size} members): volume {} MiB", volume / MIB);
     let region = volume * 40 / 100 / MIB * MIB;
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut bases: Vec<u64> = Vec::new();
     let mut t = Totals { cycles: 0, acked: 0, verified: 0, victims: 0, gc_moved: 0 };
     for cycle in 1..=cycles {
@@ -158,7 +159,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
             prefill(&fio, &server, volume * 85 / 100 / MIB * MIB, scheme);
         }
         let phase = if cycle <= fresh { "fresh" } else { "GC" };
-        let mut crng = Rng(seed ^ u64::from(cycle).wrapping_mul(0x2545_f491_4f6c_dd1d));
+        let mut crng = SplitMix64(seed ^ u64::from(cycle).wrapping_mul(0x2545_f491_4f6c_dd1d));
         // Its own base offset: blocks an earlier cycle left cannot pass for this one's.
         let base = loop {
             let b = rng.below((volume - region) / BS + 1) * BS;

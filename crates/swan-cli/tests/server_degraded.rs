@@ -10,18 +10,19 @@
 
 mod common;
 
-use common::{check_clean, create_array, describe, nbdcopy, require, run, status, swan, text, Rng, Server};
+use common::{check_clean, create_array, describe, nbdcopy, require, run, status, swan, text, Server};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+use swan_testkit::rng::SplitMix64;
 
 const DEADLINE: Duration = Duration::from_secs(180);
 
 fn random_image(path: &Path, bytes: u64, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut data = vec![0u8; bytes as usize];
     for chunk in data.chunks_mut(8) {
-        let x = rng.next().to_le_bytes();
+        let x = rng.next_u64().to_le_bytes();
         chunk.copy_from_slice(&x[..chunk.len()]);
     }
     std::fs::write(path, &data).expect("write image");

@@ -21,7 +21,6 @@
 
 mod common;
 
-use common::Rng;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -31,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+use swan_testkit::rng::SplitMix64;
 
 const SWAN: &str = env!("CARGO_BIN_EXE_swan");
 
@@ -384,10 +384,10 @@ impl Drop for Server {
 
 /// Deterministic bytes for images and patterns (splitmix64).
 fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut v = vec![0u8; len];
     for chunk in v.chunks_mut(8) {
-        let x = rng.next().to_le_bytes();
+        let x = rng.next_u64().to_le_bytes();
         chunk.copy_from_slice(&x[..chunk.len()]);
     }
     v

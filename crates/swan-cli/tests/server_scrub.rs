@@ -19,6 +19,7 @@ use common::{check_clean, create_array, describe, nbdcopy, require, run, status,
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use swan_testkit::rng::xorshift64;
 
 const BLOCK: usize = 4096;
 const MARK: &[u8; 8] = b"SCRUBTST";
@@ -32,10 +33,7 @@ fn image(blocks: usize) -> Vec<u8> {
         b[8..16].copy_from_slice(&(lba as u64).to_le_bytes());
         let mut x = (lba as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         for byte in &mut b[16..] {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *byte = x as u8;
+            *byte = xorshift64(&mut x) as u8;
         }
     }
     data

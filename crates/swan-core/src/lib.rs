@@ -28,7 +28,6 @@ pub mod prefetch;
 pub mod scheme;
 pub mod segment;
 pub mod summary;
-pub mod testkit;
 pub mod victim;
 
 /// The unit of addressing everywhere in swan: a 4 KiB block.

@@ -2,7 +2,7 @@
 //! flushes, with GC jobs kept in flight across user requests (their phases executed one at a
 //! time, interleaved with user I/O), against a reference map of what each block must hold.
 //!
-//! The executor ([`swan_core::testkit`]) moves *tokens* (one u64 per block) instead of bytes,
+//! The executor ([`swan_testkit::tokens`]) moves *tokens* (one u64 per block) instead of bytes,
 //! here over an in-memory store: every user write gets a fresh token, parity is the XOR of
 //! its row, so a plan that reads or writes the wrong place, loses a GC move, frees live data
 //! or writes parity from the wrong blocks is caught at the next read of the block, the next
@@ -15,8 +15,8 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
+use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore};
 
 fn ops_per_scheme() -> u64 {
     std::env::var("SWAN_MODEL_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)

@@ -18,8 +18,8 @@ use swan_core::io::IoPlan;
 use swan_core::scheme::{
     ArrayScheme, ArraySpec, GcJobId, LogArray, LogTuning, ReqOp, Request, Scheme, SchemeKind, Submitted,
 };
-use swan_core::testkit::{Executor, MemStore, Reference, SummaryStore, TokenStore};
 use swan_core::victim::VictimPolicy;
+use swan_testkit::tokens::{Executor, MemStore, Reference, SummaryStore, TokenStore};
 
 /// Victims the server gathers before a sync point releases them (its `RELEASE_BATCH`).
 const RELEASE_BATCH: usize = 8;

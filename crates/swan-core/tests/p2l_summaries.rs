@@ -7,8 +7,8 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, Scheme};
-use swan_core::testkit::{drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
+use swan_testkit::tokens::{drive, DriveHooks, Executor, MemStore};
 
 struct Checks {
     lie: bool,

@@ -11,8 +11,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::l2p::{PackedMap, UNMAPPED};
 use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, Scheme};
-use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, MemStore};
 use swan_core::victim::VictimPolicy;
+use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore};
 
 struct SchemeChecks;
 

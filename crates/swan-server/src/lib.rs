@@ -7,22 +7,22 @@
 //! - [`engine`]: the thread that drives the scheme over the members (the [`service::BlockService`]).
 //! - [`pool`]: the threads that carry out plain user reads and large writes beside the engine.
 //! - [`service`]: the seam between the NBD front (connections) and the engine.
-//! - [`member`]: one member file or device: positioned I/O, discard, durability.
+//! - [`member`]: one member over its backing (a file or device, or memory): checked block I/O.
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
 //! - [`parity`]: stripe-row XOR: checking a row, rebuilding a block of it.
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
-//! - [`recorder`]: a write recorder (and fault injector) under the members.
-//! - [`crashsim`]: crash replay and faults at the worst moments, over the real engine.
+//!
+//! The crash-replay and fault-injection harnesses that drive this engine live in the dev-only
+//! `swan-testkit` crate.
 
 pub mod array;
 pub mod blockcrc;
 pub mod check;
 pub mod checkpoint;
 pub mod control;
-pub mod crashsim;
 pub mod emulate;
 pub mod engine;
 pub mod journal;
@@ -32,7 +32,6 @@ pub mod members;
 pub mod nbd;
 pub mod parity;
 pub mod pool;
-pub mod recorder;
 pub mod scrub;
 pub mod service;
 pub mod summaries;

@@ -196,10 +196,7 @@ mod tests {
         for r in 0..requests {
             let now = r * 1_000_000;
             driver.on_arrival(now);
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let block = x % (262_144 - 16);
+            let block = swan_testkit::rng::xorshift64(&mut x) % (262_144 - 16);
             for m in 0..ssds.len() as u32 {
                 let op = DevOp { kind: DevOpKind::Write, block, count: 16, class: IoClass::User };
                 let done = ssds[m as usize].submit(now, op);

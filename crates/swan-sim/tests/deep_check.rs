@@ -27,10 +27,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{MemberBlock, MemberId, MemberIo};
 use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::testkit::{check_parity, drive, DriveHooks, Executor, TokenStore};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{presets, FtlKind, Ssd, SsdConfig};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
+use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, TokenStore};
 
 /// Members' user capacity in 4 KiB pages: just above the smallest 850 PRO the page FTL
 /// accepts (16 units each holding back a free and an open block), a multiple of the

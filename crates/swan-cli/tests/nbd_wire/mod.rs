@@ -8,6 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use swan_testkit::rng::xorshift64;
 
 pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
 pub const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
@@ -247,14 +248,7 @@ pub fn open(addr: &str) -> Conn<TcpStream> {
 /// Deterministic bytes.
 pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
     let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    (0..len).map(|_| xorshift64(&mut x) as u8).collect()
 }
 
 // ------------------------------------------------------------------ TLS

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::{DevOp, DevOpKind, Device, IoClass, Nanos};
+use swan_testkit::rng::xorshift64;
 
 fn op(kind: DevOpKind, block: u64, count: u32) -> DevOp {
     DevOp { kind, block, count, class: IoClass::User }
@@ -47,9 +48,7 @@ fn unit_0_at_its_watermark(copy_back: bool) -> (Ssd, Nanos) {
     }
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     while ssd.gc_state().free_blocks > ssd.gc_state().hard_limit_blocks + 1 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = xorshift64(&mut x);
         now = ssd.submit(now, op(DevOpKind::Write, x % (cap / 4) * 4, 1));
     }
     ssd.reset_stats();
@@ -66,9 +65,7 @@ fn a_unit_at_its_watermark_collects_one_victim_by_copy_back() {
     let mut first = None;
     let (cap, mut x) = (ssd.user_pages(), 0x2545_F491_4F6C_DD1Du64);
     for _ in 0..cap {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = xorshift64(&mut x);
         let done = ssd.submit(t, op(DevOpKind::Write, x % (cap / 4) * 4, 1));
         if ssd.stats().gc_invocations > 0 {
             first = Some((t, done));
@@ -163,9 +160,7 @@ fn no_page_is_lost_through_own_and_forced_gc() {
         let mut reference = vec![0u64; cap as usize];
         let (mut token, mut now, mut x) = (1u64, 0, 0x5eed_u64);
         for i in 0..120_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = xorshift64(&mut x);
             let block = x % cap;
             let count = (1 + (x >> 32) % 8).min(cap - block) as u32;
             let range = block as usize..(block + u64::from(count)) as usize;

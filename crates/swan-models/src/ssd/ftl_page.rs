@@ -520,9 +520,7 @@ mod tests {
         let mut stats = SsdStats::default();
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for i in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = swan_testkit::rng::xorshift64(&mut x);
             let lpn = x % c.user_pages;
             let n = (1 + (x >> 40) % 8).min(c.user_pages - lpn) as u32;
             if (x >> 20) % 10 == 9 {

@@ -16,13 +16,7 @@ fn op(kind: DevOpKind, block: u64, count: u32) -> DevOp {
     DevOp { kind, block, count, class: IoClass::User }
 }
 
-/// xorshift64: test workloads only need cheap, seeded, reproducible numbers.
-fn next(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
+use swan_testkit::rng::xorshift64 as next;
 
 /// Runs `ops` closed-loop with `depth` operations outstanding (a new one is submitted
 /// the moment the earliest outstanding one completes), starting once the device is idle.

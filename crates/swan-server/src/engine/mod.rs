@@ -20,7 +20,7 @@
 //! Time: the engine reads no clock of its own but a [`Clock`]: the wall clock when serving,
 //! or a [`ManualClock`] that only moves when told, under [`Stepper`]. The stepper drives the
 //! same worker round by round on the caller's thread, with no channel and no timing: the
-//! deterministic crash and fault tests (`crate::crashsim`) run the real engine that way, so
+//! deterministic crash and fault tests (`swan_testkit::crashsim`) run the real engine that way, so
 //! a seed gives the same member I/O, byte for byte, every time.
 
 mod clock;

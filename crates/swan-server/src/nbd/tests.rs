@@ -407,18 +407,7 @@ impl Client {
 }
 
 fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
-    // splitmix64: enough to make every block distinct.
-    let mut x = seed;
-    let mut out = Vec::with_capacity(n + 8);
-    while out.len() < n {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_be_bytes());
-    }
-    out.truncate(n);
-    out
+    swan_testkit::rng::SplitMix64(seed).bytes(n)
 }
 
 /// A client doing good writes and read-backs in its own region until told to stop;

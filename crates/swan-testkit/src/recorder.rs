@@ -17,11 +17,11 @@
 //! writes the failed sync should have made durable may be lost even after a later sync
 //! succeeds (the kernel marks their pages clean).
 
-use crate::member::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, BLOCK};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use swan_server::member::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, BLOCK};
 
 /// One recorded event.
 #[derive(Clone, Debug)]

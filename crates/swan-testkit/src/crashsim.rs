@@ -38,12 +38,8 @@
 //! The images are kept up to date incrementally (one in-memory image per member, patched from
 //! cut to cut), so a replay point costs about one recovery and one read of the volume.
 
-use crate::array::{self, CreateOptions};
-use crate::check;
-use crate::engine::{EngineOptions, Stepper};
-use crate::member::{MemberSource, MemoryBacking, MemoryMembers, OpenOptions, BLOCK};
 use crate::recorder::{Entry, Fault, FaultOp, Recorder, RecordingSource};
-use crate::service::{BlockOp, BlockRequest, Reply};
+use crate::rng::SplitMix64;
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,6 +47,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
+use swan_server::array::{self, CreateOptions};
+use swan_server::check;
+use swan_server::engine::{EngineOptions, Stepper};
+use swan_server::member::{MemberSource, MemoryBacking, MemoryMembers, OpenOptions, BLOCK};
+use swan_server::service::{BlockOp, BlockRequest, Reply};
 
 const MAGIC: &[u8; 8] = b"SWANCRS1";
 
@@ -69,39 +70,13 @@ enum Replacement {
 }
 const SECTOR: usize = 512;
 
-/// splitmix64: the one source of randomness here, so a seed fixes everything.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.below(den) < num
-    }
-}
-
 /// The 4 KiB a write puts at `lba` as its version `version` (version 0 is zeroes).
 pub fn payload(seed: u64, lba: u64, version: u64) -> Vec<u8> {
     let mut b = vec![0u8; BLOCK];
     b[..8].copy_from_slice(MAGIC);
     b[8..16].copy_from_slice(&lba.to_le_bytes());
     b[16..24].copy_from_slice(&version.to_le_bytes());
-    let mut r = Rng(seed ^ lba.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ version.rotate_left(29));
+    let mut r = SplitMix64(seed ^ lba.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ version.rotate_left(29));
     for c in b[24..].chunks_mut(8) {
         let v = r.next_u64().to_le_bytes();
         c.copy_from_slice(&v[..c.len()]);
@@ -254,7 +229,7 @@ impl Run {
             created: 0,
         };
         let mut uuid = [0u8; 16];
-        let mut r = Rng(cfg.seed ^ 0x0a1d);
+        let mut r = SplitMix64(cfg.seed ^ 0x0a1d);
         uuid[..8].copy_from_slice(&r.next_u64().to_le_bytes());
         uuid[8..].copy_from_slice(&r.next_u64().to_le_bytes());
         uuid[6] = (uuid[6] & 0x0f) | 0x40;
@@ -338,7 +313,7 @@ impl Run {
 
     fn drive(&mut self, stepper: &mut Stepper) -> Result<()> {
         let seed = self.cfg.seed;
-        let mut rng = Rng(seed ^ 0x005e_ed0f_c4a5);
+        let mut rng = SplitMix64(seed ^ 0x005e_ed0f_c4a5);
         let mut version = 1u64;
         let mut group = 0u32;
         let mut sent = 0u64;
@@ -392,7 +367,7 @@ impl Run {
 
     /// The workload's next request, drawn from `rng` and recorded (a write gives its blocks
     /// the versions from `version` on) as request `idx` of `group`.
-    fn next_request(&mut self, rng: &mut Rng, version: &mut u64, group: u32) -> (usize, BlockRequest) {
+    fn next_request(&mut self, rng: &mut SplitMix64, version: &mut u64, group: u32) -> (usize, BlockRequest) {
         let seed = self.cfg.seed;
         let footprint = self.volume_blocks * 9 / 10;
         let kind = match rng.below(100) {
@@ -611,7 +586,7 @@ impl Run {
     pub fn replay(&self, cuts: &[usize], seed: u64) -> Result<ReplayReport> {
         let log = self.recorder.log();
         let mut mat = Materialiser::new(self, &log)?;
-        let mut rng = Rng(seed);
+        let mut rng = SplitMix64(seed);
         let mut report = ReplayReport::default();
         let mut cuts = cuts.to_vec();
         cuts.sort_unstable();
@@ -901,7 +876,7 @@ impl<'a> Materialiser<'a> {
 
     /// Make the images what a power cut at `cut` could leave; returns the writes torn.
     /// `mode`: 0 every volatile write lands, 1 none does, 2–3 a random subset.
-    fn cut(&mut self, cut: usize, mode: u64, rng: &mut Rng) -> Result<u64> {
+    fn cut(&mut self, cut: usize, mode: u64, rng: &mut SplitMix64) -> Result<u64> {
         // Undo the previous overlay.
         for (m, b) in std::mem::take(&mut self.touched) {
             let d = self.durable[m as usize].get(&b).cloned();
@@ -967,7 +942,7 @@ impl<'a> Materialiser<'a> {
         upto: usize,
         cut: usize,
         mode: u64,
-        rng: &mut Rng,
+        rng: &mut SplitMix64,
     ) -> (HashMap<u64, Vec<u8>>, u64) {
         let list = &self.per_member[m];
         let end = list.partition_point(|&i| i < cut);
@@ -1059,7 +1034,7 @@ pub struct FaultPlan {
 impl FaultPlan {
     /// The plan of `seed` for an array with or without parity (a rebuild needs parity).
     pub fn from_seed(seed: u64, parity: bool) -> FaultPlan {
-        let mut r = Rng(seed ^ 0xfa17_5eed);
+        let mut r = SplitMix64(seed ^ 0xfa17_5eed);
         let moment = Moment::ALL[r.below(if parity { 4 } else { 3 }) as usize];
         let fault = if r.chance(1, 3) {
             None
@@ -1123,11 +1098,11 @@ pub fn fault_run(base: &Config, seed: u64, cuts: usize) -> Result<FaultOutcome> 
     let parity = base.scheme.raid() != swan_core::geometry::RaidLevel::Raid0;
     let plan = FaultPlan::from_seed(seed, parity);
     let members = u64::from(base.rgroups * base.ssds_per_rgroup);
-    let replace = (plan.moment == Moment::Rebuild).then(|| Rng(seed ^ 0x4e9).below(members) as u32);
+    let replace = (plan.moment == Moment::Rebuild).then(|| SplitMix64(seed ^ 0x4e9).below(members) as u32);
     let cfg = Config { seed, replace, ..base.clone() };
     let faults: Vec<Fault> = plan.fault.iter().cloned().collect();
     let run = Run::new(cfg, &faults)?;
-    let mut rng = Rng(seed ^ 0xc075);
+    let mut rng = SplitMix64(seed ^ 0xc075);
     let mut problems = run.live_errors.clone();
     let injected: Vec<String> = run
         .recorder

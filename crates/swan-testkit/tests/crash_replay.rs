@@ -1,5 +1,5 @@
 //! Crashes at any point (issue 5, item 3) and faults at the worst moments (item 4), over the
-//! real engine and the real on-disk format: see `swan_server::crashsim`.
+//! real engine and the real on-disk format: see `swan_testkit::crashsim`.
 //!
 //! The suite runs short versions (about 30 s together in release mode). The long runs are
 //! the `#[ignore]`d tests at the end, through `scripts/crash-replay.sh`, with the sizes from
@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::time::Instant;
-use swan_server::crashsim::{self, Config, Moment, Rng, Run};
+use swan_testkit::crashsim::{self, Config, Moment, Run};
+use swan_testkit::rng::SplitMix64;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -22,7 +23,7 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
     let s = &run.stats;
     assert!(run.live_errors.is_empty(), "{:?}", run.live_errors);
     let flushes = run.flush_points();
-    let mut rng = Rng(seed ^ 0x2e91);
+    let mut rng = SplitMix64(seed ^ 0x2e91);
     let mut points: Vec<usize> = flushes.iter().step_by(every).copied().collect();
     for w in flushes.windows(2).step_by(every) {
         for _ in 0..between {

@@ -19,10 +19,10 @@
 //! - [`SummaryStore`]: the summaries a plan wrote, kept as the scheme described them, so a
 //!   scheme that keeps victims' P2L only in summaries can read them back.
 
-use crate::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
-use crate::scheme::{ArrayScheme, ArraySpec, GcJobId, LogArray, Scheme, SchemeKind, SummarySource};
-use crate::summary::{Summary, DEAD};
 use std::collections::{HashMap, VecDeque};
+use swan_core::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
+use swan_core::scheme::{ArrayScheme, ArraySpec, GcJobId, LogArray, Scheme, SchemeKind, SummarySource};
+use swan_core::summary::{Summary, DEAD};
 
 /// Marker in the high bits of a summary block's token; the low bits hold the segment.
 pub const SUMMARY_TOKEN: u64 = 0xD00D << 48;
@@ -81,8 +81,8 @@ impl TokenStore for MemStore {
 /// Log-RAID and in-place RAID (whose single stripe spans the array).
 /// The model checks' request mix, from three random draws: half writes, a third reads,
 /// some trims, a few flushes, 1–8 blocks anywhere in `working_set`, one in seven with FUA.
-pub fn random_request(roll: u32, size: u32, where_: u64, working_set: u64) -> crate::scheme::Request {
-    use crate::scheme::{ReqOp, Request};
+pub fn random_request(roll: u32, size: u32, where_: u64, working_set: u64) -> swan_core::scheme::Request {
+    use swan_core::scheme::{ReqOp, Request};
     let roll = roll % 100;
     let blocks = 1 + size % 8;
     let lba = where_ % (working_set - u64::from(blocks));
@@ -96,9 +96,9 @@ pub fn random_request(roll: u32, size: u32, where_: u64, working_set: u64) -> cr
 }
 
 /// Fresh tokens `next..` for a write's payload (nothing for other requests).
-pub fn payload_tokens(req: &crate::scheme::Request, next: u64, out: &mut Vec<u64>) {
+pub fn payload_tokens(req: &swan_core::scheme::Request, next: u64, out: &mut Vec<u64>) {
     out.clear();
-    if req.op == crate::scheme::ReqOp::Write {
+    if req.op == swan_core::scheme::ReqOp::Write {
         out.extend((0..req.blocks).map(|i| next + u64::from(i)));
     }
 }
@@ -402,7 +402,7 @@ impl Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::IoClass;
+    use swan_core::io::IoClass;
 
     fn io(member: u32, block: u64, count: u32, kind: IoKind) -> MemberIo {
         MemberIo { member, block, count, kind, class: IoClass::User }
@@ -486,13 +486,13 @@ pub fn drive<S: TokenStore>(
     draw: &mut dyn FnMut() -> u64,
     hooks: &mut dyn DriveHooks<S>,
 ) -> DriveStats {
-    use crate::scheme::{ReqOp, Submitted};
+    use swan_core::scheme::{ReqOp, Submitted};
     let volume = scheme.volume_blocks();
     // Write over most of the volume so GC has to work hard.
     let working_set = volume * 9 / 10;
     let partial_trims_keep_data = matches!(
         scheme.kind(),
-        SchemeKind::Raid(crate::geometry::RaidLevel::Raid4 | crate::geometry::RaidLevel::Raid5)
+        SchemeKind::Raid(swan_core::geometry::RaidLevel::Raid4 | swan_core::geometry::RaidLevel::Raid5)
     );
     let mut reference = Reference::new(volume);
     let mut plan = IoPlan::new();
@@ -563,7 +563,7 @@ pub fn drive<S: TokenStore>(
 /// Every stripe row with parity must satisfy it, except rows of log segments still open
 /// (one user and one GC segment per R-group at most). Returns the rows checked.
 pub fn check_parity<S: TokenStore>(label: &str, spec: &ArraySpec, exec: &Executor<S>) -> u64 {
-    if spec.kind.raid() == crate::geometry::RaidLevel::Raid0 {
+    if spec.kind.raid() == swan_core::geometry::RaidLevel::Raid0 {
         return 0;
     }
     let width = exec.group_width();
