@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use swan_nbd::client::{Client, ClientError, Completion, NbdUri, Op};
 use swan_sim::metrics::Latencies;
 use swan_sim::output::{latency_summary, LatencySummary};
-use swan_sim::replay::{self, human_bytes, ReplayMode, ReplayReport, ReplayRequest, ReplaySpec};
+use swan_sim::replay::{self, human_bytes, ReplayError, ReplayMode, ReplayReport, ReplayRequest, ReplaySpec};
 use swan_sim::trace::{AddressPolicy, TraceFormat, TraceOp, BLOCK_BYTES};
 
 #[derive(clap::Args, Debug)]
@@ -172,7 +172,7 @@ fn progress_bar(quiet: bool, requests: u64) -> ProgressBar {
 fn send_all(
     a: &ReplayArgs,
     client: Client,
-    requests: impl Iterator<Item = Result<ReplayRequest>>,
+    requests: impl Iterator<Item = Result<ReplayRequest, ReplayError>>,
     bar: &ProgressBar,
     what: &str,
 ) -> Result<(Tally, f64)> {

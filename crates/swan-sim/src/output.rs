@@ -3,11 +3,12 @@
 
 use crate::engine::{RunOutput, SimConfig};
 use crate::metrics::{cdf_points, mean_cv};
-use anyhow::Context;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LatencySummary {
@@ -163,15 +164,34 @@ impl RunSummary {
 /// Per-SSD user operations in the timeline window (Harmonia Fig. 9), when one was asked for.
 pub const SSD_TIMELINE_FILE: &str = "ssd_timeline.csv";
 
+/// Why a run directory could not be written: the directory or file, and the I/O error.
+#[derive(Debug, Error)]
+pub enum OutputError {
+    #[error("creating run directory {}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("writing {}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("serializing the run summary")]
+    Summary(#[source] serde_json::Error),
+}
+
 /// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv`, `ssd_latency_cdf.csv` and,
 /// with a timeline window, `ssd_timeline.csv`.
-pub fn write_run(dir: &Path, summary: &RunSummary, out: &RunOutput) -> anyhow::Result<()> {
-    fs::create_dir_all(dir).with_context(|| format!("creating run directory {}", dir.display()))?;
+pub fn write_run(dir: &Path, summary: &RunSummary, out: &RunOutput) -> Result<(), OutputError> {
+    fs::create_dir_all(dir).map_err(|source| OutputError::CreateDir { path: dir.to_path_buf(), source })?;
     let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+        let path = dir.join(name);
+        fs::write(&path, text).map_err(|source| OutputError::Write { path, source })
     };
-    write("summary.json", serde_json::to_string_pretty(summary)? + "\n")?;
+    write("summary.json", serde_json::to_string_pretty(summary).map_err(OutputError::Summary)? + "\n")?;
     write("timeseries.csv", timeseries_csv(out))?;
     let mut cdf = String::from("op,latency_us,fraction\n");
     for (op, h) in [("all", &out.latencies.all), ("read", &out.latencies.read), ("write", &out.latencies.write)] {

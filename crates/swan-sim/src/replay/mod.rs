@@ -27,11 +27,13 @@ pub use scan::{guess_format, open, OpenTrace, TraceScan};
 pub use source::{engine, TraceSource};
 pub use stream::{ReplayRequest, Replayer};
 
-use crate::trace::{AddressPolicy, TraceError, TraceFormat};
+use crate::trace::{AddressPolicy, ParseError, TraceError, TraceFormat};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use thiserror::Error;
 
 /// Largest request a replay issues, in 4 KiB blocks (32 MiB, NBD's interoperable maximum
 /// payload); larger trace records are cut into pieces of this size.
@@ -221,15 +223,60 @@ pub fn human_bytes(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-/// `FILE:LINE: what` for a trace line that could not be used.
-pub fn describe_error(path: &Path, e: &TraceError) -> String {
-    let what = match e {
-        TraceError::Parse { error, .. } => error.to_string(),
-        TraceError::Utf8 { .. } => "not valid UTF-8".to_string(),
-        TraceError::Io { error, .. } => format!("read failed: {error}"),
-    };
-    let hint = if matches!(e, TraceError::Io { .. }) { "" } else { " (--skip-bad skips and counts such lines)" };
-    format!("{}:{}: {what}{hint}", path.display(), e.line())
+/// Why a trace cannot be replayed. Every message names the trace file, and the line when
+/// one is to blame (`FILE:LINE: …`), so that the operator can find it.
+#[derive(Debug, Error)]
+pub enum ReplayError {
+    #[error("cannot open trace {}", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The parse error is part of the message, not its source: the `--skip-bad` hint follows it.
+    #[error("{}:{line}: {error}{SKIP_BAD_HINT}", .path.display())]
+    BadLine { path: PathBuf, line: u64, error: ParseError },
+    #[error("{}:{line}: not valid UTF-8{SKIP_BAD_HINT}", .path.display())]
+    NotUtf8 { path: PathBuf, line: u64 },
+    #[error("{}:{line}: read failed", .path.display())]
+    Read {
+        path: PathBuf,
+        line: u64,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{}: cannot tell the trace format from its extension or its first {lines} lines; give --trace-format msr|spc|mqsim|disksim|blkparse|heimdall|cloudphysics",
+        .path.display()
+    )]
+    UnknownFormat { path: PathBuf, lines: usize },
+    #[error(
+        "{}: no request to replay in {lines} lines read as {format} ({skipped} skipped, {empty} without data)",
+        .path.display()
+    )]
+    NoRequests { path: PathBuf, format: TraceFormat, lines: u64, skipped: u64, empty: u64 },
+    #[error("cannot replay into an empty volume")]
+    EmptyVolume,
+    #[error(
+        "{}: the trace ended after {done} of the {total} requests counted before the replay: it changed meanwhile",
+        .path.display()
+    )]
+    Changed { path: PathBuf, done: u64, total: u64 },
+}
+
+/// Follows the message of a line that `skip_bad` would have passed over.
+const SKIP_BAD_HINT: &str = " (--skip-bad skips and counts such lines)";
+
+impl ReplayError {
+    /// A trace line of the file at `path` that could not be used.
+    fn at_line(path: &Path, e: TraceError) -> Self {
+        let path = path.to_path_buf();
+        match e {
+            TraceError::Parse { line, error } => ReplayError::BadLine { path, line, error },
+            TraceError::Utf8 { line } => ReplayError::NotUtf8 { path, line },
+            TraceError::Io { line, error } => ReplayError::Read { path, line, source: error },
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,8 @@
 //! The first pass over a trace: its format, then every line checked and summed up (request
 //! counts, bytes, the address span the policy needs), streaming.
 
-use super::{describe_error, mapping_note, ReplayReport, ReplaySpec, Replayer, MAX_REQUEST_BLOCKS};
+use super::{mapping_note, ReplayError, ReplayReport, ReplaySpec, Replayer, MAX_REQUEST_BLOCKS};
 use crate::trace::{self, TraceFormat, TraceOp, TraceReader, BLOCK_BYTES};
-use anyhow::{bail, Context};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -46,14 +45,14 @@ impl TraceScan {
         reader: R,
         skip_bad: bool,
         max_requests: Option<u64>,
-    ) -> anyhow::Result<TraceScan> {
+    ) -> Result<TraceScan, ReplayError> {
         let mut reader = TraceReader::new(format, reader, skip_bad);
         let mut s = TraceScan::default();
         let mut devices = BTreeSet::new();
         let limit = max_requests.unwrap_or(u64::MAX);
         while s.records < limit {
             let Some(r) = reader.next() else { break };
-            let r = r.map_err(|e| anyhow::anyhow!(describe_error(path, &e)))?;
+            let r = r.map_err(|e| ReplayError::at_line(path, e))?;
             if r.size_bytes == 0 {
                 s.empty_records += 1;
                 continue;
@@ -96,36 +95,36 @@ pub struct OpenTrace {
     pub scan: TraceScan,
 }
 
-fn open_file(path: &Path) -> anyhow::Result<BufReader<File>> {
-    let f = File::open(path).with_context(|| format!("cannot open trace {}", path.display()))?;
+fn open_file(path: &Path) -> Result<BufReader<File>, ReplayError> {
+    let f = File::open(path).map_err(|source| ReplayError::Open { path: path.to_path_buf(), source })?;
     Ok(BufReader::with_capacity(1 << 16, f))
 }
 
 /// Resolves the format and scans the trace `spec` names (first pass). Refuses a trace with no
 /// request to replay.
-pub fn open(spec: &ReplaySpec) -> anyhow::Result<OpenTrace> {
+pub fn open(spec: &ReplaySpec) -> Result<OpenTrace, ReplayError> {
     let (format, format_from) = match spec.format {
         Some(f) => (f, "given".to_string()),
         None => guess_format(&spec.path)?,
     };
     let scan = TraceScan::run(&spec.path, format, open_file(&spec.path)?, spec.skip_bad, spec.max_requests)?;
     if scan.records == 0 {
-        bail!(
-            "{}: no request to replay in {} lines read as {format} ({} skipped, {} without data)",
-            spec.path.display(),
-            scan.lines,
-            scan.skipped_lines,
-            scan.empty_records
-        );
+        return Err(ReplayError::NoRequests {
+            path: spec.path.clone(),
+            format,
+            lines: scan.lines,
+            skipped: scan.skipped_lines,
+            empty: scan.empty_records,
+        });
     }
     Ok(OpenTrace { path: spec.path.clone(), format, format_from, scan })
 }
 
 impl OpenTrace {
     /// The second pass: the trace's requests, mapped into a volume of `volume_blocks`.
-    pub fn replayer(&self, spec: &ReplaySpec, volume_blocks: u64) -> anyhow::Result<Replayer<BufReader<File>>> {
+    pub fn replayer(&self, spec: &ReplaySpec, volume_blocks: u64) -> Result<Replayer<BufReader<File>>, ReplayError> {
         if volume_blocks == 0 {
-            bail!("cannot replay into an empty volume");
+            return Err(ReplayError::EmptyVolume);
         }
         let reader = TraceReader::new(self.format, open_file(&self.path)?, spec.skip_bad);
         Ok(Replayer::new(
@@ -177,7 +176,7 @@ impl OpenTrace {
 /// settles the whitespace formats, which look alike. Otherwise the content decides
 /// ([`trace::detect`] over the first non-blank lines, or the format most of them are
 /// detected as). Nothing fitting is an error asking for `--trace-format`.
-pub fn guess_format(path: &Path) -> anyhow::Result<(TraceFormat, String)> {
+pub fn guess_format(path: &Path) -> Result<(TraceFormat, String), ReplayError> {
     let mut lines = Vec::new();
     for line in open_file(path)?.lines() {
         let line = match line {
@@ -207,11 +206,7 @@ pub fn guess_format(path: &Path) -> anyhow::Result<(TraceFormat, String)> {
     }
     match trace::detect(&head).or_else(|| majority(&head)) {
         Some(f) => Ok((f, format!("guessed from the first {} lines", head.len()))),
-        None => bail!(
-            "{}: cannot tell the trace format from its extension or its first {} lines; give --trace-format msr|spc|mqsim|disksim|blkparse|heimdall|cloudphysics",
-            path.display(),
-            head.len()
-        ),
+        None => Err(ReplayError::UnknownFormat { path: path.to_path_buf(), lines: head.len() }),
     }
 }
 

@@ -1,9 +1,10 @@
 //! A trace as the simulator's request source, and the engine built around it.
 
-use super::{open, ReplayMode, ReplayReport, Replayer};
+use super::{open, ReplayError, ReplayMode, ReplayReport, Replayer};
 use crate::engine::{Engine, SimConfig, SimError};
 use crate::source::{ArrivalSource, Next, Pacing};
 use crate::trace::TraceOp;
+use std::error::Error;
 use std::io::BufRead;
 use swan_core::scheme::{ReqOp, Request};
 use swan_models::Nanos;
@@ -31,7 +32,7 @@ impl<R: BufRead> ArrivalSource for TraceSource<R> {
 
     fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
         let Some(r) = self.replayer.next() else { return Ok(None) };
-        let r = r.map_err(|e| format!("{e:#}"))?;
+        let r = r.map_err(|e| with_causes(&e))?;
         let op = match r.op {
             TraceOp::Read => ReqOp::Read,
             TraceOp::Write => ReqOp::Write,
@@ -50,17 +51,41 @@ impl<R: BufRead> ArrivalSource for TraceSource<R> {
     }
 }
 
+/// `e` and its causes, `: `-separated as the CLI prints errors: the engine takes a source's
+/// error as text, and a failed read must still say why.
+fn with_causes(e: &ReplayError) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text = format!("{text}: {c}");
+        cause = c.source();
+    }
+    text
+}
+
 /// The engine for `cfg`: its trace replayed when `cfg.trace` is set (then with what the
 /// replay states), its synthetic workload otherwise. Reads the trace once here (format,
 /// errors, span) and streams it again during the run.
-pub fn engine(cfg: &SimConfig) -> anyhow::Result<(Engine, Option<ReplayReport>)> {
+pub fn engine(cfg: &SimConfig) -> Result<(Engine, Option<ReplayReport>), SimError> {
     let Some(spec) = &cfg.trace else { return Ok((Engine::new(cfg.clone())?, None)) };
     let trace = open(spec)?;
     let mut report = None;
     let engine = Engine::with_source(cfg.clone(), |volume_blocks| {
         report = Some(trace.report(spec, volume_blocks));
-        let replayer = trace.replayer(spec, volume_blocks).map_err(|e| SimError::Source(format!("{e:#}")))?;
+        let replayer = trace.replayer(spec, volume_blocks)?;
         Ok(Box::new(TraceSource::new(replayer, spec.mode)))
     })?;
     Ok((engine, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_error_keeps_its_cause() {
+        let source = std::io::Error::other("disk on fire");
+        let e = ReplayError::Read { path: "t.mqsim".into(), line: 5, source };
+        assert_eq!(with_causes(&e), "t.mqsim:5: read failed: disk on fire");
+    }
 }

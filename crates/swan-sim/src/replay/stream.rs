@@ -1,6 +1,6 @@
 //! The second pass over a trace: records turned into volume requests with arrival times.
 
-use super::{describe_error, ReplayMode, MAX_REQUEST_BLOCKS};
+use super::{ReplayError, ReplayMode, MAX_REQUEST_BLOCKS};
 use crate::trace::{AddressPolicy, TraceOp, TraceReader, BLOCK_BYTES};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -91,7 +91,7 @@ impl<R: BufRead> Replayer<R> {
 }
 
 impl<R: BufRead> Iterator for Replayer<R> {
-    type Item = anyhow::Result<ReplayRequest>;
+    type Item = Result<ReplayRequest, ReplayError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(p) = self.piece() {
@@ -104,14 +104,11 @@ impl<R: BufRead> Iterator for Replayer<R> {
                     // The first pass counted more: the file changed under us.
                     let (done, total) = (self.records_done, self.records_total);
                     self.records_total = done;
-                    return Some(Err(anyhow::anyhow!(
-                        "{}: the trace ended after {done} of the {total} requests counted before the replay: it changed meanwhile",
-                        self.path.display()
-                    )));
+                    return Some(Err(ReplayError::Changed { path: self.path.clone(), done, total }));
                 }
                 Some(Err(e)) => {
                     self.records_total = self.records_done;
-                    return Some(Err(anyhow::anyhow!(describe_error(&self.path, &e))));
+                    return Some(Err(ReplayError::at_line(&self.path, e)));
                 }
             };
             if r.size_bytes == 0 {

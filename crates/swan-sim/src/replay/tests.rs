@@ -124,6 +124,31 @@ fn malformed_lines_name_file_and_line_unless_skipped() {
 }
 
 #[test]
+fn errors_name_the_file_and_keep_their_cause() {
+    let missing = trace_file("there.mqsim", "").with_file_name("not-there.mqsim");
+    let err = open(&spec(&missing, ReplayMode::Recorded)).unwrap_err();
+    assert_eq!(err.to_string(), format!("cannot open trace {}", missing.display()));
+    let io = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>());
+    assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+    let p = trace_file("bad.mqsim", "0 0 0 8 1\n10 0 x 8 1\n20 0 16 8 1\n");
+    let err = open(&spec(&p, ReplayMode::Recorded)).unwrap_err();
+    assert!(matches!(err, ReplayError::BadLine { line: 2, .. }), "{err:?}");
+    // A trace cut short between the two passes is named by the second.
+    let p = trace_file("shrinks.mqsim", "0 0 0 8 1\n10 0 8 8 0\n20 0 16 8 1\n");
+    let s = spec(&p, ReplayMode::Recorded);
+    let t = open(&s).unwrap();
+    fs::write(&p, "0 0 0 8 1\n").unwrap();
+    let err = t.replayer(&s, 100).unwrap().find_map(Result::err).unwrap();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: the trace ended after 1 of the 3 requests counted before the replay: it changed meanwhile",
+            p.display()
+        )
+    );
+}
+
+#[test]
 fn formats_are_guessed_from_extension_then_content() {
     // Decimal ms and byte sizes fit both Heimdall and DiskSim: the extension settles it.
     let text = "0.5 1 4096 8192 1\n";

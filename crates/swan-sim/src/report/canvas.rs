@@ -9,12 +9,12 @@ use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use anyhow::{anyhow, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use thiserror::Error;
 
-use super::Format;
+use super::{Format, ReportError};
 
 /// Font family used for all text.
 pub const FONT: &str = "sans-serif";
@@ -24,37 +24,44 @@ pub trait Figure {
     /// Size in pixels (SVG user units for SVG).
     fn size(&self) -> (u32, u32);
     /// Draw the figure onto `root` (already filled white).
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError>;
 }
 
-/// Render `fig` to `path` in `format`.
-pub fn render<F: Figure>(fig: &F, path: &Path, format: Format) -> Result<()> {
+/// A drawing call that plotters refused. Only its text is kept: plotters' error type
+/// depends on the backend the figure is drawn on.
+#[derive(Debug, Error)]
+#[error("drawing failed: {0}")]
+pub struct PlotError(String);
+
+/// Render `fig` to `path` in `format`; errors name `path`.
+pub fn render<F: Figure>(fig: &F, path: &Path, format: Format) -> Result<(), ReportError> {
     let size = fig.size();
+    let drawn = |source| ReportError::Draw { path: path.to_path_buf(), source };
     match format {
         Format::Svg => {
             let mut buf = String::new();
             {
                 let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
-                root.fill(&WHITE).map_err(pe)?;
-                fig.draw(&root)?;
-                root.present().map_err(pe)?;
+                root.fill(&WHITE).map_err(pe).map_err(drawn)?;
+                fig.draw(&root).map_err(drawn)?;
+                root.present().map_err(pe).map_err(drawn)?;
             }
-            fs::write(path, buf).with_context(|| format!("{}: cannot write", path.display()))?;
+            fs::write(path, buf).map_err(|source| ReportError::Write { path: path.to_path_buf(), source })?;
         }
         Format::Png => {
             ensure_png_fonts()?;
             let root = BitMapBackend::new(path, size).into_drawing_area();
-            root.fill(&WHITE).map_err(pe)?;
-            fig.draw(&root)?;
-            root.present().map_err(|e| anyhow!("{}: cannot write PNG: {e}", path.display()))?;
+            root.fill(&WHITE).map_err(pe).map_err(drawn)?;
+            fig.draw(&root).map_err(drawn)?;
+            root.present().map_err(|e| ReportError::WritePng { path: path.to_path_buf(), reason: e.to_string() })?;
         }
     }
     Ok(())
 }
 
-/// Turn a plotters error into an `anyhow` error.
-pub fn pe<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("drawing failed: {e}")
+/// Turn a plotters error into a [`PlotError`].
+pub fn pe<E: std::fmt::Display>(e: E) -> PlotError {
+    PlotError(e.to_string())
 }
 
 /// Well-known places of a sans-serif TrueType font.
@@ -74,7 +81,8 @@ const FONT_CANDIDATES: [&str; 6] = [
 /// when both features are enabled, as in this workspace) fonts are found through
 /// fontconfig. Either way we then ask plotters to lay out a string, and turn a failure
 /// into an actionable message.
-pub fn ensure_png_fonts() -> Result<()> {
+pub fn ensure_png_fonts() -> Result<(), ReportError> {
+    // The font engine's error is kept as text, to hand a copy to every later call.
     static CHECK: OnceLock<Result<(), String>> = OnceLock::new();
     CHECK
         .get_or_init(|| {
@@ -83,16 +91,10 @@ pub fn ensure_png_fonts() -> Result<()> {
                 // An unparsable file only means we fall back to the font engine's own lookup.
                 let _ = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
             }
-            match (FONT, 16).into_font().layout_box("Ag 0.9") {
-                Ok(_) => Ok(()),
-                Err(e) => Err(format!(
-                    "PNG output needs a TrueType font, but none is usable ({e}); \
-                     install one (e.g. `apt-get install fonts-dejavu-core`) or use --format svg"
-                )),
-            }
+            (FONT, 16).into_font().layout_box("Ag 0.9").map(drop).map_err(|e| e.to_string())
         })
         .clone()
-        .map_err(|e| anyhow!(e))
+        .map_err(|reason| ReportError::NoFont { reason })
 }
 
 fn find_system_font() -> Option<Vec<u8>> {
@@ -200,7 +202,7 @@ pub fn put_text<DB: DrawingBackend>(
     pos: (i32, i32),
     h: HPos,
     v: VPos,
-) -> Result<()> {
+) -> Result<(), PlotError> {
     area.draw_text(s, &style.pos(Pos::new(h, v)), pos).map_err(pe)
 }
 
@@ -209,7 +211,7 @@ pub fn title<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     main: &str,
     sub: &str,
-) -> Result<DrawingArea<DB, Shift>> {
+) -> Result<DrawingArea<DB, Shift>, PlotError> {
     let (w, _) = area.dim_in_pixel();
     put_text(area, main, &text(24.0, BLACK), (w as i32 / 2, 10), HPos::Center, VPos::Top)?;
     let mut height = 44;
@@ -294,7 +296,7 @@ pub fn legend_height<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries:
 pub fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[LegendEntry],
-) -> Result<DrawingArea<DB, Shift>> {
+) -> Result<DrawingArea<DB, Shift>, PlotError> {
     if entries.is_empty() {
         return Ok(area.clone());
     }
@@ -315,7 +317,12 @@ pub fn legend<DB: DrawingBackend>(
     Ok(area.split_vertically(used).1)
 }
 
-fn draw_swatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, e: &LegendEntry, x: i32, y: i32) -> Result<()> {
+fn draw_swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    e: &LegendEntry,
+    x: i32,
+    y: i32,
+) -> Result<(), PlotError> {
     let style = e.color.stroke_width(3);
     match e.swatch {
         Swatch::Line | Swatch::LineDot => {

@@ -1,6 +1,5 @@
 //! The figures themselves.
 
-use anyhow::Result;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,8 +7,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     bridged_segments, clip_below, compact, decimate, legend, log_ticks, max_of, nice_ceil, nice_ceil_125,
-    nice_floor_125, pe, put_text, seconds, segments, text, title, Figure, LegendEntry, Swatch, GREY, GRID, READ_RED,
-    WRITE_BLUE,
+    nice_floor_125, pe, put_text, seconds, segments, text, title, Figure, LegendEntry, PlotError, Swatch, GREY, GRID,
+    READ_RED, WRITE_BLUE,
 };
 use super::load::{Run, TimeSeries};
 
@@ -51,7 +50,7 @@ fn mesh<DB: DrawingBackend>(
     x_desc: &str,
     y_desc: &str,
     y_fmt: &dyn Fn(&f64) -> String,
-) -> Result<()> {
+) -> Result<(), PlotError> {
     chart
         .configure_mesh()
         .x_desc(x_desc)
@@ -76,7 +75,7 @@ fn draw_gapped<DB: DrawingBackend>(
     values: &[Option<f64>],
     style: ShapeStyle,
     buckets: usize,
-) -> Result<()> {
+) -> Result<(), PlotError> {
     for seg in segments(t, values) {
         chart.draw_series(LineSeries::new(decimate(&seg, buckets), style)).map_err(pe)?;
     }
@@ -84,13 +83,18 @@ fn draw_gapped<DB: DrawingBackend>(
 }
 
 /// A dashed vertical line at `x` from 0 to `y_max`.
-fn vline<DB: DrawingBackend>(chart: &mut ChartContext<'_, DB, Lin>, x: f64, y_max: f64, color: RGBColor) -> Result<()> {
+fn vline<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Lin>,
+    x: f64,
+    y_max: f64,
+    color: RGBColor,
+) -> Result<(), PlotError> {
     chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_max)], 9, 6, color.stroke_width(2))).map_err(pe)?;
     Ok(())
 }
 
 /// A box around the plotting area.
-fn frame<DB: DrawingBackend>(chart: &mut ChartContext<'_, DB, Lin>, x_max: f64, y_max: f64) -> Result<()> {
+fn frame<DB: DrawingBackend>(chart: &mut ChartContext<'_, DB, Lin>, x_max: f64, y_max: f64) -> Result<(), PlotError> {
     chart
         .draw_series(std::iter::once(Rectangle::new([(0.0, 0.0), (x_max, y_max)], BLACK.stroke_width(1))))
         .map_err(pe)?;
@@ -147,7 +151,7 @@ impl Figure for Throughput<'_> {
         (WIDTH, 680)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let area = title(
             root,
             "User write throughput over time",
@@ -230,7 +234,7 @@ impl Figure for PerSsd<'_> {
         (WIDTH, FIG6_HEADER + rows * self.row_height() + FIG6_FOOTER + 14)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let Some(ts) = self.ts() else { return Ok(()) };
         let run = self.style.run;
         let n = ts.num_ssds();
@@ -384,7 +388,7 @@ impl Figure for Victims<'_> {
         (WIDTH, 660)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let Some(ts) = self.ts() else { return Ok(()) };
         let run = self.style.run;
         let t = ts.time();
@@ -569,7 +573,7 @@ impl Figure for LatencyCdf<'_> {
         }
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         match self.kind {
             CdfKind::User => {
                 let area = title(
@@ -633,7 +637,7 @@ fn cdf_panel<DB: DrawingBackend>(
     caption: &str,
     lines: &[&CdfLine],
     y_lo: f64,
-) -> Result<()> {
+) -> Result<(), PlotError> {
     let (w, h) = area.dim_in_pixel();
     put_text(area, caption, &text(17.0, BLACK), (w as i32 / 2 + 30, 4), HPos::Center, VPos::Top)?;
     let area = area.split_vertically(28).1;

@@ -4,12 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::canvas::{color, legend, legend_height, pe, render, text, title, Figure, LegendEntry, Swatch, GRID};
-use super::Format;
+use super::canvas::{
+    color, legend, legend_height, pe, render, text, title, Figure, LegendEntry, PlotError, Swatch, GRID,
+};
+use super::{create_dir, Format, ReportError};
 
 /// One line of an [`XyFigure`].
 pub struct Series {
@@ -42,7 +43,7 @@ impl Figure for XyFigure {
         (WIDTH, 130 + PANEL_H * self.panels.len().max(1) as u32)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = title(root, &self.title, &self.subtitle)?;
         let entries: Vec<LegendEntry> = self
             .panels
@@ -65,7 +66,7 @@ impl Figure for XyFigure {
     }
 }
 
-fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
+fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), PlotError> {
     let all = p.series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for &(x, y) in all {
@@ -110,8 +111,8 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
 }
 
 /// Writes `fig` as `dir/stem.{svg,png}`; returns the path.
-pub fn write(fig: &XyFigure, dir: &Path, stem: &str, format: Format) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+pub fn write(fig: &XyFigure, dir: &Path, stem: &str, format: Format) -> Result<PathBuf, ReportError> {
+    create_dir(dir)?;
     let path = dir.join(format!("{stem}.{}", format.extension()));
     render(fig, &path, format)?;
     Ok(path)

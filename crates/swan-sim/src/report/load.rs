@@ -5,12 +5,12 @@
 //! (e.g. `victim_util` in an interval without victims), except in `t_s`.
 
 use std::collections::HashMap;
-use std::fmt::Display;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
+use thiserror::Error;
 
 /// File names inside a run directory.
 pub const SUMMARY_FILE: &str = "summary.json";
@@ -175,26 +175,95 @@ pub struct CdfSeries {
     pub points: Vec<(f64, f64)>,
 }
 
+/// Why a run directory could not be read. Every message names the file, and for CSV and
+/// JSON files the line (and the column) that is wrong.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("{}: not a directory (expected a simulator run directory)", .dir.display())]
+    NotADirectory { dir: PathBuf },
+    #[error("{}: no such run directory", .dir.display())]
+    NoSuchDirectory { dir: PathBuf },
+    #[error("{}: not found; is `{}` a simulator run directory (see OUTPUT.md)?", .summary.display(), .dir.display())]
+    NoSummary { summary: PathBuf, dir: PathBuf },
+    #[error("{}: cannot read", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}:{line}: not valid UTF-8 text", .path.display())]
+    NotUtf8 { path: PathBuf, line: usize },
+    #[error("{}:{line}: invalid JSON", .path.display())]
+    Json {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: expected a JSON object at the top level", .path.display())]
+    NotAnObject { path: PathBuf },
+    #[error("{}: field `{key}` must be {want}, found `{found}`", .path.display())]
+    FieldType { path: PathBuf, key: &'static str, want: &'static str, found: Value },
+    #[error("{}:1: empty file; expected a header line", .path.display())]
+    Empty { path: PathBuf },
+    #[error("{}:{line}: column {column} of the header has no name", .path.display())]
+    UnnamedColumn { path: PathBuf, line: usize, column: usize },
+    #[error("{}:{line}: column `{name}` appears twice in the header", .path.display())]
+    DuplicateColumn { path: PathBuf, line: usize, name: String },
+    #[error("{}:{line}: missing column `{name}` (see OUTPUT.md)", .path.display())]
+    MissingColumn { path: PathBuf, line: usize, name: String },
+    #[error("{}:{line}: missing column `{name}` (the header has columns for {ssds} SSDs)", .path.display())]
+    MissingSsdColumn { path: PathBuf, line: usize, name: String, ssds: usize },
+    #[error("{}:{line}: row has {got} fields but the header has {want} columns", .path.display())]
+    Ragged { path: PathBuf, line: usize, got: usize, want: usize },
+    /// A cell that is not what its column holds; `column` counts from 1. The problem is part
+    /// of the message rather than its source, as the cell's text follows it; it is boxed to
+    /// keep every `Result` of this module small.
+    #[error("{}:{line}: column {column} (`{name}`): {problem}: `{cell}`", .path.display())]
+    Cell { path: PathBuf, line: usize, column: usize, name: String, cell: String, problem: Box<CellProblem> },
+}
+
+/// What is wrong with one CSV cell.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum CellProblem {
+    #[error("not a number")]
+    NotANumber,
+    #[error("not a finite number")]
+    NotFinite,
+    #[error("time must not be empty")]
+    EmptyTime,
+    #[error("time goes backwards (previous row had {prev})")]
+    TimeBackwards { prev: f64 },
+    #[error("op must not be empty")]
+    EmptyOp,
+    #[error("value must not be empty")]
+    EmptyValue,
+    #[error("latency must not be negative")]
+    NegativeLatency,
+    #[error("fraction must be within 0..1")]
+    FractionOutOfRange,
+    #[error("latency decreases within op `{op}` (previous row had {prev})")]
+    LatencyDecreases { op: String, prev: f64 },
+    #[error("cumulative fraction decreases within op `{op}` (previous row had {prev})")]
+    FractionDecreases { op: String, prev: f64 },
+}
+
 /// Load one run directory: `summary.json` is required; each CSV file is optional,
 /// but strictly checked when present. Errors name the file and line that is wrong.
-pub fn load_run(dir: &Path) -> Result<Run> {
+pub fn load_run(dir: &Path) -> Result<Run, LoadError> {
     if !dir.is_dir() {
         if dir.exists() {
-            bail!("{}: not a directory (expected a simulator run directory)", dir.display());
+            return Err(LoadError::NotADirectory { dir: dir.to_path_buf() });
         }
-        bail!("{}: no such run directory", dir.display());
+        return Err(LoadError::NoSuchDirectory { dir: dir.to_path_buf() });
     }
     let summary_path = dir.join(SUMMARY_FILE);
     if !summary_path.is_file() {
-        bail!(
-            "{}: not found; is `{}` a simulator run directory (see OUTPUT.md)?",
-            summary_path.display(),
-            dir.display()
-        );
+        return Err(LoadError::NoSummary { summary: summary_path, dir: dir.to_path_buf() });
     }
     let summary = parse_summary(&summary_path, &read_text(&summary_path)?)?;
 
-    let optional = |file: &str| -> Result<Option<(PathBuf, String)>> {
+    let optional = |file: &str| -> Result<Option<(PathBuf, String)>, LoadError> {
         let path = dir.join(file);
         if path.exists() {
             let text = read_text(&path)?;
@@ -227,24 +296,31 @@ fn dir_name(dir: &Path) -> String {
     from(dir).or_else(|| dir.canonicalize().ok().as_deref().and_then(from)).unwrap_or_else(|| "run".to_string())
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+fn read_text(path: &Path) -> Result<String, LoadError> {
+    let bytes = fs::read(path).map_err(|source| LoadError::Read { path: path.to_path_buf(), source })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-        anyhow!("{}:{line}: not valid UTF-8 text", path.display())
+        LoadError::NotUtf8 { path: path.to_path_buf(), line }
     })
 }
 
 /// Parse and type-check `summary.json`.
-pub fn parse_summary(path: &Path, text: &str) -> Result<Value> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| anyhow!("{}:{}: invalid JSON: {e}", path.display(), e.line()))?;
+pub fn parse_summary(path: &Path, text: &str) -> Result<Value, LoadError> {
+    let value: Value = serde_json::from_str(text).map_err(|source| LoadError::Json {
+        path: path.to_path_buf(),
+        line: source.line(),
+        source,
+    })?;
     let Some(obj) = value.as_object() else {
-        bail!("{}: expected a JSON object at the top level", path.display());
+        return Err(LoadError::NotAnObject { path: path.to_path_buf() });
     };
-    let bad =
-        |key: &str, want: &str, got: &Value| anyhow!("{}: field `{key}` must be {want}, found `{got}`", path.display());
+    let bad = |key: &'static str, want: &'static str, found: &Value| LoadError::FieldType {
+        path: path.to_path_buf(),
+        key,
+        want,
+        found: found.clone(),
+    };
     if let Some(v) = obj.get("scheme") {
         if !v.is_string() {
             return Err(bad("scheme", "a string", v));
@@ -274,41 +350,52 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.trim().is_empty())
 }
 
-fn parse_header(path: &Path, line_no: usize, line: &str) -> Result<(Vec<String>, HashMap<String, usize>)> {
+fn parse_header(path: &Path, line_no: usize, line: &str) -> Result<(Vec<String>, HashMap<String, usize>), LoadError> {
     let line = line.strip_prefix('\u{feff}').unwrap_or(line);
     let names: Vec<String> = line.split(',').map(|s| s.trim().to_string()).collect();
     let mut index = HashMap::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         if name.is_empty() {
-            bail!("{}:{line_no}: column {} of the header has no name", path.display(), i + 1);
+            return Err(LoadError::UnnamedColumn { path: path.to_path_buf(), line: line_no, column: i + 1 });
         }
         if index.insert(name.clone(), i).is_some() {
-            bail!("{}:{line_no}: column `{name}` appears twice in the header", path.display());
+            return Err(LoadError::DuplicateColumn { path: path.to_path_buf(), line: line_no, name: name.clone() });
         }
     }
     Ok((names, index))
 }
 
-/// Error for a cell that is not a number.
-fn cell_error(path: &Path, line: usize, col: usize, name: &str, cell: &str, what: impl Display) -> anyhow::Error {
-    anyhow!("{}:{line}: column {} (`{name}`): {what}: `{cell}`", path.display(), col + 1)
+/// Error for the cell in 0-based column `col` of `line`.
+fn cell_error(path: &Path, line: usize, col: usize, name: &str, cell: &str, problem: CellProblem) -> LoadError {
+    LoadError::Cell {
+        path: path.to_path_buf(),
+        line,
+        column: col + 1,
+        name: name.to_string(),
+        cell: cell.to_string(),
+        problem: Box::new(problem),
+    }
 }
 
 /// Parse a numeric cell: `Ok(None)` for an empty cell.
-fn parse_number(path: &Path, line: usize, col: usize, name: &str, cell: &str) -> Result<Option<f64>> {
+fn parse_number(path: &Path, line: usize, col: usize, name: &str, cell: &str) -> Result<Option<f64>, LoadError> {
     let cell = cell.trim();
     if cell.is_empty() {
         return Ok(None);
     }
     match cell.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Some(v)),
-        Ok(_) => Err(cell_error(path, line, col, name, cell, "not a finite number")),
-        Err(_) => Err(cell_error(path, line, col, name, cell, "not a number")),
+        Ok(_) => Err(cell_error(path, line, col, name, cell, CellProblem::NotFinite)),
+        Err(_) => Err(cell_error(path, line, col, name, cell, CellProblem::NotANumber)),
     }
 }
 
-fn ragged(path: &Path, line: usize, got: usize, want: usize) -> anyhow::Error {
-    anyhow!("{}:{line}: row has {got} fields but the header has {want} columns", path.display())
+fn missing_column(path: &Path, line: usize, name: &str) -> LoadError {
+    LoadError::MissingColumn { path: path.to_path_buf(), line, name: name.to_string() }
+}
+
+fn ragged(path: &Path, line: usize, got: usize, want: usize) -> LoadError {
+    LoadError::Ragged { path: path.to_path_buf(), line, got, want }
 }
 
 /// `ssd{i}_{kind}` → `Some(i)` when kind is one of [`SSD_COLUMN_KINDS`].
@@ -325,31 +412,40 @@ fn ssd_column_index(name: &str) -> Option<usize> {
     num.parse().ok()
 }
 
-/// Parse `timeseries.csv` (linear in the file size).
-pub fn parse_timeseries(path: &Path, text: &str) -> Result<TimeSeries> {
-    let mut it = lines(text);
-    let Some((header_line, header)) = it.next() else {
-        bail!("{}:1: empty file; expected a header line", path.display());
-    };
-    let (names, index) = parse_header(path, header_line, header)?;
+/// Checks that the header of `timeseries.csv` has every column it must have; returns the
+/// number of SSDs it has columns for.
+fn timeseries_ssds(
+    path: &Path,
+    line: usize,
+    names: &[String],
+    index: &HashMap<String, usize>,
+) -> Result<usize, LoadError> {
     for required in REQUIRED_TIMESERIES_COLUMNS {
         if !index.contains_key(required) {
-            bail!("{}:{header_line}: missing column `{required}` (see OUTPUT.md)", path.display());
+            return Err(missing_column(path, line, required));
         }
     }
     // Per-SSD columns: indices must run 0..n, each SSD with all four kinds.
-    let num_ssds = names.iter().filter_map(|n| ssd_column_index(n)).max().map_or(0, |m| m + 1);
-    for ssd in 0..num_ssds {
+    let ssds = names.iter().filter_map(|n| ssd_column_index(n)).max().map_or(0, |m| m + 1);
+    for ssd in 0..ssds {
         for kind in SSD_COLUMN_KINDS {
             let name = format!("ssd{ssd}_{kind}");
             if !index.contains_key(&name) {
-                bail!(
-                    "{}:{header_line}: missing column `{name}` (the header has columns for {num_ssds} SSDs)",
-                    path.display()
-                );
+                return Err(LoadError::MissingSsdColumn { path: path.to_path_buf(), line, name, ssds });
             }
         }
     }
+    Ok(ssds)
+}
+
+/// Parse `timeseries.csv` (linear in the file size).
+pub fn parse_timeseries(path: &Path, text: &str) -> Result<TimeSeries, LoadError> {
+    let mut it = lines(text);
+    let Some((header_line, header)) = it.next() else {
+        return Err(LoadError::Empty { path: path.to_path_buf() });
+    };
+    let (names, index) = parse_header(path, header_line, header)?;
+    let num_ssds = timeseries_ssds(path, header_line, &names, &index)?;
     // Which columns are numeric: the ones OUTPUT.md describes as numbers. Columns it
     // does not describe are kept as text, so that new columns do not break old readers.
     let numeric: Vec<bool> = names
@@ -387,7 +483,7 @@ pub fn parse_timeseries(path: &Path, text: &str) -> Result<TimeSeries> {
                     let value = parse_number(path, line_no, col, &names[col], cell)?;
                     if col == t_col {
                         let Some(t) = value else {
-                            return Err(cell_error(path, line_no, col, &names[col], cell, "time must not be empty"));
+                            return Err(cell_error(path, line_no, col, &names[col], cell, CellProblem::EmptyTime));
                         };
                         if let Some(&prev) = time.last() {
                             if t < prev {
@@ -397,7 +493,7 @@ pub fn parse_timeseries(path: &Path, text: &str) -> Result<TimeSeries> {
                                     col,
                                     &names[col],
                                     cell,
-                                    format_args!("time goes backwards (previous row had {prev})"),
+                                    CellProblem::TimeBackwards { prev },
                                 ));
                             }
                         }
@@ -417,18 +513,13 @@ pub fn parse_timeseries(path: &Path, text: &str) -> Result<TimeSeries> {
 }
 
 /// Parse a latency CDF file (`op,latency_us,fraction`; other columns are ignored).
-pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf> {
+pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf, LoadError> {
     let mut it = lines(text);
     let Some((header_line, header)) = it.next() else {
-        bail!("{}:1: empty file; expected a header line", path.display());
+        return Err(LoadError::Empty { path: path.to_path_buf() });
     };
     let (names, index) = parse_header(path, header_line, header)?;
-    let col = |name: &str| {
-        index
-            .get(name)
-            .copied()
-            .ok_or_else(|| anyhow!("{}:{header_line}: missing column `{name}` (see OUTPUT.md)", path.display()))
-    };
+    let col = |name: &str| index.get(name).copied().ok_or_else(|| missing_column(path, header_line, name));
     let (op_col, lat_col, frac_col) = (col("op")?, col("latency_us")?, col("fraction")?);
     let ncols = names.len();
 
@@ -443,23 +534,16 @@ pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf> {
         }
         let op = cells[op_col];
         if op.is_empty() {
-            return Err(cell_error(path, line_no, op_col, "op", op, "op must not be empty"));
+            return Err(cell_error(path, line_no, op_col, "op", op, CellProblem::EmptyOp));
         }
-        let required = |c: usize| -> Result<f64> {
+        let required = |c: usize| -> Result<f64, LoadError> {
             parse_number(path, line_no, c, &names[c], cells[c])?
-                .ok_or_else(|| cell_error(path, line_no, c, &names[c], cells[c], "value must not be empty"))
+                .ok_or_else(|| cell_error(path, line_no, c, &names[c], cells[c], CellProblem::EmptyValue))
         };
         let latency = required(lat_col)?;
         let fraction = required(frac_col)?;
         if latency < 0.0 {
-            return Err(cell_error(
-                path,
-                line_no,
-                lat_col,
-                "latency_us",
-                cells[lat_col],
-                "latency must not be negative",
-            ));
+            return Err(cell_error(path, line_no, lat_col, "latency_us", cells[lat_col], CellProblem::NegativeLatency));
         }
         if !(0.0..=1.0 + 1e-9).contains(&fraction) {
             return Err(cell_error(
@@ -468,7 +552,7 @@ pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf> {
                 frac_col,
                 "fraction",
                 cells[frac_col],
-                "fraction must be within 0..1",
+                CellProblem::FractionOutOfRange,
             ));
         }
         let slot = match by_op.get(op) {
@@ -488,7 +572,7 @@ pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf> {
                     lat_col,
                     "latency_us",
                     cells[lat_col],
-                    format_args!("latency decreases within op `{op}` (previous row had {prev_lat})"),
+                    CellProblem::LatencyDecreases { op: op.to_string(), prev: prev_lat },
                 ));
             }
             if fraction + 1e-9 < prev_frac {
@@ -498,7 +582,7 @@ pub fn parse_cdf(path: &Path, text: &str) -> Result<Cdf> {
                     frac_col,
                     "fraction",
                     cells[frac_col],
-                    format_args!("cumulative fraction decreases within op `{op}` (previous row had {prev_frac})"),
+                    CellProblem::FractionDecreases { op: op.to_string(), prev: prev_frac },
                 ));
             }
         }
@@ -540,6 +624,17 @@ mod tests {
         assert!(e.contains("missing column `user_write_mbps`"), "{e}");
         let e = parse_timeseries(p, &format!("{head},ssd0_read_mbps\n")).unwrap_err().to_string();
         assert!(e.contains("missing column `ssd0_write_mbps`"), "{e}");
+    }
+
+    #[test]
+    fn summary_errors_keep_the_json_error_as_their_cause() {
+        let p = Path::new("r/summary.json");
+        let e = parse_summary(p, "{\n  \"seed\": 1,,\n}").unwrap_err();
+        assert_eq!(e.to_string(), "r/summary.json:2: invalid JSON");
+        let json = std::error::Error::source(&e).map(ToString::to_string).unwrap_or_default();
+        assert!(json.contains("line 2"), "{json}");
+        let e = parse_summary(p, "{\"scheme\": 7}").unwrap_err();
+        assert_eq!(e.to_string(), "r/summary.json: field `scheme` must be a string, found `7`");
     }
 
     #[test]

@@ -22,14 +22,17 @@ mod load;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use anyhow::{bail, Context, Result};
+use thiserror::Error;
 
+pub use canvas::PlotError;
 pub use load::{
-    load_run, parse_cdf, parse_summary, parse_timeseries, Cdf, CdfSeries, Column, Run, TimeSeries, LATENCY_CDF_FILE,
-    REQUIRED_TIMESERIES_COLUMNS, SSD_COLUMN_KINDS, SSD_LATENCY_CDF_FILE, SUMMARY_FILE, TIMESERIES_FILE,
+    load_run, parse_cdf, parse_summary, parse_timeseries, Cdf, CdfSeries, CellProblem, Column, LoadError, Run,
+    TimeSeries, LATENCY_CDF_FILE, REQUIRED_TIMESERIES_COLUMNS, SSD_COLUMN_KINDS, SSD_LATENCY_CDF_FILE, SUMMARY_FILE,
+    TIMESERIES_FILE,
 };
 
 use canvas::{render, Figure};
@@ -77,6 +80,42 @@ impl FromStr for Format {
     }
 }
 
+/// Why the figures could not be made: a run directory that could not be read, or the
+/// figure file (named) that could not be drawn or written.
+#[derive(Debug, Error)]
+pub enum ReportError {
+    #[error("no run directories given")]
+    NoRuns,
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{}: cannot create output directory", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "PNG output needs a TrueType font, but none is usable ({reason}); \
+         install one (e.g. `apt-get install fonts-dejavu-core`) or use --format svg"
+    )]
+    NoFont { reason: String },
+    #[error("{}: cannot draw figure", .path.display())]
+    Draw {
+        path: PathBuf,
+        #[source]
+        source: PlotError,
+    },
+    #[error("{}: cannot write", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The PNG encoder's error type is not one plotters exports, so only its text is kept.
+    #[error("{}: cannot write PNG: {reason}", .path.display())]
+    WritePng { path: PathBuf, reason: String },
+}
+
 /// Where and how to write the figures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportOptions {
@@ -87,18 +126,17 @@ pub struct ReportOptions {
 }
 
 /// Draw every figure that the given run directories support; return the paths written.
-pub fn draw(runs: &[PathBuf], opts: &ReportOptions) -> Result<Vec<PathBuf>> {
+pub fn draw(runs: &[PathBuf], opts: &ReportOptions) -> Result<Vec<PathBuf>, ReportError> {
     if runs.is_empty() {
-        bail!("no run directories given");
+        return Err(ReportError::NoRuns);
     }
-    let loaded = runs.iter().map(|dir| load_run(dir)).collect::<Result<Vec<_>>>()?;
+    let loaded = runs.iter().map(|dir| load_run(dir)).collect::<Result<Vec<_>, _>>()?;
     draw_runs(&loaded, opts)
 }
 
 /// Like [`draw`], for runs already loaded with [`load_run`].
-pub fn draw_runs(runs: &[Run], opts: &ReportOptions) -> Result<Vec<PathBuf>> {
-    fs::create_dir_all(&opts.out_dir)
-        .with_context(|| format!("{}: cannot create output directory", opts.out_dir.display()))?;
+pub fn draw_runs(runs: &[Run], opts: &ReportOptions) -> Result<Vec<PathBuf>, ReportError> {
+    create_dir(&opts.out_dir)?;
     if opts.format == Format::Png {
         canvas::ensure_png_fonts()?;
     }
@@ -146,12 +184,17 @@ struct Output<'a> {
 }
 
 impl Output<'_> {
-    fn emit<F: Figure>(&mut self, stem: &str, fig: &F) -> Result<()> {
+    fn emit<F: Figure>(&mut self, stem: &str, fig: &F) -> Result<(), ReportError> {
         let path = self.dir.join(format!("{stem}.{}", self.format.extension()));
-        render(fig, &path, self.format).with_context(|| format!("{}: cannot draw figure", path.display()))?;
+        render(fig, &path, self.format)?;
         self.written.push(path);
         Ok(())
     }
+}
+
+/// Creates the directory figures are written into, and the directories above it.
+fn create_dir(dir: &Path) -> Result<(), ReportError> {
+    fs::create_dir_all(dir).map_err(|source| ReportError::CreateDir { path: dir.to_path_buf(), source })
 }
 
 /// Legend names: the scheme from `summary.json` (the directory name if none); runs that

@@ -81,7 +81,7 @@ impl ParseError {
 }
 
 /// A line of a trace that could not be used, with its 1-based line number. The caller adds
-/// the file name (e.g. `anyhow::Context`).
+/// the file name (as [`crate::replay::ReplayError`] does).
 #[derive(Debug, Error)]
 pub enum TraceError {
     #[error("line {line}: {error}")]
