@@ -211,116 +211,21 @@ impl SimArgs {
         let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
         self.check_flags(kind)?;
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
-        let ssd = preset.with_user_pages(capacity / PAGE_BYTES);
-        if let Err(e) = ssd.validate() {
-            let given = format_size(capacity);
-            if self.array.is_some() {
-                let hint = format!("the array's members ({given}) are too small for the {} SSD model", self.ssd);
-                return Err(anyhow::Error::new(e).context(hint));
-            }
-            let hint = match min_capacity(&preset) {
-                Some(min) if capacity < min => format!(
-                    "--ssd-capacity {given} is too small for the {} SSD model{}; use --ssd-capacity {} or more",
-                    self.ssd,
-                    if e.field == "over_provisioning" {
-                        ": the blocks its GC holds in reserve would eat its over-provisioning"
-                    } else {
-                        ""
-                    },
-                    format_size(min)
-                ),
-                _ => format!("--ssd-capacity {given} does not fit the {} SSD model", self.ssd),
-            };
-            return Err(anyhow::Error::new(e).context(hint));
-        }
-        let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
-        let mut array = created.unwrap_or(ArraySpec {
-            kind: self.scheme.kind,
-            rgroups: self.rgroups,
-            ssds_per_rgroup: self.ssds_per_rgroup,
-            member_blocks: ssd.user_pages,
-            member_offset: 0,
-            segment_rows: to_u32(self.segment.unwrap_or_else(|| ssd.erase_stripe_pages()), "segment")?,
-            chunk_blocks: to_u32(self.chunk, "chunk")?,
-            victim: self.victim,
-            tuning: swan_core::scheme::LogTuning {
-                swan_gc_target: self.gc_target,
-                swan_gc_max_groups: self.gc_groups,
-                lograid_gc_low: self.gc_low,
-                lograid_gc_high: self.gc_high,
-                ..Default::default()
-            },
-        });
-        if let Some(spare) = self.spare {
-            array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
-        }
-        let members = u64::from(array.members());
-        let parity = u64::from(kind.raid().parity_members());
-        let data_members = match kind {
-            SchemeKind::Swan(_) => {
-                u64::from(array.rgroups) * u64::from(array.ssds_per_rgroup.saturating_sub(parity as u32))
-            }
-            _ => members.saturating_sub(parity),
+        let ssd = self.ssd_model(&preset, capacity)?;
+        let array = match created {
+            Some(a) => self.with_spare(a),
+            None => self.with_spare(self.array_spec(&ssd)?),
         };
-        let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
-        let volume = array.build()?.volume_blocks();
-        if region > volume {
-            bail!(
-                "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
-                self.working_set,
-                kind,
-                volume as f64 / (array.member_blocks * data_members) as f64
-            );
-        }
-        let arrival = match self.rate_iops {
-            Some(iops) => Arrival::Open { iops },
-            None => Arrival::Closed { iodepth: self.iodepth },
-        };
-        let named = match &self.workload {
-            None => None,
-            Some(name) => {
-                let Some(mut w) = hpc::by_name(name, region) else {
-                    bail!("unknown --workload '{name}': expected one of {}", hpc::NAMES.join(", "));
-                };
-                if let (Some(iops), Arrival::Bursty { on_ms, off_ms, .. }) = (self.rate_iops, w.arrival) {
-                    w.arrival = Arrival::Bursty { iops, on_ms, off_ms };
-                }
-                Some(w)
-            }
-        };
-        let ggc = match self.scheme.ggc {
-            None => None,
-            Some(policy) => {
-                let ms = |v: f64, flag: &str| -> anyhow::Result<u64> {
-                    if !(v.is_finite() && v > 0.0) {
-                        bail!("{flag} must be a positive number of milliseconds, got {v}");
-                    }
-                    Ok((v * 1e6) as u64)
-                };
-                let cfg = GgcConfig {
-                    policy,
-                    force_target: self.ggc_target,
-                    force_victims: self.ggc_victims,
-                    poll_ns: ms(self.ggc_poll_ms, "--ggc-poll-ms")?,
-                    idle_ns: ms(self.ggc_idle_ms, "--ggc-idle-ms")?,
-                };
-                cfg.validate().map_err(|e| anyhow::anyhow!("--ggc-target/--ggc-victims: {e}"))?;
-                Some(cfg)
-            }
-        };
+        let region = self.working_region(&array)?;
+        let named = self.named_workload(region)?;
+        let ggc = self.ggc_config()?;
         if !(self.measure_from.is_finite() && self.measure_from >= 0.0) {
             bail!("--measure-from must be ≥ 0 seconds, got {}", self.measure_from);
         }
-        let workload = named.unwrap_or(WorkloadSpec {
-            pattern: self.rw,
-            read_fraction: self.rwmixread,
-            block_blocks: to_u32(self.bs, "block size")?,
-            block_blocks_max: 0,
-            region_start: 0,
-            region_blocks: region,
-            distribution: self.dist,
-            arrival,
-        });
+        let workload = match named {
+            Some(w) => w,
+            None => self.synthetic_workload(region)?,
+        };
         let footprint = match (self.time, self.footprint, &self.trace) {
             (None, None, None) => Some(3.0),
             (_, f, _) => f,
@@ -333,7 +238,7 @@ impl SimArgs {
             skip_bad: self.skip_bad,
             max_requests: self.max_requests,
         });
-        let raw_bytes = members * array.member_blocks * swan_core::BLOCK_BYTES;
+        let raw_bytes = u64::from(array.members()) * array.member_blocks * swan_core::BLOCK_BYTES;
         Ok(SimConfig {
             array,
             ssd,
@@ -352,6 +257,137 @@ impl SimArgs {
             age_spread: self.age_spread,
             prefill: self.prefill.then_some(swan_sim::prefill::Prefill::STEADY),
         })
+    }
+
+    /// The SSD model: `preset` at `capacity` bytes, refused with the smallest capacity that
+    /// would fit when it is too small.
+    fn ssd_model(&self, preset: &SsdConfig, capacity: u64) -> anyhow::Result<SsdConfig> {
+        let ssd = preset.with_user_pages(capacity / PAGE_BYTES);
+        let Err(e) = ssd.validate() else { return Ok(ssd) };
+        let given = format_size(capacity);
+        if self.array.is_some() {
+            let hint = format!("the array's members ({given}) are too small for the {} SSD model", self.ssd);
+            return Err(anyhow::Error::new(e).context(hint));
+        }
+        let hint = match min_capacity(preset) {
+            Some(min) if capacity < min => format!(
+                "--ssd-capacity {given} is too small for the {} SSD model{}; use --ssd-capacity {} or more",
+                self.ssd,
+                if e.field == "over_provisioning" {
+                    ": the blocks its GC holds in reserve would eat its over-provisioning"
+                } else {
+                    ""
+                },
+                format_size(min)
+            ),
+            _ => format!("--ssd-capacity {given} does not fit the {} SSD model", self.ssd),
+        };
+        Err(anyhow::Error::new(e).context(hint))
+    }
+
+    /// The array the flags describe, over members the size of `ssd`'s user space.
+    fn array_spec(&self, ssd: &SsdConfig) -> anyhow::Result<ArraySpec> {
+        let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
+        Ok(ArraySpec {
+            kind: self.scheme.kind,
+            rgroups: self.rgroups,
+            ssds_per_rgroup: self.ssds_per_rgroup,
+            member_blocks: ssd.user_pages,
+            member_offset: 0,
+            segment_rows: to_u32(self.segment.unwrap_or_else(|| ssd.erase_stripe_pages()), "segment")?,
+            chunk_blocks: to_u32(self.chunk, "chunk")?,
+            victim: self.victim,
+            tuning: swan_core::scheme::LogTuning {
+                swan_gc_target: self.gc_target,
+                swan_gc_max_groups: self.gc_groups,
+                lograid_gc_low: self.gc_low,
+                lograid_gc_high: self.gc_high,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// `array` with the volume `--spare` leaves, if given.
+    fn with_spare(&self, mut array: ArraySpec) -> ArraySpec {
+        if let Some(spare) = self.spare {
+            array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
+        }
+        array
+    }
+
+    /// The blocks `--working-set` covers: that share of the data members' blocks, which must
+    /// fit in the volume the array exposes.
+    fn working_region(&self, array: &ArraySpec) -> anyhow::Result<u64> {
+        let kind = array.kind;
+        let parity = kind.raid().parity_members();
+        let data_members = match kind {
+            SchemeKind::Swan(_) => u64::from(array.rgroups) * u64::from(array.ssds_per_rgroup.saturating_sub(parity)),
+            _ => u64::from(array.members().saturating_sub(parity)),
+        };
+        let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
+        let volume = array.build()?.volume_blocks();
+        if region > volume {
+            bail!(
+                "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
+                self.working_set,
+                kind,
+                volume as f64 / (array.member_blocks * data_members) as f64
+            );
+        }
+        Ok(region)
+    }
+
+    fn arrival(&self) -> Arrival {
+        match self.rate_iops {
+            Some(iops) => Arrival::Open { iops },
+            None => Arrival::Closed { iodepth: self.iodepth },
+        }
+    }
+
+    /// `--workload`'s HPC workload over `region`, with `--rate-iops` as its burst rate.
+    fn named_workload(&self, region: u64) -> anyhow::Result<Option<WorkloadSpec>> {
+        let Some(name) = &self.workload else { return Ok(None) };
+        let Some(mut w) = hpc::by_name(name, region) else {
+            bail!("unknown --workload '{name}': expected one of {}", hpc::NAMES.join(", "));
+        };
+        if let (Some(iops), Arrival::Bursty { on_ms, off_ms, .. }) = (self.rate_iops, w.arrival) {
+            w.arrival = Arrival::Bursty { iops, on_ms, off_ms };
+        }
+        Ok(Some(w))
+    }
+
+    /// The fio-like workload `--rw`, `--bs`, `--dist` and friends describe.
+    fn synthetic_workload(&self, region: u64) -> anyhow::Result<WorkloadSpec> {
+        Ok(WorkloadSpec {
+            pattern: self.rw,
+            read_fraction: self.rwmixread,
+            block_blocks: u32::try_from(self.bs).context("block size is too large")?,
+            block_blocks_max: 0,
+            region_start: 0,
+            region_blocks: region,
+            distribution: self.dist,
+            arrival: self.arrival(),
+        })
+    }
+
+    /// Harmonia's coordinator, when the scheme asks for one.
+    fn ggc_config(&self) -> anyhow::Result<Option<GgcConfig>> {
+        let Some(policy) = self.scheme.ggc else { return Ok(None) };
+        let ms = |v: f64, flag: &str| -> anyhow::Result<u64> {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("{flag} must be a positive number of milliseconds, got {v}");
+            }
+            Ok((v * 1e6) as u64)
+        };
+        let cfg = GgcConfig {
+            policy,
+            force_target: self.ggc_target,
+            force_victims: self.ggc_victims,
+            poll_ns: ms(self.ggc_poll_ms, "--ggc-poll-ms")?,
+            idle_ns: ms(self.ggc_idle_ms, "--ggc-idle-ms")?,
+        };
+        cfg.validate().map_err(|e| anyhow::anyhow!("--ggc-target/--ggc-victims: {e}"))?;
+        Ok(Some(cfg))
     }
 }
 
