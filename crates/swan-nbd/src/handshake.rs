@@ -332,30 +332,7 @@ impl Handshake {
     /// the export index on entering transmission.
     fn on_plain_option(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
         match h.option {
-            // "If the chosen export does not exist ... the server MUST terminate
-            // the session."
-            opt::EXPORT_NAME => {
-                let idx = match decode_export_name(data, h.length) {
-                    Ok(Some((name, _))) => self.config.find(&name),
-                    _ => None,
-                };
-                match idx {
-                    Some(i) => {
-                        let l = &self.config.exports[i].limits;
-                        actions.push(Action::Send(encode_export_name_reply(
-                            l.size_bytes,
-                            l.transmission_flags,
-                            self.client.no_zeroes,
-                        )));
-                        Some(i)
-                    }
-                    None => {
-                        actions.push(Action::Close { reason: "NBD_OPT_EXPORT_NAME for an unknown export".into() });
-                        self.state = State::Done;
-                        None
-                    }
-                }
-            }
+            opt::EXPORT_NAME => self.on_export_name(h, data, actions),
             // "The server MUST reply with `NBD_REP_ACK`" (and "SHOULD ignore any
             // data sent by the client"); the client then drops the connection.
             opt::ABORT => {
@@ -366,60 +343,11 @@ impl Handshake {
                 self.state = State::Done;
                 None
             }
-            // "The client MUST NOT send any additional data with the option, and
-            // the server SHOULD reject a request that includes data with
-            // `NBD_REP_ERR_INVALID`."
             opt::LIST => {
-                if !data.is_empty() {
-                    Self::error(actions, h.option, rep::ERR_INVALID, "NBD_OPT_LIST takes no data");
-                    return None;
-                }
-                let mut out = Vec::new();
-                for e in &self.config.exports {
-                    if encode_rep_server(&mut out, h.option, &e.name, &e.description).is_err() {
-                        encode_rep_server(&mut out, h.option, &e.name, "").unwrap_or(());
-                    }
-                }
-                encode_rep_ack(&mut out, h.option);
-                actions.push(Action::Send(out));
+                self.on_list(h, data, actions);
                 None
             }
-            opt::INFO | opt::GO => {
-                let req = match decode_info_request(data, h.length) {
-                    Ok(Some((r, _))) => r,
-                    _ => {
-                        Self::error(actions, h.option, rep::ERR_INVALID, "malformed INFO/GO request");
-                        return None;
-                    }
-                };
-                let Some(i) = self.config.find(&req.name) else {
-                    Self::error(actions, h.option, rep::ERR_UNKNOWN, "no such export");
-                    return None;
-                };
-                let e = &self.config.exports[i];
-                let l = &e.limits;
-                let mut out = Vec::new();
-                // "The server MUST send an `NBD_INFO_EXPORT` information type at
-                // some point before sending an `NBD_REP_ACK`".
-                encode_info_export(&mut out, h.option, l.size_bytes, l.transmission_flags);
-                // Always sent: "The server MAY send information requests back
-                // which are not explicitly requested", and it "MUST send this
-                // info if it is requested and it intends to enforce block size
-                // constraints other than the defaults".
-                encode_info_block_size(&mut out, h.option, l.min_block, l.preferred_block, l.max_payload);
-                if req.requests.contains(&info::NAME) {
-                    encode_info_string(&mut out, h.option, info::NAME, &e.name).unwrap_or(());
-                }
-                if req.requests.contains(&info::DESCRIPTION) && !e.description.is_empty() {
-                    encode_info_string(&mut out, h.option, info::DESCRIPTION, &e.description).unwrap_or(());
-                }
-                encode_rep_ack(&mut out, h.option);
-                actions.push(Action::Send(out));
-                // "if the reply indicates success (i.e. ends with
-                // `NBD_REP_ACK`), the client and the server both immediately
-                // enter the transmission phase."
-                (h.option == opt::GO).then_some(i)
-            }
+            opt::INFO | opt::GO => self.on_info_or_go(h, data, actions),
             // "Servers that receive messages which they do not implement MUST
             // reply to them with `NBD_REP_ERR_UNSUP`".
             _ => {
@@ -427,5 +355,85 @@ impl Handshake {
                 None
             }
         }
+    }
+
+    /// `NBD_OPT_EXPORT_NAME`: "If the chosen export does not exist ... the server MUST
+    /// terminate the session."
+    fn on_export_name(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
+        let idx = match decode_export_name(data, h.length) {
+            Ok(Some((name, _))) => self.config.find(&name),
+            _ => None,
+        };
+        match idx {
+            Some(i) => {
+                let l = &self.config.exports[i].limits;
+                actions.push(Action::Send(encode_export_name_reply(
+                    l.size_bytes,
+                    l.transmission_flags,
+                    self.client.no_zeroes,
+                )));
+                Some(i)
+            }
+            None => {
+                actions.push(Action::Close { reason: "NBD_OPT_EXPORT_NAME for an unknown export".into() });
+                self.state = State::Done;
+                None
+            }
+        }
+    }
+
+    /// `NBD_OPT_LIST`: "The client MUST NOT send any additional data with the option, and
+    /// the server SHOULD reject a request that includes data with `NBD_REP_ERR_INVALID`."
+    fn on_list(&self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) {
+        if !data.is_empty() {
+            Self::error(actions, h.option, rep::ERR_INVALID, "NBD_OPT_LIST takes no data");
+            return;
+        }
+        let mut out = Vec::new();
+        for e in &self.config.exports {
+            if encode_rep_server(&mut out, h.option, &e.name, &e.description).is_err() {
+                encode_rep_server(&mut out, h.option, &e.name, "").unwrap_or(());
+            }
+        }
+        encode_rep_ack(&mut out, h.option);
+        actions.push(Action::Send(out));
+    }
+
+    /// `NBD_OPT_INFO` and `NBD_OPT_GO`: describe the export; GO then enters transmission.
+    fn on_info_or_go(&mut self, h: OptionHeader, data: &[u8], actions: &mut Vec<Action>) -> Option<usize> {
+        let req = match decode_info_request(data, h.length) {
+            Ok(Some((r, _))) => r,
+            _ => {
+                Self::error(actions, h.option, rep::ERR_INVALID, "malformed INFO/GO request");
+                return None;
+            }
+        };
+        let Some(i) = self.config.find(&req.name) else {
+            Self::error(actions, h.option, rep::ERR_UNKNOWN, "no such export");
+            return None;
+        };
+        let e = &self.config.exports[i];
+        let l = &e.limits;
+        let mut out = Vec::new();
+        // "The server MUST send an `NBD_INFO_EXPORT` information type at
+        // some point before sending an `NBD_REP_ACK`".
+        encode_info_export(&mut out, h.option, l.size_bytes, l.transmission_flags);
+        // Always sent: "The server MAY send information requests back
+        // which are not explicitly requested", and it "MUST send this
+        // info if it is requested and it intends to enforce block size
+        // constraints other than the defaults".
+        encode_info_block_size(&mut out, h.option, l.min_block, l.preferred_block, l.max_payload);
+        if req.requests.contains(&info::NAME) {
+            encode_info_string(&mut out, h.option, info::NAME, &e.name).unwrap_or(());
+        }
+        if req.requests.contains(&info::DESCRIPTION) && !e.description.is_empty() {
+            encode_info_string(&mut out, h.option, info::DESCRIPTION, &e.description).unwrap_or(());
+        }
+        encode_rep_ack(&mut out, h.option);
+        actions.push(Action::Send(out));
+        // "if the reply indicates success (i.e. ends with
+        // `NBD_REP_ACK`), the client and the server both immediately
+        // enter the transmission phase."
+        (h.option == opt::GO).then_some(i)
     }
 }

@@ -97,6 +97,32 @@ impl ExportLimits {
 /// "Servers SHOULD reply with `NBD_EINVAL` to clients sending
 /// `NBD_CMD_BLOCK_STATUS` without selecting at least one metadata context."
 pub fn validate(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
+    check_exposed(req, export)?;
+    check_flags(req, export)?;
+    match req.kind {
+        // DISC: "The values of the length and offset fields in a disconnect
+        // request MUST be zero." FLUSH: "*length* and *offset* are reserved,
+        // and MUST be set to all-zero."
+        Command::Disc | Command::Flush => {
+            if req.offset != 0 || req.length != 0 {
+                return Err(Errno::Inval);
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    let writes = matches!(req.kind, Command::Write | Command::Trim | Command::WriteZeroes);
+    // "it SHOULD return `NBD_EPERM` if it receives a write or trim request on a
+    // read-only export"; WRITE_ZEROES: "It SHOULD return `NBD_EPERM` if it
+    // receives a write zeroes request on a read-only export."
+    if writes && export.read_only() {
+        return Err(Errno::Perm);
+    }
+    check_extent(req, export)
+}
+
+/// The command must be one the export advertised.
+fn check_exposed(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
     // "The server SHOULD return `NBD_EINVAL` if it receives an unknown command."
     // Commands whose support flag was not advertised are treated alike: "The
     // client MUST NOT use a feature documented as 'exposed' by a flag unless
@@ -111,7 +137,11 @@ pub fn validate(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
     if !exposed {
         return Err(Errno::Inval);
     }
+    Ok(())
+}
 
+/// Every command flag set must be known and applicable to this command on this export.
+fn check_flags(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
     // "The server SHOULD return `NBD_EINVAL` if it receives an unknown command
     // flag. It also SHOULD return `NBD_EINVAL` if it receives a request with a
     // flag not explicitly documented as applicable to the given request."
@@ -145,28 +175,12 @@ pub fn validate(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
     if req.flags & !applicable != 0 {
         return Err(Errno::Inval);
     }
+    Ok(())
+}
 
-    match req.kind {
-        // DISC: "The values of the length and offset fields in a disconnect
-        // request MUST be zero." FLUSH: "*length* and *offset* are reserved,
-        // and MUST be set to all-zero."
-        Command::Disc | Command::Flush => {
-            if req.offset != 0 || req.length != 0 {
-                return Err(Errno::Inval);
-            }
-            return Ok(());
-        }
-        _ => {}
-    }
-
-    let writes = matches!(req.kind, Command::Write | Command::Trim | Command::WriteZeroes);
-    // "it SHOULD return `NBD_EPERM` if it receives a write or trim request on a
-    // read-only export"; WRITE_ZEROES: "It SHOULD return `NBD_EPERM` if it
-    // receives a write zeroes request on a read-only export."
-    if writes && export.read_only() {
-        return Err(Errno::Perm);
-    }
-
+/// The extent of a data command: not empty, aligned, within the payload limit where one
+/// applies, and inside the export.
+fn check_extent(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
     // Zero length: "The client SHOULD NOT request a read [write, trim, write
     // zeroes] length of 0; the behavior of a server on such a request is
     // unspecified although the server SHOULD NOT disconnect." swan answers
