@@ -289,70 +289,87 @@ impl Figure for PerSsd<'_> {
             let (name_area, chart_area) = row.split_horizontally(FIG6_NAME_W);
             let (_, name_h) = name_area.dim_in_pixel();
             let centre = if last { (name_h as i32 - FIG6_FOOTER as i32 - 14) / 2 } else { name_h as i32 / 2 };
+            row_label(&name_area, (r < n).then_some(r), centre)?;
+            let row = Row { t, t_max, last, onset, plot_width };
             if r < n {
-                put_text(
-                    &name_area,
-                    &format!("SSD {r}"),
-                    &text(16.0, BLACK),
-                    (FIG6_NAME_W as i32 / 2, centre),
-                    HPos::Center,
-                    VPos::Center,
+                row.chart(
+                    &chart_area,
+                    ssd_max,
+                    &[(&writes[r], WRITE_BLUE.stroke_width(1)), (&reads[r], READ_RED.stroke_width(1))],
                 )?;
             } else {
-                let style = text(15.0, BLACK);
-                put_text(
-                    &name_area,
-                    "Array",
-                    &style,
-                    (FIG6_NAME_W as i32 / 2, centre - 10),
-                    HPos::Center,
-                    VPos::Center,
-                )?;
-                put_text(
-                    &name_area,
-                    "user write",
-                    &style,
-                    (FIG6_NAME_W as i32 / 2, centre + 10),
-                    HPos::Center,
-                    VPos::Center,
-                )?;
+                row.chart(&chart_area, array_max, &[(array, ARRAY_COLOR.stroke_width(1))])?;
             }
-            let y_max = if r < n { ssd_max } else { array_max };
-            let mut builder = ChartBuilder::on(&chart_area);
-            builder.margin_top(9).margin_right(24).y_label_area_size(60);
-            if last {
-                builder.x_label_area_size(FIG6_FOOTER).margin_bottom(14);
-            } else {
-                builder.margin_bottom(5);
-            }
-            let mut chart = builder.build_cartesian_2d(0.0..t_max, 0.0..y_max).map_err(pe)?;
-            let mut m = chart.configure_mesh();
-            m.x_labels(12)
-                .y_labels(4)
-                .max_light_lines(0)
-                .bold_line_style(GRID)
-                .label_style(text(13.0, BLACK))
-                .axis_desc_style(text(DESC_FONT, BLACK))
-                .x_label_formatter(&|v| seconds(*v))
-                .y_label_formatter(&|v| compact(*v));
-            if last {
-                m.x_desc("Simulated time (s)");
-            }
-            m.draw().map_err(pe)?;
-            if r < n {
-                draw_gapped(&mut chart, t, &writes[r], WRITE_BLUE.stroke_width(1), plot_width)?;
-                draw_gapped(&mut chart, t, &reads[r], READ_RED.stroke_width(1), plot_width)?;
-            } else {
-                draw_gapped(&mut chart, t, array, ARRAY_COLOR.stroke_width(1), plot_width)?;
-            }
-            if let Some(g) = onset {
-                chart
-                    .draw_series(DashedLineSeries::new(vec![(g, 0.0), (g, y_max)], 6, 5, GREY.stroke_width(1)))
-                    .map_err(pe)?;
-            }
-            frame(&mut chart, t_max, y_max)?;
         }
         Ok(())
+    }
+}
+
+/// A row's name: "SSD r", or for the array's row (`ssd` None) "Array / user write".
+fn row_label<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ssd: Option<usize>,
+    centre: i32,
+) -> Result<(), PlotError> {
+    let x = FIG6_NAME_W as i32 / 2;
+    match ssd {
+        Some(r) => put_text(area, &format!("SSD {r}"), &text(16.0, BLACK), (x, centre), HPos::Center, VPos::Center),
+        None => {
+            let style = text(15.0, BLACK);
+            put_text(area, "Array", &style, (x, centre - 10), HPos::Center, VPos::Center)?;
+            put_text(area, "user write", &style, (x, centre + 10), HPos::Center, VPos::Center)
+        }
+    }
+}
+
+/// What every row of Fig. 6 shares: the time axis, whether it is the bottom row (which
+/// carries the axis), the GC onset line, and the plot's width in pixels.
+struct Row<'a> {
+    t: &'a [f64],
+    t_max: f64,
+    last: bool,
+    onset: Option<f64>,
+    plot_width: usize,
+}
+
+impl Row<'_> {
+    /// One row's chart: `series` over time on a 0..`y_max` axis.
+    fn chart<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        y_max: f64,
+        series: &[(&[Option<f64>], ShapeStyle)],
+    ) -> Result<(), PlotError> {
+        let mut builder = ChartBuilder::on(area);
+        builder.margin_top(9).margin_right(24).y_label_area_size(60);
+        if self.last {
+            builder.x_label_area_size(FIG6_FOOTER).margin_bottom(14);
+        } else {
+            builder.margin_bottom(5);
+        }
+        let mut chart = builder.build_cartesian_2d(0.0..self.t_max, 0.0..y_max).map_err(pe)?;
+        let mut m = chart.configure_mesh();
+        m.x_labels(12)
+            .y_labels(4)
+            .max_light_lines(0)
+            .bold_line_style(GRID)
+            .label_style(text(13.0, BLACK))
+            .axis_desc_style(text(DESC_FONT, BLACK))
+            .x_label_formatter(&|v| seconds(*v))
+            .y_label_formatter(&|v| compact(*v));
+        if self.last {
+            m.x_desc("Simulated time (s)");
+        }
+        m.draw().map_err(pe)?;
+        for (values, style) in series {
+            draw_gapped(&mut chart, self.t, values, *style, self.plot_width)?;
+        }
+        if let Some(g) = self.onset {
+            chart
+                .draw_series(DashedLineSeries::new(vec![(g, 0.0), (g, y_max)], 6, 5, GREY.stroke_width(1)))
+                .map_err(pe)?;
+        }
+        frame(&mut chart, self.t_max, y_max)
     }
 }
 
