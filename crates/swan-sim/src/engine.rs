@@ -328,47 +328,11 @@ impl Engine {
         cfg: SimConfig,
         make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
     ) -> Result<Self, SimError> {
-        if cfg.interval_ms == 0 {
-            return Err(SimError::Config("the reporting interval must be at least 1 ms".into()));
-        }
-        if !(0.0..1.0).contains(&cfg.age_fraction) {
-            return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
-        }
+        check_run_settings(&cfg)?;
         let mut scheme = cfg.array.build()?;
-        cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
-        let member_pages = cfg.ssd.user_pages;
-        if member_pages < cfg.array.member_blocks {
-            return Err(SimError::Config(format!(
-                "members of {} blocks do not fit SSDs of {member_pages} pages",
-                cfg.array.member_blocks
-            )));
-        }
-        let mut ssds = Vec::with_capacity(scheme.members() as usize);
-        for i in 0..scheme.members() {
-            let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
-            if cfg.fill_first {
-                ssd.fill_sequential(1.0);
-                ssd.reset_stats();
-            }
-            if cfg.age_fraction > 0.0 {
-                let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(scheme.members()));
-                ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
-                ssd.reset_stats();
-            }
-            ssds.push(ssd);
-        }
+        let mut ssds = build_ssds(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {
-            Some(spec) => {
-                let mut overwrites = Generator::new(
-                    &prefill::overwrite_spec(&cfg.workload),
-                    scheme.volume_blocks(),
-                    SimRng::fork(cfg.seed, PREFILL_STREAM),
-                )
-                .map_err(SimError::Workload)?;
-                let report = prefill::run(&mut scheme, &mut ssds, spec, &mut overwrites).map_err(SimError::Config)?;
-                ssds.iter_mut().for_each(Ssd::reset_stats);
-                Some(report)
-            }
+            Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut ssds)?),
             None => None,
         };
         let counters_at_start = scheme.counters().clone();
@@ -378,12 +342,6 @@ impl Engine {
         }
         let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
-        if !(0.0..=1.0).contains(&cfg.age_spread) {
-            return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
-        }
-        if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
-            return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
-        }
         let members = scheme.members() as usize;
         Ok(Self {
             link: Link::new(cfg.network_mbps, 0),
@@ -961,4 +919,69 @@ impl Engine {
             stall_ns: self.stall_ns,
         }
     }
+}
+
+/// The run's own settings (reporting interval, aging, measurement start), refused before
+/// any SSD is built.
+fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
+    if cfg.interval_ms == 0 {
+        return Err(SimError::Config("the reporting interval must be at least 1 ms".into()));
+    }
+    if !(0.0..1.0).contains(&cfg.age_fraction) {
+        return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
+    }
+    if !(0.0..=1.0).contains(&cfg.age_spread) {
+        return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
+    }
+    if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
+        return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
+    }
+    Ok(())
+}
+
+/// One modelled SSD per member, filled or aged as the run asks (SSD `i` aged by a share
+/// that falls with `i` when the ages are spread).
+fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
+    cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
+    let member_pages = cfg.ssd.user_pages;
+    if member_pages < cfg.array.member_blocks {
+        return Err(SimError::Config(format!(
+            "members of {} blocks do not fit SSDs of {member_pages} pages",
+            cfg.array.member_blocks
+        )));
+    }
+    let mut ssds = Vec::with_capacity(members as usize);
+    for i in 0..members {
+        let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
+        if cfg.fill_first {
+            ssd.fill_sequential(1.0);
+            ssd.reset_stats();
+        }
+        if cfg.age_fraction > 0.0 {
+            let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(members));
+            ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+            ssd.reset_stats();
+        }
+        ssds.push(ssd);
+    }
+    Ok(ssds)
+}
+
+/// The untimed pre-fill: the array brought to steady state by overwrites drawn like the
+/// workload's, before the clock starts.
+fn prefill_array(
+    cfg: &SimConfig,
+    spec: prefill::Prefill,
+    scheme: &mut ArrayScheme,
+    ssds: &mut [Ssd],
+) -> Result<prefill::PrefillReport, SimError> {
+    let mut overwrites = Generator::new(
+        &prefill::overwrite_spec(&cfg.workload),
+        scheme.volume_blocks(),
+        SimRng::fork(cfg.seed, PREFILL_STREAM),
+    )
+    .map_err(SimError::Workload)?;
+    let report = prefill::run(scheme, ssds, spec, &mut overwrites).map_err(SimError::Config)?;
+    ssds.iter_mut().for_each(Ssd::reset_stats);
+    Ok(report)
 }
