@@ -15,7 +15,7 @@
 
 use crate::member::BLOCK;
 use std::collections::BTreeSet;
-use swan_core::geometry::RaidLevel;
+use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::scheme::{ArraySpec, LogTuning, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use thiserror::Error;
@@ -84,6 +84,13 @@ pub enum SuperblockError {
     #[error("superblock field {field} holds an impossible value {value}")]
     Field { field: &'static str, value: u64 },
 }
+
+/// A superblock whose geometry cannot be built, though its checksum holds: written by
+/// another swan version, or corrupt in a way the checksum missed. Every reader of a
+/// superblock says so the same way.
+#[derive(Debug, Error)]
+#[error("the superblock's geometry is impossible: {0}")]
+pub struct ImpossibleGeometry(pub GeometryError);
 
 fn kind_code(kind: SchemeKind) -> (u8, u8) {
     let family = match kind {

@@ -1,12 +1,11 @@
 //! Recovery: the newest whole checkpoint, and the journal rolled forward over it
 //! (FORMAT.md, "Recovery").
 
-use super::Opened;
+use super::{Opened, RecoverError};
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
-use crate::layout::Superblock;
-use crate::member::{Member, MemberError, BLOCK};
-use anyhow::{anyhow, bail, Result};
+use crate::layout::{ImpossibleGeometry, Superblock};
+use crate::member::{Member, BLOCK};
 use std::collections::HashMap;
 use swan_core::geometry::Geometry;
 use swan_core::l2p::{PackedMap, UNMAPPED};
@@ -37,20 +36,10 @@ pub struct Recovered {
     pub parity_whole: bool,
 }
 
-/// Load the newest whole checkpoint and roll the journal forward over it.
-pub fn recover(o: &Opened) -> Result<Recovered> {
-    let sb = &o.sb;
-    let spec = sb.array_spec();
-    let scheme = spec.build().map_err(|e| anyhow!("the superblock's geometry is impossible: {e}"))?;
-    if scheme.volume_blocks() != sb.volume_blocks {
-        bail!(
-            "the superblock says {} volume blocks but its geometry gives {}: written by another swan version?",
-            sb.volume_blocks,
-            scheme.volume_blocks()
-        );
-    }
-    if !sb.kind.is_log_structured() {
-        return Ok(Recovered {
+impl Recovered {
+    /// In-place RAID: no map, checkpoint or journal to recover, only the scheme.
+    fn in_place(scheme: ArrayScheme) -> Recovered {
+        Recovered {
             scheme,
             ring: Ring::new(0, 0, 1),
             checkpoint_seq: 0,
@@ -61,7 +50,20 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
             unsynced_seals: Vec::new(),
             adopted_crcs: HashMap::new(),
             parity_whole: true,
-        });
+        }
+    }
+}
+
+/// Load the newest whole checkpoint and roll the journal forward over it.
+pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
+    let sb = &o.sb;
+    let spec = sb.array_spec();
+    let scheme = spec.build().map_err(ImpossibleGeometry)?;
+    if scheme.volume_blocks() != sb.volume_blocks {
+        return Err(RecoverError::VolumeMismatch { recorded: sb.volume_blocks, built: scheme.volume_blocks() });
+    }
+    if !sb.kind.is_log_structured() {
+        return Ok(Recovered::in_place(scheme));
     }
     let cfg = scheme.log().expect("log-structured").config().clone();
     // The recovered map becomes the array's own; do not hold an empty one beside it.
@@ -101,15 +103,14 @@ pub fn recover(o: &Opened) -> Result<Recovered> {
                         unsynced_seals.push(segment);
                     }
                 }
-                other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
+                other => return Err(RecoverError::JournalEntry(other)),
             }
             changes += 1;
         }
         kept += 1;
     }
     let tail_dropped = chain.len() - kept;
-    let mut restored =
-        LogArray::restore(cfg, map, &seqs).map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
+    let mut restored = LogArray::restore(cfg, map, &seqs).map_err(RecoverError::Inconsistent)?;
     restored.enable_change_log();
     let adopted_crcs = adopted_crcs(&restored, named);
     Ok(Recovered {
@@ -134,15 +135,15 @@ fn newest_checkpoint(
     sb: &Superblock,
     segments: u64,
     slots: u64,
-) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32)> {
+) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32), RecoverError> {
     let mut candidates = Vec::new();
-    let mut errors = Vec::new();
+    let mut tried = Vec::new();
     for &m in meta {
         for slot in 0..2 {
             match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
                 Ok(h) => candidates.push((h, m, slot)),
                 Err(CheckpointError::Missing) => {}
-                Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
+                Err(e) => tried.push((m.path().to_path_buf(), slot, e)),
             }
         }
     }
@@ -150,10 +151,10 @@ fn newest_checkpoint(
     for (h, m, slot) in candidates {
         match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
             Ok((map, seqs)) => return Ok((h, map, seqs, slot)),
-            Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
+            Err(e) => tried.push((m.path().to_path_buf(), slot, e)),
         }
     }
-    bail!("no whole checkpoint on the metadata members: {}", errors.join("; "))
+    Err(RecoverError::NoCheckpoint { tried })
 }
 
 /// The longest valid chain of journal records after `header` on any copy in `meta`, and
@@ -161,7 +162,7 @@ fn newest_checkpoint(
 /// flush was acknowledged, so any whole chain is a true prefix. The journal continues after
 /// the whole chain, dropped tail included, so new records' sequence numbers never meet a
 /// stale one.
-fn longest_chain(meta: &[&Member], sb: &Superblock, header: &checkpoint::Header) -> Result<Chain> {
+fn longest_chain(meta: &[&Member], sb: &Superblock, header: &checkpoint::Header) -> Result<Chain, RecoverError> {
     let mut chain: Vec<journal::Record> = Vec::new();
     let mut end = (header.journal_pos, header.journal_seq);
     for &m in meta {
@@ -176,7 +177,7 @@ fn longest_chain(meta: &[&Member], sb: &Superblock, header: &checkpoint::Header)
 
 /// Whether every block an unsynced `record` names holds what was written there, and every
 /// segment it seals has its summary on the members (GC reads it back as the segment's P2L).
-fn tail_record_landed(o: &Opened, geo: &Geometry, record: &journal::Record) -> Result<bool> {
+fn tail_record_landed(o: &Opened, geo: &Geometry, record: &journal::Record) -> Result<bool, RecoverError> {
     let (segments, slots) = (geo.segments(), geo.segments() * u64::from(geo.data_slots));
     let mut block = vec![0u8; BLOCK];
     let mut summary_buf = Vec::new();
@@ -219,7 +220,7 @@ fn adopted_crcs(restored: &LogArray, named: HashMap<u64, (u64, u32)>) -> HashMap
 type Chain = (Vec<journal::Record>, (u64, u64));
 
 /// Read records from `pos`/`seq` while each is whole and next in sequence.
-fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Result<Chain> {
+fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Result<Chain, RecoverError> {
     let ring = sb.journal_blocks;
     let base = sb.journal_start();
     let mut out = Vec::new();
@@ -229,7 +230,7 @@ fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Resu
         if pos >= ring {
             pos = 0;
         }
-        m.read(base + pos, &mut first).map_err(|e: MemberError| anyhow!("reading the journal: {e}"))?;
+        m.read(base + pos, &mut first).map_err(RecoverError::Journal)?;
         let head = journal::head(&first).filter(|h| h.seq == seq && pos + u64::from(h.blocks) <= ring);
         let Some(h) = head else {
             // The writer starts a record at the ring's start when it does not fit before
@@ -238,7 +239,7 @@ fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Resu
                 wrapped_here = true;
                 let saved = pos;
                 pos = 0;
-                m.read(base, &mut first)?;
+                m.read(base, &mut first).map_err(RecoverError::Journal)?;
                 if journal::head(&first).is_some_and(|h| h.seq == seq) {
                     continue;
                 }
@@ -247,7 +248,7 @@ fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Resu
             break;
         };
         let mut rec = vec![0u8; h.blocks as usize * BLOCK];
-        m.read(base + pos, &mut rec)?;
+        m.read(base + pos, &mut rec).map_err(RecoverError::Journal)?;
         let Some(record) = journal::decode(&sb.uuid, &rec) else {
             break; // torn: the batch that wrote it was never acknowledged
         };
