@@ -171,12 +171,11 @@ impl BlockCrcs {
     pub fn resync(
         members: &Members,
         sb: &Superblock,
+        geo: &StripeGeometry,
         mut progress: impl FnMut(u64, u64),
-    ) -> anyhow::Result<(BlockCrcs, u64)> {
+    ) -> Result<(BlockCrcs, u64), MemberError> {
         let mut me = BlockCrcs::empty(sb);
         let raid = sb.kind.raid();
-        let geo = StripeGeometry::new(sb.members, raid, sb.chunk_blocks, sb.member_blocks, sb.meta_blocks)
-            .map_err(|e| anyhow::anyhow!("the superblock's geometry is impossible: {e}"))?;
         let rows = geo.stripes * u64::from(geo.chunk_blocks);
         let all_healthy = (0..sb.members).all(|m| members.is_healthy(m));
         let mut fixed = 0;

@@ -6,10 +6,10 @@
 //! that it names every live block the map puts in that segment), and the parity of every
 //! stripe row that should have it.
 
-use crate::array::{self, Opened};
-use crate::member::BLOCK;
+use crate::array::{self, OpenError, Opened, RecoverError};
+use crate::layout::ImpossibleGeometry;
+use crate::member::{MemberError, BLOCK};
 use crate::parity::row_is_consistent;
-use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use swan_core::geometry::{RaidLevel, StripeGeometry};
@@ -17,6 +17,26 @@ use swan_core::l2p::UNMAPPED;
 use swan_core::scheme::{LogArray, SchemeKind};
 use swan_core::segment::SegState;
 use swan_core::summary::{Summary, DEAD};
+
+/// Why `swan check` or `swan scrub` could not look an array over. What they find wrong
+/// with it is not an error but their report.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error(transparent)]
+    Recover(#[from] RecoverError),
+    #[error(transparent)]
+    Geometry(#[from] ImpossibleGeometry),
+    /// Scrub of in-place RAID: the CRC table is stale after a crash until a resync.
+    #[error(
+        "the array was not stopped cleanly: its block CRCs are not known until a resync (start `swan serve` on it \
+         once: it resyncs before serving), then scrub"
+    )]
+    NotStoppedCleanly,
+    #[error(transparent)]
+    Member(#[from] MemberError),
+}
 
 pub struct CheckReport {
     pub text: String,
@@ -32,12 +52,12 @@ impl CheckReport {
     }
 }
 
-pub fn check(paths: &[PathBuf]) -> Result<CheckReport> {
+pub fn check(paths: &[PathBuf]) -> Result<CheckReport, CheckError> {
     check_opened(array::open(paths, false, true)?)
 }
 
 /// [`check`] of an array already opened (read-only, so nothing but recovery's reads touch it).
-pub fn check_opened(opened: array::Opened) -> Result<CheckReport> {
+pub fn check_opened(opened: array::Opened) -> Result<CheckReport, CheckError> {
     opened.require_all_healthy("swan check")?;
     let rec = array::recover(&opened)?;
     let mut r = CheckReport { text: String::new(), problems: 0 };
@@ -61,8 +81,7 @@ pub fn check_opened(opened: array::Opened) -> Result<CheckReport> {
     match (sb.kind, rec.scheme.log()) {
         (_, Some(la)) => check_log(&opened, la, &rec.unsynced_seals, &mut r)?,
         (SchemeKind::Raid(raid), None) if raid != RaidLevel::Raid0 => {
-            let geo = StripeGeometry::new(sb.members, raid, sb.chunk_blocks, sb.member_blocks, sb.meta_blocks)?;
-            check_inplace_parity(&opened, &geo, &mut r)?;
+            check_inplace_parity(&opened, &sb.stripe_geometry()?, &mut r)?;
         }
         _ => {}
     }
@@ -88,7 +107,7 @@ pub(crate) fn live_by_segment(la: &LogArray) -> Vec<Vec<(u32, u64)>> {
     live
 }
 
-fn check_log(o: &Opened, la: &LogArray, unsynced: &[u64], r: &mut CheckReport) -> Result<()> {
+fn check_log(o: &Opened, la: &LogArray, unsynced: &[u64], r: &mut CheckReport) -> Result<(), MemberError> {
     let geo = *la.geometry();
     let segs = la.segments();
     let live = live_by_segment(la);
@@ -155,7 +174,7 @@ fn check_log(o: &Opened, la: &LogArray, unsynced: &[u64], r: &mut CheckReport) -
     Ok(())
 }
 
-fn check_inplace_parity(o: &Opened, geo: &StripeGeometry, r: &mut CheckReport) -> Result<()> {
+fn check_inplace_parity(o: &Opened, geo: &StripeGeometry, r: &mut CheckReport) -> Result<(), MemberError> {
     let mut one = vec![0u8; BLOCK];
     let mut acc = vec![0u8; BLOCK];
     let rows = geo.stripes * u64::from(geo.chunk_blocks);

@@ -15,7 +15,7 @@
 
 use crate::member::BLOCK;
 use std::collections::BTreeSet;
-use swan_core::geometry::RaidLevel;
+use swan_core::geometry::{GeometryError, RaidLevel, StripeGeometry};
 use swan_core::scheme::{ArraySpec, LogTuning, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use thiserror::Error;
@@ -84,6 +84,13 @@ pub enum SuperblockError {
     #[error("superblock field {field} holds an impossible value {value}")]
     Field { field: &'static str, value: u64 },
 }
+
+/// A superblock whose geometry cannot be built, though its checksum holds: written by
+/// another swan version, or corrupt in a way the checksum missed. Every reader of a
+/// superblock says so the same way.
+#[derive(Debug, Error)]
+#[error("the superblock's geometry is impossible: {0}")]
+pub struct ImpossibleGeometry(pub GeometryError);
 
 fn kind_code(kind: SchemeKind) -> (u8, u8) {
     let family = match kind {
@@ -246,6 +253,13 @@ impl Superblock {
     /// The members that hold checkpoint and journal copies.
     pub fn meta_members(&self) -> u32 {
         self.members.min(META_COPIES)
+    }
+
+    /// The stripes of this array's members as in-place RAID lays them out (its CRC table,
+    /// resync, scrub and `swan check` walk them).
+    pub fn stripe_geometry(&self) -> Result<StripeGeometry, ImpossibleGeometry> {
+        StripeGeometry::new(self.members, self.kind.raid(), self.chunk_blocks, self.member_blocks, self.meta_blocks)
+            .map_err(ImpossibleGeometry)
     }
 
     /// The core's description of this array.

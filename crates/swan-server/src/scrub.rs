@@ -15,9 +15,9 @@
 //! are counted as unverified, not guessed at.
 
 use crate::array::{self, Opened};
-use crate::member::BLOCK;
+use crate::check::CheckError;
+use crate::member::{MemberError, BLOCK};
 use crate::parity;
-use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use swan_core::geometry::{Geometry, RaidLevel};
@@ -61,7 +61,7 @@ impl ScrubReport {
 }
 
 /// Scrub the array on `paths`; with `repair`, write back what can be rebuilt.
-pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
+pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport, CheckError> {
     let opened = array::open(paths, false, !repair)?;
     opened.require_all_healthy("swan scrub")?;
     let rec = array::recover(&opened)?;
@@ -113,24 +113,14 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport> {
 
 /// In-place RAID: every member block with a known CRC ([`crate::blockcrc`]) read and
 /// compared; a mismatch rebuilt from its stripe row (RAID4/5), checked, written back.
-fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
+fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<(), CheckError> {
     use crate::blockcrc::{BlockCrcs, Opened as TableState};
     let sb = &o.sb;
     let (crcs, state) = BlockCrcs::load(&o.members, sb)?;
     if state == TableState::Dirty {
-        anyhow::bail!(
-            "the array was not stopped cleanly: its block CRCs are not known until a resync (start `swan serve` on it \
-             once: it resyncs before serving), then scrub"
-        );
+        return Err(CheckError::NotStoppedCleanly);
     }
-    let geo = swan_core::geometry::StripeGeometry::new(
-        sb.members,
-        sb.kind.raid(),
-        sb.chunk_blocks,
-        sb.member_blocks,
-        sb.meta_blocks,
-    )
-    .map_err(|e| anyhow::anyhow!("the superblock's geometry is impossible: {e}"))?;
+    let geo = sb.stripe_geometry()?;
     let rows = geo.stripes * u64::from(geo.chunk_blocks);
     let mut block = vec![0u8; BLOCK];
     let mut rebuilt = vec![0u8; BLOCK];
@@ -169,7 +159,7 @@ fn scrub_inplace(o: &Opened, repair: bool, r: &mut ScrubReport) -> Result<()> {
     Ok(())
 }
 
-fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Result<()> {
+fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Result<(), MemberError> {
     let geo = *la.geometry();
     let segs = la.segments();
     let live = crate::check::live_by_segment(la);
@@ -254,7 +244,7 @@ fn scrub_parity(
     bad_rows: &[u64],
     repair: bool,
     r: &mut ScrubReport,
-) -> Result<()> {
+) -> Result<(), MemberError> {
     let group = geo.group_of_segment(segment);
     let mut acc = vec![0u8; BLOCK];
     let mut one = vec![0u8; BLOCK];

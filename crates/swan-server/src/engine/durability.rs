@@ -14,7 +14,7 @@
 //! pages of a failed writeback clean and a later fdatasync succeeds without their data.
 
 use super::member_io::MemberIo;
-use crate::checkpoint;
+use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
 use crate::member::{Member, MemberError, BLOCK};
 use crate::members::Health;
@@ -158,7 +158,7 @@ impl Durability {
     /// Write the whole map of `la` to the next checkpoint slot (`parity_whole`: every row of
     /// every open segment has its parity on the members). Everything the map names must be
     /// durable already; the journal starts again after it.
-    pub fn checkpoint(&mut self, io: &MemberIo, la: &LogArray, parity_whole: bool) -> anyhow::Result<()> {
+    pub fn checkpoint(&mut self, io: &MemberIo, la: &LogArray, parity_whole: bool) -> Result<(), CheckpointError> {
         io.mark("checkpoint-start");
         let segs = la.segments();
         let seqs: Vec<u64> = (0..segs.len()).map(|s| segs.seq(s)).collect();

@@ -26,6 +26,7 @@
 mod clock;
 mod crcs;
 mod durability;
+mod error;
 mod executor;
 mod gc;
 mod gc_verify;
@@ -38,6 +39,7 @@ mod store;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
+pub use error::EngineError;
 pub use status::{GroupStatus, MemberStatus, RebuildStatus, StatusReport};
 
 use crate::array::{Opened, Recovered};
@@ -91,13 +93,13 @@ pub struct Engine {
     /// Shared (weakly) with the read pool, which hands back reads a member failed under.
     tx: Arc<Mutex<Sender<Msg>>>,
     info: ExportInfo,
-    thread: Mutex<Option<JoinHandle<anyhow::Result<()>>>>,
+    thread: Mutex<Option<JoinHandle<Result<(), EngineError>>>>,
 }
 
 impl Engine {
     /// Start the engine over a recovered array. It first writes a fresh checkpoint, so the
     /// journal it rolled forward is never needed again.
-    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> anyhow::Result<Engine> {
+    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> Result<Engine, EngineError> {
         let sb = opened.sb.clone();
         let info = ExportInfo {
             name: opts.name.clone(),
@@ -131,7 +133,10 @@ impl Engine {
             }));
         }
         worker.open_for_writes()?;
-        let thread = std::thread::Builder::new().name("swan-engine".into()).spawn(move || worker.run(rx))?;
+        let thread = std::thread::Builder::new()
+            .name("swan-engine".into())
+            .spawn(move || worker.run(rx))
+            .map_err(EngineError::Thread)?;
         Ok(Engine { tx, info, thread: Mutex::new(Some(thread)) })
     }
 
@@ -160,10 +165,10 @@ impl Engine {
     }
 
     /// Finish queued requests, make everything durable, write a checkpoint and stop.
-    pub fn shutdown(&self) -> anyhow::Result<()> {
+    pub fn shutdown(&self) -> Result<(), EngineError> {
         let _ = self.send(Msg::Stop);
         match self.thread.lock().expect("engine thread").take() {
-            Some(t) => t.join().map_err(|_| anyhow::anyhow!("the engine thread panicked"))?,
+            Some(t) => t.join().map_err(|_| EngineError::Panicked)?,
             None => Ok(()),
         }
     }
@@ -191,7 +196,7 @@ pub struct Stepper {
 
 impl Stepper {
     /// Start over a recovered array as [`Engine::start`] does (sync, fresh checkpoint).
-    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> anyhow::Result<Stepper> {
+    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> Result<Stepper, EngineError> {
         let clock = ManualClock::new();
         // Every member operation on this thread, in plan order: pool threads would make the
         // order of concurrent writes, and so the recorded log, vary from run to run.
@@ -245,7 +250,7 @@ impl Stepper {
     }
 
     /// Stop as [`Engine::shutdown`] does: make everything durable, write a checkpoint.
-    pub fn shutdown(mut self) -> anyhow::Result<()> {
+    pub fn shutdown(mut self) -> Result<(), EngineError> {
         self.worker.finish()
     }
 }

@@ -13,7 +13,7 @@ use super::durability::{Appended, Durability};
 use super::executor::{Buffers, Executor};
 use super::gc::GcRun;
 use super::member_io::MemberIo;
-use super::EngineOptions;
+use super::{EngineError, EngineOptions};
 use crate::array::{Opened, Recovered};
 use crate::member::{Member, MemberError, BLOCK};
 use crate::pool::{IoPool, DIRECT_THREADS, THREADS};
@@ -64,7 +64,7 @@ impl Store {
         opts: EngineOptions,
         clock: Clock,
         pooled: bool,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, EngineError> {
         let sb = opened.sb;
         let kind = sb.kind;
         if opts.verbose {
@@ -78,7 +78,8 @@ impl Store {
             );
         }
         let threads = if opened.members.iter().any(Member::is_direct) { DIRECT_THREADS } else { THREADS };
-        let pool = if pooled && opts.emulate.is_none() { Some(IoPool::start(threads)?) } else { None };
+        let use_pool = pooled && opts.emulate.is_none();
+        let pool = if use_pool { Some(IoPool::start(threads).map_err(EngineError::Pool)?) } else { None };
         let counts = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         let width = crate::array::parity_width(&sb);
         Ok(Store {
@@ -130,7 +131,7 @@ impl Store {
     /// Before serving: note degraded R-groups, give adopted segments their parity, make
     /// everything durable and write a fresh checkpoint (the journal just rolled forward is
     /// then never needed again).
-    pub fn open_for_writes(&mut self) -> anyhow::Result<()> {
+    pub fn open_for_writes(&mut self) -> Result<(), EngineError> {
         for m in 0..self.io.members.len() as u32 {
             if !self.io.members.is_healthy(m) {
                 eprintln!(
@@ -155,7 +156,7 @@ impl Store {
 
     /// In-place RAID: load the CRC table; after an unclean stop, resync first (parity and
     /// CRCs from the data); then mark the tables dirty until the next clean stop.
-    fn open_block_crcs(&mut self) -> anyhow::Result<()> {
+    fn open_block_crcs(&mut self) -> Result<(), EngineError> {
         use crate::blockcrc::{BlockCrcs, Opened};
         let (members, sb) = (&self.io.members, &self.io.sb);
         if self.kind.is_log_structured() || sb.crc_table_blocks == 0 {
@@ -177,7 +178,7 @@ impl Store {
                      CRC from the data) before serving"
                 );
                 let verbose = self.verbose;
-                let (crcs, fixed) = BlockCrcs::resync(members, sb, |done, all| {
+                let (crcs, fixed) = BlockCrcs::resync(members, sb, &sb.stripe_geometry()?, |done, all| {
                     if verbose && all > 0 {
                         eprintln!("swan: resync {:.0} %", done as f64 * 100.0 / all as f64);
                     }
@@ -311,7 +312,7 @@ impl Store {
     }
 
     /// Append the pending changes as records; checkpoint instead when the ring is full.
-    fn append_records(&mut self, synced: bool) -> anyhow::Result<()> {
+    fn append_records(&mut self, synced: bool) -> Result<(), EngineError> {
         match self.durability.append(&mut self.io, synced)? {
             Appended::Written => Ok(()),
             Appended::CheckpointInstead => {
@@ -437,7 +438,7 @@ impl Store {
         }
         self.wait_writes();
         if let Err(e) = self.sync_and_journal() {
-            eprintln!("swan: making the array safe after a member failure: {e:#}");
+            eprintln!("swan: making the array safe after a member failure: {e}");
             self.durability.lose(|| e.to_string());
         }
     }
@@ -450,14 +451,14 @@ impl Store {
         self.io.sync_all(parallel)
     }
 
-    pub fn sync_and_journal(&mut self) -> anyhow::Result<()> {
+    pub fn sync_and_journal(&mut self) -> Result<(), EngineError> {
         // Data whose only copy is a failed member's slot in an open row is rewritten to
         // healthy members first; a member failing during the sync means another round.
         loop {
             let failures = self.io.failures;
             self.relocate_at_risk();
             if let Some(why) = &self.durability.lost {
-                anyhow::bail!("durability was lost ({why}); restart to recover");
+                return Err(EngineError::DurabilityLost { why: why.clone() });
             }
             self.sync_all()?;
             if self.io.failures == failures {
@@ -478,25 +479,25 @@ impl Store {
     }
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
-    fn checkpoint(&mut self) -> anyhow::Result<()> {
+    fn checkpoint(&mut self) -> Result<(), EngineError> {
         self.checkpoint_as(false)
     }
 
     /// A checkpoint; `parity_whole` when every row of every open segment has its parity
     /// on the members (at a clean stop, [`Store::parity_of_open_segments`]).
-    pub fn checkpoint_as(&mut self, parity_whole: bool) -> anyhow::Result<()> {
+    pub fn checkpoint_as(&mut self, parity_whole: bool) -> Result<(), EngineError> {
         // A checkpoint claims the whole map is durable; after a failed sync or write it may
         // not be (the map can name data a failed writeback dropped). Recovery rolls forward
         // from the last good checkpoint instead.
         if let Some(why) = &self.durability.lost {
-            anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+            return Err(EngineError::NoCheckpoint { why: why.clone() });
         }
         // The map must not name a block whose only copy is in memory (a failed member's
         // slot in an open row): move such blocks first, and make the move durable.
         if !self.read_only && !self.io.members.all_healthy() {
             self.relocate_at_risk();
             if let Some(why) = &self.durability.lost {
-                anyhow::bail!("no checkpoint: durability was lost ({why}); restart to recover");
+                return Err(EngineError::NoCheckpoint { why: why.clone() });
             }
             self.sync_all()?;
         }
@@ -518,7 +519,7 @@ impl Store {
     /// in that row rebuild as garbage. Blocks journaled after the checkpoint carry a CRC that
     /// recovery keeps and reads are checked against ([`Recovered::adopted_crcs`]); this gives
     /// the blocks written before it one too, so they answer EIO rather than garbage.
-    fn restate_open_rows(&mut self) -> anyhow::Result<()> {
+    fn restate_open_rows(&mut self) -> Result<(), EngineError> {
         // Changes made since the last record (blocks moved off a failed member just now)
         // go first, so that their CRCs are known.
         self.journal_changes_read_back();
@@ -681,7 +682,7 @@ impl Store {
             self.relocate_at_risk();
         }
         let result = match &self.durability.lost {
-            Some(why) => Err(anyhow::anyhow!("durability was lost earlier ({why}); restart to recover")),
+            Some(why) => Err(EngineError::LostEarlier { why: why.clone() }),
             None if self.durability.dirty => self.sync_and_journal(),
             None => Ok(()),
         };
@@ -694,7 +695,7 @@ impl Store {
 
     /// At a clean stop (after the last writes landed): make it all durable, give the rows
     /// still filling their parity, and write a checkpoint that says so.
-    pub fn close(&mut self) -> anyhow::Result<()> {
+    pub fn close(&mut self) -> Result<(), EngineError> {
         if self.read_only {
             return Ok(());
         }

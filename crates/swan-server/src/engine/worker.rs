@@ -17,7 +17,7 @@ use super::gc::{GcRunner, Step};
 use super::replies::Replies;
 use super::status::StatusReport;
 use super::store::Store;
-use super::Msg;
+use super::{EngineError, Msg};
 use crate::member::BLOCK;
 use crate::pool::IoPool;
 use crate::service::{BlockOp, BlockRequest, Completion};
@@ -77,11 +77,11 @@ impl Worker {
     }
 
     /// Before serving: see [`Store::open_for_writes`].
-    pub fn open_for_writes(&mut self) -> anyhow::Result<()> {
+    pub fn open_for_writes(&mut self) -> Result<(), EngineError> {
         self.store.open_for_writes()
     }
 
-    pub fn run(mut self, rx: Receiver<Msg>) -> anyhow::Result<()> {
+    pub fn run(mut self, rx: Receiver<Msg>) -> Result<(), EngineError> {
         loop {
             if !self.receive(&rx) && self.queue.is_empty() {
                 // Every sender is gone: nobody can ask for anything more.
@@ -134,7 +134,7 @@ impl Worker {
 
     /// Shutdown: reads handed out and replies still held by emulation go out now; then
     /// make it all durable.
-    pub fn finish(&mut self) -> anyhow::Result<()> {
+    pub fn finish(&mut self) -> Result<(), EngineError> {
         self.store.wait_writes();
         drop(self.store.exec.pool.take());
         self.replies.deliver_all_held();

@@ -1,5 +1,7 @@
 //! What can go wrong on a member, and on which operation: errors that name the member and
-//! keep the OS error as their source.
+//! carry the OS error. Where the message says what the OS error was, the error is not also
+//! the source: the engine logs these errors with their message alone, and a chain printed
+//! whole (the CLI's `{e:#}`) would say it twice.
 
 use std::fmt;
 use std::io;
@@ -65,38 +67,20 @@ pub enum MemberError {
     },
     #[error("member {}: {op}: not a regular file or block device", .path.display())]
     NotFileOrDevice { path: PathBuf, op: Op },
-    #[error("member {}: open: the filesystem does not support O_DIRECT: {source}", .path.display())]
-    DirectUnsupported {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("member {}: open: the filesystem does not support O_DIRECT: {error}", .path.display())]
+    DirectUnsupported { path: PathBuf, error: io::Error },
     #[error(
-        "member {}: open: the device is in use (mounted, or held open exclusively by another process): {source}",
+        "member {}: open: the device is in use (mounted, or held open exclusively by another process): {error}",
         .path.display()
     )]
-    DeviceBusy {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("member {}: {op}: the member ends before the range (truncated behind our back?): {source}", .path.display())]
-    Truncated {
-        path: PathBuf,
-        op: Op,
-        #[source]
-        source: io::Error,
-    },
+    DeviceBusy { path: PathBuf, error: io::Error },
+    #[error("member {}: {op}: the member ends before the range (truncated behind our back?): {error}", .path.display())]
+    Truncated { path: PathBuf, op: Op, error: io::Error },
     /// A failed member's block that its parity group could not give back either.
     #[error("member {}: {op}: {why}", .path.display())]
     Lost { path: PathBuf, op: Op, why: String },
-    #[error("member {}: {op} failed: {source}", .path.display())]
-    Io {
-        path: PathBuf,
-        op: Op,
-        #[source]
-        source: io::Error,
-    },
+    #[error("member {}: {op} failed: {error}", .path.display())]
+    Io { path: PathBuf, op: Op, error: io::Error },
 }
 
 impl MemberError {
@@ -156,11 +140,11 @@ impl MemberError {
     /// The OS error behind this one, if any.
     pub fn io_source(&self) -> Option<&io::Error> {
         match self {
-            MemberError::AlreadyExists { source, .. }
-            | MemberError::DirectUnsupported { source, .. }
-            | MemberError::DeviceBusy { source, .. }
-            | MemberError::Truncated { source, .. }
-            | MemberError::Io { source, .. } => Some(source),
+            MemberError::AlreadyExists { source, .. } => Some(source),
+            MemberError::DirectUnsupported { error, .. }
+            | MemberError::DeviceBusy { error, .. }
+            | MemberError::Truncated { error, .. }
+            | MemberError::Io { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -48,7 +48,7 @@ pub struct FileBacking {
 /// Create a regular file of `bytes` bytes (a positive multiple of 4096) to serve as a member.
 /// See [`super::Member::create_file`].
 pub(super) fn create(path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
-    let io_err = |source| MemberError::Io { path: path.to_owned(), op: Op::Create, source };
+    let io_err = |error| MemberError::Io { path: path.to_owned(), op: Op::Create, error };
     if bytes == 0 || bytes % BLOCK_U64 != 0 {
         return Err(MemberError::BadSize { path: path.to_owned(), bytes });
     }
@@ -86,7 +86,7 @@ pub(super) fn create(path: &Path, bytes: u64, overwrite: bool) -> Result<(), Mem
 /// Open an existing regular file or block device: the backing, what it is, and its size in
 /// bytes. See [`super::Member::open`].
 pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, MemberKind, u64), MemberError> {
-    let io_err = |source| MemberError::Io { path: path.to_owned(), op: Op::Open, source };
+    let io_err = |error| MemberError::Io { path: path.to_owned(), op: Op::Open, error };
     let not_file_or_device = || MemberError::NotFileOrDevice { path: path.to_owned(), op: Op::Open };
     // Look before opening: opening a directory read-only would succeed, and O_EXCL must only
     // be asked of block devices (on other files its meaning without O_CREAT is undefined).
@@ -102,16 +102,12 @@ pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, Membe
     if is_device && !opts.read_only {
         flags |= OFlags::EXCL;
     }
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .write(!opts.read_only)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-        .map_err(|e| match Errno::from_io_error(&e) {
-            Some(Errno::INVAL) if opts.direct => MemberError::DirectUnsupported { path: path.to_owned(), source: e },
-            Some(Errno::BUSY) if is_device => MemberError::DeviceBusy { path: path.to_owned(), source: e },
-            _ => io_err(e),
-        })?;
+    let opened = fs::OpenOptions::new().read(true).write(!opts.read_only).custom_flags(flags.bits() as i32).open(path);
+    let file = opened.map_err(|error| match Errno::from_io_error(&error) {
+        Some(Errno::INVAL) if opts.direct => MemberError::DirectUnsupported { path: path.to_owned(), error },
+        Some(Errno::BUSY) if is_device => MemberError::DeviceBusy { path: path.to_owned(), error },
+        _ => io_err(error),
+    })?;
     // What we opened is what counts (the path may have changed since we looked).
     let meta = file.metadata().map_err(io_err)?;
     let (kind, bytes) = if meta.is_file() {

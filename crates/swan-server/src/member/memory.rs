@@ -173,7 +173,7 @@ impl MemberSource for MemoryMembers {
         let image = self.image(path).ok_or_else(|| MemberError::Io {
             path: path.to_owned(),
             op: Op::Open,
-            source: io::Error::from(io::ErrorKind::NotFound),
+            error: io::Error::from(io::ErrorKind::NotFound),
         })?;
         Ok(Member::in_memory(path, image, opts.read_only))
     }

@@ -196,7 +196,7 @@ impl Member {
         match backing.lock(exclusive) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Err(MemberError::InUse { path: self.path.clone() }),
-            Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, source: e }),
+            Err(e) => Err(MemberError::Io { path: self.path.clone(), op: Op::Open, error: e }),
         }
     }
 
@@ -313,11 +313,11 @@ impl Member {
 
     /// A read's outcome as a member error: a short read is a truncated member.
     fn read_result(&self, op: Op, read: io::Result<()>) -> Result<(), MemberError> {
-        read.map_err(|source| {
-            if source.kind() == io::ErrorKind::UnexpectedEof {
-                MemberError::Truncated { path: self.path.clone(), op, source }
+        read.map_err(|error| {
+            if error.kind() == io::ErrorKind::UnexpectedEof {
+                MemberError::Truncated { path: self.path.clone(), op, error }
             } else {
-                self.io_err(op, source)
+                self.io_err(op, error)
             }
         })
     }
@@ -388,8 +388,8 @@ impl Member {
         Ok(())
     }
 
-    fn io_err(&self, op: Op, source: io::Error) -> MemberError {
-        MemberError::Io { path: self.path.clone(), op, source }
+    fn io_err(&self, op: Op, error: io::Error) -> MemberError {
+        MemberError::Io { path: self.path.clone(), op, error }
     }
 }
 

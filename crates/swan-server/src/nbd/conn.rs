@@ -10,7 +10,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context};
 use rustix::io::IoSlice;
 use rustix::net::{SendAncillaryBuffer, SendFlags};
 use swan_nbd::consts::{cmd_flags, DEFAULT_MAX_PAYLOAD, REQUEST_HEADER_LEN, SIMPLE_REPLY_LEN};
@@ -19,6 +18,7 @@ use swan_nbd::{
     ServerConfig,
 };
 
+use super::error::{Causes, ConnError};
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
 use crate::service::{gather, BlockOp, BlockRequest, BlockService, Completion, Reply};
@@ -53,11 +53,11 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) 
     let outcome = match handshake(ctx, stream, id) {
         Ok(Some((stream, leftover))) => transmission(ctx, stream, leftover, id),
         Ok(None) => Ok("closed during the handshake".to_string()),
-        Err(e) => Err(e.context("handshake")),
+        Err(e) => Err(ConnError::Handshake(Box::new(e))),
     };
     match outcome {
         Ok(why) => ctx.log.say(format_args!("connection {id} ({peer}) ended: {why}")),
-        Err(e) => ctx.log.say(format_args!("connection {id} ({peer}) dropped: {e:#}")),
+        Err(e) => ctx.log.say(format_args!("connection {id} ({peer}) dropped: {}", Causes(&e))),
     }
 }
 
@@ -67,7 +67,7 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) 
 /// the plaintext side of TLS once `NBD_OPT_STARTTLS` succeeded, and the bytes already
 /// received for it), an orderly close (`None`), or the deadline. The deadline covers the
 /// TLS handshake too: a client that never completes it is dropped like any other.
-fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> anyhow::Result<Option<(Stream, Vec<u8>)>> {
+fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Result<Option<(Stream, Vec<u8>)>, ConnError> {
     let deadline = Instant::now() + ctx.opts.handshake_timeout;
     let (mut hs, greeting) = Handshake::new(ctx.config.clone());
     let mut actions = vec![greeting];
@@ -80,7 +80,7 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> anyhow::Result<O
                 Action::StartTls { leftover } => {
                     // The handshake only starts TLS when the mode offers it.
                     let Some(config) = ctx.opts.tls.config() else {
-                        bail!("NBD_OPT_STARTTLS acknowledged without TLS configured");
+                        return Err(ConnError::StartTlsUnconfigured);
                     };
                     let (stats, timeout, log) = (&ctx.stats, ctx.opts.send_timeout, ctx.log);
                     stream = tls::start(config, stream, leftover, stats, timeout, log, id)?;
@@ -94,7 +94,7 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> anyhow::Result<O
         }
         let n = recv_before(&mut stream, &mut buf, deadline, &ctx.stop)?;
         if n == 0 {
-            bail!("client closed the connection");
+            return Err(ConnError::ClientClosed);
         }
         // The state machine buffers at most one option, bounded by its max_option_len.
         actions = hs.on_bytes(&buf[..n]);
@@ -103,31 +103,31 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> anyhow::Result<O
 
 /// One read that gives up at `deadline` or when the server stops. Short read timeouts
 /// keep both noticed while a client sends nothing.
-fn recv_before(stream: &mut Stream, buf: &mut [u8], deadline: Instant, stop: &AtomicBool) -> anyhow::Result<usize> {
+fn recv_before(stream: &mut Stream, buf: &mut [u8], deadline: Instant, stop: &AtomicBool) -> Result<usize, ConnError> {
     loop {
         if stop.load(Ordering::Acquire) {
-            bail!("server stopping");
+            return Err(ConnError::Stopping);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            bail!("handshake timed out");
+            return Err(ConnError::HandshakeTimeout);
         }
-        stream.set_read_timeout(Some(left.min(STOP_POLL)))?;
+        stream.set_read_timeout(Some(left.min(STOP_POLL))).map_err(ConnError::io("setting a read timeout"))?;
         match stream.read(buf) {
             Ok(n) => return Ok(n),
             Err(e) if is_retry(&e) => continue,
-            Err(e) => return Err(e).context("receiving"),
+            Err(e) => return Err(ConnError::io("receiving")(e)),
         }
     }
 }
 
-fn send_before(stream: &mut Stream, bytes: &[u8], deadline: Instant) -> anyhow::Result<()> {
+fn send_before(stream: &mut Stream, bytes: &[u8], deadline: Instant) -> Result<(), ConnError> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
-        bail!("handshake timed out");
+        return Err(ConnError::HandshakeTimeout);
     }
-    stream.set_write_timeout(Some(left))?;
-    stream.write_all(bytes).context("sending")
+    stream.set_write_timeout(Some(left)).map_err(ConnError::io("setting a write timeout"))?;
+    stream.write_all(bytes).map_err(ConnError::io("sending"))
 }
 
 fn is_retry(e: &io::Error) -> bool {
@@ -139,14 +139,15 @@ fn is_retry(e: &io::Error) -> bool {
 /// Serves requests until the client disconnects, sends `NBD_CMD_DISC`, breaks the
 /// protocol beyond recovery, or the writer fails; then waits for every in-flight reply
 /// to be sent (or fail) and closes.
-fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u64) -> anyhow::Result<String> {
+fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u64) -> Result<String, ConnError> {
     // Idle clients may stay connected indefinitely; a stuck send may not.
-    stream.set_read_timeout(None)?;
-    stream.set_write_timeout(Some(ctx.opts.send_timeout))?;
+    let timeouts = stream.set_read_timeout(None).and_then(|()| stream.set_write_timeout(Some(ctx.opts.send_timeout)));
+    timeouts.map_err(ConnError::io("setting the socket's timeouts"))?;
+    let clone = || stream.try_clone().map_err(ConnError::io("cloning the socket"));
     let flight = Arc::new(Inflight::new(ctx.opts.max_inflight_per_conn, ctx.opts.max_inflight_bytes_per_conn));
-    let replies = Arc::new(Replies::new(stream.try_clone()?, Arc::clone(&flight)));
-    let writer = spawn_writer(ctx, stream.try_clone()?, Arc::clone(&replies), id)?;
-    let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(stream.try_clone()?));
+    let replies = Arc::new(Replies::new(clone()?, Arc::clone(&flight)));
+    let writer = spawn_writer(ctx, clone()?, Arc::clone(&replies), id)?;
+    let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(clone()?));
     let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input }.run();
     // The writer ends once the reader is done and every in-flight reply is out.
     replies.reader_done();
@@ -160,7 +161,7 @@ fn spawn_writer(
     stream: Stream,
     replies: Arc<Replies>,
     id: u64,
-) -> anyhow::Result<thread::JoinHandle<()>> {
+) -> Result<thread::JoinHandle<()>, ConnError> {
     let counted = ThreadGuard::new(&ctx.stats);
     let (log, limit) = (ctx.log, ctx.opts.send_timeout);
     let spawned = thread::Builder::new().name(format!("nbd-send-{id}")).spawn(move || {
@@ -176,7 +177,7 @@ fn spawn_writer(
             let _ = stream.shutdown(Shutdown::Both);
         }
     });
-    spawned.context("starting the reply thread")
+    spawned.map_err(ConnError::io("starting the reply thread"))
 }
 
 /// One reply, ready to send.
@@ -457,7 +458,7 @@ struct Reader<'a, R> {
 }
 
 impl<R: Read> Reader<'_, R> {
-    fn run(mut self) -> anyhow::Result<String> {
+    fn run(mut self) -> Result<String, ConnError> {
         loop {
             let Some(req) = self.next_request()? else {
                 return Ok("client closed the connection".into());
@@ -469,25 +470,25 @@ impl<R: Read> Reader<'_, R> {
     }
 
     /// The next request header; `None` on a clean end of stream between requests.
-    fn next_request(&mut self) -> anyhow::Result<Option<Request>> {
+    fn next_request(&mut self) -> Result<Option<Request>, ConnError> {
         let mut header = [0u8; REQUEST_HEADER_LEN];
-        let got = read_full(&mut self.input, &mut header)?;
+        let got = read_full(&mut self.input, &mut header).map_err(ConnError::io("receiving"))?;
         if got == 0 {
             return Ok(None);
         }
         if got < header.len() {
-            bail!("client closed the connection inside a request header");
+            return Err(ConnError::ClosedInHeader);
         }
         // A bad magic means the stream is out of step: nothing after it can be trusted,
         // and there is no cookie to reply to.
         match decode_request(&header) {
             Ok(Some((req, _))) => Ok(Some(req)),
             Ok(None) => unreachable!("a whole header always decodes"),
-            Err(e) => Err(anyhow!("{e}; closing")),
+            Err(e) => Err(ConnError::BadRequest(e)),
         }
     }
 
-    fn handle(&mut self, req: Request) -> anyhow::Result<Flow> {
+    fn handle(&mut self, req: Request) -> Result<Flow, ConnError> {
         if req.kind == Command::Disc {
             // No reply, even to a malformed DISC: the client sends nothing after it.
             return Ok(Flow::End("client sent NBD_CMD_DISC".into()));
@@ -499,7 +500,7 @@ impl<R: Read> Reader<'_, R> {
     }
 
     /// Answers a request the export's limits forbid, keeping the stream in step.
-    fn refuse(&mut self, req: Request, errno: Errno) -> anyhow::Result<Flow> {
+    fn refuse(&mut self, req: Request, errno: Errno) -> Result<Flow, ConnError> {
         self.ctx.log.say(format_args!("refusing {req:?}: {errno}"));
         let payload = u64::from(req.payload_len());
         if payload > self.discard_limit() {
@@ -508,7 +509,8 @@ impl<R: Read> Reader<'_, R> {
             self.reply(Outgoing::error(req.cookie, errno))?;
             return Ok(Flow::End(format!("WRITE payload of {payload} bytes too large to skip")));
         }
-        let skipped = io::copy(&mut (&mut self.input).take(payload), &mut io::sink())?;
+        let skipped =
+            io::copy(&mut (&mut self.input).take(payload), &mut io::sink()).map_err(ConnError::io("receiving"))?;
         if skipped < payload {
             return Ok(Flow::End("client closed the connection inside a WRITE payload".into()));
         }
@@ -525,16 +527,16 @@ impl<R: Read> Reader<'_, R> {
     }
 
     /// Sends a reply that needs no service, within the in-flight budget.
-    fn reply(&mut self, out: Outgoing) -> anyhow::Result<()> {
+    fn reply(&mut self, out: Outgoing) -> Result<(), ConnError> {
         if !self.flight.acquire(out.cost) {
-            bail!("reply thread gone");
+            return Err(ConnError::ReplyThreadGone);
         }
         self.replies.deliver(out);
         Ok(())
     }
 
     /// Hands a validated request to the service once the in-flight budget allows.
-    fn submit(&mut self, req: Request) -> anyhow::Result<Flow> {
+    fn submit(&mut self, req: Request) -> Result<Flow, ConnError> {
         let len = req.length as usize;
         let cost = match req.kind {
             Command::Read | Command::Write => len,
@@ -542,11 +544,11 @@ impl<R: Read> Reader<'_, R> {
         };
         // Admission before reading a WRITE payload: that payload is what the budget bounds.
         if !self.flight.acquire(cost) {
-            bail!("reply thread gone");
+            return Err(ConnError::ReplyThreadGone);
         }
         let op = match req.kind {
             Command::Read => BlockOp::Read,
-            Command::Write => match self.read_payload(len)? {
+            Command::Write => match self.read_payload(len).map_err(ConnError::io("receiving"))? {
                 Some(data) => BlockOp::Write(data),
                 None => {
                     self.flight.release(1, cost);

@@ -22,6 +22,7 @@
 //! is left and returns.
 
 mod conn;
+mod error;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -38,12 +39,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use swan_nbd::consts::{tflags, DEFAULT_MAX_PAYLOAD, MAX_STRING_LEN, NBD_PORT};
 use swan_nbd::{ExportConfig, ExportLimits, ServerConfig, TlsMode};
 
 use crate::service::{BlockService, ExportInfo};
 use conn::ConnContext;
+pub use error::ServerError;
 use stream::{Listener, Stream};
 
 /// Where the server listens unless told otherwise: loopback, the IANA NBD port.
@@ -63,16 +64,16 @@ pub enum Listen {
 }
 
 impl FromStr for Listen {
-    type Err = anyhow::Error;
+    type Err = ServerError;
 
-    fn from_str(s: &str) -> anyhow::Result<Listen> {
+    fn from_str(s: &str) -> Result<Listen, ServerError> {
         if let Some(path) = s.strip_prefix("unix:") {
             if path.is_empty() {
-                bail!("empty unix socket path in {s:?}");
+                return Err(ServerError::EmptyUnixPath(s.to_string()));
             }
             return Ok(Listen::Unix(path.into()));
         }
-        let addr = s.parse().with_context(|| format!("{s:?} is neither IP:PORT nor unix:PATH"))?;
+        let addr = s.parse().map_err(|source| ServerError::BadAddress { text: s.to_string(), source })?;
         Ok(Listen::Tcp(addr))
     }
 }
@@ -241,7 +242,7 @@ pub struct NbdServer {
 impl NbdServer {
     /// Binds `opts.listen`. A unix socket file left by a dead server is removed first;
     /// one a live server still answers on is an error.
-    pub fn bind(opts: ServerOptions) -> anyhow::Result<NbdServer> {
+    pub fn bind(opts: ServerOptions) -> Result<NbdServer, ServerError> {
         let listener = Listener::bind(&opts.listen)?;
         Ok(NbdServer { listener, opts, stats: Arc::default() })
     }
@@ -258,7 +259,7 @@ impl NbdServer {
 
     /// Serves `service`'s export until `stop` is set, then shuts down (see the module
     /// doc) and returns. A unix socket's file is removed on return.
-    pub fn run(self, service: Arc<dyn BlockService>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+    pub fn run(self, service: Arc<dyn BlockService>, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
         let info = service.info();
         let limits = export_limits(&info)?;
         let export = ExportConfig { name: info.name.clone(), description: info.description.clone(), limits };
@@ -281,10 +282,10 @@ impl NbdServer {
         result
     }
 
-    fn accept_loop(&self, ctx: &Arc<ConnContext>) -> anyhow::Result<()> {
+    fn accept_loop(&self, ctx: &Arc<ConnContext>) -> Result<(), ServerError> {
         let mut next_id = 0u64;
         while !ctx.stop.load(Ordering::Acquire) {
-            if !self.listener.wait_readable(STOP_POLL).context("polling the listener")? {
+            if !self.listener.wait_readable(STOP_POLL).map_err(ServerError::Poll)? {
                 continue;
             }
             match self.listener.accept() {
@@ -359,14 +360,14 @@ impl NbdServer {
 }
 
 /// Serves `service` on `opts.listen` until `stop` is set (see [`NbdServer::run`]).
-pub fn serve(service: Arc<dyn BlockService>, opts: ServerOptions, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+pub fn serve(service: Arc<dyn BlockService>, opts: ServerOptions, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
     NbdServer::bind(opts)?.run(service, stop)
 }
 
 /// The limits and transmission flags advertised for `info`, checked against the spec.
-fn export_limits(info: &ExportInfo) -> anyhow::Result<ExportLimits> {
+fn export_limits(info: &ExportInfo) -> Result<ExportLimits, ServerError> {
     if info.name.len() > MAX_STRING_LEN || info.name.contains('\0') {
-        bail!("export name must be at most {MAX_STRING_LEN} bytes without NUL");
+        return Err(ServerError::ExportName);
     }
     let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH | tflags::SEND_FUA | tflags::SEND_TRIM;
     flags |= tflags::SEND_WRITE_ZEROES;
@@ -385,7 +386,7 @@ fn export_limits(info: &ExportInfo) -> anyhow::Result<ExportLimits> {
         max_payload: info.max_payload.min(DEFAULT_MAX_PAYLOAD),
         transmission_flags: flags,
     };
-    limits.check().map_err(|e| anyhow::anyhow!("export {:?}: {e}", info.name))?;
+    limits.check().map_err(|why| ServerError::ExportLimits { name: info.name.clone(), why })?;
     Ok(limits)
 }
 

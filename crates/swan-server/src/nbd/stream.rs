@@ -9,10 +9,9 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
-use super::Listen;
+use super::{Listen, ServerError};
 
 /// One accepted connection (the socket type the NBD client uses too).
 pub(super) use swan_nbd::stream::Stream;
@@ -26,22 +25,28 @@ pub(super) enum Listener {
 }
 
 impl Listener {
-    pub fn bind(listen: &Listen) -> anyhow::Result<Listener> {
+    pub fn bind(listen: &Listen) -> Result<Listener, ServerError> {
         let listener = match listen {
-            Listen::Tcp(addr) => Listener::Tcp(TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?),
+            Listen::Tcp(addr) => {
+                let bound = TcpListener::bind(addr).map_err(|source| ServerError::BindTcp { addr: *addr, source })?;
+                Listener::Tcp(bound)
+            }
             Listen::Unix(path) => {
                 remove_stale_socket(path)?;
-                let listener = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
-                let meta = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+                let bound = UnixListener::bind(path);
+                let listener = bound.map_err(|source| ServerError::BindUnix { path: path.clone(), source })?;
+                let meta =
+                    std::fs::metadata(path).map_err(|source| ServerError::Stat { path: path.clone(), source })?;
                 Listener::Unix { listener, path: path.clone(), identity: (meta.dev(), meta.ino()) }
             }
         };
         // Non-blocking so that an accept after a readiness poll never hangs when the
         // peer has already gone (the accept loop must keep noticing `stop`).
-        match &listener {
-            Listener::Tcp(l) => l.set_nonblocking(true)?,
-            Listener::Unix { listener, .. } => listener.set_nonblocking(true)?,
-        }
+        let nonblocking = match &listener {
+            Listener::Tcp(l) => l.set_nonblocking(true),
+            Listener::Unix { listener, .. } => listener.set_nonblocking(true),
+        };
+        nonblocking.map_err(ServerError::NonBlocking)?;
         Ok(listener)
     }
 
@@ -91,17 +96,18 @@ impl Drop for Listener {
 
 /// Removes a socket file left behind by a server that is gone. Refuses to touch anything
 /// that is not a socket, or a socket some process still accepts connections on.
-fn remove_stale_socket(path: &Path) -> anyhow::Result<()> {
+fn remove_stale_socket(path: &Path) -> Result<(), ServerError> {
+    let path_buf = || path.to_path_buf();
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("stat {}", path.display())),
+        Err(source) => return Err(ServerError::Stat { path: path_buf(), source }),
     };
     if !meta.file_type().is_socket() {
-        bail!("{} exists and is not a socket; not removing it", path.display());
+        return Err(ServerError::NotASocket { path: path_buf() });
     }
     if UnixStream::connect(path).is_ok() {
-        bail!("{} is in use by a running server", path.display());
+        return Err(ServerError::SocketInUse { path: path_buf() });
     }
-    std::fs::remove_file(path).with_context(|| format!("removing stale socket {}", path.display()))
+    std::fs::remove_file(path).map_err(|source| ServerError::RemoveStale { path: path_buf(), source })
 }

@@ -138,7 +138,7 @@ struct Running {
     addr: String,
     stats: Arc<ServerStats>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<anyhow::Result<()>>>,
+    thread: Option<JoinHandle<Result<(), ServerError>>>,
 }
 
 impl Running {

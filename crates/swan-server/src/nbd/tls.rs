@@ -23,14 +23,14 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::ServerConnection;
 
+use super::error::{Causes, ConnError};
 use super::stream::Stream;
-use super::{Log, ServerStats, ThreadGuard, STOP_POLL};
+use super::{Log, ServerError, ServerStats, ThreadGuard, STOP_POLL};
 
 /// Decrypted bytes the pump holds for the connection code before it stops reading TCP.
 const PLAIN_LIMIT: usize = 256 << 10;
@@ -41,23 +41,24 @@ const CHUNK: usize = 64 << 10;
 /// The server's TLS configuration from a PEM certificate chain (leaf first) and a PEM
 /// private key (PKCS#8, PKCS#1 or SEC1). TLS 1.2 and 1.3 ("NBD implementations supporting
 /// TLS MUST support TLS version 1.2"); clients are not asked for certificates.
-pub fn load_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+pub fn load_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> {
+    let path = || cert.to_path_buf();
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .with_context(|| format!("reading the TLS certificate {}", cert.display()))?
+        .map_err(|source| ServerError::ReadCertificate { path: path(), source })?
         .collect::<Result<_, _>>()
-        .with_context(|| format!("parsing the TLS certificate {}", cert.display()))?;
+        .map_err(|source| ServerError::ParseCertificate { path: path(), source })?;
     if chain.is_empty() {
-        bail!("{}: no PEM certificate in it", cert.display());
+        return Err(ServerError::NoCertificate { path: path() });
     }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("reading a PEM private key from {}", key.display()))?;
+    let key =
+        PrivateKeyDer::from_pem_file(key).map_err(|source| ServerError::ReadKey { path: key.to_path_buf(), source })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .context("TLS protocol versions")?
+        .map_err(ServerError::TlsVersions)?
         .with_no_client_auth()
         .with_single_cert(chain, key)
-        .context("the TLS certificate and key do not go together")?;
+        .map_err(ServerError::CertificateAndKey)?;
     Ok(Arc::new(config))
 }
 
@@ -72,9 +73,9 @@ pub(super) fn start(
     send_timeout: Duration,
     log: Log,
     id: u64,
-) -> anyhow::Result<Stream> {
-    let session = ServerConnection::new(Arc::clone(config)).context("starting a TLS session")?;
-    let (ours, theirs) = UnixStream::pair().context("creating the TLS socket pair")?;
+) -> Result<Stream, ConnError> {
+    let session = ServerConnection::new(Arc::clone(config)).map_err(ConnError::TlsStart)?;
+    let (ours, theirs) = UnixStream::pair().map_err(ConnError::io("creating the TLS socket pair"))?;
     let counted = ThreadGuard::new(stats);
     thread::Builder::new()
         .name(format!("nbd-tls-{id}"))
@@ -83,14 +84,14 @@ pub(super) fn start(
             let mut pump = Pump { session, tcp, plain: theirs, send_timeout };
             match pump.run(&leftover) {
                 Ok(()) => {}
-                Err(e) => log.say(format_args!("connection {id}: TLS: {e:#}")),
+                Err(e) => log.say(format_args!("connection {id}: TLS: {}", Causes(&e))),
             }
             // The registry holds a clone of the TCP socket: shut it down rather than rely on
             // the drop of this one descriptor to end the connection.
             let _ = pump.tcp.shutdown(Shutdown::Both);
             let _ = pump.plain.shutdown(Shutdown::Both);
         })
-        .context("starting the TLS thread")?;
+        .map_err(ConnError::io("starting the TLS thread"))?;
     Ok(Stream::Unix(ours))
 }
 
@@ -103,9 +104,9 @@ struct Pump {
 }
 
 impl Pump {
-    fn run(&mut self, leftover: &[u8]) -> anyhow::Result<()> {
-        self.tcp.set_nonblocking(true)?;
-        self.plain.set_nonblocking(true)?;
+    fn run(&mut self, leftover: &[u8]) -> Result<(), ConnError> {
+        let nonblocking = ConnError::io("making the TLS sockets non-blocking");
+        self.tcp.set_nonblocking(true).and_then(|()| self.plain.set_nonblocking(true)).map_err(nonblocking)?;
         // The budget is enforced by what the pump reads, not by rustls refusing writes.
         self.session.set_buffer_limit(None);
         let mut to_plain: Vec<u8> = Vec::new();
@@ -115,7 +116,8 @@ impl Pump {
         // The client's first TLS bytes may have come with its NBD_OPT_STARTTLS.
         let mut early = Cursor::new(leftover);
         while (early.position() as usize) < leftover.len() {
-            if self.session.read_tls(&mut early)? == 0 {
+            if self.session.read_tls(&mut early).map_err(ConnError::io("reading the client's first TLS records"))? == 0
+            {
                 break;
             }
             self.process(&mut to_plain, &mut tcp_eof)?;
@@ -137,10 +139,10 @@ impl Pump {
                 return Ok(());
             }
             if tcp_eof && self.session.is_handshaking() {
-                bail!("the client closed the connection during the TLS handshake");
+                return Err(ConnError::ClosedInTlsHandshake);
             }
             if self.session.wants_write() && last_sent.elapsed() > self.send_timeout {
-                bail!("the client read nothing for {:?}", self.send_timeout);
+                return Err(ConnError::ClientStalled(self.send_timeout));
             }
 
             let tcp_in = !tcp_eof && to_plain.len() < PLAIN_LIMIT;
@@ -150,7 +152,8 @@ impl Pump {
             // writes nothing: it waits for the options the handshake will decrypt.)
             let plain_in = !plain_eof && !self.session.wants_write();
             let plain_out = !to_plain.is_empty();
-            let (tcp_ready, plain_ready) = wait(&self.tcp, tcp_in, tcp_out, &self.plain, plain_in, plain_out)?;
+            let (tcp_ready, plain_ready) = wait(&self.tcp, tcp_in, tcp_out, &self.plain, plain_in, plain_out)
+                .map_err(ConnError::io("polling the TLS sockets"))?;
 
             if tcp_in && tcp_ready {
                 match self.session.read_tls(&mut self.tcp) {
@@ -158,7 +161,7 @@ impl Pump {
                     Ok(_) => self.process(&mut to_plain, &mut tcp_eof)?,
                     Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
                     Err(e) if e.kind() == io::ErrorKind::ConnectionReset => tcp_eof = true,
-                    Err(e) => return Err(e).context("receiving TLS records"),
+                    Err(e) => return Err(ConnError::io("receiving TLS records")(e)),
                 }
             }
             if plain_in && plain_ready {
@@ -168,14 +171,14 @@ impl Pump {
     }
 
     /// TLS records out, as far as the socket takes them now.
-    fn send_records(&mut self, last_sent: &mut Instant) -> anyhow::Result<()> {
+    fn send_records(&mut self, last_sent: &mut Instant) -> Result<(), ConnError> {
         while self.session.wants_write() {
             match self.session.write_tls(&mut self.tcp) {
-                Ok(0) => bail!("the client's socket accepts nothing"),
+                Ok(0) => return Err(ConnError::SocketAcceptsNothing),
                 Ok(_) => *last_sent = Instant::now(),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e).context("sending TLS records"),
+                Err(e) => return Err(ConnError::io("sending TLS records")(e)),
             }
         }
         Ok(())
@@ -199,14 +202,17 @@ impl Pump {
 
     /// Plaintext the connection code sent, into TLS records. True once it has closed its
     /// side (the client is then sent close_notify).
-    fn take_plain(&mut self, buf: &mut [u8]) -> anyhow::Result<bool> {
+    fn take_plain(&mut self, buf: &mut [u8]) -> Result<bool, ConnError> {
         match self.plain.read(buf) {
             Ok(0) => {
                 self.session.send_close_notify();
                 Ok(true)
             }
             Ok(n) => {
-                self.session.writer().write_all(&buf[..n])?;
+                self.session
+                    .writer()
+                    .write_all(&buf[..n])
+                    .map_err(ConnError::io("encrypting what the connection sends"))?;
                 Ok(false)
             }
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => Ok(false),
@@ -219,10 +225,10 @@ impl Pump {
 
     /// Processes received records and moves what they decrypt to `to_plain`. A TLS error
     /// ends the session after its alert has been given a chance to go out.
-    fn process(&mut self, to_plain: &mut Vec<u8>, tcp_eof: &mut bool) -> anyhow::Result<()> {
+    fn process(&mut self, to_plain: &mut Vec<u8>, tcp_eof: &mut bool) -> Result<(), ConnError> {
         if let Err(e) = self.session.process_new_packets() {
             let _ = self.session.write_tls(&mut self.tcp);
-            bail!("TLS session failed: {e}");
+            return Err(ConnError::Tls(e));
         }
         let mut chunk = [0u8; 16 << 10];
         loop {

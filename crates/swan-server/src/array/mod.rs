@@ -5,19 +5,21 @@
 //! so members may be named in any order. `recover` loads the newest whole checkpoint and
 //! rolls the journal forward over it (FORMAT.md, "Recovery").
 
-use crate::checkpoint::{self, CheckpointError};
-use crate::journal::{self, Ring};
+mod error;
+mod recover;
+
+pub use error::{CreateError, OpenError, RecoverError, TornWhy};
+pub use recover::{recover, Recovered};
+
+use crate::checkpoint;
 use crate::layout::{Superblock, SuperblockError, META_COPIES};
 use crate::member::{Files, Member, MemberError, MemberSource, OpenOptions, BLOCK};
 use crate::members::{Health, Members};
-use anyhow::{anyhow, bail, Context, Result};
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use swan_core::geometry::{Geometry, GeometryError, RaidLevel};
+use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
-use swan_core::l2p::{PackedMap, UNMAPPED};
-use swan_core::scheme::{ArrayScheme, LogArray, MapChange, SchemeKind};
+use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 
 /// What `swan create` asks for.
@@ -74,19 +76,17 @@ pub fn default_segment_bytes(member_bytes: u64) -> u64 {
     bytes
 }
 
-fn blocks_of(bytes: u64, what: &str) -> Result<u32> {
+fn blocks_of(bytes: u64, what: &'static str) -> Result<u32, CreateError> {
     if bytes == 0 || bytes % BLOCK as u64 != 0 {
-        bail!("{what} must be a positive multiple of 4 KiB (got {bytes} bytes)");
+        return Err(CreateError::NotBlocks { what, bytes });
     }
-    u32::try_from(bytes / BLOCK as u64).map_err(|_| anyhow!("{what} of {bytes} bytes is too large"))
+    u32::try_from(bytes / BLOCK as u64).map_err(|_| CreateError::TooLarge { what, bytes })
 }
 
-fn random_uuid() -> Result<[u8; 16]> {
+fn random_uuid() -> Result<[u8; 16], CreateError> {
     use std::io::Read;
     let mut u = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut u))
-        .context("reading /dev/urandom for the array UUID")?;
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut u)).map_err(CreateError::Uuid)?;
     u[6] = (u[6] & 0x0f) | 0x40; // RFC 4122 version 4
     u[8] = (u[8] & 0x3f) | 0x80;
     Ok(u)
@@ -113,13 +113,13 @@ fn read_superblock_or_torn(m: &Member) -> Result<(Superblock, bool), SuperblockE
 
 /// Make a new array over `paths` (in array order). Member files it had to create are
 /// removed again if it fails, so the suggested retry finds nothing in its way.
-pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock> {
+pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock, CreateError> {
     create_with_uuid(paths, o, random_uuid()?)
 }
 
 /// [`create`] with a given array UUID (the deterministic tests use one from their seed, so
 /// a seed gives the same bytes on the members every time).
-pub fn create_with_uuid(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
+pub fn create_with_uuid(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock, CreateError> {
     create_in(&Files, paths, o, uuid)
 }
 
@@ -129,7 +129,7 @@ pub fn create_in(
     paths: &[PathBuf],
     o: &CreateOptions,
     uuid: [u8; 16],
-) -> Result<Superblock> {
+) -> Result<Superblock, CreateError> {
     let existed: Vec<bool> = paths.iter().map(|p| source.exists(p)).collect();
     let result = create_inner(source, paths, o, uuid);
     if result.is_err() {
@@ -142,22 +142,23 @@ pub fn create_in(
     result
 }
 
-fn create_inner(source: &dyn MemberSource, paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock> {
-    let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or_else(|| anyhow!("too many members"))?;
+fn create_inner(
+    source: &dyn MemberSource,
+    paths: &[PathBuf],
+    o: &CreateOptions,
+    uuid: [u8; 16],
+) -> Result<Superblock, CreateError> {
+    let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or(CreateError::TooManyMembers)?;
     if members == 0 {
-        bail!("an array needs at least one R-group of at least one SSD");
+        return Err(CreateError::NoMembers);
     }
     if paths.len() != members as usize {
-        bail!(
-            "{} R-groups × {} SSDs per R-group need {members} members, but {} were given",
-            o.rgroups,
-            o.ssds_per_rgroup,
-            paths.len()
-        );
+        let (rgroups, ssds_per_rgroup, given) = (o.rgroups, o.ssds_per_rgroup, paths.len());
+        return Err(CreateError::MemberCount { rgroups, ssds_per_rgroup, members, given });
     }
     for (i, p) in paths.iter().enumerate() {
         if paths[..i].contains(p) {
-            bail!("member {} is named twice", p.display());
+            return Err(CreateError::NamedTwice { path: p.clone() });
         }
     }
     // Checked before any member is touched; `lay_out` takes them as given.
@@ -165,7 +166,7 @@ fn create_inner(source: &dyn MemberSource, paths: &[PathBuf], o: &CreateOptions,
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
-    let opened = paths.iter().map(|p| open_new_member(source, p, o)).collect::<Result<Vec<_>>>()?;
+    let opened = paths.iter().map(|p| open_new_member(source, p, o)).collect::<Result<Vec<_>, _>>()?;
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
@@ -173,14 +174,17 @@ fn create_inner(source: &dyn MemberSource, paths: &[PathBuf], o: &CreateOptions,
     let spare = spare_share(o)?;
     let sb = match lay_out(o, members, member_blocks, spare, uuid) {
         Ok(sb) if sb.volume_blocks > 0 => sb,
-        Ok(sb) => bail!(
-            "members of {} MiB leave no room for data once the metadata ({} MiB) and GC reserve are set aside; use {}",
-            (member_blocks * BLOCK as u64) >> 20,
-            (sb.meta_blocks * BLOCK as u64) >> 20,
-            size_advice(o, members, spare)
-        ),
-        Err(e @ GeometryError::MemberTooSmall { .. }) => bail!("{e}: {}", size_advice(o, members, spare)),
-        Err(e) => bail!("{e}"),
+        Ok(sb) => {
+            return Err(CreateError::NoRoom {
+                member_mib: (member_blocks * BLOCK as u64) >> 20,
+                meta_mib: (sb.meta_blocks * BLOCK as u64) >> 20,
+                advice: size_advice(o, members, spare),
+            })
+        }
+        Err(error @ GeometryError::MemberTooSmall { .. }) => {
+            return Err(CreateError::MembersTooSmall { error, advice: size_advice(o, members, spare) })
+        }
+        Err(e) => return Err(e.into()),
     };
     format_members(&opened, &sb)?;
     for m in &opened {
@@ -192,37 +196,30 @@ fn create_inner(source: &dyn MemberSource, paths: &[PathBuf], o: &CreateOptions,
 
 /// Open (creating the file if `o` gives a size) and lock one member of a new array, and
 /// refuse it if it is too small or, unless `o.force`, a member of another swan array.
-fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOptions) -> Result<Member> {
+fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOptions) -> Result<Member, CreateError> {
+    let path = || p.to_path_buf();
     if !source.exists(p) {
-        let bytes = o.member_bytes.ok_or_else(|| {
-            anyhow!("member {} does not exist; give --member-size to create member files", p.display())
-        })?;
+        let bytes = o.member_bytes.ok_or_else(|| CreateError::MemberMissing { path: path() })?;
         source.create(p, bytes, false)?;
     }
     let m = source.open(p, OpenOptions { direct: false, read_only: false })?;
     m.lock(true)?;
-    if let Some(bytes) = o.member_bytes {
-        if m.blocks() * (BLOCK as u64) < bytes {
-            bail!("member {} holds {} bytes, less than --member-size {bytes}", p.display(), m.blocks() * BLOCK as u64);
+    if let Some(wanted) = o.member_bytes {
+        let holds = m.blocks() * BLOCK as u64;
+        if holds < wanted {
+            return Err(CreateError::MemberTooSmall { path: path(), holds, wanted });
         }
     }
     if !o.force {
         match read_superblock(&m) {
-            Ok(sb) => bail!(
-                "{} is member {} of {} of swan array {}; refusing to overwrite it (use --force to reuse it)",
-                p.display(),
-                sb.member_index,
-                sb.members,
-                sb.uuid_string()
-            ),
+            Ok(sb) => {
+                let (index, members, uuid) = (sb.member_index, sb.members, sb.uuid_string());
+                return Err(CreateError::OtherArray { path: path(), index, members, uuid });
+            }
+            Err(SuperblockError::NotSwan) => {}
             // A damaged superblock is still a member of some array: one bad bit must not
             // make it look blank.
-            Err(SuperblockError::NotSwan) => {}
-            Err(e) => bail!(
-                "{} carries a swan superblock that cannot be read ({e}); it may belong to an array whose \
-                 other members are intact; refusing to overwrite it (use --force to reuse it)",
-                p.display()
-            ),
+            Err(error) => return Err(CreateError::UnreadableSuperblock { path: path(), error }),
         }
     }
     Ok(m)
@@ -231,7 +228,7 @@ fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOpt
 /// Write a new array's starting state to its members, superblocks aside: clear what an
 /// earlier array left, an empty CRC table (in-place RAID), every segment trimmed and the
 /// first checkpoint (log-structured).
-fn format_members(opened: &[Member], sb: &Superblock) -> Result<()> {
+fn format_members(opened: &[Member], sb: &Superblock) -> Result<(), CreateError> {
     let mut scheme = sb.array_spec().build()?;
     for m in opened {
         m.write(0, &vec![0u8; BLOCK])?;
@@ -273,16 +270,14 @@ fn format_members(opened: &[Member], sb: &Superblock) -> Result<()> {
 
 /// The spare share `o` asks for, checked: the default for log-structured schemes, none for
 /// in-place RAID, which has no GC to leave room for.
-fn spare_share(o: &CreateOptions) -> Result<f64> {
+fn spare_share(o: &CreateOptions) -> Result<f64, CreateError> {
     let spare = match (o.kind.is_log_structured(), o.spare) {
         (true, s) => s.unwrap_or(DEFAULT_SPARE),
         (false, None | Some(0.0)) => 0.0,
-        (false, Some(_)) => {
-            bail!("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")
-        }
+        (false, Some(_)) => return Err(CreateError::SpareInPlace),
     };
     if !(0.0..0.9).contains(&spare) {
-        bail!("the spare share must be at least 0 % and below 90 % (got {:.1} %)", spare * 100.0);
+        return Err(CreateError::SpareRange { share: spare });
     }
     Ok(spare)
 }
@@ -371,12 +366,10 @@ pub struct Opened {
 
 impl Opened {
     /// Refuse an array with a failed member: for tools that read every member as it is.
-    pub fn require_all_healthy(&self, what: &str) -> Result<()> {
-        if let Some(&m) = self.sb.failed.iter().next() {
-            bail!(
-                "member {m} ({}) has failed; {what} needs every member: rebuild it first with `swan replace`",
-                self.members[m as usize].path().display()
-            );
+    pub fn require_all_healthy(&self, tool: &'static str) -> Result<(), OpenError> {
+        if let Some(&member) = self.sb.failed.iter().next() {
+            let path = self.members[member as usize].path().to_path_buf();
+            return Err(OpenError::Degraded { member, path, tool });
         }
         Ok(())
     }
@@ -414,7 +407,7 @@ pub fn parity_width(sb: &Superblock) -> u32 {
 
 /// Write every healthy member's superblock (its own index, the array's `failed` set and
 /// `events` count) and make it durable: how a failure or a finished rebuild is recorded.
-pub fn write_superblocks(members: &Members, sb: &Superblock) -> std::result::Result<(), MemberError> {
+pub fn write_superblocks(members: &Members, sb: &Superblock) -> Result<(), MemberError> {
     put_superblocks(members.iter().enumerate().filter(|&(i, _)| members.health(i as u32) != Health::Failed), sb)
 }
 
@@ -423,7 +416,7 @@ pub fn write_superblocks(members: &Members, sb: &Superblock) -> std::result::Res
 fn put_superblocks<'a>(
     members: impl IntoIterator<Item = (usize, &'a Member)>,
     sb: &Superblock,
-) -> std::result::Result<(), MemberError> {
+) -> Result<(), MemberError> {
     for (i, m) in members {
         m.write(0, &Superblock { member_index: i as u32, ..sb.clone() }.encode())?;
         m.sync()?;
@@ -445,42 +438,37 @@ pub const MISSING: &str = "missing";
 /// as current as anyone's); one that lags by two or more missed a change that completed
 /// (it was away while others moved on) and is stale: failed. Opened read-write, the
 /// superblocks are made to agree again, so a lag of two never arises among healthy members.
-pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
+pub fn open(paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened, OpenError> {
     open_from(Arc::new(Files), paths, direct, read_only)
 }
 
 /// [`open`] over members that `source` names; the array keeps it to open a replacement.
-pub fn open_from(source: Arc<dyn MemberSource>, paths: &[PathBuf], direct: bool, read_only: bool) -> Result<Opened> {
+pub fn open_from(
+    source: Arc<dyn MemberSource>,
+    paths: &[PathBuf],
+    direct: bool,
+    read_only: bool,
+) -> Result<Opened, OpenError> {
     if paths.is_empty() {
-        bail!("no members given");
+        return Err(OpenError::NoMembers);
     }
     let absent_given = paths.iter().filter(|p| p.as_os_str() == MISSING).count();
     let present: Vec<&PathBuf> = paths.iter().filter(|p| p.as_os_str() != MISSING).collect();
     if present.is_empty() {
-        bail!("every member was given as `{MISSING}`: at least one member must be there to say what the array is");
+        return Err(OpenError::AllMissing);
     }
     // Read every superblock first: the reference for the others is an intact one.
     let read = read_superblocks(&*source, &present, direct, read_only)?;
     let Some((ref_path, _, reference, _)) = read.iter().find(|r| !r.3) else {
-        bail!(
-            "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
-            present[0].display()
-        );
+        return Err(OpenError::AllTorn { path: present[0].clone() });
     };
     let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
     let (found, torn_members) = place_members(read, &ref_path, &reference)?;
     let sb = reference;
     let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
     if paths.len() != sb.members as usize || absent.len() != absent_given {
-        let list: Vec<String> = absent.iter().map(u32::to_string).collect();
-        bail!(
-            "array {} has {} members but {} were given (missing member index {}; a member that is gone may be \
-             given as `{MISSING}`)",
-            sb.uuid_string(),
-            sb.members,
-            paths.len(),
-            list.join(", ")
-        );
+        let (uuid, members, given) = (sb.uuid_string(), sb.members, paths.len());
+        return Err(OpenError::MemberCount { uuid, members, given, missing: absent });
     }
     let (failed, newest, agree) = decide_failed(&found, &torn_members, &absent);
     let members: Vec<Member> = found
@@ -497,7 +485,7 @@ pub fn open_from(source: Arc<dyn MemberSource>, paths: &[PathBuf], direct: bool,
     let mut opened = Opened { sb, members, source };
     if !agree && !read_only {
         opened.sb.events += 1;
-        write_superblocks(&opened.members, &opened.sb).context("bringing the members' superblocks into agreement")?;
+        write_superblocks(&opened.members, &opened.sb).map_err(OpenError::Agreement)?;
     }
     Ok(opened)
 }
@@ -512,18 +500,14 @@ fn read_superblocks<'a>(
     present: &[&'a PathBuf],
     direct: bool,
     read_only: bool,
-) -> Result<Vec<ReadMember<'a>>> {
+) -> Result<Vec<ReadMember<'a>>, OpenError> {
     let mut read = Vec::new();
     for &p in present {
         let m = source.open(p, OpenOptions { direct, read_only })?;
         m.lock(!read_only)?;
-        let (sb, torn) = read_superblock_or_torn(&m).map_err(|e| match e {
-            SuperblockError::NotSwan => anyhow!(
-                "{}: {e}; if it is a replacement whose rebuild did not finish, give `{MISSING}` in its place \
-                 and run swan replace again",
-                p.display()
-            ),
-            e => anyhow!("{}: {e}", p.display()),
+        let (sb, torn) = read_superblock_or_torn(&m).map_err(|error| match error {
+            SuperblockError::NotSwan => OpenError::NotSwan { path: p.clone() },
+            error => OpenError::Superblock { path: p.clone(), error },
         })?;
         read.push((p, m, sb, torn));
     }
@@ -534,48 +518,45 @@ fn read_superblocks<'a>(
 /// its index; and the indices of those whose superblock was torn.
 type Placed = (Vec<Option<(Member, Superblock)>>, Vec<u32>);
 
-fn place_members(read: Vec<ReadMember<'_>>, ref_path: &std::path::Path, reference: &Superblock) -> Result<Placed> {
+fn place_members(
+    read: Vec<ReadMember<'_>>,
+    ref_path: &std::path::Path,
+    reference: &Superblock,
+) -> Result<Placed, OpenError> {
     let mut found: Vec<Option<(Member, Superblock)>> = Vec::new();
     let mut torn_members: Vec<u32> = Vec::new();
     for (p, m, sb, torn) in read {
         // A torn superblock is trusted only as far as it agrees with an intact one.
-        let corrupt = |what: &str| {
-            anyhow!("{}: superblock checksum mismatch, and {what}: the superblock is corrupt", p.display())
-        };
+        let corrupt = |why| OpenError::TornCorrupt { path: p.clone(), why };
         if sb.uuid != reference.uuid {
             if torn {
-                return Err(corrupt("it names another array"));
+                return Err(corrupt(TornWhy::OtherArray));
             }
-            bail!(
-                "{} belongs to swan array {}, but {} belongs to {}: members of two arrays were given",
-                p.display(),
-                sb.uuid_string(),
-                ref_path.display(),
-                reference.uuid_string()
-            );
+            return Err(OpenError::TwoArrays {
+                path: p.clone(),
+                uuid: sb.uuid_string(),
+                other: ref_path.to_path_buf(),
+                other_uuid: reference.uuid_string(),
+            });
         }
         let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
         if shape(&sb) != shape(reference) || (torn && sb.member_index >= reference.members) {
             if torn {
-                return Err(corrupt("its geometry disagrees with the other members'"));
+                return Err(corrupt(TornWhy::Geometry));
             }
-            bail!("{}: its superblock disagrees with the other members' about the array's geometry", p.display());
+            return Err(OpenError::GeometryDisagrees { path: p.clone() });
         }
         if m.blocks() < sb.member_blocks {
-            bail!(
-                "{}: holds {} blocks, but the array uses {} per member (was it truncated?)",
-                p.display(),
-                m.blocks(),
-                sb.member_blocks
-            );
+            return Err(OpenError::Truncated { path: p.clone(), blocks: m.blocks(), wanted: sb.member_blocks });
         }
         found.resize_with(sb.members as usize, || None);
         let i = sb.member_index as usize;
         if let Some((other, _)) = &found[i] {
+            let (index, other) = (sb.member_index, other.path().to_path_buf());
             if torn {
-                return Err(corrupt(&format!("its member index {i} is {}'s", other.path().display())));
+                return Err(corrupt(TornWhy::Index { index, other }));
             }
-            bail!("{} and {} both claim to be member {i}", other.path().display(), p.display());
+            return Err(OpenError::SameIndex { first: other, second: p.clone(), index });
         }
         if torn {
             eprintln!(
@@ -626,274 +607,72 @@ fn decide_failed(
 
 /// Refuse an array whose failures lost data: a failed RAID0 member, two failed members of
 /// one parity group, or both metadata members.
-fn refuse_lost_data(sb: &Superblock, members: &Members) -> Result<()> {
-    for &m in &sb.failed {
+fn refuse_lost_data(sb: &Superblock, members: &Members) -> Result<(), OpenError> {
+    for &member in &sb.failed {
         if !members.has_parity() {
-            bail!(
-                "member {m} ({}) of this RAID0 array has failed: its data is lost, and swan cannot serve the array",
-                members[m as usize].path().display()
-            );
+            return Err(OpenError::Raid0Failed { member, path: members[member as usize].path().to_path_buf() });
         }
-        if let Some(p) = members.peers(m).find(|&p| members.health(p) == Health::Failed) {
-            bail!("members {m} and {p} of one parity group have both failed: their rows cannot be rebuilt",);
+        if let Some(peer) = members.peers(member).find(|&p| members.health(p) == Health::Failed) {
+            return Err(OpenError::TwoFailed { member, peer });
         }
     }
     if sb.meta_members() as usize == META_COPIES as usize && (0..META_COPIES).all(|m| sb.failed.contains(&m)) {
-        bail!("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost");
+        return Err(OpenError::MetadataLost);
     }
     Ok(())
-}
-
-/// The state a restart found.
-pub struct Recovered {
-    pub scheme: ArrayScheme,
-    pub ring: Ring,
-    pub checkpoint_seq: u64,
-    /// The checkpoint slot the next checkpoint goes to.
-    pub next_slot: u32,
-    pub records_replayed: u64,
-    pub changes_replayed: u64,
-    /// Tail records not replayed because a block they name never reached stable storage.
-    pub tail_dropped: u64,
-    /// Segments sealed by a replayed record that was not synced: their data and summary
-    /// were checked, but the parity of their last rows may not have reached the members.
-    /// Serving read-write rewrites it, as for segments adopted open.
-    pub unsynced_seals: Vec<u64>,
-    /// The CRC32C of each live block of a segment adopted open, by physical slot, where a
-    /// replayed record named it (those written before the checkpoint have none): such a
-    /// segment has no summary, and without these its blocks could not be verified until GC
-    /// moved them.
-    pub adopted_crcs: HashMap<u64, u32>,
-    /// Recovery started from a checkpoint written at a clean stop and replayed nothing
-    /// after it: every row of every adopted segment already has its parity.
-    pub parity_whole: bool,
-}
-
-/// Load the newest whole checkpoint and roll the journal forward over it.
-pub fn recover(o: &Opened) -> Result<Recovered> {
-    let sb = &o.sb;
-    let spec = sb.array_spec();
-    let scheme = spec.build().map_err(|e| anyhow!("the superblock's geometry is impossible: {e}"))?;
-    if scheme.volume_blocks() != sb.volume_blocks {
-        bail!(
-            "the superblock says {} volume blocks but its geometry gives {}: written by another swan version?",
-            sb.volume_blocks,
-            scheme.volume_blocks()
-        );
-    }
-    if !sb.kind.is_log_structured() {
-        return Ok(Recovered {
-            scheme,
-            ring: Ring::new(0, 0, 1),
-            checkpoint_seq: 0,
-            next_slot: 0,
-            records_replayed: 0,
-            changes_replayed: 0,
-            tail_dropped: 0,
-            unsynced_seals: Vec::new(),
-            adopted_crcs: HashMap::new(),
-            parity_whole: true,
-        });
-    }
-    let cfg = scheme.log().expect("log-structured").config().clone();
-    // The recovered map becomes the array's own; do not hold an empty one beside it.
-    drop(scheme);
-    let geo = cfg.geometry;
-    let segments = geo.segments();
-    let slots = segments * u64::from(geo.data_slots);
-    // A failed metadata member's copies are stale: only the healthy ones count.
-    let meta: Vec<&Member> =
-        (0..sb.meta_members()).filter(|&m| o.members.is_healthy(m)).map(|m| &o.members[m as usize]).collect();
-    let (header, mut map, mut seqs, slot) = newest_checkpoint(&meta, sb, segments, slots)?;
-    let (chain, end) = longest_chain(&meta, sb, &header)?;
-    // Records up to the last synced one name only durable data. After it comes the tail,
-    // written before its data was synced: replay it while every block it names holds what
-    // was written there, and stop at the first that does not (that write never reached
-    // stable storage, and nothing after it was acknowledged as durable either).
-    let trusted = chain.iter().rposition(|r| r.synced).map_or(0, |i| i + 1);
-    let mut named: HashMap<u64, (u64, u32)> = HashMap::new();
-    let mut unsynced_seals = Vec::new();
-    let mut changes = 0u64;
-    let mut kept = 0usize;
-    for (i, record) in chain.iter().enumerate() {
-        if i >= trusted && !tail_record_landed(o, &geo, record)? {
-            break;
-        }
-        for &(c, crc) in &record.entries {
-            match c {
-                MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => {
-                    map.set(lba, pba);
-                    if pba != UNMAPPED {
-                        named.insert(pba, (lba, crc));
-                    }
-                }
-                MapChange::Sealed { segment, seq } if segment < segments => {
-                    seqs[segment as usize] = seq;
-                    if i >= trusted && seq != 0 {
-                        unsynced_seals.push(segment);
-                    }
-                }
-                other => bail!("journal entry {other:?} is outside the array: the journal is corrupt"),
-            }
-            changes += 1;
-        }
-        kept += 1;
-    }
-    let tail_dropped = chain.len() - kept;
-    let mut restored =
-        LogArray::restore(cfg, map, &seqs).map_err(|e| anyhow!("the recovered map is inconsistent: {e}"))?;
-    restored.enable_change_log();
-    let adopted_crcs = adopted_crcs(&restored, named);
-    Ok(Recovered {
-        scheme: restored.into(),
-        ring: Ring::new(sb.journal_blocks, end.0, end.1),
-        checkpoint_seq: header.seq,
-        next_slot: 1 - slot,
-        records_replayed: kept as u64,
-        changes_replayed: changes,
-        tail_dropped: tail_dropped as u64,
-        unsynced_seals,
-        adopted_crcs,
-        parity_whole: header.parity_whole && kept == 0,
-    })
-}
-
-/// The newest checkpoint that is whole on any copy in `meta`, and its slot: headers first (a
-/// block each), then bodies newest first until one passes its checksum, so only one map is
-/// read and held.
-fn newest_checkpoint(
-    meta: &[&Member],
-    sb: &Superblock,
-    segments: u64,
-    slots: u64,
-) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32)> {
-    let mut candidates = Vec::new();
-    let mut errors = Vec::new();
-    for &m in meta {
-        for slot in 0..2 {
-            match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
-                Ok(h) => candidates.push((h, m, slot)),
-                Err(CheckpointError::Missing) => {}
-                Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
-            }
-        }
-    }
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
-    for (h, m, slot) in candidates {
-        match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
-            Ok((map, seqs)) => return Ok((h, map, seqs, slot)),
-            Err(e) => errors.push(format!("{} slot {slot}: {e}", m.path().display())),
-        }
-    }
-    bail!("no whole checkpoint on the metadata members: {}", errors.join("; "))
-}
-
-/// The longest valid chain of journal records after `header` on any copy in `meta`, and
-/// where the next record goes. A synced record was made durable on every copy before its
-/// flush was acknowledged, so any whole chain is a true prefix. The journal continues after
-/// the whole chain, dropped tail included, so new records' sequence numbers never meet a
-/// stale one.
-fn longest_chain(meta: &[&Member], sb: &Superblock, header: &checkpoint::Header) -> Result<Chain> {
-    let mut chain: Vec<journal::Record> = Vec::new();
-    let mut end = (header.journal_pos, header.journal_seq);
-    for &m in meta {
-        let (records, at) = scan_journal(m, sb, header.journal_pos, header.journal_seq)?;
-        if records.len() > chain.len() {
-            chain = records;
-            end = at;
-        }
-    }
-    Ok((chain, end))
-}
-
-/// Whether every block an unsynced `record` names holds what was written there, and every
-/// segment it seals has its summary on the members (GC reads it back as the segment's P2L).
-fn tail_record_landed(o: &Opened, geo: &Geometry, record: &journal::Record) -> Result<bool> {
-    let (segments, slots) = (geo.segments(), geo.segments() * u64::from(geo.data_slots));
-    let mut block = vec![0u8; BLOCK];
-    let mut summary_buf = Vec::new();
-    for &(c, crc) in &record.entries {
-        let landed = match c {
-            MapChange::Map { pba, .. } if pba != UNMAPPED && pba < slots => {
-                let (seg, slot) = geo.split_pba(pba);
-                let (member, at) = geo.slot_location(seg, slot);
-                o.members.read(member, at, &mut block).map_err(|e| e.into_member_error(&o.members, member, at, 1))?;
-                crc32c::crc32c(&block) == crc
-            }
-            MapChange::Sealed { segment, seq } if segment < segments && seq != 0 => {
-                crate::summaries::read_sealed(&o.members, geo, segment, seq, &mut summary_buf).is_some()
-            }
-            _ => true,
-        };
-        if !landed {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// The CRC32C of each live block of a segment adopted open, by slot, from `named` (slot →
-/// the logical block and CRC of the last replayed entry naming it).
-fn adopted_crcs(restored: &LogArray, named: HashMap<u64, (u64, u32)>) -> HashMap<u64, u32> {
-    let geo = restored.geometry();
-    let segs = restored.segments();
-    named
-        .into_iter()
-        .filter(|&(pba, (lba, _))| {
-            let (seg, _) = geo.split_pba(pba);
-            segs.seq(seg) == 0 && restored.l2p().get(lba) == pba
-        })
-        .map(|(pba, (_, crc))| (pba, crc))
-        .collect()
-}
-
-/// The records found, and the (position, sequence number) where the next one goes.
-type Chain = (Vec<journal::Record>, (u64, u64));
-
-/// Read records from `pos`/`seq` while each is whole and next in sequence.
-fn scan_journal(m: &Member, sb: &Superblock, mut pos: u64, mut seq: u64) -> Result<Chain> {
-    let ring = sb.journal_blocks;
-    let base = sb.journal_start();
-    let mut out = Vec::new();
-    let mut first = vec![0u8; BLOCK];
-    let mut wrapped_here = false;
-    loop {
-        if pos >= ring {
-            pos = 0;
-        }
-        m.read(base + pos, &mut first).map_err(|e: MemberError| anyhow!("reading the journal: {e}"))?;
-        let head = journal::head(&first).filter(|h| h.seq == seq && pos + u64::from(h.blocks) <= ring);
-        let Some(h) = head else {
-            // The writer starts a record at the ring's start when it does not fit before
-            // the end; look there once.
-            if pos != 0 && !wrapped_here {
-                wrapped_here = true;
-                let saved = pos;
-                pos = 0;
-                m.read(base, &mut first)?;
-                if journal::head(&first).is_some_and(|h| h.seq == seq) {
-                    continue;
-                }
-                pos = saved;
-            }
-            break;
-        };
-        let mut rec = vec![0u8; h.blocks as usize * BLOCK];
-        m.read(base + pos, &mut rec)?;
-        let Some(record) = journal::decode(&sb.uuid, &rec) else {
-            break; // torn: the batch that wrote it was never acknowledged
-        };
-        out.push(record);
-        pos += u64::from(h.blocks);
-        seq += 1;
-        wrapped_here = false;
-    }
-    Ok((out, (pos, seq)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::member::MemoryMembers;
+    use swan_core::scheme::SchemeKind;
+
+    fn swan5(member_bytes: Option<u64>) -> CreateOptions {
+        CreateOptions {
+            kind: SchemeKind::Swan(RaidLevel::Raid5),
+            rgroups: 1,
+            ssds_per_rgroup: 3,
+            member_bytes,
+            segment_bytes: Some(256 << 10),
+            chunk_bytes: 64 << 10,
+            victim: VictimPolicy::Greedy,
+            spare: None,
+            force: false,
+            created: 0,
+        }
+    }
+
+    #[test]
+    fn errors_say_which_member_and_what_is_wrong() {
+        let images = MemoryMembers::new();
+        let paths: Vec<PathBuf> = (0..3).map(|i| PathBuf::from(format!("m{i}"))).collect();
+        let e = create_in(&*images, &paths, &swan5(None), [7; 16]).unwrap_err();
+        assert_eq!(e.to_string(), "member m0 does not exist; give --member-size to create member files");
+        let e = create_in(&*images, &paths[..2], &swan5(Some(64 << 20)), [7; 16]).unwrap_err();
+        assert_eq!(e.to_string(), "1 R-groups × 3 SSDs per R-group need 3 members, but 2 were given");
+        let sb = create_in(&*images, &paths, &swan5(Some(64 << 20)), [7; 16]).expect("create");
+        let e = create_in(&*images, &paths, &swan5(Some(64 << 20)), [8; 16]).unwrap_err();
+        assert!(e.to_string().ends_with("refusing to overwrite it (use --force to reuse it)"), "{e}");
+
+        let given = [paths[0].clone(), PathBuf::from(MISSING)];
+        let Err(e) = open_from(images.clone(), &given, false, true) else { panic!("opened with a member short") };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "array {} has 3 members but 2 were given (missing member index 1, 2; a member that is gone may be \
+                 given as `missing`)",
+                sb.uuid_string()
+            )
+        );
+        let mut opened = open_from(images.clone(), &paths, false, true).expect("open");
+        opened.sb.failed.insert(2);
+        let e = opened.require_all_healthy("swan check").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "member 2 (m2) has failed; swan check needs every member: rebuild it first with `swan replace`"
+        );
+    }
 
     #[test]
     fn the_default_segment_is_8_mib_unless_members_hold_too_few() {

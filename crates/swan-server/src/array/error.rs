@@ -1,0 +1,187 @@
+//! Why an array could not be created, opened or recovered. Each error names the member (its
+//! path, and its index where it has one) and what is wrong, in words an operator can act on.
+//!
+//! swan's own errors that an array error adds to (a superblock's, a member's, the geometry's)
+//! are part of its message; errors passed on unchanged are transparent.
+
+use super::MISSING;
+use crate::checkpoint::CheckpointError;
+use crate::layout::{ImpossibleGeometry, SuperblockError};
+use crate::member::MemberError;
+use std::io;
+use std::path::PathBuf;
+use swan_core::geometry::GeometryError;
+use swan_core::scheme::MapChange;
+use thiserror::Error;
+
+/// Why `swan create` made no array. The members it created are gone again by then.
+#[derive(Debug, Error)]
+pub enum CreateError {
+    #[error("too many members")]
+    TooManyMembers,
+    #[error("an array needs at least one R-group of at least one SSD")]
+    NoMembers,
+    #[error("{rgroups} R-groups × {ssds_per_rgroup} SSDs per R-group need {members} members, but {given} were given")]
+    MemberCount { rgroups: u32, ssds_per_rgroup: u32, members: u32, given: usize },
+    #[error("member {} is named twice", .path.display())]
+    NamedTwice { path: PathBuf },
+    /// A segment or chunk size (`what`) that is not a whole number of blocks.
+    #[error("{what} must be a positive multiple of 4 KiB (got {bytes} bytes)")]
+    NotBlocks { what: &'static str, bytes: u64 },
+    #[error("{what} of {bytes} bytes is too large")]
+    TooLarge { what: &'static str, bytes: u64 },
+    #[error("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")]
+    SpareInPlace,
+    #[error("the spare share must be at least 0 % and below 90 % (got {:.1} %)", .share * 100.0)]
+    SpareRange { share: f64 },
+    #[error("member {} does not exist; give --member-size to create member files", .path.display())]
+    MemberMissing { path: PathBuf },
+    #[error("member {} holds {holds} bytes, less than --member-size {wanted}", .path.display())]
+    MemberTooSmall { path: PathBuf, holds: u64, wanted: u64 },
+    #[error(
+        "{} is member {index} of {members} of swan array {uuid}; refusing to overwrite it (use --force to reuse it)",
+        .path.display()
+    )]
+    OtherArray { path: PathBuf, index: u32, members: u32, uuid: String },
+    #[error(
+        "{} carries a swan superblock that cannot be read ({error}); it may belong to an array whose other members \
+         are intact; refusing to overwrite it (use --force to reuse it)",
+        .path.display()
+    )]
+    UnreadableSuperblock { path: PathBuf, error: SuperblockError },
+    /// `advice`: the member size that would work (see `size_advice`).
+    #[error(
+        "members of {member_mib} MiB leave no room for data once the metadata ({meta_mib} MiB) and GC reserve are \
+         set aside; use {advice}"
+    )]
+    NoRoom { member_mib: u64, meta_mib: u64, advice: String },
+    #[error("{error}: {advice}")]
+    MembersTooSmall { error: GeometryError, advice: String },
+    #[error(transparent)]
+    Geometry(#[from] GeometryError),
+    #[error("reading /dev/urandom for the array UUID")]
+    Uuid(#[source] io::Error),
+    #[error(transparent)]
+    Member(#[from] MemberError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// Why the members given do not open as one array (or not as the tool needs it).
+#[derive(Debug, Error)]
+pub enum OpenError {
+    #[error("no members given")]
+    NoMembers,
+    #[error("every member was given as `{MISSING}`: at least one member must be there to say what the array is")]
+    AllMissing,
+    #[error(
+        "{}: {}; if it is a replacement whose rebuild did not finish, give `{MISSING}` in its place and run swan \
+         replace again",
+        .path.display(),
+        SuperblockError::NotSwan
+    )]
+    NotSwan { path: PathBuf },
+    #[error("{}: {error}", .path.display())]
+    Superblock { path: PathBuf, error: SuperblockError },
+    #[error(
+        "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
+        .path.display()
+    )]
+    AllTorn { path: PathBuf },
+    /// A superblock torn by a crash that disagrees with the intact ones: it cannot be
+    /// trusted to say even which member it is.
+    #[error("{}: superblock checksum mismatch, and {why}: the superblock is corrupt", .path.display())]
+    TornCorrupt { path: PathBuf, why: TornWhy },
+    #[error(
+        "{} belongs to swan array {uuid}, but {} belongs to {other_uuid}: members of two arrays were given",
+        .path.display(),
+        .other.display()
+    )]
+    TwoArrays { path: PathBuf, uuid: String, other: PathBuf, other_uuid: String },
+    #[error("{}: its superblock disagrees with the other members' about the array's geometry", .path.display())]
+    GeometryDisagrees { path: PathBuf },
+    #[error("{}: holds {blocks} blocks, but the array uses {wanted} per member (was it truncated?)", .path.display())]
+    Truncated { path: PathBuf, blocks: u64, wanted: u64 },
+    #[error("{} and {} both claim to be member {index}", .first.display(), .second.display())]
+    SameIndex { first: PathBuf, second: PathBuf, index: u32 },
+    #[error(
+        "array {uuid} has {members} members but {given} were given (missing member index {}; a member that is gone \
+         may be given as `{MISSING}`)",
+        list(.missing)
+    )]
+    MemberCount { uuid: String, members: u32, given: usize, missing: Vec<u32> },
+    #[error(
+        "member {member} ({}) of this RAID0 array has failed: its data is lost, and swan cannot serve the array",
+        .path.display()
+    )]
+    Raid0Failed { member: u32, path: PathBuf },
+    #[error("members {member} and {peer} of one parity group have both failed: their rows cannot be rebuilt")]
+    TwoFailed { member: u32, peer: u32 },
+    #[error("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost")]
+    MetadataLost,
+    #[error("bringing the members' superblocks into agreement: {0}")]
+    Agreement(MemberError),
+    /// An offline tool (`tool`) reads every member as it is.
+    #[error(
+        "member {member} ({}) has failed; {tool} needs every member: rebuild it first with `swan replace`",
+        .path.display()
+    )]
+    Degraded { member: u32, path: PathBuf, tool: &'static str },
+    #[error(transparent)]
+    Member(#[from] MemberError),
+}
+
+/// What a torn superblock disagrees with the intact ones about.
+#[derive(Debug)]
+pub enum TornWhy {
+    OtherArray,
+    Geometry,
+    /// Its member index is that of `other`, which has an intact superblock.
+    Index {
+        index: u32,
+        other: PathBuf,
+    },
+}
+
+impl std::fmt::Display for TornWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TornWhy::OtherArray => f.write_str("it names another array"),
+            TornWhy::Geometry => f.write_str("its geometry disagrees with the other members'"),
+            TornWhy::Index { index, other } => write!(f, "its member index {index} is {}'s", other.display()),
+        }
+    }
+}
+
+/// Why the map could not be recovered from the metadata members.
+#[derive(Debug, Error)]
+pub enum RecoverError {
+    #[error(transparent)]
+    Geometry(#[from] ImpossibleGeometry),
+    #[error(
+        "the superblock says {recorded} volume blocks but its geometry gives {built}: written by another swan version?"
+    )]
+    VolumeMismatch { recorded: u64, built: u64 },
+    /// Every checkpoint slot tried, with why it was not whole (empty slots are not listed).
+    #[error("no whole checkpoint on the metadata members: {}", slots(.tried))]
+    NoCheckpoint { tried: Vec<(PathBuf, u32, CheckpointError)> },
+    #[error("journal entry {0:?} is outside the array: the journal is corrupt")]
+    JournalEntry(MapChange),
+    #[error("the recovered map is inconsistent: {0}")]
+    Inconsistent(String),
+    #[error("reading the journal: {0}")]
+    Journal(MemberError),
+    #[error(transparent)]
+    Member(#[from] MemberError),
+}
+
+/// "1, 3": member indices as a list.
+fn list(indices: &[u32]) -> String {
+    indices.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// "PATH slot N: why; …": the checkpoint slots recovery tried.
+fn slots(tried: &[(PathBuf, u32, CheckpointError)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(p, slot, e)| format!("{} slot {slot}: {e}", p.display())).collect();
+    each.join("; ")
+}
