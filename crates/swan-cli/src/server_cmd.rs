@@ -264,33 +264,10 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
     let opened = array::open(&a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
-    let mut emulate = match &a.emulate {
-        Some(preset) => {
-            let mut e = swan_server::emulate::Emulator::new(preset, opened.sb.members, opened.sb.member_blocks)?;
-            if opened.sb.kind.is_log_structured() {
-                let model = swan_models::ssd::preset(preset).expect("the emulator knows the preset");
-                if let Some(why) = model.segment_misalignment(u64::from(opened.sb.segment_rows)) {
-                    eprintln!("swan serve: warning: {why} (set at swan create --segment)");
-                }
-            }
-            if a.emulate_age > 0.0 {
-                e.age(a.emulate_age, 1);
-            }
-            Some(e)
-        }
-        None => None,
-    };
+    let mut emulate = emulator(a, &opened.sb)?;
     let mut recovered = array::recover(&opened).context("recovering the array")?;
     if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
-        // The aged model SSDs must learn what the array's format told the real members.
-        // In-place RAID keeps no record of what is unused: nothing to tell.
-        let mut plan = swan_core::io::IoPlan::new();
-        if let Some(la) = recovered.scheme.log() {
-            la.plan_free_trims(&mut plan);
-        }
-        for io in plan.ios() {
-            e.trim_untimed(io.member, io.block, io.count);
-        }
+        tell_free_space(e, &recovered.scheme);
     }
     if let Some(segments) = a.gc_target {
         let la = recovered
@@ -338,6 +315,35 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     stopped?;
     eprintln!("swan: stopped cleanly (checkpoint written)");
     Ok(())
+}
+
+/// The wall-clock SSD models in front of the members, if `--emulate` names one (aged as
+/// `--emulate-age` says); a warning if the array's segments do not fit its erase blocks.
+fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulate::Emulator>> {
+    let Some(preset) = &a.emulate else { return Ok(None) };
+    let mut e = swan_server::emulate::Emulator::new(preset, sb.members, sb.member_blocks)?;
+    if sb.kind.is_log_structured() {
+        let model = swan_models::ssd::preset(preset).expect("the emulator knows the preset");
+        if let Some(why) = model.segment_misalignment(u64::from(sb.segment_rows)) {
+            eprintln!("swan serve: warning: {why} (set at swan create --segment)");
+        }
+    }
+    if a.emulate_age > 0.0 {
+        e.age(a.emulate_age, 1);
+    }
+    Ok(Some(e))
+}
+
+/// Aged model SSDs must learn what the array's format told the real members: which
+/// segments are free. In-place RAID keeps no record of what is unused: nothing to tell.
+fn tell_free_space(e: &mut swan_server::emulate::Emulator, scheme: &swan_core::scheme::ArrayScheme) {
+    let mut plan = swan_core::io::IoPlan::new();
+    if let Some(la) = scheme.log() {
+        la.plan_free_trims(&mut plan);
+    }
+    for io in plan.ios() {
+        e.trim_untimed(io.member, io.block, io.count);
+    }
 }
 
 /// The control socket of the server of the array `member` belongs to (or `control`).
