@@ -25,7 +25,7 @@
 //!   makes the order irrelevant to timing.
 
 use super::config::SsdConfig;
-use super::ftl::Nand;
+use super::nand::Nand;
 use super::stats::SsdStats;
 
 const NIL: u32 = u32::MAX;
@@ -339,7 +339,7 @@ impl BlockFtl {
 #[cfg(test)]
 mod tests {
     use super::super::config::FtlKind;
-    use super::super::ftl::Untimed;
+    use super::super::nand::Untimed;
     use super::super::presets;
     use super::*;
 

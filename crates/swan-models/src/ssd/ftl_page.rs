@@ -18,7 +18,7 @@
 
 use super::config::{GcDomain, Placement, SsdConfig};
 use super::domain::Domain;
-use super::ftl::Nand;
+use super::nand::Nand;
 use super::stats::SsdStats;
 use swan_core::prefetch::prefetch;
 
@@ -474,7 +474,7 @@ impl PageFtl {
 #[cfg(test)]
 mod tests {
     use super::super::config::FtlKind;
-    use super::super::ftl::Untimed;
+    use super::super::nand::Untimed;
     use super::super::presets;
     use super::*;
 

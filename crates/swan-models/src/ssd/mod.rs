@@ -42,6 +42,7 @@ mod domain;
 mod ftl;
 mod ftl_block;
 mod ftl_page;
+mod nand;
 pub mod presets;
 mod stats;
 mod timing;
