@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Two swan binaries side by side on one fio job, alternating, each run on a fresh array:
+# the way to ask whether a change to the server costs anything on this noisy machine.
+# A benchmark, not a test: it prints what it measured and asserts nothing.
+#
+#   scripts/ab-swan.sh OLD_BIN NEW_BIN                 # 4 KiB random writes, 3 pairs
+#   PAIRS=5 BS=128k RW=write scripts/ab-swan.sh A B
+set -euo pipefail
+SCRIPT=ab-swan.sh
+
+usage() {
+  cat <<'USAGE'
+Usage: scripts/ab-swan.sh BIN_A BIN_B
+
+Runs one fio job (nbd engine, iodepth 32, RUNTIME s after a 2 s ramp) against `swan serve`
+of BIN_A and of BIN_B in turn, PAIRS times, in the order A B B A A B ... (each binary goes
+first as often as the other). Every run creates a fresh swan0 array over sparse member files
+in DIR (their contents are lost), drops the page cache (as root), serves it and measures the
+server's CPU time (utime + stime from /proc/PID/stat over fio's measured window). Prints one
+line per run: the binary, IOPS, MB/s and server CPU µs per I/O.
+
+Environment:
+  BS           fio block size                 (default 4k)
+  RW           fio rw (randwrite, write, randread, read)   (default randwrite)
+  PAIRS        pairs of runs                  (default 3)
+  RUNTIME      seconds measured per run       (default 8)
+  MEMBER_SIZE  size of each of the 6 members  (default 2G)
+  DIRECT       1: swan serve --direct         (default 0)
+  DIR          where the member files go      (default /var/tmp/swan-ab)
+  PORT         TCP port on 127.0.0.1          (default 11900)
+USAGE
+}
+
+die() { echo "$SCRIPT: error: $*" >&2; exit 1; }
+
+case ${1:-} in
+  -h | --help) usage; exit 0 ;;
+esac
+[[ $# -eq 2 ]] || { echo "$SCRIPT: give two swan binaries (see --help)" >&2; exit 2; }
+A=$1 B=$2
+for bin in "$A" "$B"; do [[ -x $bin ]] || die "$bin is not an executable"; done
+command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
+BS=${BS:-4k} RW=${RW:-randwrite} PAIRS=${PAIRS:-3} RUNTIME=${RUNTIME:-8}
+MEMBER_SIZE=${MEMBER_SIZE:-2G} DIRECT=${DIRECT:-0} DIR=${DIR:-/var/tmp/swan-ab} PORT=${PORT:-11900}
+[[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive number, not '$PAIRS'"
+[[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "RUNTIME must be a positive number of seconds, not '$RUNTIME'"
+mkdir -p "$DIR"
+members=("$DIR"/m{0..5})
+ticks=$(getconf CLK_TCK)
+
+# One run of binary $1 (labelled $2): prints its line.
+run() {
+  local bin=$1 label=$2 spid fpid t0 t1 direct=()
+  [[ $DIRECT == 1 ]] && direct=(--direct)
+  rm -f "${members[@]}"
+  "$bin" create --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" \
+    --spare 10 "${members[@]}" >/dev/null
+  sync
+  [[ $(id -u) == 0 ]] && echo 3 >/proc/sys/vm/drop_caches
+  "$bin" serve --listen "127.0.0.1:$PORT" "${direct[@]}" "${members[@]}" >"$DIR/serve.log" 2>&1 &
+  spid=$!
+  for _ in $(seq 50); do
+    fio --name=probe --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw=read --bs=4k --size=4k \
+      --output=/dev/null >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  fio --name=ab --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw="$RW" --bs="$BS" --iodepth=32 \
+    --size=8G --time_based --runtime="$RUNTIME" --ramp_time=2 --output-format=json \
+    --output="$DIR/fio.json" >/dev/null 2>&1 &
+  fpid=$!
+  sleep 2.1
+  t0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  wait "$fpid" || die "fio failed (see $DIR/fio.json)"
+  t1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  kill -TERM "$spid"
+  wait "$spid" || true
+  python3 - "$DIR/fio.json" "$t0" "$t1" "$ticks" "$label" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+side = job["write"] if job["write"]["total_ios"] else job["read"]
+t0, t1, hz = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+cpu_us = (t1 - t0) / hz * 1e6 / max(side["total_ios"], 1)
+print(f"{sys.argv[5]}: {side['iops']:9.0f} IOPS {side['bw_bytes'] / 1e6:8.1f} MB/s {cpu_us:6.1f} µs CPU/IO")
+PY
+}
+
+echo "$SCRIPT: $RW $BS, $PAIRS pairs of ${RUNTIME} s, A=$A B=$B" >&2
+for ((i = 0; i < PAIRS; i++)); do
+  if ((i % 2 == 0)); then run "$A" A; run "$B" B; else run "$B" B; run "$A" A; fi
+done
+rm -f "${members[@]}"
