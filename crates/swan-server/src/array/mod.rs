@@ -114,16 +114,12 @@ fn read_superblock_or_torn(m: &Member) -> Result<(Superblock, bool), SuperblockE
 /// Make a new array over `paths` (in array order). Member files it had to create are
 /// removed again if it fails, so the suggested retry finds nothing in its way.
 pub fn create(paths: &[PathBuf], o: &CreateOptions) -> Result<Superblock, CreateError> {
-    create_with_uuid(paths, o, random_uuid()?)
+    create_in(&Files, paths, o, random_uuid()?)
 }
 
-/// [`create`] with a given array UUID (the deterministic tests use one from their seed, so
-/// a seed gives the same bytes on the members every time).
-pub fn create_with_uuid(paths: &[PathBuf], o: &CreateOptions, uuid: [u8; 16]) -> Result<Superblock, CreateError> {
-    create_in(&Files, paths, o, uuid)
-}
-
-/// [`create_with_uuid`] over members that `source` names (in memory, for the crash tests).
+/// [`create`] over members that `source` names, with a given array UUID (the deterministic
+/// crash tests create in memory with a UUID from their seed, so a seed gives the same bytes
+/// on the members every time).
 pub fn create_in(
     source: &dyn MemberSource,
     paths: &[PathBuf],

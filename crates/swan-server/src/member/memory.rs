@@ -53,30 +53,30 @@ impl MemoryBacking {
     fn write(&self) -> RwLockWriteGuard<'_, Vec<Option<Box<[u8]>>>> {
         self.blocks.write().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    /// The image's byte range `offset..offset+len` as (block, start within it, length)
-    /// pieces; an error if it runs past the end (a file would read short).
-    fn pieces(&self, len_blocks: usize, offset: u64, len: usize) -> io::Result<Vec<(usize, usize, usize)>> {
-        if offset.saturating_add(len as u64) > (len_blocks * BLOCK) as u64 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "past the end of the in-memory member"));
-        }
-        let mut out = Vec::new();
-        let (mut at, end) = (offset as usize, offset as usize + len);
-        while at < end {
-            let within = at % BLOCK;
-            let n = (BLOCK - within).min(end - at);
-            out.push((at / BLOCK, within, n));
-            at += n;
-        }
-        Ok(out)
+/// The image's byte range `offset..offset+len` as (block, start within it, length)
+/// pieces; an error if it runs past the end (a file would read short).
+fn pieces(len_blocks: usize, offset: u64, len: usize) -> io::Result<Vec<(usize, usize, usize)>> {
+    if offset.saturating_add(len as u64) > (len_blocks * BLOCK) as u64 {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "past the end of the in-memory member"));
     }
+    let mut out = Vec::new();
+    let (mut at, end) = (offset as usize, offset as usize + len);
+    while at < end {
+        let within = at % BLOCK;
+        let n = (BLOCK - within).min(end - at);
+        out.push((at / BLOCK, within, n));
+        at += n;
+    }
+    Ok(out)
 }
 
 impl Backing for MemoryBacking {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let g = self.read();
         let mut done = 0;
-        for (block, within, n) in self.pieces(g.len(), offset, buf.len())? {
+        for (block, within, n) in pieces(g.len(), offset, buf.len())? {
             let out = &mut buf[done..done + n];
             match &g[block] {
                 Some(b) => out.copy_from_slice(&b[within..within + n]),
@@ -90,7 +90,7 @@ impl Backing for MemoryBacking {
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
         let mut g = self.write();
         let mut done = 0;
-        for (block, within, n) in self.pieces(g.len(), offset, buf.len())? {
+        for (block, within, n) in pieces(g.len(), offset, buf.len())? {
             let b = g[block].get_or_insert_with(|| vec![0u8; BLOCK].into_boxed_slice());
             b[within..within + n].copy_from_slice(&buf[done..done + n]);
             done += n;
@@ -100,7 +100,7 @@ impl Backing for MemoryBacking {
 
     fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
         let mut g = self.write();
-        for (block, within, n) in self.pieces(g.len(), offset, len as usize)? {
+        for (block, within, n) in pieces(g.len(), offset, len as usize)? {
             match (within, n) {
                 (0, BLOCK) => g[block] = None,
                 _ => {
