@@ -7,6 +7,7 @@
 //! - [`engine`]: the thread that drives the scheme over the members (the [`service::BlockService`]).
 //! - [`pool`]: the threads that carry out plain user reads and large writes beside the engine.
 //! - [`service`]: the seam between the NBD front (connections) and the engine.
+//! - [`payload`]: WRITE payloads whose buffers go back to their connection for reuse.
 //! - [`member`]: one member over its backing (a file or device, or memory): checked block I/O.
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
@@ -31,6 +32,7 @@ pub mod member;
 pub mod members;
 pub mod nbd;
 pub mod parity;
+pub mod payload;
 pub mod pool;
 pub mod scrub;
 pub mod service;

@@ -8,6 +8,8 @@
 
 use swan_nbd::Errno;
 
+pub use crate::payload::Payload;
+
 /// What a service offers, as advertised during the handshake.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportInfo {
@@ -29,7 +31,7 @@ pub struct ExportInfo {
 pub enum BlockOp {
     Read,
     /// The payload, exactly `len` bytes.
-    Write(Vec<u8>),
+    Write(Payload),
     Flush,
     Trim,
     /// Write zeroes. `may_trim` is false when the client sent `NBD_CMD_FLAG_NO_HOLE`.

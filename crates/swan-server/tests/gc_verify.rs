@@ -27,7 +27,7 @@ fn rot_then_collect(scheme: &str, dir: &Path) -> (Stepper, Vec<PathBuf>, u64, Ve
     for lba in (0..volume).step_by(16) {
         let n = 16.min(volume - lba) as u32;
         let data: Vec<u8> = (lba..lba + u64::from(n)).flat_map(|l| pattern(l, 0)).collect();
-        call(&mut st, BlockOp::Write(data), lba, n).unwrap();
+        call(&mut st, BlockOp::Write(data.into()), lba, n).unwrap();
     }
     call(&mut st, BlockOp::Flush, 0, 0).unwrap();
     // Block `victim` rots on its member: some bits flipped behind the server's back.
@@ -41,7 +41,7 @@ fn rot_then_collect(scheme: &str, dir: &Path) -> (Stepper, Vec<PathBuf>, u64, Ve
     // Everything else is rewritten until GC has moved the rotten block.
     for round in 1..=8 {
         for lba in (0..volume).filter(|&l| l != victim) {
-            call(&mut st, BlockOp::Write(pattern(lba, round)), lba, 1).unwrap();
+            call(&mut st, BlockOp::Write(pattern(lba, round).into()), lba, 1).unwrap();
         }
         let s = st.status();
         if s.gc_repaired + s.gc_lost > 0 {
@@ -77,7 +77,7 @@ fn gc_moves_a_rotten_block_it_cannot_rebuild_marked_bad() {
     // The bad data is not laundered by the move: reading it fails.
     assert!(call(&mut st, BlockOp::Read, victim, 1).is_err(), "GC handed the rotten block a good CRC");
     // Rewritten, it is good again.
-    call(&mut st, BlockOp::Write(pattern(victim, 9)), victim, 1).unwrap();
+    call(&mut st, BlockOp::Write(pattern(victim, 9).into()), victim, 1).unwrap();
     assert_eq!(call(&mut st, BlockOp::Read, victim, 1).unwrap(), pattern(victim, 9));
     st.shutdown().unwrap();
 }

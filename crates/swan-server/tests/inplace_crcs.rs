@@ -27,7 +27,7 @@ fn call(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32) -> Reply {
 fn write_all(st: &mut Stepper, round: u64) {
     for lba in (0..BLOCKS).step_by(8) {
         let data: Vec<u8> = (lba..lba + 8).flat_map(|l| pattern(l, round)).collect();
-        call(st, BlockOp::Write(data), lba, 8).unwrap();
+        call(st, BlockOp::Write(data.into()), lba, 8).unwrap();
     }
     call(st, BlockOp::Flush, 0, 0).unwrap();
 }
@@ -82,7 +82,7 @@ fn raid5_rebuilds_rotten_blocks_from_parity_and_raid0_refuses_them() {
         }
     }
     // Rewritten, a block is good again.
-    call(&mut st, BlockOp::Write(pattern(10, 2)), 10, 1).unwrap();
+    call(&mut st, BlockOp::Write(pattern(10, 2).into()), 10, 1).unwrap();
     assert_eq!(call(&mut st, BlockOp::Read, 10, 1).unwrap(), pattern(10, 2));
     st.shutdown().unwrap();
 }
@@ -112,7 +112,7 @@ fn after_a_crash_the_array_is_resynced_and_nothing_written_reads_as_an_error() {
         write_all(&mut st, 1);
         // Unflushed overwrites, then the crash.
         for lba in (0..BLOCKS).step_by(3) {
-            call(&mut st, BlockOp::Write(pattern(lba, 2)), lba, 1).unwrap();
+            call(&mut st, BlockOp::Write(pattern(lba, 2).into()), lba, 1).unwrap();
         }
         drop(st);
         // A torn parity write (the RAID5 write hole): garbage where one row's parity is.

@@ -47,7 +47,7 @@ fn three_blocks(paths: &[PathBuf], checkpoint_every: u64) -> Stepper {
     let mut st = start(paths, "open-rows");
     st.set_checkpoint_every(checkpoint_every);
     for lba in 0..3 {
-        call(&mut st, BlockOp::Write(block(lba)), lba).unwrap();
+        call(&mut st, BlockOp::Write(block(lba).into()), lba).unwrap();
     }
     call(&mut st, BlockOp::Flush, 0).unwrap();
     st

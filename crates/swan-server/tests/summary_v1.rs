@@ -26,7 +26,7 @@ fn blocks_of_version_1_summaries_read_back_unverified() {
     for lba in (0..volume).step_by(16) {
         let n = 16.min(volume - lba) as u32;
         let data: Vec<u8> = (lba..lba + u64::from(n)).flat_map(|l| pattern(l, 0)).collect();
-        common::call_within(&mut st, BlockOp::Write(data), lba, n, 1_000).unwrap();
+        common::call_within(&mut st, BlockOp::Write(data.into()), lba, n, 1_000).unwrap();
     }
     st.shutdown().unwrap();
 

@@ -23,7 +23,7 @@ fn call(st: &mut Stepper, op: BlockOp, lba: u64) -> Reply {
 /// Write `lbas`, one request per round, each acknowledged before the next is sent.
 fn write_each(st: &mut Stepper, lbas: std::ops::Range<u64>, round: u64) {
     for lba in lbas {
-        call(st, BlockOp::Write(pattern(lba, round)), lba).unwrap();
+        call(st, BlockOp::Write(pattern(lba, round).into()), lba).unwrap();
     }
 }
 

@@ -407,7 +407,7 @@ impl Run {
                 }
                 self.stats.writes += 1;
                 self.stats.user_bytes += data.len() as u64;
-                BlockOp::Write(data)
+                BlockOp::Write(data.into())
             }
             Kind::Trim => {
                 self.stats.trims += 1;

@@ -12,6 +12,7 @@
 
 use super::crcs::Crcs;
 use super::member_io::MemberIo;
+use super::run_buf::RunBuf;
 use crate::emulate::{EmuOp, Emulator};
 use crate::member::{MemberError, BLOCK};
 use crate::members::Health;
@@ -56,7 +57,7 @@ impl<'a> Buffers<'a> {
 struct Gathered {
     member: u32,
     block: u64,
-    data: Vec<u8>,
+    data: RunBuf,
 }
 
 /// Writes that failed after their requests were carried out: the requests to answer with
@@ -81,7 +82,7 @@ pub(super) struct Executor {
     runs: Vec<Gathered>,
     run_bytes: usize,
     /// Emptied run buffers, for the next runs ([`SPARE_RUNS`]).
-    spare_runs: Vec<Vec<u8>>,
+    spare_runs: Vec<RunBuf>,
     /// Runs handed to the pool, taken back once it has written them.
     pooled_runs: Vec<Arc<Vec<u8>>>,
     /// Errors of run writes done on this thread, for the next [`Executor::wait_writes`].
@@ -181,10 +182,10 @@ impl Executor {
         self.run_bytes += data.len();
         // The newest run is the likeliest to continue: look from the back.
         match self.runs.iter_mut().rev().find(|g| next(g)) {
-            Some(g) => g.data.extend_from_slice(&data),
+            Some(g) => g.data.extend(&data),
             None => {
-                let mut run = self.spare_runs.pop().unwrap_or_else(|| Vec::with_capacity(RUNS_FLUSH_AT));
-                run.extend_from_slice(&data);
+                let mut run = self.spare_runs.pop().unwrap_or_else(|| RunBuf::with_capacity(RUNS_FLUSH_AT));
+                run.extend(&data);
                 self.runs.push(Gathered { member: p.member, block: p.block, data: run });
             }
         }
@@ -212,14 +213,15 @@ impl Executor {
                 if (n >= POOL_WRITE_MIN || io.members[g.member as usize].is_direct())
                     && io.members.health(g.member) != Health::Failed =>
             {
-                let data = Arc::new(g.data);
+                let (data, range) = g.data.into_parts();
+                let data = Arc::new(data);
                 self.pooled_runs.push(Arc::clone(&data));
-                pool.write(&io.members, g.member, g.block, data, 0..n);
+                pool.write(&io.members, g.member, g.block, data, range);
                 self.in_flight = true;
                 Ok(())
             }
             _ => {
-                let written = io.write(g.member, g.block, &g.data);
+                let written = io.write(g.member, g.block, g.data.bytes());
                 self.spare_run(g.data);
                 written
             }
@@ -228,7 +230,7 @@ impl Executor {
 
     /// Keep an emptied run buffer for the next run, unless enough are kept or it grew
     /// past a run's usual size (one large request).
-    fn spare_run(&mut self, mut run: Vec<u8>) {
+    fn spare_run(&mut self, mut run: RunBuf) {
         if self.spare_runs.len() < SPARE_RUNS && run.capacity() <= 2 * RUNS_FLUSH_AT {
             run.clear();
             self.spare_runs.push(run);
@@ -258,7 +260,7 @@ impl Executor {
             // The pool has dropped its references to the runs it wrote.
             for run in std::mem::take(&mut self.pooled_runs) {
                 if let Ok(run) = Arc::try_unwrap(run) {
-                    self.spare_run(run);
+                    self.spare_run(RunBuf::from_vec(run));
                 }
             }
             pooled.retain(|e| !io.spare(e));

@@ -34,6 +34,7 @@ mod member_io;
 mod open_rows;
 mod replies;
 mod report;
+mod run_buf;
 mod status;
 mod store;
 mod worker;

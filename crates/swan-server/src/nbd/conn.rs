@@ -21,6 +21,7 @@ use swan_nbd::{
 use super::error::{Causes, ConnError};
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
+use crate::payload::{Payload, PayloadPool};
 use crate::service::{gather, BlockOp, BlockRequest, BlockService, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
@@ -148,7 +149,7 @@ fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u
     let replies = Arc::new(Replies::new(clone()?, Arc::clone(&flight)));
     let writer = spawn_writer(ctx, clone()?, Arc::clone(&replies), id)?;
     let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(clone()?));
-    let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input }.run();
+    let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input, payloads: PayloadPool::new() }.run();
     // The writer ends once the reader is done and every in-flight reply is out.
     replies.reader_done();
     let _ = writer.join();
@@ -455,6 +456,8 @@ struct Reader<'a, R> {
     flight: Arc<Inflight>,
     replies: Arc<Replies>,
     input: R,
+    /// Buffers for WRITE payloads, back from the service once it is done with them.
+    payloads: Arc<PayloadPool>,
 }
 
 impl<R: Read> Reader<'_, R> {
@@ -578,11 +581,10 @@ impl<R: Read> Reader<'_, R> {
     }
 
     /// Exactly `len` payload bytes, or `None` if the stream ended first.
-    fn read_payload(&mut self, len: usize) -> io::Result<Option<Vec<u8>>> {
-        // Filled by the reads themselves rather than zeroed first.
-        let mut data = Vec::with_capacity(len);
-        (&mut self.input).take(len as u64).read_to_end(&mut data)?;
-        Ok((data.len() == len).then_some(data))
+    fn read_payload(&mut self, len: usize) -> io::Result<Option<Payload>> {
+        let mut data = self.payloads.take(len);
+        let got = read_full(&mut self.input, data.as_mut_slice())?;
+        Ok((got == len).then_some(data))
     }
 }
 
