@@ -22,6 +22,8 @@ line per run: the binary, IOPS, MB/s and server CPU µs per I/O.
 Environment:
   BS           fio block size                 (default 4k)
   RW           fio rw (randwrite, write, randread, read)   (default randwrite)
+  FILL         a read job's region, written once (1 MiB writes) before it is read
+                                              (default 4G)
   PAIRS        pairs of runs                  (default 3)
   RUNTIME      seconds measured per run       (default 8)
   MEMBER_SIZE  size of each of the 6 members  (default 2G)
@@ -41,7 +43,7 @@ A=$1 B=$2
 for bin in "$A" "$B"; do [[ -x $bin ]] || die "$bin is not an executable"; done
 command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
 BS=${BS:-4k} RW=${RW:-randwrite} PAIRS=${PAIRS:-3} RUNTIME=${RUNTIME:-8}
-MEMBER_SIZE=${MEMBER_SIZE:-2G} DIRECT=${DIRECT:-0} DIR=${DIR:-/var/tmp/swan-ab} PORT=${PORT:-11900}
+MEMBER_SIZE=${MEMBER_SIZE:-2G} FILL=${FILL:-4G} DIRECT=${DIRECT:-0} DIR=${DIR:-/var/tmp/swan-ab} PORT=${PORT:-11900}
 [[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive number, not '$PAIRS'"
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "RUNTIME must be a positive number of seconds, not '$RUNTIME'"
 mkdir -p "$DIR"
@@ -64,8 +66,15 @@ run() {
       --output=/dev/null >/dev/null 2>&1 && break
     sleep 0.1
   done
+  local size=8G
+  if [[ $RW == *read ]]; then
+    # Reads of blocks never written are answered with zeroes without touching a member.
+    size=$FILL
+    fio --name=fill --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw=write --bs=1m --iodepth=8 \
+      --size="$size" --output=/dev/null >/dev/null 2>&1 || die "the fill before the reads failed"
+  fi
   fio --name=ab --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw="$RW" --bs="$BS" --iodepth=32 \
-    --size=8G --time_based --runtime="$RUNTIME" --ramp_time=2 --output-format=json \
+    --size="$size" --time_based --runtime="$RUNTIME" --ramp_time=2 --output-format=json \
     --output="$DIR/fio.json" >/dev/null 2>&1 &
   fpid=$!
   sleep 2.1

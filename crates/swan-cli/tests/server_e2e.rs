@@ -178,6 +178,8 @@ struct Array {
     uuid: String,
     scheme: String,
     ssds_per_rgroup: usize,
+    /// Serve with `--direct` (O_DIRECT members).
+    direct: bool,
 }
 
 impl Array {
@@ -194,7 +196,7 @@ impl Array {
         )
         .ok();
         let uuid = created_uuid(&ran.stdout);
-        Array { dir, members, uuid, scheme: scheme.to_string(), ssds_per_rgroup }
+        Array { dir, members, uuid, scheme: scheme.to_string(), ssds_per_rgroup, direct: false }
     }
 
     fn path(&self) -> &Path {
@@ -280,6 +282,7 @@ impl Server {
         let mut child = array
             .swan()
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(array.direct.then_some("--direct"))
             .args(members)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -492,13 +495,16 @@ struct FioCase {
     /// Written beyond `--size`, as a percentage of the export, so that GC reaches every R-group.
     extra_percent: u64,
     seed: u64,
+    /// O_DIRECT members: reads go through the io_uring, writes bypass the page cache.
+    direct: bool,
 }
 
 fn fio_verify_gc_restart(case: FioCase) {
     require("fio", "fio");
     require("nbdinfo", "libnbd-bin");
     require("kill", "procps");
-    let array = Array::create(case.scheme, case.rgroups, case.ssds_per_rgroup);
+    let mut array = Array::create(case.scheme, case.rgroups, case.ssds_per_rgroup);
+    array.direct = case.direct;
     let server = array.serve();
     let export = export_size(&server.uri());
     let size_mib = export * 9 / 10 / MIB;
@@ -568,27 +574,76 @@ fn assert_gc_in_every_group(array: &Array, status: &Value) {
 
 #[test]
 fn fio_swan0_3x2_gc_in_every_rgroup_survives_restart() {
-    fio_verify_gc_restart(FioCase { scheme: "swan0", rgroups: 3, ssds_per_rgroup: 2, extra_percent: 30, seed: 1 });
+    fio_verify_gc_restart(FioCase {
+        scheme: "swan0",
+        rgroups: 3,
+        ssds_per_rgroup: 2,
+        extra_percent: 30,
+        seed: 1,
+        direct: false,
+    });
 }
 
 #[test]
 fn fio_swan5_2x3_gc_in_every_rgroup_survives_restart() {
-    fio_verify_gc_restart(FioCase { scheme: "swan5", rgroups: 2, ssds_per_rgroup: 3, extra_percent: 40, seed: 2 });
+    fio_verify_gc_restart(FioCase {
+        scheme: "swan5",
+        rgroups: 2,
+        ssds_per_rgroup: 3,
+        extra_percent: 40,
+        seed: 2,
+        direct: false,
+    });
+}
+
+/// O_DIRECT members: plain reads go through the io_uring (`swan_server::uring`) and are
+/// verified there, GC and parity as above.
+#[test]
+fn fio_swan5_2x3_direct_gc_in_every_rgroup_survives_restart() {
+    fio_verify_gc_restart(FioCase {
+        scheme: "swan5",
+        rgroups: 2,
+        ssds_per_rgroup: 3,
+        extra_percent: 40,
+        seed: 6,
+        direct: true,
+    });
 }
 
 #[test]
 fn fio_lograid5_1x4_gc_survives_restart() {
-    fio_verify_gc_restart(FioCase { scheme: "lograid5", rgroups: 1, ssds_per_rgroup: 4, extra_percent: 25, seed: 3 });
+    fio_verify_gc_restart(FioCase {
+        scheme: "lograid5",
+        rgroups: 1,
+        ssds_per_rgroup: 4,
+        extra_percent: 25,
+        seed: 3,
+        direct: false,
+    });
 }
 
 #[test]
 fn fio_raid5_1x4_survives_restart() {
-    fio_verify_gc_restart(FioCase { scheme: "raid5", rgroups: 1, ssds_per_rgroup: 4, extra_percent: 0, seed: 4 });
+    fio_verify_gc_restart(FioCase {
+        scheme: "raid5",
+        rgroups: 1,
+        ssds_per_rgroup: 4,
+        extra_percent: 0,
+        seed: 4,
+        direct: false,
+    });
 }
 
 #[test]
 fn fio_raid0_1x4_survives_restart() {
-    fio_verify_gc_restart(FioCase { scheme: "raid0", rgroups: 1, ssds_per_rgroup: 4, extra_percent: 0, seed: 5 });
+    fio_verify_gc_restart(FioCase {
+        scheme: "raid0",
+        rgroups: 1,
+        ssds_per_rgroup: 4,
+        extra_percent: 0,
+        seed: 5,
+        direct: false,
+    });
 }
 
 // ------------------------------------------------ one owner per array; spare space

@@ -14,6 +14,7 @@
 //! - [`control`]: the status socket `swan status` reads.
 //! - [`parity`]: stripe-row XOR: checking a row, rebuilding a block of it.
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
+//! - [`uring`]: plain reads of O_DIRECT members through an io_uring, from one thread.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
 //!
 //! The crash-replay and fault-injection harnesses that drive this engine live in the dev-only
@@ -37,3 +38,4 @@ pub mod pool;
 pub mod scrub;
 pub mod service;
 pub mod summaries;
+pub mod uring;

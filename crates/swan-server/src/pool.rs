@@ -39,6 +39,7 @@
 use crate::member::{MemberError, BLOCK};
 use crate::members::Members;
 use crate::service::Completion;
+use crate::uring::{ReadJob, Target, Then, UringReads};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -147,10 +148,14 @@ pub struct IoPool {
     read_errors: Arc<Mutex<Vec<MemberError>>>,
     /// Where a read whose member failed under it goes instead of answering EIO.
     retry: Option<Retry>,
+    /// Plain reads of O_DIRECT members, submitted without a thread each.
+    ring: Option<UringReads>,
 }
 
 impl IoPool {
-    pub fn start(threads: usize) -> std::io::Result<IoPool> {
+    /// `threads` threads; with `ring`, plain reads of O_DIRECT members go to an io_uring
+    /// instead ([`crate::uring`]; the threads if the kernel offers none).
+    pub fn start(threads: usize, ring: bool) -> std::io::Result<IoPool> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let threads = (0..threads.max(1))
@@ -168,6 +173,7 @@ impl IoPool {
             write_errors: Arc::default(),
             read_errors: Arc::default(),
             retry: None,
+            ring: if ring { UringReads::start().ok() } else { None },
         })
     }
 
@@ -197,14 +203,40 @@ impl IoPool {
         done: Completion,
     ) {
         self.reads.add();
-        let retry = self.retry.clone();
-        let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.reads), Arc::clone(&self.read_errors));
-        let verify = checks.map(|(geo, checks)| Verify { geo: Some(geo), checks, counts: Arc::clone(&self.checks) });
-        self.spawn(Box::new(move || {
-            let retry = retry.map(|r| move |done| r(offset, len as u32, done));
-            read_pieces(&members, &pieces, len, verify.as_ref(), &errors, retry, done);
-            tally.done();
-        }));
+        let read = PooledRead {
+            members: Arc::clone(members),
+            pieces,
+            len,
+            verify: checks.map(|(geo, checks)| Verify { geo: Some(geo), checks, counts: Arc::clone(&self.checks) }),
+            errors: Arc::clone(&self.read_errors),
+            retry: self.retry.clone(),
+            offset,
+            done,
+            tally: Arc::clone(&self.reads),
+        };
+        match (&self.ring, ring_targets(members, &read.pieces)) {
+            (Some(ring), Some(targets)) => {
+                let tx = self.tx.clone();
+                let then: Then = Box::new(move |got| match got {
+                    // Verified on the ring's thread, as a pool thread would.
+                    Some(reply) => read.verify_and_reply(reply),
+                    // Done again by a pool thread, which owns errors and retries.
+                    None => {
+                        let job: Job = Box::new(move || read.blocking());
+                        match tx {
+                            Some(tx) => {
+                                if let Err(mpsc::SendError(job)) = tx.send(job) {
+                                    job();
+                                }
+                            }
+                            None => job(),
+                        }
+                    }
+                });
+                ring.read(ReadJob { _keep_open: Arc::clone(members), targets, len, then });
+            }
+            _ => self.spawn(Box::new(move || read.blocking())),
+        }
     }
 
     /// Write `data[range]` to `member` at `block`, on a pool thread.
@@ -267,45 +299,76 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>) {
 /// open rows' parity).
 pub type Retry = Arc<dyn Fn(u64, u32, Completion) + Send + Sync>;
 
-fn read_pieces(
-    members: &Members,
-    pieces: &[Piece],
+/// A plain read handed to the pool, with what it needs to be verified and answered.
+struct PooledRead {
+    members: Arc<Members>,
+    pieces: Vec<Piece>,
     len: usize,
-    verify: Option<&Verify>,
-    errors: &Mutex<Vec<MemberError>>,
-    retry: Option<impl FnOnce(Completion)>,
+    verify: Option<Verify>,
+    errors: Arc<Mutex<Vec<MemberError>>>,
+    retry: Option<Retry>,
+    /// The volume's bytes from here, for a retry by the engine.
+    offset: u64,
     done: Completion,
-) {
-    let mut reply = vec![0u8; len];
-    for p in pieces {
-        let at = p.offset as usize * BLOCK;
-        let n = p.count as usize * BLOCK;
-        if let Err(e) = members[p.member as usize].read(p.block, &mut reply[at..at + n]) {
-            eprintln!("swan: I/O error: {e}");
-            match (e.is_io_error(), retry) {
-                (true, Some(retry)) => {
-                    // Recorded before the retry is queued: the engine sees the error first.
-                    errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
-                    retry(done);
+    tally: Arc<Tally>,
+}
+
+impl PooledRead {
+    /// Read every piece with blocking reads, then verify and reply.
+    fn blocking(self) {
+        let mut reply = vec![0u8; self.len];
+        for p in &self.pieces {
+            let at = p.offset as usize * BLOCK;
+            let n = p.count as usize * BLOCK;
+            if let Err(e) = self.members[p.member as usize].read(p.block, &mut reply[at..at + n]) {
+                eprintln!("swan: I/O error: {e}");
+                match (e.is_io_error(), self.retry) {
+                    (true, Some(retry)) => {
+                        // Recorded before the retry is queued: the engine sees the error first.
+                        self.errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                        retry(self.offset, self.len as u32, self.done);
+                    }
+                    _ => (self.done)(Err(Errno::Io)),
                 }
-                _ => done(Err(Errno::Io)),
-            }
-            return;
-        }
-    }
-    if let Some(v) = verify {
-        for p in pieces {
-            for k in 0..p.count {
-                let i = (p.offset + k) as usize;
-                let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
-                if !verify_block(members, v, i, p.member, p.block + u64::from(k), block) {
-                    done(Err(Errno::Io));
-                    return;
-                }
+                self.tally.done();
+                return;
             }
         }
+        self.verify_and_reply(reply);
     }
-    done(Ok(reply));
+
+    /// Verify every block of `reply` (rebuilding a mismatch where parity allows) and reply.
+    fn verify_and_reply(self, mut reply: Vec<u8>) {
+        if let Some(v) = &self.verify {
+            for p in &self.pieces {
+                for k in 0..p.count {
+                    let i = (p.offset + k) as usize;
+                    let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
+                    if !verify_block(&self.members, v, i, p.member, p.block + u64::from(k), block) {
+                        (self.done)(Err(Errno::Io));
+                        self.tally.done();
+                        return;
+                    }
+                }
+            }
+        }
+        (self.done)(Ok(reply));
+        self.tally.done();
+    }
+}
+
+/// Where each piece lies on an O_DIRECT file of a healthy member, if all of them do.
+fn ring_targets(members: &Members, pieces: &[Piece]) -> Option<Vec<Target>> {
+    pieces
+        .iter()
+        .map(|p| {
+            if !members.is_healthy(p.member) {
+                return None;
+            }
+            let (fd, offset) = members[p.member as usize].direct_extent(p.block, p.count)?;
+            Some(Target { fd, offset, at: p.offset as usize * BLOCK, len: p.count as usize * BLOCK })
+        })
+        .collect()
 }
 
 /// The CRC block `i` of a read must have, if any is known.

@@ -77,9 +77,10 @@ impl Store {
                 rec.changes_replayed
             );
         }
-        let threads = if opened.members.iter().any(Member::is_direct) { DIRECT_THREADS } else { THREADS };
+        let direct = opened.members.iter().any(Member::is_direct);
+        let threads = if direct { DIRECT_THREADS } else { THREADS };
         let use_pool = pooled && opts.emulate.is_none();
-        let pool = if use_pool { Some(IoPool::start(threads).map_err(EngineError::Pool)?) } else { None };
+        let pool = if use_pool { Some(IoPool::start(threads, direct).map_err(EngineError::Pool)?) } else { None };
         let counts = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         let width = crate::array::parity_width(&sb);
         Ok(Store {

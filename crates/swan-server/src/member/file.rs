@@ -21,6 +21,7 @@
 use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -187,13 +188,16 @@ impl Backing for FileBacking {
         Ok(())
     }
 
+    fn direct_fd(&self) -> Option<RawFd> {
+        self.direct.then(|| self.file.as_raw_fd())
+    }
+
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`; advisory, so errors are ignored (a failed
     /// writeback shows at the next sync).
     fn write_behind(&self, offset: u64, len: u64) {
         if self.direct || len == 0 {
             return;
         }
-        use std::os::fd::AsRawFd;
         // SAFETY: plain integers and a descriptor that `self.file` keeps open for the call;
         // the kernel touches no memory of ours. (Neither rustix nor nix wraps it.)
         #[allow(unsafe_code)]

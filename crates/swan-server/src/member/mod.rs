@@ -28,6 +28,7 @@ pub use memory::{MemoryBacking, MemoryMembers};
 
 use std::fmt;
 use std::io;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -83,6 +84,11 @@ pub trait Backing: Send + Sync + fmt::Debug {
     /// Whether this backing records the I/O (the engine then leaves the notes it wants).
     fn is_recorded(&self) -> bool {
         false
+    }
+    /// The descriptor of an O_DIRECT file, for reads submitted in batches
+    /// ([`crate::uring`]); None where reads must go through [`Backing::read_at`].
+    fn direct_fd(&self) -> Option<RawFd> {
+        None
     }
 }
 
@@ -267,6 +273,15 @@ impl Member {
 
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Where `count` blocks at `block` lie on an O_DIRECT file: its descriptor and the byte
+    /// offset, for a reader that submits the read itself ([`crate::uring`]). None where
+    /// [`Member::read`] must do it (another backing, an absent member, a range past the end).
+    pub fn direct_extent(&self, block: u64, count: u32) -> Option<(RawFd, u64)> {
+        let fd = self.backing.as_ref()?.direct_fd()?;
+        self.check_range(Op::Read { block, count: count.into() }, block, count.into()).ok()?;
+        Some((fd, block * BLOCK_U64))
     }
 
     /// Read `buf.len() / 4096` blocks starting at `block` into `buf`.
