@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Power cuts at any point, and faults at the worst moments (issue 5, items 3 and 4), long runs:
-# the real engine over recorded members (crates/swan-testkit/src/crashsim.rs), replayed to every
+# the real engine over recorded members (crates/swan-testkit/src/crashsim/), replayed to every
 # FLUSH/FUA point and to random points between them with the last writes torn, each recovered,
 # `swan check`ed and read back; then seeded I/O errors and crashes during GC, front-end
 # rotation and checkpoints. A failure prints its seeds; the same seeds give the same run.

@@ -1,0 +1,83 @@
+//! Virtual time: the events the engine schedules and the queue that hands them back in
+//! order.
+//!
+//! Events are ordered by (time, insertion sequence), so ties resolve in a fixed order and a
+//! seed reproduces a run exactly.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use swan_models::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum What {
+    /// Generate and send the next request (closed loop refill or open-loop arrival).
+    Issue,
+    /// A write's payload has crossed the network.
+    Arrive(u32),
+    /// A phase of a request's member I/O completed.
+    ReqPhase(u32),
+    /// A read's payload has crossed the network back.
+    Deliver(u32),
+    /// A phase of a GC job completed.
+    GcPhase(u32),
+    /// The GGC coordinator's wake-up (poll or idle check).
+    Ggc,
+    /// The oldest GC victim awaiting deferred release may have waited long enough.
+    Release,
+    /// Close a reporting interval and check the stop rule.
+    Tick,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Event {
+    at: Nanos,
+    seq: u64,
+    what: What,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The simulated clock and the events still to come.
+#[derive(Debug, Default)]
+pub(super) struct Clock {
+    events: BinaryHeap<Event>,
+    seq: u64,
+    /// The time of the event being handled.
+    pub(super) now: Nanos,
+    /// The run's closing `Tick` is scheduled: no request is issued and no interval follows.
+    pub(super) stopping: bool,
+}
+
+impl Clock {
+    #[inline]
+    pub(super) fn push(&mut self, at: Nanos, what: What) {
+        self.seq += 1;
+        self.events.push(Event { at, seq: self.seq, what });
+    }
+
+    /// The next event, with the clock moved to its time.
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<What> {
+        let ev = self.events.pop()?;
+        debug_assert!(ev.at >= self.now, "time went backwards");
+        self.now = ev.at;
+        Some(ev.what)
+    }
+
+    /// Close the run now: its last interval ends at this instant.
+    pub(super) fn stop(&mut self) {
+        self.stopping = true;
+        self.push(self.now, What::Tick);
+    }
+}

@@ -1,0 +1,115 @@
+//! What a run depends on ([`SimConfig`], [`StopRule`]) and how it can fail ([`SimError`]):
+//! the settings are refused here, before any SSD is built, so a bad run fails at once.
+
+use crate::ggc::TimelineWindow;
+use crate::prefill::Prefill;
+use crate::workload::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+use swan_core::ggc::GgcConfig;
+use swan_core::scheme::ArraySpec;
+use swan_models::ssd::SsdConfig;
+use thiserror::Error;
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Simulated seconds.
+    pub sim_seconds: Option<f64>,
+    /// User bytes written.
+    pub write_bytes: Option<u64>,
+}
+
+/// Everything a run depends on. Printed in full with every run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub array: ArraySpec,
+    pub ssd: SsdConfig,
+    /// The AFA's network interface in MB/s (0 = unlimited).
+    pub network_mbps: u64,
+    pub workload: WorkloadSpec,
+    pub stop: StopRule,
+    pub interval_ms: u64,
+    pub seed: u64,
+    /// Fraction of each SSD's logical space written at random before the array is built
+    /// (the paper's SSD aging).
+    pub age_fraction: f64,
+    /// Give up if no user request completes for this many simulated seconds.
+    pub stall_limit_s: f64,
+    /// Replay this block trace instead of drawing `workload` (built by [`crate::replay::engine`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::replay::ReplaySpec>,
+    /// Harmonia's warm-up: fill every SSD's whole logical space with valid data (before
+    /// any aging).
+    #[serde(default)]
+    pub fill_first: bool,
+    /// Harmonia's globally coordinated GC (`None`: every SSD collects on its own).
+    #[serde(default)]
+    pub ggc: Option<GgcConfig>,
+    /// Record each SSD's user operations in this window (Harmonia Fig. 9).
+    #[serde(default)]
+    pub timeline: Option<TimelineWindow>,
+    /// Latencies count only requests issued from this simulated second on (0: all).
+    #[serde(default)]
+    pub measure_from_s: f64,
+    /// SSD-to-SSD variation of history: SSD `i` of `n` is aged `age_fraction × (1 −
+    /// age_spread × i / n)` instead of `age_fraction`, so identical SSDs under identical
+    /// striped load do not reach their GC thresholds in lockstep (0: all alike).
+    #[serde(default)]
+    pub age_spread: f64,
+    /// Log-structured schemes: fill the volume and overwrite it before the run, untimed, so
+    /// array GC is in its steady state when measurement starts (see [`crate::prefill`]).
+    /// Done after the SSDs' own fill and aging, which the array's format then TRIMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<Prefill>,
+}
+
+impl SimConfig {
+    /// The scheme's name in reports: the GGC policy's when the array coordinates GC.
+    pub fn scheme_label(&self) -> String {
+        match &self.ggc {
+            Some(g) => {
+                let target = g.force_target.map(|t| format!("@{}%", t * 100.0)).unwrap_or_default();
+                let bound = g.force_victims.map(|v| format!("/{v}v")).unwrap_or_default();
+                format!("{}{target}{bound}", g.policy.scheme_name())
+            }
+            None => self.array.kind.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("invalid array: {0}")]
+    Geometry(#[from] swan_core::geometry::GeometryError),
+    #[error("invalid SSD model: {0}")]
+    Ssd(String),
+    #[error("invalid workload: {0}")]
+    Workload(String),
+    #[error("invalid run: {0}")]
+    Config(String),
+    #[error("{0}")]
+    Source(String),
+    /// A trace run's trace could not be opened or checked before the run.
+    #[error(transparent)]
+    Trace(#[from] crate::replay::ReplayError),
+    #[error("the array stalled: no user request completed for {seconds} simulated seconds at t = {at_s:.1} s ({stalled} requests waiting for free space); GC cannot keep up or cannot make progress")]
+    Stalled { seconds: f64, at_s: f64, stalled: usize },
+}
+
+/// The run's own settings (reporting interval, aging, measurement start), refused before
+/// any SSD is built.
+pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
+    if cfg.interval_ms == 0 {
+        return Err(SimError::Config("the reporting interval must be at least 1 ms".into()));
+    }
+    if !(0.0..1.0).contains(&cfg.age_fraction) {
+        return Err(SimError::Config(format!("aging fraction must be within 0..1, got {}", cfg.age_fraction)));
+    }
+    if !(0.0..=1.0).contains(&cfg.age_spread) {
+        return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
+    }
+    if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
+        return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Driving the array's own GC: starting the jobs the scheme asks for, carrying their phases
+//! out on the members, finishing them, releasing deferred victims, and retrying the writes
+//! that waited for the space a job freed.
+//!
+//! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
+
+use super::clock::What;
+use super::inflight::{Pending, Slots};
+use super::{Engine, IoFrom};
+use swan_core::scheme::release::{release_due, release_for_waiting_write, RELEASE_AFTER_NS};
+use swan_core::scheme::{GcJobId, Submitted};
+use swan_models::{Device, Nanos};
+
+#[derive(Debug, Default)]
+pub(super) struct GcSlot {
+    id: GcJobId,
+    pub(super) pending: Pending,
+    /// The members the job's current phase went to.
+    pub(super) members_mask: u64,
+}
+
+/// The GC jobs in flight, and when it is worth asking the scheme for more.
+#[derive(Debug, Default)]
+pub(super) struct GcJobs {
+    pub(super) slots: Slots<GcSlot>,
+    /// The scheme changed since it last said no GC job can start: `start_gc` depends on
+    /// nothing else, so only then is it worth asking again.
+    pub(super) may_start: bool,
+    /// Reads prefer to preempt GC (SWAN): re-check GC phase completions against the
+    /// members' backlog, which preempting reads push back.
+    preemptible: bool,
+    /// Deferred release: since when the oldest finished job's victim has waited.
+    release_since: Option<Nanos>,
+}
+
+impl GcJobs {
+    pub(super) fn new(preemptible: bool) -> Self {
+        Self { slots: Slots::default(), may_start: true, preemptible, release_since: None }
+    }
+}
+
+impl Engine {
+    /// Start every GC job the scheme wants now.
+    pub(super) fn pump_gc(&mut self) {
+        if !self.gc.may_start {
+            return;
+        }
+        while let Some(id) = self.scheme.start_gc(&mut self.plan) {
+            self.meter.gc_groups(self.scheme.status().gc_groups);
+            if self.plan.is_empty() {
+                self.finish_gc(id);
+                continue;
+            }
+            let slot = self.gc.slots.take();
+            let plan = std::mem::take(&mut self.plan);
+            self.gc.slots[slot].id = id;
+            self.gc.slots[slot].pending.load(&plan);
+            self.plan = plan;
+            let end = self.gc.slots[slot].pending.first_end();
+            let done = self.submit_ios(0, end, IoFrom::GcJob(slot));
+            self.clock.push(done, What::GcPhase(slot));
+        }
+        self.gc.may_start = false;
+    }
+
+    pub(super) fn gc_phase_done(&mut self, slot: u32) {
+        if self.gc.preemptible {
+            // Reads that preempted this phase pushed its work back inside the SSDs.
+            let mask = self.gc.slots[slot].members_mask;
+            let late = (0..self.ssds.len().min(64))
+                .filter(|m| mask & (1 << m) != 0)
+                .map(|m| self.ssds[m].busy_until())
+                .max()
+                .unwrap_or(0);
+            if late > self.clock.now {
+                self.clock.push(late, What::GcPhase(slot));
+                return;
+            }
+        }
+        if self.gc.slots[slot].pending.has_next() {
+            let (a, b) = self.gc.slots[slot].pending.take_next();
+            let done = self.submit_ios(a, b, IoFrom::GcJob(slot));
+            self.clock.push(done, What::GcPhase(slot));
+            return;
+        }
+        let id = self.gc.slots[slot].id;
+        self.gc.slots.give(slot);
+        self.finish_gc(id);
+    }
+
+    fn finish_gc(&mut self, id: GcJobId) {
+        self.scheme.finish_gc(id, &mut self.plan);
+        self.gc.may_start = true;
+        // The follow-up (summaries of sealed GC segments, TRIM of the victim) is
+        // fire-and-forget: it occupies the members but nothing waits for it.
+        let n = self.plan.len();
+        self.submit_ios(0, n, IoFrom::Plan);
+        self.pace_release();
+        self.retry_stalled();
+    }
+
+    /// Deferred release ([`swan_core::scheme::LogConfig::defer_release`], as the server
+    /// runs): give victims back when core's rule says a sync point would, or at once while
+    /// writes wait for space and no running job can add to the batch (as the server's
+    /// writes that run out of space do). The sync point itself costs nothing here: the
+    /// modelled SSDs keep no volatile cache to flush.
+    pub(super) fn pace_release(&mut self) {
+        let pending = self.scheme.pending_release();
+        if pending == 0 {
+            self.gc.release_since = None;
+            return;
+        }
+        let now = self.clock.now;
+        let since = match self.gc.release_since {
+            Some(t) => t,
+            None => {
+                self.gc.release_since = Some(now);
+                self.clock.push(now + RELEASE_AFTER_NS, What::Release);
+                now
+            }
+        };
+        let gc_running = self.gc.slots.live() > 0;
+        let starved = !self.reqs.stalled.queue.is_empty() && release_for_waiting_write(pending, gc_running);
+        let due = starved || release_due(pending, self.cfg.array.rgroups, now - since);
+        if let Some(la) = self.scheme.log_mut().filter(|_| due) {
+            la.release_deferred(&mut self.plan);
+            let n = self.plan.len();
+            self.submit_ios(0, n, IoFrom::Plan);
+            self.gc.release_since = None;
+            self.gc.may_start = true;
+        }
+    }
+
+    /// Space was freed: retry writes that were waiting for it, in arrival order.
+    pub(super) fn retry_stalled(&mut self) {
+        while let Some(&slot) = self.reqs.stalled.queue.front() {
+            let req = self.reqs.slots[slot].req.expect("stalled request");
+            match self.scheme.submit(&req, &mut self.plan).expect("validated request") {
+                Submitted::NoSpace => break,
+                Submitted::Planned => {
+                    self.reqs.stalled.queue.pop_front();
+                    self.execute(slot);
+                }
+            }
+        }
+        if self.reqs.stalled.queue.is_empty() {
+            self.reqs.stalled.close(self.clock.now);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! The event-driven engine: one scheme, its member SSD models, a network link and a
+//! workload, run in virtual time.
+//!
+//! Requests come from an [`ArrivalSource`](crate::source::ArrivalSource) (the fio-like
+//! generator, or a block trace through [`crate::replay`]), which the engine asks for the next
+//! request when one is due.
+//!
+//! Events are typed values in a binary heap ordered by (time, insertion sequence), so ties
+//! resolve in a fixed order and a seed reproduces a run exactly. The hot path is per
+//! request, not per page: a phase of member I/O is handed to the SSD models, which answer
+//! with completion times computed from their dies' and links' busy-until times, and the
+//! engine schedules one event for the whole phase.
+//!
+//! The engine reads no clock and touches no file: progress is reported through a callback
+//! and results are returned as values; `output` writes them.
+//!
+//! [`Engine`] owns the simulated hardware (scheme, SSDs, link) and one part per job:
+//!
+//! - `clock`: virtual time and the event queue;
+//! - `requests`: the request source and each user request from issue to completion;
+//! - `gc`: the array's GC jobs, deferred release, and writes waiting for space;
+//! - `meter`: interval rows, latencies and totals, and the [`RunOutput`];
+//! - `setup` and `config`: building the engine, and what a run depends on.
+//!
+//! This file holds the event loop and the one path by which member I/O reaches the SSDs.
+
+mod clock;
+mod config;
+mod gc;
+mod inflight;
+mod meter;
+mod requests;
+mod setup;
+
+pub use config::{SimConfig, SimError, StopRule};
+pub use meter::RunOutput;
+
+use crate::ggc::GgcDriver;
+use crate::prefill::PrefillReport;
+use crate::source::Pacing;
+use clock::{Clock, What};
+use gc::GcJobs;
+use meter::Meter;
+use requests::Requests;
+use swan_core::io::{IoKind, IoPlan, MemberIo};
+use swan_core::scheme::ArrayScheme;
+use swan_core::BLOCK_BYTES;
+use swan_models::link::Link;
+use swan_models::ssd::Ssd;
+use swan_models::{DevOp, DevOpKind, Device, Nanos};
+
+const NS_PER_S: f64 = 1e9;
+
+/// Array software time of a request that needs no member I/O (a read of never-written
+/// blocks, a trim): it completes through the event queue after this long, so simulated
+/// time always advances and a closed loop of such requests cannot recurse.
+pub const NO_IO_LATENCY_NS: Nanos = 1_000;
+
+pub struct Engine {
+    cfg: SimConfig,
+    scheme: ArrayScheme,
+    /// The plan the scheme fills at each call, reused.
+    plan: IoPlan,
+    ssds: Vec<Ssd>,
+    link: Link,
+    clock: Clock,
+    reqs: Requests,
+    gc: GcJobs,
+    ggc: GgcDriver,
+    meter: Meter,
+}
+
+/// Where the member I/O [`Engine::submit_ios`] submits is held.
+#[derive(Clone, Copy, Debug)]
+enum IoFrom {
+    /// The scheme's plan as it stands.
+    Plan,
+    /// The pending phases of a user request.
+    Request(u32),
+    /// The pending phases of a GC job.
+    GcJob(u32),
+}
+
+impl Engine {
+    pub fn scheme(&self) -> &ArrayScheme {
+        &self.scheme
+    }
+
+    /// What the untimed pre-fill did, if this run had one.
+    pub fn prefill_report(&self) -> Option<&PrefillReport> {
+        self.meter.prefill()
+    }
+
+    fn interval_ns(&self) -> Nanos {
+        self.cfg.interval_ms * 1_000_000
+    }
+
+    /// Run to the stop rule. `progress` is called once per interval with the fraction done.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
+        if self.cfg.prefill.is_none() {
+            // A pre-filled array was formatted before its fill.
+            self.scheme.format(&mut self.plan);
+            self.gc.may_start = true;
+            let n = self.plan.len();
+            self.submit_ios(0, n, IoFrom::Plan);
+        }
+        match self.reqs.pacing {
+            Pacing::Closed { depth } => {
+                for _ in 0..depth.max(1) {
+                    self.clock.push(0, What::Issue);
+                }
+            }
+            Pacing::Timed => self.schedule_next(),
+        }
+        let first_tick = self.interval_ns();
+        self.clock.push(first_tick, What::Tick);
+        while let Some(what) = self.clock.pop() {
+            match what {
+                What::Issue => self.issue(),
+                What::Arrive(slot) => self.arrive(slot),
+                What::ReqPhase(slot) => self.req_phase_done(slot),
+                What::Deliver(slot) => self.complete(slot),
+                What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::Release => {
+                    self.pace_release();
+                    self.retry_stalled();
+                }
+                What::Ggc => {
+                    if let Some(at) = self.ggc.on_wakeup(&mut self.ssds, self.clock.now) {
+                        self.clock.push(at, What::Ggc);
+                    }
+                }
+                What::Tick => {
+                    if self.tick(progress)? {
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = self.reqs.source_error.take() {
+                return Err(SimError::Source(e));
+            }
+            self.pump_gc();
+        }
+        Ok(self.finish())
+    }
+
+    /// Close an interval; returns true when the run is over.
+    fn tick(&mut self, progress: &mut dyn FnMut(f64)) -> Result<bool, SimError> {
+        let now = self.clock.now;
+        if now == self.meter.interval_start {
+            // The stop landed exactly on an interval boundary: nothing left to record.
+            return Ok(self.clock.stopping);
+        }
+        let log_structured = self.cfg.array.kind.is_log_structured();
+        self.meter.close_interval(now, &self.scheme, &self.ssds, log_structured);
+
+        let t = now as f64 / NS_PER_S;
+        let mut done = self.clock.stopping;
+        let mut fraction: f64 = 0.0;
+        if let Some(limit) = self.cfg.stop.sim_seconds {
+            done |= t >= limit - 1e-9;
+            fraction = fraction.max(t / limit);
+        }
+        if let Some(limit) = self.cfg.stop.write_bytes {
+            fraction = fraction.max((self.meter.user_write_blocks * BLOCK_BYTES) as f64 / limit as f64);
+        }
+        if let Some(f) = self.reqs.source.fraction_done() {
+            fraction = fraction.max(f);
+        }
+        progress(fraction.min(1.0));
+        if done {
+            return Ok(true);
+        }
+        let quiet = (now - self.reqs.last_completion) as f64 / NS_PER_S;
+        if quiet > self.cfg.stall_limit_s && self.reqs.outstanding() > 0 {
+            return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled: self.reqs.stalled.queue.len() });
+        }
+        if !self.clock.stopping {
+            let next = now + self.interval_ns();
+            self.clock.push(next, What::Tick);
+        }
+        Ok(false)
+    }
+
+    /// Submit `[start..end]` of the I/O held `from` to the members at `now`; returns when
+    /// the last completes.
+    fn submit_ios(&mut self, start: usize, end: usize, from: IoFrom) -> Nanos {
+        let mut done = self.clock.now;
+        let mut mask = 0u64;
+        for i in start..end {
+            let io = match from {
+                IoFrom::Plan => self.plan.ios()[i],
+                IoFrom::Request(s) => self.reqs.slots[s].pending.ios[i],
+                IoFrom::GcJob(s) => self.gc.slots[s].pending.ios[i],
+            };
+            mask |= 1u64 << (io.member % 64);
+            done = done.max(self.submit_io(io));
+        }
+        if let IoFrom::GcJob(s) = from {
+            self.gc.slots[s].members_mask = mask;
+        }
+        done
+    }
+
+    fn submit_io(&mut self, io: MemberIo) -> Nanos {
+        let kind = match io.kind {
+            IoKind::Read(_) => DevOpKind::Read,
+            IoKind::Write(_) => DevOpKind::Write,
+            IoKind::Trim => DevOpKind::Trim,
+            IoKind::Flush => DevOpKind::Flush,
+        };
+        self.meter.member_io(&io, kind);
+        let now = self.clock.now;
+        let done = self.ssds[io.member as usize]
+            .submit(now, DevOp { kind, block: io.block, count: io.count, class: io.class });
+        if let Some(at) = self.ggc.after_member_io(&mut self.ssds, io.member, kind, io.class, now, done) {
+            self.clock.push(at, What::Ggc);
+        }
+        done
+    }
+}

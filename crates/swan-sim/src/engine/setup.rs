@@ -1,0 +1,118 @@
+//! Building an engine: the scheme and its modelled SSDs (filled, aged, pre-filled as the
+//! run asks), and the parts that run it, before the clock starts.
+
+use super::clock::Clock;
+use super::config::check_run_settings;
+use super::gc::GcJobs;
+use super::meter::Meter;
+use super::requests::Requests;
+use super::{Engine, SimConfig, SimError, NS_PER_S};
+use crate::ggc::GgcDriver;
+use crate::prefill;
+use crate::rng::SimRng;
+use crate::source::{ArrivalSource, SyntheticSource};
+use crate::workload::Generator;
+use swan_core::io::IoPlan;
+use swan_core::scheme::ArrayScheme;
+use swan_models::link::Link;
+use swan_models::ssd::Ssd;
+
+/// The random stream of the pre-fill's overwrites (the workload draws from stream 1).
+const PREFILL_STREAM: u64 = 0x9F11;
+
+impl Engine {
+    /// An engine drawing its requests from `cfg.workload`.
+    pub fn new(cfg: SimConfig) -> Result<Self, SimError> {
+        if cfg.trace.is_some() {
+            return Err(SimError::Config("a trace run needs its trace opened: build it with replay::engine".into()));
+        }
+        let (workload, seed) = (cfg.workload.clone(), cfg.seed);
+        Self::with_source(cfg, move |volume_blocks| {
+            let gen = Generator::new(&workload, volume_blocks, SimRng::fork(seed, 1)).map_err(SimError::Workload)?;
+            Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Config)?))
+        })
+    }
+
+    /// An engine drawing its requests from the source `make_source` builds for a volume of
+    /// the given number of blocks.
+    pub fn with_source(
+        cfg: SimConfig,
+        make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
+    ) -> Result<Self, SimError> {
+        check_run_settings(&cfg)?;
+        let mut scheme = cfg.array.build()?;
+        let mut ssds = build_ssds(&cfg, scheme.members())?;
+        let prefilled = match cfg.prefill {
+            Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut ssds)?),
+            None => None,
+        };
+        let counters_at_start = scheme.counters().clone();
+        let source = make_source(scheme.volume_blocks())?;
+        if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
+            return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
+        }
+        let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
+        let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
+        let members = scheme.members() as usize;
+        let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;
+        Ok(Self {
+            link: Link::new(cfg.network_mbps, 0),
+            scheme,
+            ssds,
+            plan: IoPlan::new(),
+            clock: Clock::default(),
+            reqs: Requests::new(source),
+            gc: GcJobs::new(gc_can_be_preempted),
+            ggc,
+            meter: Meter::new(measure_from, prefilled, counters_at_start, members),
+            cfg,
+        })
+    }
+}
+
+/// One modelled SSD per member, filled or aged as the run asks (SSD `i` aged by a share
+/// that falls with `i` when the ages are spread).
+fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
+    cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
+    let member_pages = cfg.ssd.user_pages;
+    if member_pages < cfg.array.member_blocks {
+        return Err(SimError::Config(format!(
+            "members of {} blocks do not fit SSDs of {member_pages} pages",
+            cfg.array.member_blocks
+        )));
+    }
+    let mut ssds = Vec::with_capacity(members as usize);
+    for i in 0..members {
+        let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
+        if cfg.fill_first {
+            ssd.fill_sequential(1.0);
+            ssd.reset_stats();
+        }
+        if cfg.age_fraction > 0.0 {
+            let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(members));
+            ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+            ssd.reset_stats();
+        }
+        ssds.push(ssd);
+    }
+    Ok(ssds)
+}
+
+/// The untimed pre-fill: the array brought to steady state by overwrites drawn like the
+/// workload's, before the clock starts.
+fn prefill_array(
+    cfg: &SimConfig,
+    spec: prefill::Prefill,
+    scheme: &mut ArrayScheme,
+    ssds: &mut [Ssd],
+) -> Result<prefill::PrefillReport, SimError> {
+    let mut overwrites = Generator::new(
+        &prefill::overwrite_spec(&cfg.workload),
+        scheme.volume_blocks(),
+        SimRng::fork(cfg.seed, PREFILL_STREAM),
+    )
+    .map_err(SimError::Workload)?;
+    let report = prefill::run(scheme, ssds, spec, &mut overwrites).map_err(SimError::Config)?;
+    ssds.iter_mut().for_each(Ssd::reset_stats);
+    Ok(report)
+}
