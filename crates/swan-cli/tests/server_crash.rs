@@ -128,9 +128,14 @@ fn prefill(fio: &Path, server: &Server, bytes: u64, scheme: &str) {
     println!("{scheme}: prefilled {} MiB in {:.1} s", bytes / MIB, started.elapsed().as_secs_f64());
 }
 
+/// Every array here has members of this size.
+const MEMBER_SIZE: &str = "128M";
+
 /// `fresh` kill cycles on the new array (user writes run fast, nothing else competes), then
-/// a prefill to ~85 % and `gc` cycles with GC collecting all along.
-fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh: u32, gc: u32, seed: u64) {
+/// a prefill to ~85 % and `gc` cycles with GC collecting all along. `serve` flags go to every
+/// `swan serve` (e.g. `--direct`).
+fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u32, gc: u32, seed: u64) {
+    let member_size = MEMBER_SIZE;
     let cycles = fresh + gc;
     let fio = require("fio", "fio");
     let started = Instant::now();
@@ -147,7 +152,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
     let out = swan(&args, dir);
     assert!(out.status.success(), "{}", describe("swan create", &out));
 
-    let mut server = Server::start(dir, &members);
+    let mut server = Server::start_with(dir, &members, serve);
     let volume = u64_of(&status(&members[0], dir), "volume_bytes");
     println!("{scheme} {rgroups}x{ssds} ({member_size} members): volume {} MiB", volume / MIB);
     let region = volume * 40 / 100 / MIB * MIB;
@@ -214,7 +219,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
         t.gc_moved += u64_of(&before, "gc_blocks_moved");
         assert!(job.state_file().is_file(), "{}", fio_output("fio saved no verify state"));
 
-        server = Server::start(dir, &members);
+        server = Server::start_with(dir, &members, serve);
         let replayed = server.replayed();
         let verify = CrashJob { uri: server.uri(), ..job };
         let vout = run(
@@ -272,7 +277,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
             server.stop();
             check_clean(&members, dir, &format!("{scheme}, stopped cleanly after {cycle} kill -9 cycles"));
             println!("{scheme} cycle {cycle:>2}/{cycles}: stopped cleanly, swan check: clean");
-            server = Server::start(dir, &members);
+            server = Server::start_with(dir, &members, serve);
         }
     }
     let s = status(&members[0], dir);
@@ -296,12 +301,19 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, member_size: &str, fresh:
 
 #[test]
 fn kill9_during_fio_writes_swan0() {
-    crash_cycles("swan0", 3, 2, "128M", 6, 8, 0x5741_4e30);
+    crash_cycles("swan0", 3, 2, &[], 6, 8, 0x5741_4e30);
+}
+
+/// O_DIRECT members: reads go through the io_uring and runs are written without the page
+/// cache, so what a kill -9 leaves is what the files hold.
+#[test]
+fn kill9_during_fio_writes_swan0_direct() {
+    crash_cycles("swan0", 3, 2, &["--direct"], 4, 6, 0x5741_4e44);
 }
 
 #[test]
 fn kill9_during_fio_writes_swan5() {
-    crash_cycles("swan5", 2, 3, "128M", 5, 7, 0x5741_4e35);
+    crash_cycles("swan5", 2, 3, &[], 5, 7, 0x5741_4e35);
 }
 
 /// In-place RAID5: every restart after a kill -9 resyncs (parity and block CRCs from the
@@ -309,12 +321,12 @@ fn kill9_during_fio_writes_swan5() {
 /// checks, and `swan check` finds every stripe row's parity right.
 #[test]
 fn kill9_during_fio_writes_raid5() {
-    crash_cycles("raid5", 1, 3, "128M", 4, 2, 0x0052_4149_4435);
+    crash_cycles("raid5", 1, 3, &[], 4, 2, 0x0052_4149_4435);
 }
 
 /// The soak (issue 5, item 3): at least 1,000 kill -9 cycles under fio verify, run by hand
 /// through `scripts/crash-soak.sh` (`SWAN_SOAK_CYCLES`, default 1000; `SWAN_SOAK_SCHEME`,
-/// default swan0; `SWAN_SOAK_SEED`). The first twentieth of the cycles run on the fresh
+/// default swan0; `SWAN_SOAK_SEED`; `SWAN_SOAK_DIRECT=1` serves O_DIRECT members). The first twentieth of the cycles run on the fresh
 /// array, the rest on an 85 % full one with GC running; every fourth cycle also stops the
 /// server cleanly and runs `swan check`. The suite runs the short versions above.
 #[test]
@@ -328,6 +340,7 @@ fn kill9_soak() {
         s if s.ends_with('0') => (3, 2),
         _ => (2, 3),
     };
+    let serve: &[&str] = if std::env::var("SWAN_SOAK_DIRECT").is_ok_and(|v| v == "1") { &["--direct"] } else { &[] };
     let fresh = (cycles / 20).max(1);
-    crash_cycles(&scheme, rgroups, ssds, "128M", fresh, cycles.saturating_sub(fresh), seed);
+    crash_cycles(&scheme, rgroups, ssds, serve, fresh, cycles.saturating_sub(fresh), seed);
 }
