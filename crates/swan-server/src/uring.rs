@@ -121,7 +121,10 @@ impl Ring {
     }
 
     fn run(mut self, wake: &OwnedFd) {
-        self.arm_wake(wake.as_raw_fd());
+        if !self.arm_wake(wake.as_raw_fd()) {
+            eprintln!("swan: io_uring takes no entry; reads go to the I/O threads");
+            return self.give_up();
+        }
         while self.open || self.free.len() < self.slots.len() {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
@@ -135,8 +138,9 @@ impl Ring {
             for (user_data, result) in done {
                 if user_data == WAKE {
                     self.take_jobs();
-                    if self.open {
-                        self.arm_wake(wake.as_raw_fd());
+                    if self.open && !self.arm_wake(wake.as_raw_fd()) {
+                        eprintln!("swan: io_uring takes no entry; reads go to the I/O threads from now on");
+                        return self.give_up();
                     }
                 } else {
                     self.completed(user_data, result);
@@ -145,9 +149,10 @@ impl Ring {
         }
     }
 
-    fn arm_wake(&mut self, fd: RawFd) {
+    /// Wait for the next poke; false if the ring takes no entry.
+    fn arm_wake(&mut self, fd: RawFd) -> bool {
         let entry = opcode::Read::new(types::Fd(fd), self.wake_buf.as_mut_ptr(), 8).build().user_data(WAKE);
-        self.push(&entry);
+        self.push(&entry)
     }
 
     /// Start every read waiting in the channel.
@@ -194,13 +199,24 @@ impl Ring {
         });
         self.slots[slot] = Some(InFlight { job, buf, start, pending, failed: false });
         for (k, e) in entries.into_iter().enumerate() {
-            self.push(&e.user_data((slot as u64) << PIECE_BITS | k as u64));
+            if !self.push(&e.user_data((slot as u64) << PIECE_BITS | k as u64)) {
+                // The pieces not queued never complete: count them done, and have the read
+                // done again the blocking way once the queued ones have.
+                let r = self.slots[slot].as_mut().expect("slot just filled");
+                r.failed = true;
+                r.pending -= pending - k;
+                if r.pending == 0 {
+                    self.finish(slot);
+                }
+                return;
+            }
         }
     }
 
-    /// Queue `entry`, making room by submitting what is queued if the ring is full.
-    fn push(&mut self, entry: &io_uring::squeue::Entry) {
-        loop {
+    /// Queue `entry`, making room by submitting what is queued if the ring is full; false if
+    /// it still takes none.
+    fn push(&mut self, entry: &io_uring::squeue::Entry) -> bool {
+        for _ in 0..2 {
             // SAFETY: every entry points into memory that outlives its completion: a read's
             // buffer stays in its slot (a `Vec`'s heap block does not move when the slot is
             // moved) until its last piece completes, the descriptors stay open while the
@@ -210,10 +226,11 @@ impl Ring {
             #[allow(unsafe_code)]
             let pushed = unsafe { self.ring.submission().push(entry) };
             if pushed.is_ok() {
-                return;
+                return true;
             }
             let _ = self.ring.submit();
         }
+        false
     }
 
     fn completed(&mut self, user_data: u64, result: i32) {
@@ -222,9 +239,13 @@ impl Ring {
         r.pending -= 1;
         // A piece moves all of its bytes, or the read is done again the blocking way.
         r.failed |= usize::try_from(result).ok() != Some(r.job.targets[piece].len);
-        if r.pending > 0 {
-            return;
+        if r.pending == 0 {
+            self.finish(slot);
         }
+    }
+
+    /// Hand a read whose pieces are all done to its continuation.
+    fn finish(&mut self, slot: usize) {
         let InFlight { job, mut buf, start, failed, .. } = self.slots[slot].take().expect("slot in flight");
         self.free.push(slot);
         if failed {
