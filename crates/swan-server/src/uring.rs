@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use io_uring::{opcode, types, IoUring};
 use rustix::event::{eventfd, EventfdFlags};
 
-use crate::member::BLOCK;
+use crate::member::{gap_to_boundary, BLOCK};
 use crate::members::Members;
 
 /// Submission queue entries: more than the reads a few connections keep in flight.
@@ -177,7 +177,7 @@ impl Ring {
             return (job.then)(Some(vec![0; len]));
         }
         let mut buf = vec![0u8; job.len + BLOCK];
-        let start = (buf.as_ptr() as usize).wrapping_neg() % BLOCK;
+        let start = gap_to_boundary(buf.as_ptr());
         let base = buf[start..].as_mut_ptr();
         let entries: Vec<_> = job
             .targets

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::member::BLOCK;
+use crate::member::{gap_to_boundary, BLOCK};
 
 pub(super) struct RunBuf {
     vec: Vec<u8>,
@@ -30,7 +30,7 @@ impl RunBuf {
 
     pub fn clear(&mut self) {
         self.vec.clear();
-        self.start = (self.vec.as_ptr() as usize).wrapping_neg() % BLOCK;
+        self.start = gap_to_boundary(self.vec.as_ptr());
         self.vec.resize(self.start, 0);
     }
 

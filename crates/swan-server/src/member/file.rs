@@ -263,6 +263,12 @@ pub(super) fn is_aligned(buf: &[u8]) -> bool {
     (buf.as_ptr() as usize) % BLOCK == 0
 }
 
+/// Bytes from `at` to the next 4096-byte boundary (0 if on one): where an O_DIRECT transfer
+/// may start in a buffer that safe code could not ask the allocator to align.
+pub fn gap_to_boundary(at: *const u8) -> usize {
+    (at as usize).wrapping_neg() % BLOCK
+}
+
 /// Run `f` on a 4096-aligned scratch slice of `len` bytes (at most [`BOUNCE_CHUNK`]).
 ///
 /// The scratch buffer is cached per thread, so steady-state unaligned O_DIRECT I/O does not
@@ -285,7 +291,7 @@ fn aligned_slice(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
         v.resize(len + BLOCK, 0);
     }
     // Computed after any resize: reallocation moves the buffer.
-    let skip = (v.as_ptr() as usize).wrapping_neg() % BLOCK;
+    let skip = gap_to_boundary(v.as_ptr());
     &mut v[skip..skip + len]
 }
 

@@ -23,7 +23,7 @@ mod file;
 mod memory;
 
 pub use error::{MemberError, Op};
-pub use file::FileBacking;
+pub use file::{gap_to_boundary, FileBacking};
 pub use memory::{MemoryBacking, MemoryMembers};
 
 use std::fmt;
