@@ -18,6 +18,7 @@
 //! - [`ggc`]: Harmonia's globally coordinated GC: the O-RAID's coordinator policies.
 //! - [`scheme`]: in-place RAID0/4/5, Log-RAID0/4/5 and SWAN0/4/5.
 //! - [`analytic`]: the analytic model of SWAN §3.5 (Eq. 1).
+//! - [`triple_a`]: Triple-A's autonomic management (hot clusters, laggards, data migration).
 
 pub mod analytic;
 pub mod geometry;
@@ -28,6 +29,7 @@ pub mod prefetch;
 pub mod scheme;
 pub mod segment;
 pub mod summary;
+pub mod triple_a;
 pub mod victim;
 
 /// The unit of addressing everywhere in swan: a 4 KiB block.
