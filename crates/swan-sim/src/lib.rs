@@ -8,6 +8,7 @@
 //! - [`workload`]: fio-like request generators, and Harmonia's HPC workloads.
 //! - [`trace`]: block-trace readers; [`replay`]: a trace as a request source (simulator and
 //!   the NBD replay client alike).
+//! - [`hot_clusters`]: Triple-A's micro-benchmark (random 4 KB I/O with N hot clusters).
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
 //! - [`metrics`]: interval rows and latency histograms.
@@ -17,6 +18,7 @@
 pub mod engine;
 pub mod experiments;
 pub mod ggc;
+pub mod hot_clusters;
 pub mod metrics;
 pub mod output;
 pub mod prefill;

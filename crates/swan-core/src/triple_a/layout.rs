@@ -51,16 +51,14 @@ struct FreeSlots {
     released: Vec<u64>,
 }
 
-/// The management module's map of every logical page. See the module docs.
-#[derive(Clone, Debug)]
-pub struct DataLayout {
+/// The non-autonomic array's placement: a formula over the shape, no memory per page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticLayout {
     shape: FabricShape,
     cfg: LayoutConfig,
-    moved: HashMap<u64, Location, BuildHasherDefault<PageHasher>>,
-    free: Vec<FreeSlots>,
 }
 
-impl DataLayout {
+impl StaticLayout {
     pub fn new(shape: FabricShape, cfg: LayoutConfig) -> Result<Self, TripleAError> {
         shape.validate()?;
         let bad = |m: String| Err(TripleAError::Layout(m));
@@ -74,13 +72,15 @@ impl DataLayout {
                 cfg.chunk_pages
             ));
         }
-        let first_spare = cfg.user_slots;
-        let free = (0..shape.fimms()).map(|_| FreeSlots { next_spare: first_spare, released: Vec::new() }).collect();
-        Ok(Self { shape, cfg, moved: HashMap::default(), free })
+        Ok(Self { shape, cfg })
     }
 
     pub fn shape(&self) -> FabricShape {
         self.shape
+    }
+
+    pub fn config(&self) -> LayoutConfig {
+        self.cfg
     }
 
     /// Logical pages the array holds.
@@ -88,18 +88,9 @@ impl DataLayout {
         u64::from(self.shape.fimms()) * self.cfg.user_slots
     }
 
-    /// Pages living away from their static place.
-    pub fn moved_pages(&self) -> usize {
-        self.moved.len()
-    }
-
-    /// Where `lpn` lives now.
-    pub fn resolve(&self, lpn: u64) -> Location {
-        debug_assert!(lpn < self.pages(), "page {lpn} beyond the array's {}", self.pages());
-        match self.moved.get(&lpn) {
-            Some(&at) => at,
-            None => self.home(lpn),
-        }
+    /// Pages the static layout puts on each cluster.
+    pub fn pages_per_cluster(&self) -> u64 {
+        self.cfg.user_slots * u64::from(self.shape.fimms_per_cluster)
     }
 
     /// Where the static layout puts `lpn`.
@@ -112,10 +103,65 @@ impl DataLayout {
         Location { cluster: (chunk % clusters) as u32, fimm: (within % fimms) as u32, slot: within / fimms }
     }
 
+    /// The logical page the static layout puts `index`-th on `cluster` (`index` below
+    /// [`StaticLayout::pages_per_cluster`]): the inverse of [`StaticLayout::home`], for
+    /// workloads that aim at chosen clusters.
+    pub fn page_on(&self, cluster: u32, index: u64) -> u64 {
+        debug_assert!(index < self.pages_per_cluster() && cluster < self.shape.clusters());
+        let cp = self.cfg.chunk_pages;
+        (index / cp * u64::from(self.shape.clusters()) + u64::from(cluster)) * cp + index % cp
+    }
+}
+
+/// The management module's map of every logical page. See the module docs.
+#[derive(Clone, Debug)]
+pub struct DataLayout {
+    fixed: StaticLayout,
+    moved: HashMap<u64, Location, BuildHasherDefault<PageHasher>>,
+    free: Vec<FreeSlots>,
+}
+
+impl DataLayout {
+    pub fn new(shape: FabricShape, cfg: LayoutConfig) -> Result<Self, TripleAError> {
+        let fixed = StaticLayout::new(shape, cfg)?;
+        let first_spare = cfg.user_slots;
+        let free = (0..shape.fimms()).map(|_| FreeSlots { next_spare: first_spare, released: Vec::new() }).collect();
+        Ok(Self { fixed, moved: HashMap::default(), free })
+    }
+
+    pub fn shape(&self) -> FabricShape {
+        self.fixed.shape
+    }
+
+    /// The placement before anything moved.
+    pub fn fixed(&self) -> &StaticLayout {
+        &self.fixed
+    }
+
+    /// Logical pages the array holds.
+    pub fn pages(&self) -> u64 {
+        self.fixed.pages()
+    }
+
+    /// Pages living away from their static place.
+    pub fn moved_pages(&self) -> usize {
+        self.moved.len()
+    }
+
+    /// Where `lpn` lives now.
+    pub fn resolve(&self, lpn: u64) -> Location {
+        debug_assert!(lpn < self.pages(), "page {lpn} beyond the array's {}", self.pages());
+        match self.moved.get(&lpn) {
+            Some(&at) => at,
+            None => self.fixed.home(lpn),
+        }
+    }
+
     /// Slots FIMM `fimm` of `cluster` can still take.
     pub fn free_slots(&self, cluster: u32, fimm: u32) -> u64 {
-        let f = &self.free[self.shape.fimm_index(cluster, fimm) as usize];
-        self.cfg.user_slots + self.cfg.spare_slots - f.next_spare + f.released.len() as u64
+        let f = &self.free[self.shape().fimm_index(cluster, fimm) as usize];
+        let cfg = self.fixed.cfg;
+        cfg.user_slots + cfg.spare_slots - f.next_spare + f.released.len() as u64
     }
 
     /// Moves `lpn` to a free slot of FIMM `fimm` of `cluster`; `None` when that FIMM has none
@@ -125,8 +171,9 @@ impl DataLayout {
         if (from.cluster, from.fimm) == (cluster, fimm) {
             return None;
         }
-        let limit = self.cfg.user_slots + self.cfg.spare_slots;
-        let dest = &mut self.free[self.shape.fimm_index(cluster, fimm) as usize];
+        let (shape, cfg) = (self.fixed.shape, self.fixed.cfg);
+        let limit = cfg.user_slots + cfg.spare_slots;
+        let dest = &mut self.free[shape.fimm_index(cluster, fimm) as usize];
         let slot = match dest.released.pop() {
             Some(s) => s,
             None if dest.next_spare < limit => {
@@ -135,9 +182,9 @@ impl DataLayout {
             }
             None => return None,
         };
-        self.free[self.shape.fimm_index(from.cluster, from.fimm) as usize].released.push(from.slot);
+        self.free[shape.fimm_index(from.cluster, from.fimm) as usize].released.push(from.slot);
         let to = Location { cluster, fimm, slot };
-        if to == self.home(lpn) {
+        if to == self.fixed.home(lpn) {
             self.moved.remove(&lpn);
         } else {
             self.moved.insert(lpn, to);

@@ -16,7 +16,7 @@ fn the_static_layout_fills_every_static_slot_once() {
     let l = small();
     let shape = l.shape();
     assert_eq!(l.pages(), 6 * 4 * 16);
-    let slots: HashSet<Location> = (0..l.pages()).map(|p| l.home(p)).collect();
+    let slots: HashSet<Location> = (0..l.pages()).map(|p| l.fixed().home(p)).collect();
     assert_eq!(slots.len() as u64, l.pages(), "two pages share a slot");
     assert!(slots.iter().all(|s| s.cluster < shape.clusters() && s.fimm < 4 && s.slot < 16));
 }
@@ -25,7 +25,7 @@ fn the_static_layout_fills_every_static_slot_once() {
 fn chunks_go_round_robin_over_clusters_and_pages_stripe_over_fimms() {
     let l = small();
     let at = |p| {
-        let h = l.home(p);
+        let h = l.fixed().home(p);
         (h.cluster, h.fimm, h.slot)
     };
     assert_eq!(at(0), (0, 0, 0));
@@ -33,6 +33,23 @@ fn chunks_go_round_robin_over_clusters_and_pages_stripe_over_fimms() {
     assert_eq!(at(4), (0, 0, 1));
     assert_eq!(at(8), (1, 0, 0), "the second chunk goes to the next cluster");
     assert_eq!(at(6 * 8), (0, 0, 2), "the seventh chunk returns to cluster 0 after its first");
+}
+
+#[test]
+fn page_on_inverts_the_static_layout() {
+    let l = small();
+    for c in 0..l.shape().clusters() {
+        for i in 0..l.fixed().pages_per_cluster() {
+            let lpn = l.fixed().page_on(c, i);
+            assert!(lpn < l.pages());
+            assert_eq!(l.fixed().home(lpn).cluster, c, "page {i} of cluster {c}");
+        }
+    }
+    let all: HashSet<u64> = (0..6)
+        .flat_map(|c| (0..l.fixed().pages_per_cluster()).map(move |i| (c, i)))
+        .map(|(c, i)| l.fixed().page_on(c, i))
+        .collect();
+    assert_eq!(all.len() as u64, l.pages(), "page_on reaches every page once");
 }
 
 #[test]
@@ -47,10 +64,10 @@ fn bad_layouts_are_refused_by_name() {
 #[test]
 fn a_full_fimm_takes_no_more_pages_and_a_page_can_go_home() {
     let mut l = small();
-    let home = l.home(0);
+    let home = l.fixed().home(0);
     let mut moved = Vec::new();
     for lpn in 1..=4 {
-        let h = l.home(lpn * 8);
+        let h = l.fixed().home(lpn * 8);
         assert_ne!((h.cluster, h.fimm), (1, 2));
         moved.push(l.relocate(lpn * 8, 1, 2).expect("a spare slot"));
     }
@@ -75,7 +92,7 @@ fn a_million_operations_never_lose_or_duplicate_a_page() {
     let mut rng = SplitMix64(0x7A1E);
     let mut reference: HashMap<u64, u64> = HashMap::new();
     let mut store: HashMap<Location, u64> = HashMap::new(); // slot -> token
-    let mut owner: HashMap<Location, u64> = (0..pages).map(|p| (l.home(p), p)).collect();
+    let mut owner: HashMap<Location, u64> = (0..pages).map(|p| (l.fixed().home(p), p)).collect();
     for op in 0..1_000_000u64 {
         let lpn = rng.below(pages);
         match rng.below(10) {

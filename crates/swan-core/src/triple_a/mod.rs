@@ -41,7 +41,7 @@ mod manager_tests;
 
 pub use config::{AutonomicConfig, LaggardDetection};
 pub use detect::PageTiming;
-pub use layout::{DataLayout, LayoutConfig, Location, Move};
+pub use layout::{DataLayout, LayoutConfig, Location, Move, StaticLayout};
 pub use manager::{Action, ActionKind, Autonomic, AutonomicStats, Carry, Completed, OpKind, Stalled};
 pub use shape::FabricShape;
 

@@ -1,0 +1,182 @@
+//! Triple-A's micro-benchmark (§5.2, Fig. 12–16): random 4 KB reads, or random 4 KB writes,
+//! a fixed share of which goes to each of N **hot clusters**.
+//!
+//! The paper defines a hot region as "a group of SSDs having at least 10 % of the total data"
+//! (Fig. 1) and does not say more about the micro-benchmark's skew, so each hot cluster
+//! receives [`HotClusterSpec::share_per_hot`] of the requests (10 % by default) and the rest
+//! spread uniformly over every page. Hot clusters are chosen by [`HotPlacement`]: spread over
+//! the switches, or all under one (the case the paper blames for websql's small gain, §6.1).
+//! Pages are aimed through the array's static layout, so "hot" means hot in the
+//! non-autonomic array; once Triple-A moves pages the heat follows them.
+
+use crate::rng::SimRng;
+use crate::source::Next;
+use crate::source::{ArrivalSource, Pacing};
+use swan_core::scheme::{ReqOp, Request};
+use swan_core::triple_a::StaticLayout;
+use swan_models::Nanos;
+
+/// Where the hot clusters sit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HotPlacement {
+    /// Hot cluster k under switch k mod S: the heat shared by every switch.
+    Spread,
+    /// The first N clusters of switch 0.
+    OneSwitch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HotClusterSpec {
+    /// Random writes instead of random reads.
+    pub write: bool,
+    pub hot_clusters: u32,
+    /// The share of all requests each hot cluster receives.
+    pub share_per_hot: f64,
+    pub placement: HotPlacement,
+    /// Requests kept outstanding (closed loop).
+    pub iodepth: u32,
+}
+
+impl HotClusterSpec {
+    /// Random 4 KB reads over `hot_clusters` hot clusters of 10 % each, spread over the switches.
+    pub fn reads(hot_clusters: u32, iodepth: u32) -> Self {
+        Self { write: false, hot_clusters, share_per_hot: 0.10, placement: HotPlacement::Spread, iodepth }
+    }
+}
+
+/// The micro-benchmark as an endless closed-loop source.
+pub struct HotClusterSource {
+    layout: StaticLayout,
+    spec: HotClusterSpec,
+    hot: Vec<u32>,
+    rng: SimRng,
+}
+
+impl HotClusterSource {
+    /// Refuses a spec the array cannot carry: more hot clusters than it has (or than one
+    /// switch has, for [`HotPlacement::OneSwitch`]), or shares summing past all requests.
+    pub fn new(layout: StaticLayout, spec: HotClusterSpec, seed: u64) -> Result<Self, String> {
+        let shape = layout.shape();
+        let room = match spec.placement {
+            HotPlacement::Spread => shape.clusters(),
+            HotPlacement::OneSwitch => shape.clusters_per_switch,
+        };
+        if spec.hot_clusters > room {
+            return Err(format!("{} hot clusters, but the array has room for {room}", spec.hot_clusters));
+        }
+        let total = spec.share_per_hot * f64::from(spec.hot_clusters);
+        if !(spec.share_per_hot >= 0.0 && total <= 1.0) {
+            return Err(format!(
+                "{} hot clusters at {} of the requests each is more than every request",
+                spec.hot_clusters, spec.share_per_hot
+            ));
+        }
+        if spec.iodepth == 0 {
+            return Err("an I/O depth of 0 issues nothing".into());
+        }
+        let (s, cps) = (shape.switches, shape.clusters_per_switch);
+        let hot = (0..spec.hot_clusters)
+            .map(|k| match spec.placement {
+                HotPlacement::Spread => (k % s) * cps + k / s,
+                HotPlacement::OneSwitch => k,
+            })
+            .collect();
+        Ok(Self { layout, spec, hot, rng: SimRng::fork(seed, 0x4A07_C1A5) })
+    }
+
+    /// The hot clusters, in the order they were chosen.
+    pub fn hot(&self) -> &[u32] {
+        &self.hot
+    }
+
+    fn next_page(&mut self) -> u64 {
+        let pick = self.rng.unit();
+        let k = (pick / self.spec.share_per_hot) as usize;
+        if self.spec.share_per_hot > 0.0 && k < self.hot.len() {
+            let index = self.rng.below(self.layout.pages_per_cluster());
+            self.layout.page_on(self.hot[k], index)
+        } else {
+            self.rng.below(self.layout.pages())
+        }
+    }
+}
+
+impl ArrivalSource for HotClusterSource {
+    fn pacing(&self) -> Pacing {
+        Pacing::Closed { depth: self.spec.iodepth }
+    }
+
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+        let op = if self.spec.write { ReqOp::Write } else { ReqOp::Read };
+        let lba = self.next_page();
+        Ok(Some(Next { at: now, req: Request::new(op, lba, 1) }))
+    }
+
+    fn finite(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swan_core::triple_a::{FabricShape, LayoutConfig};
+
+    fn layout() -> StaticLayout {
+        let cfg = LayoutConfig { chunk_pages: 64, user_slots: 1024, spare_slots: 0 };
+        StaticLayout::new(FabricShape::PAPER_4X16, cfg).unwrap()
+    }
+
+    fn cluster_counts(src: &mut HotClusterSource, n: usize) -> Vec<u64> {
+        let mut counts = vec![0u64; 64];
+        for _ in 0..n {
+            let req = src.next(0).unwrap().unwrap().req;
+            counts[layout().home(req.lba).cluster as usize] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn each_hot_cluster_takes_its_share_and_the_rest_is_uniform() {
+        let mut src = HotClusterSource::new(layout(), HotClusterSpec::reads(3, 32), 1).unwrap();
+        assert_eq!(src.hot(), [0, 16, 32], "one per switch first");
+        let n = 200_000;
+        let counts = cluster_counts(&mut src, n);
+        // A hot cluster: 10 % + 70 % / 64 ≈ 11.1 %; a cold one 70 % / 64 ≈ 1.1 %.
+        for c in 0..64 {
+            let share = counts[c] as f64 / n as f64;
+            let want = if [0, 16, 32].contains(&c) { 0.1 + 0.7 / 64.0 } else { 0.7 / 64.0 };
+            assert!((share - want).abs() < 0.004, "cluster {c}: {share} against {want}");
+        }
+    }
+
+    #[test]
+    fn one_switch_placement_and_writes() {
+        let spec = HotClusterSpec { write: true, placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(4, 8) };
+        let mut src = HotClusterSource::new(layout(), spec, 1).unwrap();
+        assert_eq!(src.hot(), [0, 1, 2, 3]);
+        assert_eq!(src.next(0).unwrap().unwrap().req.op, ReqOp::Write);
+        assert_eq!(src.pacing(), Pacing::Closed { depth: 8 });
+    }
+
+    #[test]
+    fn impossible_specs_are_refused_by_what_is_wrong() {
+        let e = HotClusterSource::new(layout(), HotClusterSpec::reads(65, 8), 1).err().unwrap();
+        assert!(e.contains("room for 64"), "{e}");
+        let e = HotClusterSource::new(layout(), HotClusterSpec::reads(11, 8), 1).err().unwrap();
+        assert!(e.contains("more than every request"), "{e}");
+        let spec = HotClusterSpec { placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(17, 8) };
+        assert!(HotClusterSource::new(layout(), spec, 1).is_err());
+        assert!(HotClusterSource::new(layout(), HotClusterSpec::reads(1, 0), 1).is_err());
+    }
+
+    #[test]
+    fn a_seed_fixes_the_stream() {
+        let a: Vec<u64> = {
+            let mut s = HotClusterSource::new(layout(), HotClusterSpec::reads(2, 8), 9).unwrap();
+            (0..100).map(|_| s.next(0).unwrap().unwrap().req.lba).collect()
+        };
+        let mut s = HotClusterSource::new(layout(), HotClusterSpec::reads(2, 8), 9).unwrap();
+        assert!(a.iter().all(|&l| l == s.next(0).unwrap().unwrap().req.lba));
+    }
+}
