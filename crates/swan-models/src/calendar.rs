@@ -86,6 +86,30 @@ impl Calendar {
         start
     }
 
+    /// The first idle stretch at or after `t`: its start and end (`Nanos::MAX` if open).
+    fn next_gap(&self, t: Nanos) -> (Nanos, Nanos) {
+        let i = self.busy.partition_point(|&(b, _)| b <= t);
+        let start = if i > 0 { t.max(self.busy[i - 1].1) } else { t };
+        let end = self.busy.get(i).map_or(Nanos::MAX, |&(b, _)| b);
+        (start, end)
+    }
+
+    /// Reserves `dur` of idle time from `ready` on, split over as many gaps as it takes;
+    /// returns when the last piece ends. For a wire that interleaves packets from many
+    /// sources (a PCIe link carries TLPs of several requests in turn), so that no idle
+    /// stretch is lost for being shorter than a whole transfer.
+    pub fn fill(&mut self, ready: Nanos, dur: Nanos) -> Nanos {
+        let (mut t, mut left) = (ready, dur);
+        while left > 0 {
+            let (start, end) = self.next_gap(t);
+            let take = left.min(end - start);
+            self.occupy(start, take);
+            left -= take;
+            t = start + take;
+        }
+        t.max(ready)
+    }
+
     /// When the last reservation ends (0 if none is held).
     pub fn busy_until(&self) -> Nanos {
         self.busy.last().map_or(0, |&(_, e)| e)
@@ -154,6 +178,18 @@ mod tests {
         assert_eq!(c.fit(20, 5), 30);
         c.prune(31);
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn fill_uses_every_gap() {
+        let mut c = Calendar::new();
+        c.reserve(10, 10); // 10..20
+        c.reserve(25, 10); // 25..35
+        assert_eq!(c.fill(0, 18), 38, "0..10, 20..25, then 35..38");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.reserved_ns(), 38);
+        assert_eq!(c.fill(100, 0), 100);
+        assert_eq!(c.fill(12, 4), 42, "from inside a busy stretch");
     }
 
     #[test]
