@@ -72,6 +72,12 @@ impl Cluster {
         (self.down_buffer.peak(), self.up_buffer.peak())
     }
 
+    /// When everything submitted so far has finished: FIMMs, bus and link.
+    pub fn busy_until(&self) -> Nanos {
+        let fimms = self.fimms.iter().map(Fimm::busy_until).max().unwrap_or(0);
+        fimms.max(self.bus.busy_until()).max(self.link_down.busy_until()).max(self.link_up.busy_until())
+    }
+
     /// Checks that FIMM `fimm` exists and can run `op`.
     pub(crate) fn check(&self, fimm: u32, op: &FimmOp) -> Result<(), FabricOpError> {
         let count = self.fimms.len() as u32;

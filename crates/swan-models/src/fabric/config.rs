@@ -127,6 +127,10 @@ pub enum FabricConfigError {
     LinkWidth { fabric: String, field: &'static str, lanes: u32 },
     #[error("fabric `{fabric}`: max payload {bytes} B is not a PCIe max payload size (a power of two, 128 to 4096)")]
     MaxPayload { fabric: String, bytes: u32 },
+    #[error(
+        "fabric `{fabric}`: {switches} × {clusters} clusters × {fimms} FIMMs is more FIMMs than the model can index"
+    )]
+    TooLarge { fabric: String, switches: u32, clusters: u32, fimms: u32 },
     #[error("fabric `{fabric}`: {source}")]
     Fimm {
         fabric: String,
@@ -195,6 +199,12 @@ impl FabricConfig {
                 clusters: self.clusters_per_switch,
                 endpoint: self.endpoint.link_lanes,
             });
+        }
+        let fimms =
+            [self.clusters_per_switch, self.fimms_per_cluster].iter().try_fold(self.switches, |a, &n| a.checked_mul(n));
+        if fimms.is_none() {
+            let (switches, clusters, fimms) = (self.switches, self.clusters_per_switch, self.fimms_per_cluster);
+            return Err(FabricConfigError::TooLarge { fabric: fabric(), switches, clusters, fimms });
         }
         let mps = self.pcie.max_payload_bytes;
         if !(mps.is_power_of_two() && (128..=4096).contains(&mps)) {

@@ -100,6 +100,13 @@ impl Fabric {
         Ok(&mut self.clusters[i])
     }
 
+    /// When everything submitted so far has finished, buffered writes' programs included.
+    pub fn busy_until(&self) -> Nanos {
+        let clusters = self.clusters.iter().map(Cluster::busy_until).max().unwrap_or(0);
+        let uplinks = self.switches.iter().map(|s| s.uplink_down.busy_until().max(s.uplink_up.busy_until()));
+        uplinks.fold(clusters, Nanos::max)
+    }
+
     /// Most entries the RC's queue ever held at once, down and up.
     pub fn rc_queue_peaks(&self) -> (usize, usize) {
         (self.rc_down.peak(), self.rc_up.peak())

@@ -94,6 +94,7 @@ fn an_unloaded_write_is_acknowledged_from_the_write_buffer() {
     // The page is programmed later: data into the buffer, over the bus, then t_prog.
     let into_buffer = c.done - config.endpoint.latency_ns - config.pcie.wire_ns(4, 0) - 150 - 3 - 150;
     assert_eq!(c.media_done, into_buffer + 35 + 5_120 + 1_600_000);
+    assert_eq!(f.busy_until(), c.media_done, "the program outlives the acknowledgement");
 }
 
 #[test]
@@ -326,6 +327,13 @@ fn impossible_topologies_are_named() {
     let e = err(&|c| c.fimm.packages = 0);
     let FabricConfigError::Fimm { source, .. } = &e else { panic!("{e}") };
     assert_eq!(source, &FimmConfigError::Zero { fimm: "fimm-64gb".into(), field: "packages" });
+    let e = err(&|c| {
+        c.root_complex.ports = u32::MAX;
+        c.switches = u32::MAX;
+        c.switch.ports = u32::MAX;
+        c.switch.lanes = u32::MAX;
+    });
+    assert!(matches!(e, FabricConfigError::TooLarge { .. }), "{e}");
     // The paper's largest network just fits the switch: 16 + 20 × 4 = 96 lanes.
     Fabric::new(triple_a(4, 20)).unwrap();
     assert!(matches!(Fabric::new(triple_a(4, 21)).unwrap_err(), FabricConfigError::SwitchLanes { needed: 100, .. }));
