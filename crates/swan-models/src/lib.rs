@@ -8,7 +8,16 @@
 //! - [`ssd`]: an SSD with a page-level or block-level FTL, internal greedy GC, TRIM and NAND
 //!   timing across channels and dies, so bandwidth and GC stalls emerge from the model.
 //! - [`link`]: a network link with a bandwidth cap (the AFA's network interface).
+//! - [`fimm`]: Triple-A's Flash Inline Memory Module: NAND packages on one channel, no
+//!   controller, addressed by physical page.
+//! - [`fabric`]: Triple-A's PCIe flash array network (root complex, switches, endpoints,
+//!   clusters of FIMMs) with credit flow control and a per-request breakdown of link
+//!   contention, storage contention and queue stall.
+//! - [`calendar`]: the busy calendar of one shared wire, for the Triple-A models.
 
+pub mod calendar;
+pub mod fabric;
+pub mod fimm;
 pub mod link;
 pub mod ssd;
 
