@@ -20,6 +20,8 @@ pub(crate) struct Answer {
     pub(crate) ready: Nanos,
     /// Payload bytes: the read data, or 0 for an acknowledgement.
     pub(crate) payload: u32,
+    /// When the FIMM's die took the command.
+    pub(crate) issued: Nanos,
     /// When the FIMM finished the operation.
     pub(crate) media_done: Nanos,
 }
@@ -114,6 +116,7 @@ impl Cluster {
         c.charge(Level::Endpoint, cause, sent - answer.ready);
         self.up_buffer.release(sent, up, cause);
         c.done = sent;
+        c.issued = answer.issued;
         c.media_done = answer.media_done;
         Ok(c)
     }
@@ -135,7 +138,7 @@ impl Cluster {
             self.down_buffer.release(buffered, tlps, if buffered > at { Cause::Storage } else { Cause::Link });
             let run = f.run(buffered, op, Some(&mut self.bus));
             buffer.release(run.done, tlps, Cause::Storage);
-            return Answer { ready: buffered + latency, payload: 0, media_done: run.done };
+            return Answer { ready: buffered + latency, payload: 0, issued: run.issued, media_done: run.done };
         }
         let run = f.run(at, op, Some(&mut self.bus));
         c.charge(Level::Endpoint, Cause::Storage, run.storage_contention_ns);
@@ -144,11 +147,11 @@ impl Cluster {
         match op.kind {
             FimmOpKind::Read => {
                 self.down_buffer.release(run.issued, tlps, held);
-                Answer { ready: run.data_done + latency, payload: op.bytes, media_done: run.done }
+                Answer { ready: run.data_done + latency, payload: op.bytes, issued: run.issued, media_done: run.done }
             }
             FimmOpKind::Program | FimmOpKind::Erase => {
                 self.down_buffer.release(run.data_done, tlps, held);
-                Answer { ready: run.done + latency, payload: 0, media_done: run.done }
+                Answer { ready: run.done + latency, payload: 0, issued: run.issued, media_done: run.done }
             }
         }
     }

@@ -102,6 +102,9 @@ pub struct Completion {
     pub submitted: Nanos,
     /// When the host has the result: a read's data, a write's or erase's acknowledgement.
     pub done: Nanos,
+    /// When the FIMM's die took the command: until then the request was *stalled* (§4.2:
+    /// "not issued to an underlying FIMM yet").
+    pub issued: Nanos,
     /// When the FIMM finished: for a buffered write, when its page is programmed (after
     /// `done`); otherwise when the read data left the die or the program/erase ended.
     pub media_done: Nanos,
@@ -139,6 +142,10 @@ impl Completion {
 pub enum FabricOpError {
     #[error("no {what} {index}: the fabric has {count}")]
     NoSuch { what: &'static str, index: u32, count: u32 },
+    #[error(
+        "a migration programs a page under the switch it came from: switch {from} to switch {to}, or not a program"
+    )]
+    NotAMigration { from: u32, to: u32 },
     #[error(transparent)]
     Fimm(#[from] FimmOpError),
 }

@@ -165,6 +165,66 @@ impl Fabric {
         sw.up.release(left, tlps, why);
         c.done = left + rc.latency_ns;
         rc_up.release(c.done, tlps, Cause::Link);
+        c.issued = answer.issued;
+        c.media_done = answer.media_done;
+        Ok(c)
+    }
+
+    /// Triple-A's data migration of one page (§4.1, Fig. 7): data already in the endpoint
+    /// of `from`'s cluster (shadow cloning put it there) goes up to their switch and down to
+    /// `to`'s endpoint, whose FIMM programs it (`op`, a program). `done` is when `to`'s
+    /// endpoint acknowledges it at the switch. The two clusters must share a switch: the
+    /// paper never migrates across switches, and the root complex is not on this path.
+    pub fn migrate(
+        &mut self,
+        now: Nanos,
+        from: FimmAddr,
+        to: FimmAddr,
+        op: FimmOp,
+    ) -> Result<Completion, FabricOpError> {
+        if from.switch != to.switch || op.kind != FimmOpKind::Program {
+            return Err(FabricOpError::NotAMigration { from: from.switch, to: to.switch });
+        }
+        let src = self.cluster_index(from.switch, from.cluster)?;
+        let dst = self.cluster_index(to.switch, to.cluster)?;
+        self.clusters[dst].check(to.fimm, &op)?;
+        let Fabric { config, switches, clusters, .. } = self;
+        let (sw_cfg, pcie, ep_lanes) = (config.switch, config.pcie, config.endpoint.link_lanes);
+        let sw = &mut switches[from.switch as usize];
+        let mut c = Completion { submitted: now, ..Completion::default() };
+        let tlps = pcie.tlps(op.bytes);
+        let wire = pcie.wire_ns(ep_lanes, op.bytes);
+
+        // Up from the source endpoint into the switch, across it, down to the target endpoint.
+        let source = &mut clusters[src];
+        source.prune(now, from.fimm);
+        let (taken, cause) = source.up_buffer.acquire(now, tlps);
+        c.charge(Level::Endpoint, cause, taken - now);
+        let (left, why) = cross(taken, tlps, wire, &mut source.link_up, &mut sw.down, Level::Endpoint, &mut c);
+        source.up_buffer.release(left, tlps, why);
+        let target = &mut clusters[dst];
+        target.prune(left, to.fimm);
+        let (left, why) = cross(
+            left + sw_cfg.latency_ns,
+            tlps,
+            wire,
+            &mut target.link_down,
+            &mut target.down_buffer,
+            Level::Switch,
+            &mut c,
+        );
+        sw.down.release(left, tlps, why);
+        let answer = target.serve(left, to.fimm, op, &mut c);
+
+        // The acknowledgement back to the switch, where the management module sees it.
+        let (taken, cause) = target.up_buffer.acquire(answer.ready, 1);
+        c.charge(Level::Endpoint, cause, taken - answer.ready);
+        let (left, why) =
+            cross(taken, 1, pcie.wire_ns(ep_lanes, 0), &mut target.link_up, &mut sw.up, Level::Endpoint, &mut c);
+        target.up_buffer.release(left, 1, why);
+        sw.up.release(left + sw_cfg.latency_ns, 1, Cause::Link);
+        c.done = left + sw_cfg.latency_ns;
+        c.issued = answer.issued;
         c.media_done = answer.media_done;
         Ok(c)
     }

@@ -353,3 +353,36 @@ fn the_4x16_unloaded_read_lands_in_table_2s_service_range() {
     let write = Fabric::new(config).unwrap().submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
     assert!(write.service_ns() < 63_000);
 }
+
+#[test]
+fn a_migration_crosses_its_switch_only_and_stays_under_it() {
+    let config = triple_a_4x16();
+    let (p, ep) = (config.pcie, config.endpoint.link_lanes);
+    let mut f = fabric(config.clone());
+    let c = f.migrate(0, to(1, 2, 0), to(1, 9, 3), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
+    // Data up the source endpoint link, the switch, down the target's link, the endpoint
+    // into its write buffer, the acknowledgement back up to the switch.
+    let want = p.wire_ns(ep, 4096)
+        + config.switch.latency_ns
+        + p.wire_ns(ep, 4096)
+        + 2 * config.endpoint.latency_ns
+        + p.wire_ns(ep, 0)
+        + config.switch.latency_ns;
+    assert_eq!(c.latency_ns(), want);
+    assert_eq!(c.queue_stall, QueueStall::default());
+    assert!(c.issued >= c.submitted && c.media_done > c.done, "{c:?}");
+    assert_eq!(f.uplink_reserved_ns(1), Some((0, 0)), "the switch's up-link is not on the path");
+    assert_eq!(f.rc_queue_peaks(), (0, 0), "nor is the root complex");
+    let e = f.migrate(0, to(0, 2, 0), to(1, 9, 3), FimmOp::program(page(0, 0, 0), 4096)).unwrap_err();
+    assert!(matches!(e, FabricOpError::NotAMigration { from: 0, to: 1 }), "{e}");
+    assert!(f.migrate(0, to(1, 2, 0), to(1, 9, 3), FimmOp::read(page(0, 0, 0), 4096)).is_err());
+}
+
+#[test]
+fn a_stalled_read_is_issued_when_its_die_frees() {
+    let mut f = fabric(triple_a_4x16());
+    let a = f.submit(0, to(0, 0, 0), FimmOp::read(page(0, 0, 0), 4096)).unwrap();
+    let b = f.submit(0, to(0, 0, 0), FimmOp::read(page(0, 0, 1), 4096)).unwrap();
+    assert!(a.issued < b.issued, "{a:?} {b:?}");
+    assert!(b.storage_contention_ns > 0 && b.issued >= a.issued + 115_000, "{b:?}");
+}
