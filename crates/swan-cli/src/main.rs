@@ -16,6 +16,7 @@ mod repro_harmonia;
 mod runner;
 mod server_cmd;
 mod sim_cmd;
+mod triple_a_cmd;
 mod units;
 mod verify;
 
@@ -65,6 +66,8 @@ enum Command {
     Replace(server_cmd::ReplaceArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
+    /// Triple-A's micro-benchmark on a modelled PCIe flash-array network.
+    TripleA(triple_a_cmd::TripleAArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -84,7 +87,10 @@ fn main() -> ExitCode {
     quiet_broken_pipe();
     alloc::tune();
     let cli = Cli::parse();
-    if matches!(cli.command, None | Some(Command::Sim(_) | Command::Repro(_) | Command::Plan(_) | Command::Bench(_))) {
+    if matches!(
+        cli.command,
+        None | Some(Command::Sim(_) | Command::Repro(_) | Command::Plan(_) | Command::Bench(_) | Command::TripleA(_))
+    ) {
         alloc::huge_pages();
     }
     let result = match cli.command {
@@ -108,6 +114,7 @@ fn main() -> ExitCode {
         Some(Command::Fail(args)) => server_cmd::fail(&args),
         Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
+        Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,7 @@
 //! - [`trace`]: block-trace readers; [`replay`]: a trace as a request source (simulator and
 //!   the NBD replay client alike).
 //! - [`hot_clusters`]: Triple-A's micro-benchmark (random 4 KB I/O with N hot clusters).
+//! - [`triple_a`]: Triple-A's management driving the PCIe fabric model.
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
 //! - [`metrics`]: interval rows and latency histograms.
@@ -27,4 +28,5 @@ pub mod report;
 pub mod rng;
 pub mod source;
 pub mod trace;
+pub mod triple_a;
 pub mod workload;

@@ -37,8 +37,8 @@ pub struct AutonomicConfig {
     /// latency under contention (Table 2: 0.9–6.7 ms), short against a trace's phases.
     pub settle: Nanos,
     /// At most this many moved pages in flight (copied but not yet written at their new
-    /// place); further detections wait. 64: the migrations of one hot burst, not so many
-    /// that their traffic becomes the contention (§6.5).
+    /// place) for each of the two managements; further detections wait. 64: the migrations
+    /// of one hot burst, not so many that their traffic becomes the contention (§6.5).
     pub max_in_flight: u32,
     /// Queue examination: every FIMM of a cluster within this fraction of the laggard's
     /// stalled count makes the whole cluster lag ("similar number", §4.2).

@@ -77,7 +77,7 @@ pub struct Action {
 }
 
 /// What the management module detected and did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AutonomicStats {
     pub hot_detections: u64,
     pub laggards_by_latency: u64,
@@ -101,7 +101,9 @@ pub struct Autonomic {
     layout: DataLayout,
     /// When each page last moved, for the hysteresis ([`AutonomicConfig::settle`]).
     moved_at: HashMap<u64, Nanos, BuildHasherDefault<PageHasher>>,
-    in_flight: u32,
+    /// Copies in flight, per management: [migration, reshaping]. Each has its own budget,
+    /// so that one cannot starve the other.
+    in_flight: [u32; 2],
     /// Per cluster: the FIMM the next page moved there goes to (round-robin keeps the stripe).
     next_fimm: Vec<u32>,
     stats: AutonomicStats,
@@ -116,7 +118,7 @@ impl Autonomic {
             timing,
             layout,
             moved_at: HashMap::default(),
-            in_flight: 0,
+            in_flight: [0; 2],
             next_fimm: vec![0; clusters],
             stats: AutonomicStats::default(),
         })
@@ -134,15 +136,16 @@ impl Autonomic {
         self.stats
     }
 
-    /// Copied pages in flight.
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
+    /// Copied pages in flight for `kind`'s management.
+    pub fn in_flight(&self, kind: ActionKind) -> u32 {
+        self.in_flight[kind as usize]
     }
 
-    /// `n` copies of earlier actions have landed.
-    pub fn copies_done(&mut self, n: u32) {
-        debug_assert!(n <= self.in_flight, "{n} copies done with {} in flight", self.in_flight);
-        self.in_flight = self.in_flight.saturating_sub(n);
+    /// `n` copies of earlier `kind` actions have landed.
+    pub fn copies_done(&mut self, kind: ActionKind, n: u32) {
+        let f = &mut self.in_flight[kind as usize];
+        debug_assert!(n <= *f, "{n} copies done with {f} in flight");
+        *f = f.saturating_sub(n);
     }
 
     /// Eq. 1 on a served request; a hot cluster's pages of it migrate to the coldest cold
@@ -216,12 +219,12 @@ impl Autonomic {
         for s in stalled.iter().filter(|s| Some(s.fimm) == laggard) {
             for &lpn in s.lpns {
                 let carry = self.carry_of(s.kind);
-                if !self.may_move(now, lpn, carry) {
+                if !self.may_move(now, lpn, carry, ActionKind::Reshape) {
                     continue;
                 }
                 let Some(fimm) = self.dest_fimm(cluster, laggard) else { break };
                 if let Some(mv) = self.layout.relocate(lpn, cluster, fimm) {
-                    self.record(now, lpn, carry);
+                    self.record(now, lpn, carry, ActionKind::Reshape);
                     self.stats.reshaped_pages += 1;
                     moves.push((mv, carry));
                 }
@@ -243,12 +246,12 @@ impl Autonomic {
         };
         let mut moves = Vec::new();
         for (lpn, carry) in pages {
-            if !self.may_move(now, lpn, carry) {
+            if !self.may_move(now, lpn, carry, ActionKind::Migrate) {
                 continue;
             }
             let Some(fimm) = self.dest_fimm(to, None) else { break };
             if let Some(mv) = self.layout.relocate(lpn, to, fimm) {
-                self.record(now, lpn, carry);
+                self.record(now, lpn, carry, ActionKind::Migrate);
                 self.stats.migrated_pages += 1;
                 moves.push((mv, carry));
             }
@@ -267,20 +270,20 @@ impl Autonomic {
     }
 
     /// The page has settled since it last moved, and a copy (if it needs one) fits under the cap.
-    fn may_move(&mut self, now: Nanos, lpn: u64, carry: Carry) -> bool {
+    fn may_move(&mut self, now: Nanos, lpn: u64, carry: Carry, kind: ActionKind) -> bool {
         if self.moved_at.get(&lpn).is_some_and(|&t| now < t + self.cfg.settle) {
             return false;
         }
-        if carry != Carry::Redirect && self.in_flight >= self.cfg.max_in_flight {
+        if carry != Carry::Redirect && self.in_flight[kind as usize] >= self.cfg.max_in_flight {
             self.stats.deferred += 1;
             return false;
         }
         true
     }
 
-    fn record(&mut self, now: Nanos, lpn: u64, carry: Carry) {
+    fn record(&mut self, now: Nanos, lpn: u64, carry: Carry, kind: ActionKind) {
         if carry != Carry::Redirect {
-            self.in_flight += 1;
+            self.in_flight[kind as usize] += 1;
             self.stats.extra_page_writes += 1;
         }
         self.moved_at.insert(lpn, now);

@@ -30,7 +30,7 @@ fn a_hot_read_migrates_to_the_coldest_cluster_of_its_switch_by_shadow_cloning() 
     assert_eq!(mv.to.cluster, 2, "the coldest sibling, not a cluster of the other switch");
     assert_eq!(m.resolve(0), mv.to);
     assert_eq!(m.stats().extra_page_writes, 1);
-    assert_eq!(m.in_flight(), 1);
+    assert_eq!(m.in_flight(ActionKind::Migrate), 1);
 }
 
 #[test]
@@ -59,10 +59,12 @@ fn a_moved_page_settles_before_it_moves_again_and_the_cap_holds() {
     let first = m.on_complete(0, &read(&[0], 0, HOT_READ), &bus).unwrap().moves[0].0.to.cluster;
     assert_eq!(m.on_complete(999, &read(&[0], first, HOT_READ), &bus), None, "not settled yet");
     assert!(m.on_complete(1_000, &read(&[0], first, HOT_READ), &bus).is_some(), "settled");
-    assert_eq!(m.in_flight(), 2);
+    assert_eq!(m.in_flight(ActionKind::Migrate), 2);
     assert_eq!(m.on_complete(2_000, &read(&[1], 0, HOT_READ), &bus), None, "the cap");
     assert_eq!(m.stats().deferred, 1);
-    m.copies_done(2);
+    let stalled = [Stalled { kind: OpKind::Read, cluster: 0, fimm: 1, lpns: &[1] }];
+    assert!(m.on_stall(2_000, &stalled).is_some(), "reshaping has a budget of its own");
+    m.copies_done(ActionKind::Migrate, 2);
     assert!(m.on_complete(3_000, &read(&[1], 0, HOT_READ), &bus).is_some());
 }
 

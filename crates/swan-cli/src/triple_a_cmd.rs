@@ -1,0 +1,134 @@
+//! `swan triple-a`: Triple-A's micro-benchmark on a modelled PCIe flash-array network, the
+//! non-autonomic array and Triple-A side by side.
+
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+use std::time::Instant;
+use swan_core::triple_a::AutonomicConfig;
+use swan_models::fabric::{preset, PRESET_NAMES};
+use swan_sim::hot_clusters::{HotClusterSource, HotClusterSpec, HotPlacement};
+use swan_sim::source::ArrivalSource;
+use swan_sim::triple_a::{TripleAConfig, TripleADriver, TripleAReport};
+
+#[derive(clap::Args, Debug)]
+#[command(long_about = "Runs Triple-A's micro-benchmark (§5.2: random 4 KB reads or writes, a fixed share of \
+    them on each of N hot clusters) on a modelled all-flash PCIe network — root complex, switches, \
+    endpoints, FIMMs — once without management (the non-autonomic array) and once with Triple-A's \
+    hot-cluster migration and laggard reshaping, and prints Table 2's columns for both. \
+    See docs/triple-a.md for the model and its parameters.")]
+pub struct TripleAArgs {
+    /// The network: 4x8, 4x12, 4x16 or 4x20 (switches x clusters per switch).
+    #[arg(long, default_value = "4x16")]
+    pub preset: String,
+    /// Which arrays to run: both (non-autonomic and triple-a), triple-a, non-autonomic, or one
+    /// half of Triple-A alone: migration-only, reshaping-only.
+    #[arg(long, default_value = "both")]
+    pub policy: String,
+    /// Hot clusters.
+    #[arg(long, default_value_t = 4)]
+    pub hot: u32,
+    /// Share of all requests each hot cluster receives.
+    #[arg(long, default_value_t = 0.10)]
+    pub share: f64,
+    /// Pages of hot data on each hot cluster (its share of requests falls on them).
+    #[arg(long, default_value_t = 8192)]
+    pub hot_pages: u64,
+    /// Put every hot cluster under one switch instead of spreading them.
+    #[arg(long)]
+    pub one_switch: bool,
+    /// randread or randwrite.
+    #[arg(long, default_value = "randread")]
+    pub rw: String,
+    /// Requests kept outstanding (closed loop).
+    #[arg(long, default_value_t = 256)]
+    pub iodepth: u32,
+    /// Simulated seconds.
+    #[arg(long, default_value_t = 0.5)]
+    pub seconds: f64,
+    /// The seed that drives every random choice of the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the reports as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
+    let Some(fabric) = preset(&args.preset) else {
+        bail!("unknown network '{}': expected one of {}", args.preset, PRESET_NAMES.join(", "));
+    };
+    let write = match args.rw.as_str() {
+        "randread" => false,
+        "randwrite" => true,
+        other => bail!("unknown pattern '{other}': Triple-A's micro-benchmark is randread or randwrite"),
+    };
+    let policies: Vec<AutonomicConfig> = match args.policy.as_str() {
+        "both" => vec![AutonomicConfig::non_autonomic(), AutonomicConfig::triple_a()],
+        "triple-a" => vec![AutonomicConfig::triple_a()],
+        "non-autonomic" => vec![AutonomicConfig::non_autonomic()],
+        "migration-only" => vec![AutonomicConfig { reshaping: false, ..AutonomicConfig::triple_a() }],
+        "reshaping-only" => vec![AutonomicConfig { migration: false, ..AutonomicConfig::triple_a() }],
+        other => {
+            bail!("unknown policy '{other}': expected both, triple-a, non-autonomic, migration-only or reshaping-only")
+        }
+    };
+    let placement = if args.one_switch { HotPlacement::OneSwitch } else { HotPlacement::Spread };
+    let spec = HotClusterSpec {
+        write,
+        hot_clusters: args.hot,
+        share_per_hot: args.share,
+        hot_pages: args.hot_pages,
+        placement,
+        iodepth: args.iodepth,
+    };
+    let mut reports = Vec::new();
+    for autonomic in policies {
+        let cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
+        let seed = args.seed;
+        let driver = TripleADriver::new(cfg, |layout| {
+            Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>)
+        })?;
+        let wall = Instant::now();
+        let report = driver.run()?;
+        let secs = wall.elapsed().as_secs_f64();
+        eprintln!(
+            "{}: {} requests in {secs:.1} s of wall time ({:.0} simulated requests per wall second)",
+            report.label,
+            report.requests,
+            report.requests as f64 / secs
+        );
+        reports.push(report);
+    }
+    print_table(&args.preset, &reports);
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&reports)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn print_table(preset: &str, reports: &[TripleAReport]) {
+    println!(
+        "{preset}   {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8}",
+        "kIOPS", "latency", "p99", "link", "storage", "stall", "RC", "switch", "EP", "migrated", "reshaped"
+    );
+    for r in reports {
+        let s = r.queue_stall_us;
+        println!(
+            "{:<14} {:>9.1} {:>10.1} {:>9} {:>9.1} {:>9.1} {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>9} {:>8}",
+            r.label,
+            r.iops / 1e3,
+            r.latency_us.mean,
+            r.latency_us.p99,
+            r.link_contention_us,
+            r.storage_contention_us,
+            s.total,
+            s.root_complex,
+            s.switch,
+            s.endpoint,
+            r.autonomic.migrated_pages,
+            r.autonomic.reshaped_pages
+        );
+    }
+    println!("(µs per request; stall = link + storage contention, by level: root complex, switch, endpoint)");
+}

@@ -1,0 +1,94 @@
+//! Triple-A in virtual time: the management policy of `swan_core::triple_a` driving the
+//! PCIe fabric model of `swan_models::fabric`, under a closed loop of requests.
+//!
+//! The driver routes every 4 KiB page of a request to the FIMM the data layout names, tells
+//! the management module what it observed — each request's device-level latency when it
+//! completes (Eq. 1), each stall as it happens (Eq. 3) — and carries out the moves it
+//! decides: a migration's page crosses the switch from the old endpoint to the new one
+//! ([`Fabric::migrate`]), a reshaped page is programmed on another FIMM of its cluster, a
+//! redirected write needs nothing. Every wait is charged by the fabric to a level and a
+//! cause, which is what the report sums (Table 2, Fig. 10, Fig. 15).
+//!
+//! This is a driver of its own beside the SSD-array engine ([`crate::engine`]): that engine
+//! still assumes SSD members, and folding the fabric into it as a member topology is the
+//! next step (issue "Triple-A").
+//!
+//! Approximations, each a consequence of completion-time-at-submission models:
+//! - An operation is timed whole when submitted, so a move decided later does not re-time
+//!   operations already routed: a stalled write "redirected" keeps its old timing, and only
+//!   the page's later accesses go to the new place.
+//! - The map changes when a move is decided, not when its copy lands (see
+//!   `swan_core::triple_a::manager`).
+
+mod report;
+mod run;
+#[cfg(test)]
+mod tests;
+mod watch;
+
+pub use report::{LatencyUs, StallUs, TripleAReport};
+pub use run::TripleADriver;
+
+use swan_core::triple_a::{AutonomicConfig, TripleAError};
+use swan_models::fabric::{FabricConfig, FabricConfigError};
+use swan_models::Nanos;
+use thiserror::Error;
+
+/// A Triple-A run: the fabric, the management, the layout and when to stop.
+#[derive(Clone, Debug)]
+pub struct TripleAConfig {
+    pub fabric: FabricConfig,
+    pub autonomic: AutonomicConfig,
+    /// The static layout deals the logical space to clusters in chunks of this many 4 KiB
+    /// pages (1 MiB by default).
+    pub chunk_pages: u64,
+    /// The share of every FIMM kept free for pages moved to it.
+    pub spare_fraction: f64,
+    pub sim_seconds: f64,
+    /// Requests issued before this simulated second are not counted.
+    pub measure_from_s: f64,
+    /// Eq. 2's bus utilisation is measured over windows of this length. 1 ms: a hundred
+    /// 4 KB reads' sense time, short enough to follow a burst.
+    pub bus_window_ns: Nanos,
+}
+
+impl TripleAConfig {
+    /// A run of `seconds` on `fabric` under `autonomic`, with the defaults above and 10 %
+    /// spare per FIMM.
+    pub fn new(fabric: FabricConfig, autonomic: AutonomicConfig, seconds: f64) -> Self {
+        Self {
+            fabric,
+            autonomic,
+            chunk_pages: 256,
+            spare_fraction: 0.10,
+            sim_seconds: seconds,
+            measure_from_s: 0.0,
+            bus_window_ns: 1_000_000,
+        }
+    }
+
+    /// The run's name in reports: which of Triple-A's managements it runs.
+    pub fn label(&self) -> &'static str {
+        match (self.autonomic.migration, self.autonomic.reshaping) {
+            (true, true) => "triple-a",
+            (true, false) => "migration-only",
+            (false, true) => "reshaping-only",
+            (false, false) => "non-autonomic",
+        }
+    }
+}
+
+/// Why a Triple-A run could not start or go on.
+#[derive(Debug, Error)]
+pub enum TripleARunError {
+    #[error("invalid fabric: {0}")]
+    Fabric(#[from] FabricConfigError),
+    #[error(transparent)]
+    Policy(#[from] TripleAError),
+    #[error("invalid run: {0}")]
+    Config(String),
+    #[error("{0}")]
+    Source(String),
+    #[error("the fabric refused an operation: {0}")]
+    Route(#[from] swan_models::fabric::FabricOpError),
+}

@@ -1,0 +1,334 @@
+//! The event loop of a Triple-A run (see the module docs of [`super`]).
+
+use super::report::{Tally, TripleAReport};
+use super::watch::{Outstanding, Watch};
+use super::{TripleAConfig, TripleARunError};
+use crate::source::{ArrivalSource, Pacing};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use swan_core::scheme::ReqOp;
+use swan_core::triple_a::{
+    Action, ActionKind, Autonomic, Carry, Completed, DataLayout, FabricShape, LayoutConfig, Location, Move, OpKind,
+    PageTiming, Stalled, StaticLayout,
+};
+use swan_core::BLOCK_SIZE;
+use swan_models::fabric::{Completion, Fabric, FimmAddr};
+use swan_models::fimm::{FimmConfig, FimmOp, PageAddr};
+use swan_models::Nanos;
+
+const PAGE: u32 = BLOCK_SIZE as u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A closed-loop slot issues its next request.
+    Issue,
+    /// Request slot `n` has its answer.
+    Done(u32),
+    /// Pending copy `n` can start (its data is in the endpoint, or must be read first).
+    Copy(u64),
+    /// A copy's page is programmed at its new place (acknowledged): a migration's (`true`)
+    /// or a reshape's.
+    CopyDone(bool),
+    /// Sample the buses' utilisation.
+    Tick,
+}
+
+/// A page's move still to carry out.
+#[derive(Clone, Copy, Debug)]
+struct PendingCopy {
+    mv: Move,
+    kind: ActionKind,
+    read_first: bool,
+}
+
+/// One request in flight: when it was issued and how each page went.
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    start: Nanos,
+    write: bool,
+    pages: Vec<(u64, Location, Completion)>,
+}
+
+/// A Triple-A run in progress. See the module docs of [`super`].
+pub struct TripleADriver {
+    cfg: TripleAConfig,
+    fabric: Fabric,
+    manager: Autonomic,
+    source: Box<dyn ArrivalSource>,
+    shape: FabricShape,
+    events: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    seq: u64,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    copies: HashMap<u64, PendingCopy>,
+    watch: Watch,
+    tally: Tally,
+    measure_from: Nanos,
+}
+
+impl TripleADriver {
+    /// A run of `cfg`, its requests from the source `make_source` builds for the static layout.
+    pub fn new(
+        cfg: TripleAConfig,
+        make_source: impl FnOnce(StaticLayout) -> Result<Box<dyn ArrivalSource>, String>,
+    ) -> Result<Self, TripleARunError> {
+        if !(cfg.sim_seconds > 0.0 && cfg.sim_seconds.is_finite()) {
+            return Err(TripleARunError::Config(format!("run for a positive time, not {} s", cfg.sim_seconds)));
+        }
+        if !(0.0..cfg.sim_seconds).contains(&cfg.measure_from_s) {
+            return Err(TripleARunError::Config("measurement must start within the run".into()));
+        }
+        if cfg.bus_window_ns == 0 {
+            return Err(TripleARunError::Config("the bus-utilisation window must be positive".into()));
+        }
+        let fabric = Fabric::new(cfg.fabric.clone())?;
+        let f = &cfg.fabric;
+        let shape = FabricShape::new(f.switches, f.clusters_per_switch, f.fimms_per_cluster)?;
+        let layout = DataLayout::new(shape, layout_config(&cfg)?)?;
+        let timing = PageTiming {
+            t_dma: f.endpoint.local_bus.xfer_ns(u64::from(PAGE)),
+            t_exe_read: f.fimm.t_read_ns,
+            t_exe_write: f.fimm.t_prog_ns,
+        };
+        let source = make_source(*layout.fixed()).map_err(TripleARunError::Source)?;
+        let Pacing::Closed { depth } = source.pacing() else {
+            return Err(TripleARunError::Config("Triple-A runs replay closed-loop: give an I/O depth".into()));
+        };
+        let manager = Autonomic::new(cfg.autonomic, timing, layout)?;
+        let mut d = Self {
+            watch: Watch::new(shape.fimms(), shape.clusters()),
+            measure_from: (cfg.measure_from_s * 1e9) as Nanos,
+            cfg,
+            fabric,
+            manager,
+            source,
+            shape,
+            events: BinaryHeap::new(),
+            seq: 0,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            copies: HashMap::new(),
+            tally: Tally::new(),
+        };
+        for _ in 0..depth.max(1) {
+            d.push(0, Event::Issue);
+        }
+        d.push(d.cfg.bus_window_ns, Event::Tick);
+        Ok(d)
+    }
+
+    /// Runs to the end of the simulated time and reports.
+    pub fn run(mut self) -> Result<TripleAReport, TripleARunError> {
+        let end = (self.cfg.sim_seconds * 1e9) as Nanos;
+        while let Some(Reverse((now, _, event))) = self.events.pop() {
+            if now > end {
+                break;
+            }
+            match event {
+                Event::Issue => self.issue(now)?,
+                Event::Done(slot) => self.done(now, slot),
+                Event::Copy(key) => self.copy(now, key)?,
+                Event::CopyDone(migration) => {
+                    let kind = if migration { ActionKind::Migrate } else { ActionKind::Reshape };
+                    self.manager.copies_done(kind, 1);
+                }
+                Event::Tick => {
+                    self.watch.sample_buses(&self.fabric, self.cfg.bus_window_ns);
+                    self.push(now + self.cfg.bus_window_ns, Event::Tick);
+                }
+            }
+        }
+        let measured = end - self.measure_from;
+        let label = self.cfg.label().to_string();
+        Ok(self.tally.report(label, measured, self.manager.stats(), self.manager.layout().moved_pages()))
+    }
+
+    fn push(&mut self, at: Nanos, event: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((at, self.seq, event)));
+    }
+
+    fn addr(&self, loc: Location) -> FimmAddr {
+        let cps = self.shape.clusters_per_switch;
+        FimmAddr { switch: loc.cluster / cps, cluster: loc.cluster % cps, fimm: loc.fimm }
+    }
+
+    /// Routes every page of the source's next request; a page that stalls is shown to the
+    /// laggard detector at once.
+    fn issue(&mut self, now: Nanos) -> Result<(), TripleARunError> {
+        let Some(next) = self.source.next(now).map_err(TripleARunError::Source)? else { return Ok(()) };
+        let req = next.req;
+        let write = match req.op {
+            ReqOp::Read => false,
+            ReqOp::Write => true,
+            // Nothing to route: answered at once (Triple-A's paper has neither).
+            ReqOp::Trim | ReqOp::Flush => {
+                self.push(now + 1_000, Event::Issue);
+                return Ok(());
+            }
+        };
+        let kind = if write { OpKind::Write } else { OpKind::Read };
+        let slot = self.free_slots.pop().unwrap_or_else(|| {
+            self.slots.push(Slot::default());
+            self.slots.len() as u32 - 1
+        });
+        let mut pages = std::mem::take(&mut self.slots[slot as usize].pages);
+        pages.clear();
+        let mut done = now;
+        for i in 0..u64::from(req.blocks) {
+            let lpn = (req.lba + i) % self.manager.layout().pages();
+            let loc = self.manager.resolve(lpn);
+            let at = page_addr(loc.slot, &self.cfg.fabric.fimm);
+            let op = if write { FimmOp::program(at, PAGE) } else { FimmOp::read(at, PAGE) };
+            let c = self.fabric.submit(now, self.addr(loc), op)?;
+            let fimm = self.shape.fimm_index(loc.cluster, loc.fimm);
+            self.watch.routed(now, fimm, Outstanding { lpn, kind, issued: c.issued, done: c.done });
+            if c.issued > now {
+                self.on_stall(now, fimm);
+            }
+            self.tally.user_page_writes += u64::from(write);
+            done = done.max(c.done);
+            pages.push((lpn, loc, c));
+        }
+        self.slots[slot as usize] = Slot { start: now, write, pages };
+        self.push(done, Event::Done(slot));
+        Ok(())
+    }
+
+    fn on_stall(&mut self, now: Nanos, fimm: u32) {
+        let (cluster, within) = (fimm / self.shape.fimms_per_cluster, fimm % self.shape.fimms_per_cluster);
+        let stalled: Vec<Stalled> = self
+            .watch
+            .stalled(fimm, now)
+            .map(|o| Stalled { kind: o.kind, cluster, fimm: within, lpns: std::slice::from_ref(&o.lpn) })
+            .collect();
+        if let Some(action) = self.manager.on_stall(now, &stalled) {
+            self.carry_out(now, action);
+        }
+    }
+
+    /// A request's answer is back: count it, show its device-level latency per cluster to
+    /// the hot-cluster detector, and issue the next.
+    fn done(&mut self, now: Nanos, slot: u32) {
+        let s = std::mem::take(&mut self.slots[slot as usize]);
+        if s.start >= self.measure_from {
+            self.tally.request(now - s.start, s.pages.iter().map(|p| p.2));
+        }
+        let kind = if s.write { OpKind::Write } else { OpKind::Read };
+        let mut by_cluster: Vec<(u32, Vec<u64>, Nanos, bool)> = Vec::new();
+        for &(lpn, loc, c) in &s.pages {
+            // Device-level: the time from the switch on, so that a wait at the root complex
+            // or the switch is not blamed on the cluster's bus.
+            let device = c.latency_ns() - c.queue_stall.root_complex_ns - c.queue_stall.switch_ns;
+            let ready = c.storage_contention_ns == 0;
+            match by_cluster.iter_mut().find(|g| g.0 == loc.cluster) {
+                Some(g) => {
+                    g.1.push(lpn);
+                    g.2 = g.2.max(device);
+                    g.3 &= ready;
+                }
+                None => by_cluster.push((loc.cluster, vec![lpn], device, ready)),
+            }
+        }
+        for (cluster, lpns, device_latency, fimm_ready) in by_cluster {
+            let seen = Completed { kind, lpns: &lpns, cluster, device_latency, fimm_ready };
+            if let Some(action) = self.manager.on_complete(now, &seen, &self.watch.bus_utilisation) {
+                self.carry_out(now, action);
+            }
+        }
+        self.slots[slot as usize] = Slot { pages: s.pages, ..Slot::default() };
+        self.free_slots.push(slot);
+        self.push(now, Event::Issue);
+    }
+
+    /// Schedules the copies an action needs; a redirected write needs none.
+    fn carry_out(&mut self, now: Nanos, action: Action) {
+        for (mv, carry) in action.moves {
+            let from_fimm = self.shape.fimm_index(mv.from.cluster, mv.from.fimm);
+            let (at, read_first) = match carry {
+                Carry::Redirect => {
+                    self.tally.redirects += 1;
+                    continue;
+                }
+                // A stalled read's page reaches the endpoint when the read is served.
+                Carry::FromEndpoint => (self.watch.read_in_flight(from_fimm, mv.lpn, now).unwrap_or(now), false),
+                Carry::ReadAgain => (now, true),
+            };
+            self.seq += 1;
+            self.copies.insert(self.seq, PendingCopy { mv, kind: action.kind, read_first });
+            let key = self.seq;
+            self.push(at, Event::Copy(key));
+        }
+    }
+
+    fn copy(&mut self, now: Nanos, key: u64) -> Result<(), TripleARunError> {
+        let PendingCopy { mv, kind, read_first } = self.copies.remove(&key).expect("a pending copy");
+        let (from, to) = (self.addr(mv.from), self.addr(mv.to));
+        let fimm_cfg = &self.cfg.fabric.fimm;
+        if read_first {
+            let op = FimmOp::read(page_addr(mv.from.slot, fimm_cfg), PAGE);
+            let c = self.fabric.cluster_mut(from.switch, from.cluster)?.submit(now, from.fimm, op)?;
+            self.tally.copy_reads += 1;
+            self.copies.insert(key, PendingCopy { mv, kind, read_first: false });
+            self.push(c.done, Event::Copy(key));
+            return Ok(());
+        }
+        let op = FimmOp::program(page_addr(mv.to.slot, fimm_cfg), PAGE);
+        let c = if from.switch == to.switch && from.cluster == to.cluster {
+            self.fabric.cluster_mut(to.switch, to.cluster)?.submit(now, to.fimm, op)?
+        } else {
+            self.fabric.migrate(now, from, to, op)?
+        };
+        self.tally.copies += 1;
+        self.push(c.done, Event::CopyDone(kind == ActionKind::Migrate));
+        Ok(())
+    }
+}
+
+/// The layout's slots are 4 KiB parts of flash pages; a FIMM keeps `spare_fraction` of them
+/// for moved pages, the rest (whole chunks) for the static layout.
+fn layout_config(cfg: &TripleAConfig) -> Result<LayoutConfig, TripleARunError> {
+    let fimm = &cfg.fabric.fimm;
+    if fimm.page_bytes == 0 || !fimm.page_bytes.is_multiple_of(PAGE) {
+        return Err(TripleARunError::Config(format!(
+            "a flash page of {} B is not whole 4 KiB blocks",
+            fimm.page_bytes
+        )));
+    }
+    if !(0.0..1.0).contains(&cfg.spare_fraction) {
+        return Err(TripleARunError::Config(format!(
+            "the spare fraction must be in [0, 1), not {}",
+            cfg.spare_fraction
+        )));
+    }
+    if cfg.chunk_pages == 0 {
+        return Err(TripleARunError::Config("a chunk must be at least one page".into()));
+    }
+    let slots = fimm.pages() * u64::from(fimm.page_bytes / PAGE);
+    let user_slots = ((slots as f64 * (1.0 - cfg.spare_fraction)) as u64) / cfg.chunk_pages * cfg.chunk_pages;
+    if user_slots == 0 {
+        return Err(TripleARunError::Config(format!(
+            "a FIMM of {slots} slots holds no {}-page chunk",
+            cfg.chunk_pages
+        )));
+    }
+    Ok(LayoutConfig { chunk_pages: cfg.chunk_pages, user_slots, spare_slots: slots - user_slots })
+}
+
+/// Slot `slot` of a FIMM: consecutive flash pages go to consecutive dies, then planes, so a
+/// run of pages is spread over the module's parallel units.
+fn page_addr(slot: u64, c: &FimmConfig) -> PageAddr {
+    let unit = slot / u64::from(c.page_bytes / PAGE);
+    let dies = u64::from(c.dies());
+    let die = (unit % dies) as u32;
+    let rest = unit / dies;
+    let plane = (rest % u64::from(c.planes_per_die)) as u32;
+    let rest = rest / u64::from(c.planes_per_die);
+    PageAddr {
+        package: die / c.dies_per_package,
+        die: die % c.dies_per_package,
+        plane,
+        block: (rest / u64::from(c.pages_per_block)) as u32,
+        page: (rest % u64::from(c.pages_per_block)) as u32,
+    }
+}
