@@ -13,6 +13,7 @@ mod replay_cmd;
 mod repro;
 mod repro_args;
 mod repro_harmonia;
+mod repro_triple_a;
 mod runner;
 mod server_cmd;
 mod sim_cmd;

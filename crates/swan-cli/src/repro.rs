@@ -20,6 +20,9 @@ fn name(e: Experiment) -> &'static str {
         Experiment::HarmoniaFig9 => "harmonia-fig9",
         Experiment::HarmoniaBound => "harmonia-bound",
         Experiment::HarmoniaWarmup => "harmonia-warmup",
+        Experiment::TripleAFig12 => "triple-a-fig12",
+        Experiment::TripleAFig13 => "triple-a-fig13",
+        Experiment::TripleAFig16 => "triple-a-fig16",
     }
 }
 
@@ -46,6 +49,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     ) {
         return crate::repro_harmonia::run(args);
     }
+    if matches!(args.experiment, Experiment::TripleAFig12 | Experiment::TripleAFig13 | Experiment::TripleAFig16) {
+        return crate::repro_triple_a::run(args, name(args.experiment));
+    }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");
     }
@@ -57,7 +63,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig4b => experiments::fig4b(scale, args.seed),
         Experiment::Fig12 => experiments::fig12(scale, args.seed),
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
-        _ => unreachable!("Harmonia experiments returned above"),
+        _ => unreachable!("Harmonia and Triple-A experiments returned above"),
     };
     // Report the SSD size the runs really use (an experiment may need larger SSDs).
     let ssd_gib = configs.first().map_or(scale.ssd_gib, |c| c.ssd.user_pages as f64 / 262_144.0);
@@ -88,7 +94,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig4b => fig4b_claims(&summaries),
         Experiment::Fig12 => fig12_claims(&summaries),
         Experiment::SimpleSsd => simple_ssd_claims(&summaries),
-        _ => unreachable!("Harmonia experiments returned above"),
+        _ => unreachable!("Harmonia and Triple-A experiments returned above"),
     };
     println!();
     for c in &claims {

@@ -27,6 +27,12 @@ pub enum Experiment {
     HarmoniaBound,
     /// Harmonia's claims under the paper's warm-up and under a steady-state one.
     HarmoniaWarmup,
+    /// Triple-A Fig. 12: non-autonomic and Triple-A with 1 … 8 hot clusters (4x16, random reads).
+    TripleAFig12,
+    /// Triple-A Fig. 13–15: 4x8 … 4x20 networks, 4 hot clusters: IOPS, latency, contention, stalls.
+    TripleAFig13,
+    /// Triple-A Fig. 16: migration with and without shadow cloning.
+    TripleAFig16,
 }
 
 #[derive(clap::Args, Debug)]
@@ -50,7 +56,7 @@ pub struct ReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run every cell with this many seeds, from --seed up, and report the mean and spread
-    /// (default: 3 for the Harmonia reproductions, whose cells move by a third between
+    /// (default: 3 for the Harmonia and Triple-A reproductions, whose cells move between
     /// seeds; 1 for the others).
     #[arg(long)]
     pub seeds: Option<u64>,

@@ -40,23 +40,33 @@ pub struct TripleAArgs {
     #[arg(long, default_value = "randread")]
     pub rw: String,
     /// Requests kept outstanding (closed loop).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 1024)]
     pub iodepth: u32,
+    /// Open loop instead: requests arrive at this mean rate in IOPS (Poisson).
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Simulated seconds.
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
     /// The seed that drives every random choice of the run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Override the NAND page program time, in µs (the preset's: 1,600, Micron L95B MLC).
+    #[arg(long)]
+    pub t_prog_us: Option<u64>,
     /// Also write the reports as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
 }
 
 pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
-    let Some(fabric) = preset(&args.preset) else {
+    let Some(mut fabric) = preset(&args.preset) else {
         bail!("unknown network '{}': expected one of {}", args.preset, PRESET_NAMES.join(", "));
     };
+    if let Some(us) = args.t_prog_us {
+        fabric.fimm.t_prog_ns = us * 1_000;
+        fabric.validate()?;
+    }
     let write = match args.rw.as_str() {
         "randread" => false,
         "randwrite" => true,
@@ -80,6 +90,7 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         hot_pages: args.hot_pages,
         placement,
         iodepth: args.iodepth,
+        rate_iops: args.rate,
     };
     let mut reports = Vec::new();
     for autonomic in policies {

@@ -42,6 +42,8 @@ pub struct HotClusterSpec {
     pub placement: HotPlacement,
     /// Requests kept outstanding (closed loop).
     pub iodepth: u32,
+    /// Open loop instead: requests arrive at this mean rate (Poisson), whatever the array does.
+    pub rate_iops: Option<f64>,
 }
 
 impl HotClusterSpec {
@@ -56,6 +58,7 @@ impl HotClusterSpec {
             hot_pages: 8192,
             placement: HotPlacement::Spread,
             iodepth,
+            rate_iops: None,
         }
     }
 }
@@ -97,6 +100,9 @@ impl HotClusterSource {
         if spec.iodepth == 0 {
             return Err("an I/O depth of 0 issues nothing".into());
         }
+        if spec.rate_iops.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            return Err(format!("an arrival rate must be a positive number of IOPS, not {:?}", spec.rate_iops));
+        }
         let (s, cps) = (shape.switches, shape.clusters_per_switch);
         let hot = (0..spec.hot_clusters)
             .map(|k| match spec.placement {
@@ -126,13 +132,18 @@ impl HotClusterSource {
 
 impl ArrivalSource for HotClusterSource {
     fn pacing(&self) -> Pacing {
-        Pacing::Closed { depth: self.spec.iodepth }
+        match self.spec.rate_iops {
+            Some(_) => Pacing::Timed,
+            None => Pacing::Closed { depth: self.spec.iodepth },
+        }
     }
 
     fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
         let op = if self.spec.write { ReqOp::Write } else { ReqOp::Read };
         let lba = self.next_page();
-        Ok(Some(Next { at: now, req: Request::new(op, lba, 1) }))
+        // Exponential gaps: a Poisson stream at the mean rate.
+        let gap = self.spec.rate_iops.map_or(0.0, |r| -(1.0 - self.rng.unit()).ln() / r * 1e9);
+        Ok(Some(Next { at: now + gap as Nanos, req: Request::new(op, lba, 1) }))
     }
 
     fn finite(&self) -> bool {
@@ -146,7 +157,7 @@ mod tests {
     use swan_core::triple_a::{FabricShape, LayoutConfig};
 
     fn layout() -> StaticLayout {
-        let cfg = LayoutConfig { chunk_pages: 64, user_slots: 1024, spare_slots: 0 };
+        let cfg = LayoutConfig { chunk_pages: 64, user_slots: 4096, spare_slots: 0 };
         StaticLayout::new(FabricShape::PAPER_4X16, cfg).unwrap()
     }
 
@@ -193,6 +204,20 @@ mod tests {
     }
 
     #[test]
+    fn an_open_loop_arrives_at_its_mean_rate() {
+        let spec = HotClusterSpec { rate_iops: Some(1e6), ..HotClusterSpec::reads(2, 8) };
+        let mut src = HotClusterSource::new(layout(), spec, 5).unwrap();
+        assert_eq!(src.pacing(), Pacing::Timed);
+        let mut now = 0;
+        for _ in 0..100_000 {
+            now = src.next(now).unwrap().unwrap().at;
+        }
+        assert!((now as f64 / 1e8 - 1.0).abs() < 0.02, "100,000 arrivals at 1 M/s took {now} ns");
+        let bad = HotClusterSpec { rate_iops: Some(0.0), ..spec };
+        assert!(HotClusterSource::new(layout(), bad, 5).is_err());
+    }
+
+    #[test]
     fn impossible_specs_are_refused_by_what_is_wrong() {
         let e = HotClusterSource::new(layout(), HotClusterSpec::reads(65, 8), 1).err().unwrap();
         assert!(e.contains("room for 64"), "{e}");
@@ -201,7 +226,7 @@ mod tests {
         let spec = HotClusterSpec { placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(17, 8) };
         assert!(HotClusterSource::new(layout(), spec, 1).is_err());
         assert!(HotClusterSource::new(layout(), HotClusterSpec::reads(1, 0), 1).is_err());
-        let spec = HotClusterSpec { hot_pages: 4097, ..HotClusterSpec::reads(1, 8) };
+        let spec = HotClusterSpec { hot_pages: 16_385, ..HotClusterSpec::reads(1, 8) };
         let e = HotClusterSource::new(layout(), spec, 1).err().unwrap();
         assert!(e.contains("does not fit"), "{e}");
     }

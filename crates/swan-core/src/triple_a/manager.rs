@@ -84,7 +84,8 @@ pub struct AutonomicStats {
     pub laggards_by_queue: u64,
     /// Hot clusters left alone: no cold cluster under their switch.
     pub no_cold_cluster: u64,
-    /// Detections not acted on because the in-flight cap was reached.
+    /// Detections not acted on because the in-flight cap was reached (stalls of reads are not
+    /// even examined while reshaping has no budget left; see [`Autonomic::wants_stalls`]).
     pub deferred: u64,
     pub migrated_pages: u64,
     pub reshaped_pages: u64,
@@ -165,6 +166,12 @@ impl Autonomic {
         let carry =
             if done.kind == OpKind::Write || self.cfg.shadow_cloning { Carry::FromEndpoint } else { Carry::ReadAgain };
         self.migrate(now, done.cluster, done.lpns.iter().map(|&l| (l, carry)), bus_utilisation)
+    }
+
+    /// Whether [`Autonomic::on_stall`] could act on stalled requests of these kinds now: a
+    /// driver may skip gathering them when it could not (the hot path of a busy array).
+    pub fn wants_stalls(&self, any_write: bool) -> bool {
+        self.cfg.by_latency() && (any_write || self.in_flight[ActionKind::Reshape as usize] < self.cfg.max_in_flight)
     }
 
     /// Eq. 3 over the requests stalled for one FIMM (every entry of `stalled` is for the same

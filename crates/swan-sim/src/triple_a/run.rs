@@ -3,7 +3,7 @@
 use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
 use super::{TripleAConfig, TripleARunError};
-use crate::source::{ArrivalSource, Pacing};
+use crate::source::{ArrivalSource, Next, Pacing};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use swan_core::scheme::ReqOp;
@@ -26,8 +26,7 @@ enum Event {
     Done(u32),
     /// Pending copy `n` can start (its data is in the endpoint, or must be read first).
     Copy(u64),
-    /// A copy's page is programmed at its new place (acknowledged): a migration's (`true`)
-    /// or a reshape's.
+    /// A copy's page is acknowledged at its new place: a migration's (`true`) or a reshape's.
     CopyDone(bool),
     /// Sample the buses' utilisation.
     Tick,
@@ -64,6 +63,9 @@ pub struct TripleADriver {
     watch: Watch,
     tally: Tally,
     measure_from: Nanos,
+    /// Open loop: the request arriving at the next `Issue` (drawn ahead to know when).
+    due: Option<Next>,
+    closed: bool,
 }
 
 impl TripleADriver {
@@ -91,8 +93,9 @@ impl TripleADriver {
             t_exe_write: f.fimm.t_prog_ns,
         };
         let source = make_source(*layout.fixed()).map_err(TripleARunError::Source)?;
-        let Pacing::Closed { depth } = source.pacing() else {
-            return Err(TripleARunError::Config("Triple-A runs replay closed-loop: give an I/O depth".into()));
+        let depth = match source.pacing() {
+            Pacing::Closed { depth } => Some(depth.max(1)),
+            Pacing::Timed => None,
         };
         let manager = Autonomic::new(cfg.autonomic, timing, layout)?;
         let mut d = Self {
@@ -109,9 +112,17 @@ impl TripleADriver {
             free_slots: Vec::new(),
             copies: HashMap::new(),
             tally: Tally::new(),
+            due: None,
+            closed: depth.is_some(),
         };
-        for _ in 0..depth.max(1) {
-            d.push(0, Event::Issue);
+        match depth {
+            Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
+            None => {
+                d.due = d.source.next(0).map_err(TripleARunError::Source)?;
+                if let Some(first) = d.due {
+                    d.push(first.at, Event::Issue);
+                }
+            }
         }
         d.push(d.cfg.bus_window_ns, Event::Tick);
         Ok(d)
@@ -156,14 +167,26 @@ impl TripleADriver {
     /// Routes every page of the source's next request; a page that stalls is shown to the
     /// laggard detector at once.
     fn issue(&mut self, now: Nanos) -> Result<(), TripleARunError> {
-        let Some(next) = self.source.next(now).map_err(TripleARunError::Source)? else { return Ok(()) };
+        let next = if self.closed {
+            self.source.next(now).map_err(TripleARunError::Source)?
+        } else {
+            let due = self.due.take();
+            self.due = self.source.next(now).map_err(TripleARunError::Source)?;
+            if let Some(n) = self.due {
+                self.push(n.at.max(now), Event::Issue);
+            }
+            due
+        };
+        let Some(next) = next else { return Ok(()) };
         let req = next.req;
         let write = match req.op {
             ReqOp::Read => false,
             ReqOp::Write => true,
             // Nothing to route: answered at once (Triple-A's paper has neither).
             ReqOp::Trim | ReqOp::Flush => {
-                self.push(now + 1_000, Event::Issue);
+                if self.closed {
+                    self.push(now + 1_000, Event::Issue);
+                }
                 return Ok(());
             }
         };
@@ -196,6 +219,10 @@ impl TripleADriver {
     }
 
     fn on_stall(&mut self, now: Nanos, fimm: u32) {
+        let any_write = self.watch.stalled(fimm, now).any(|o| o.kind == OpKind::Write);
+        if !self.manager.wants_stalls(any_write) {
+            return;
+        }
         let (cluster, within) = (fimm / self.shape.fimms_per_cluster, fimm % self.shape.fimms_per_cluster);
         let stalled: Vec<Stalled> = self
             .watch
@@ -238,7 +265,9 @@ impl TripleADriver {
         }
         self.slots[slot as usize] = Slot { pages: s.pages, ..Slot::default() };
         self.free_slots.push(slot);
-        self.push(now, Event::Issue);
+        if self.closed {
+            self.push(now, Event::Issue);
+        }
     }
 
     /// Schedules the copies an action needs; a redirected write needs none.
@@ -280,6 +309,8 @@ impl TripleADriver {
             self.fabric.migrate(now, from, to, op)?
         };
         self.tally.copies += 1;
+        // Landed once the target endpoint holds it: its write buffer, not this cap, is what
+        // holds back programs the dies cannot take yet.
         self.push(c.done, Event::CopyDone(kind == ActionKind::Migrate));
         Ok(())
     }
