@@ -678,3 +678,15 @@ fn sim_prefill_fills_the_log_before_the_run() {
     sim_fails(&["--scheme", "raid0", "--spare", "0.1"], &["--spare", "log-structured"]);
     sim_fails(&["--spare", "1.5"], &["--spare", "[0, 1)"]);
 }
+
+#[test]
+fn triple_a_runs_both_arrays_and_names_bad_input() {
+    let out = ok(&["triple-a", "--preset", "4x8", "--hot", "2", "--iodepth", "64", "--seconds", "0.02"]);
+    assert!(out.contains("non-autonomic") && out.contains("triple-a"), "{out}");
+    fails(&["triple-a", "--preset", "4x17"], &["4x17", "4x8, 4x12, 4x16, 4x20"]);
+    fails(&["triple-a", "--rw", "randrw"], &["randrw", "randread or randwrite"]);
+    fails(&["triple-a", "--policy", "greedy"], &["greedy", "migration-only"]);
+    fails(&["triple-a", "--hot", "65"], &["65 hot clusters", "room for 64"]);
+    fails(&["triple-a", "--rate", "0"], &["arrival rate"]);
+    fails(&["triple-a", "--seconds", "0"], &["positive time"]);
+}
