@@ -86,7 +86,7 @@ fn user_writes_skip_the_failed_members_slots() {
     let mut plan = IoPlan::new();
     write(&mut s, 0, vol / 3);
     s.set_failed_member(failed, true);
-    let (mut user_writes, mut parity_writes) = (0, 0);
+    let (mut user_writes, mut parity_writes, mut zeroed) = (0, 0, 0);
     for i in 0..3 * vol {
         let lba = (i * 7) % vol;
         write_one(&mut s, lba, &mut plan);
@@ -97,12 +97,19 @@ fn user_writes_skip_the_failed_members_slots() {
                     assert_ne!(io.member, failed, "a user write went to the failed member");
                 }
                 IoKind::Write(Src::Parity { .. }) => parity_writes += 1,
+                // The unused slot is written with zeroes, as its row's parity counts it.
+                IoKind::Write(Src::Zero) if io.class == swan_core::io::IoClass::User => {
+                    assert_eq!(io.member, failed, "only the failed member's unused slots are zeroed");
+                    zeroed += 1;
+                }
                 _ => {}
             }
         }
     }
     assert_eq!(user_writes, 3 * vol);
     assert!(parity_writes > 0);
+    // One unused slot per row the user writes opened: a third of the data slots.
+    assert!(zeroed * 2 >= user_writes / 3 && zeroed * 2 <= user_writes, "{zeroed} zeroed for {user_writes} writes");
     s.check().unwrap();
     // Whole again: its slots are used again.
     s.set_failed_member(failed, false);

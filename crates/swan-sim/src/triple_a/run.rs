@@ -66,6 +66,8 @@ pub struct TripleADriver {
     /// Open loop: the request arriving at the next `Issue` (drawn ahead to know when).
     due: Option<Next>,
     closed: bool,
+    /// The pages of one observation, reused.
+    scratch: Vec<u64>,
 }
 
 impl TripleADriver {
@@ -114,6 +116,7 @@ impl TripleADriver {
             tally: Tally::new(),
             due: None,
             closed: depth.is_some(),
+            scratch: Vec::new(),
         };
         match depth {
             Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
@@ -242,23 +245,22 @@ impl TripleADriver {
             self.tally.request(now - s.start, s.pages.iter().map(|p| p.2));
         }
         let kind = if s.write { OpKind::Write } else { OpKind::Read };
-        let mut by_cluster: Vec<(u32, Vec<u64>, Nanos, bool)> = Vec::new();
-        for &(lpn, loc, c) in &s.pages {
-            // Device-level: the time from the switch on, so that a wait at the root complex
-            // or the switch is not blamed on the cluster's bus.
-            let device = c.latency_ns() - c.queue_stall.root_complex_ns - c.queue_stall.switch_ns;
-            let ready = c.storage_contention_ns == 0;
-            match by_cluster.iter_mut().find(|g| g.0 == loc.cluster) {
-                Some(g) => {
-                    g.1.push(lpn);
-                    g.2 = g.2.max(device);
-                    g.3 &= ready;
-                }
-                None => by_cluster.push((loc.cluster, vec![lpn], device, ready)),
+        // One observation per cluster the request touched (usually one: no allocation).
+        for (i, &(_, first, _)) in s.pages.iter().enumerate() {
+            if s.pages[..i].iter().any(|p| p.1.cluster == first.cluster) {
+                continue;
             }
-        }
-        for (cluster, lpns, device_latency, fimm_ready) in by_cluster {
-            let seen = Completed { kind, lpns: &lpns, cluster, device_latency, fimm_ready };
+            self.scratch.clear();
+            let (mut device_latency, mut fimm_ready) = (0, true);
+            for &(lpn, _, c) in s.pages[i..].iter().filter(|p| p.1.cluster == first.cluster) {
+                // Device-level: from the switch on, so that a wait at the root complex or
+                // the switch is not blamed on the cluster's bus.
+                let device = c.latency_ns() - c.queue_stall.root_complex_ns - c.queue_stall.switch_ns;
+                device_latency = device_latency.max(device);
+                fimm_ready &= c.storage_contention_ns == 0;
+                self.scratch.push(lpn);
+            }
+            let seen = Completed { kind, lpns: &self.scratch, cluster: first.cluster, device_latency, fimm_ready };
             if let Some(action) = self.manager.on_complete(now, &seen, &self.watch.bus_utilisation) {
                 self.carry_out(now, action);
             }

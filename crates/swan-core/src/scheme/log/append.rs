@@ -107,8 +107,20 @@ impl LogArray {
                     c.next += 1;
                     let (seg, slot) = (c.seg, c.next - 1);
                     let failed = self.failed_member[self.geo.group_of_segment(seg) as usize];
-                    if failed.is_some_and(|m| self.geo.slot_location(seg, slot).0 == m) {
-                        // The failed member's slot stays unused; its row still gets parity.
+                    let (member, block) = self.geo.slot_location(seg, slot);
+                    if failed == Some(member) {
+                        // The failed member's slot stays unused; its row still gets parity,
+                        // which counts the slot as zero. So the slot is written with zeroes:
+                        // dropped while the member is failed, but a replacement being rebuilt
+                        // must hold zero there, and a free segment it was rebuilt over may
+                        // have left it a stale block (a server skips free-space TRIMs on files).
+                        plan.push(MemberIo {
+                            member,
+                            block,
+                            count: 1,
+                            kind: IoKind::Write(Src::Zero),
+                            class: IoClass::User,
+                        });
                         if self.geo.slot_ends_row(slot) {
                             self.push_parity(plan, seg, slot, IoClass::User);
                         }
