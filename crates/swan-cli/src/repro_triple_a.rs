@@ -14,9 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use swan_core::triple_a::AutonomicConfig;
 use swan_models::fabric::preset;
-use swan_sim::hot_clusters::{HotClusterSource, HotClusterSpec};
-use swan_sim::source::ArrivalSource;
-use swan_sim::triple_a::{TripleAConfig, TripleADriver, TripleAReport};
+use swan_sim::hot_clusters::HotClusterSpec;
+use swan_sim::triple_a::{management_label, TripleAConfig, TripleADriver, TripleAReport};
 
 const DEPTH: u32 = 1024;
 const SECONDS: f64 = 1.0;
@@ -39,8 +38,7 @@ struct Cell {
 
 impl Cell {
     fn label(&self) -> String {
-        let cfg = TripleAConfig::new(preset(self.preset).expect("a preset"), self.autonomic, SECONDS);
-        self.label.unwrap_or(cfg.label()).to_string()
+        self.label.unwrap_or(management_label(&self.autonomic)).to_string()
     }
 }
 
@@ -104,11 +102,7 @@ fn cells(e: Experiment) -> Vec<Cell> {
 fn run_one(cell: &Cell, seed: u64) -> anyhow::Result<TripleAReport> {
     let mut cfg = TripleAConfig::new(preset(cell.preset).expect("a preset"), cell.autonomic, SECONDS);
     cfg.measure_from_s = MEASURE_FROM_S;
-    let spec = cell.spec;
-    let driver = TripleADriver::new(cfg, |layout| {
-        Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>)
-    })?;
-    let mut r = driver.run()?;
+    let mut r = TripleADriver::hot_clusters(cfg, cell.spec, seed)?.run()?;
     r.label = cell.label();
     Ok(r)
 }

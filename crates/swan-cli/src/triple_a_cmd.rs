@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 use swan_core::triple_a::AutonomicConfig;
 use swan_models::fabric::{preset, PRESET_NAMES};
-use swan_sim::hot_clusters::{HotClusterSource, HotClusterSpec, HotPlacement};
-use swan_sim::source::ArrivalSource;
+use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
 use swan_sim::triple_a::{TripleAConfig, TripleADriver, TripleAReport};
 
 #[derive(clap::Args, Debug)]
@@ -95,10 +94,7 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     for autonomic in policies {
         let cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
-        let seed = args.seed;
-        let driver = TripleADriver::new(cfg, |layout| {
-            Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>)
-        })?;
+        let driver = TripleADriver::hot_clusters(cfg, spec, args.seed)?;
         let wall = Instant::now();
         let report = driver.run()?;
         let secs = wall.elapsed().as_secs_f64();

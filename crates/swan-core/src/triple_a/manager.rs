@@ -187,7 +187,7 @@ impl Autonomic {
             return None;
         }
         self.stats.laggards_by_latency += 1;
-        self.reshape(now, first.cluster, Some(first.fimm), stalled)
+        self.reshape(now, first.cluster, first.fimm, stalled)
     }
 
     /// The queue examination over a full switch-level queue: the FIMM with the most stalled
@@ -208,38 +208,29 @@ impl Autonomic {
         let ours: Vec<Stalled> = stalled.iter().filter(|s| s.cluster == cluster).copied().collect();
         match detect::laggards_by_queue(&per_fimm, self.cfg.similar_stalls) {
             Laggards::None => None,
-            Laggards::One(fimm) => self.reshape(now, cluster, Some(fimm), &ours),
+            Laggards::One(fimm) => self.reshape(now, cluster, fimm, &ours),
             Laggards::All => {
-                let pages: Vec<(u64, Carry)> =
-                    ours.iter().flat_map(|s| s.lpns.iter().map(|&l| (l, self.carry_of(s.kind)))).collect();
-                self.migrate(now, cluster, pages.into_iter(), bus_utilisation)
+                let shadow = self.cfg.shadow_cloning;
+                let pages = ours.iter().flat_map(move |s| s.lpns.iter().map(move |&l| (l, carry_of(s.kind, shadow))));
+                self.migrate(now, cluster, pages, bus_utilisation)
             }
         }
     }
 
-    fn reshape(&mut self, now: Nanos, cluster: u32, laggard: Option<u32>, stalled: &[Stalled]) -> Option<Action> {
-        let fimms = self.layout.shape().fimms_per_cluster;
-        if fimms < 2 {
+    /// A laggard's stalled pages onto the other FIMMs of its cluster.
+    fn reshape(&mut self, now: Nanos, cluster: u32, laggard: u32, stalled: &[Stalled]) -> Option<Action> {
+        if self.layout.shape().fimms_per_cluster < 2 {
             return None;
         }
-        let mut moves = Vec::new();
-        for s in stalled.iter().filter(|s| Some(s.fimm) == laggard) {
-            for &lpn in s.lpns {
-                let carry = self.carry_of(s.kind);
-                if !self.may_move(now, lpn, carry, ActionKind::Reshape) {
-                    continue;
-                }
-                let Some(fimm) = self.dest_fimm(cluster, laggard) else { break };
-                if let Some(mv) = self.layout.relocate(lpn, cluster, fimm) {
-                    self.record(now, lpn, carry, ActionKind::Reshape);
-                    self.stats.reshaped_pages += 1;
-                    moves.push((mv, carry));
-                }
-            }
-        }
-        (!moves.is_empty()).then_some(Action { kind: ActionKind::Reshape, moves })
+        let shadow = self.cfg.shadow_cloning;
+        let pages = stalled
+            .iter()
+            .filter(|s| s.fimm == laggard)
+            .flat_map(move |s| s.lpns.iter().map(move |&lpn| (lpn, carry_of(s.kind, shadow))));
+        self.move_pages(now, ActionKind::Reshape, cluster, Some(laggard), pages)
     }
 
+    /// Pages of cluster `from` to the coldest cold cluster under its switch.
     fn migrate(
         &mut self,
         now: Nanos,
@@ -251,29 +242,31 @@ impl Autonomic {
             self.stats.no_cold_cluster += 1;
             return None;
         };
+        self.move_pages(now, ActionKind::Migrate, to, None, pages)
+    }
+
+    /// Moves each page that may move to the next FIMM of cluster `to` (not `except`), as long
+    /// as one has room.
+    fn move_pages(
+        &mut self,
+        now: Nanos,
+        kind: ActionKind,
+        to: u32,
+        except: Option<u32>,
+        pages: impl Iterator<Item = (u64, Carry)>,
+    ) -> Option<Action> {
         let mut moves = Vec::new();
         for (lpn, carry) in pages {
-            if !self.may_move(now, lpn, carry, ActionKind::Migrate) {
+            if !self.may_move(now, lpn, carry, kind) {
                 continue;
             }
-            let Some(fimm) = self.dest_fimm(to, None) else { break };
+            let Some(fimm) = self.dest_fimm(to, except) else { break };
             if let Some(mv) = self.layout.relocate(lpn, to, fimm) {
-                self.record(now, lpn, carry, ActionKind::Migrate);
-                self.stats.migrated_pages += 1;
+                self.record(now, lpn, carry, kind);
                 moves.push((mv, carry));
             }
         }
-        (!moves.is_empty()).then_some(Action { kind: ActionKind::Migrate, moves })
-    }
-
-    /// A stalled write is redirected before it is issued; a stalled read's pages are copied
-    /// from the endpoint once it has served them (shadow copying, §4.2), or read again.
-    fn carry_of(&self, kind: OpKind) -> Carry {
-        match kind {
-            OpKind::Write => Carry::Redirect,
-            OpKind::Read if self.cfg.shadow_cloning => Carry::FromEndpoint,
-            OpKind::Read => Carry::ReadAgain,
-        }
+        (!moves.is_empty()).then_some(Action { kind, moves })
     }
 
     /// The page has settled since it last moved, and a copy (if it needs one) fits under the cap.
@@ -292,6 +285,10 @@ impl Autonomic {
         if carry != Carry::Redirect {
             self.in_flight[kind as usize] += 1;
             self.stats.extra_page_writes += 1;
+        }
+        match kind {
+            ActionKind::Migrate => self.stats.migrated_pages += 1,
+            ActionKind::Reshape => self.stats.reshaped_pages += 1,
         }
         self.moved_at.insert(lpn, now);
     }
@@ -319,5 +316,15 @@ impl Autonomic {
             }
         }
         None
+    }
+}
+
+/// A stalled write is redirected before it is issued; a stalled read's pages are copied from
+/// the endpoint once it has served them (shadow copying, §4.2), or read again.
+fn carry_of(kind: OpKind, shadow_cloning: bool) -> Carry {
+    match kind {
+        OpKind::Write => Carry::Redirect,
+        OpKind::Read if shadow_cloning => Carry::FromEndpoint,
+        OpKind::Read => Carry::ReadAgain,
     }
 }

@@ -69,12 +69,18 @@ impl TripleAConfig {
 
     /// The run's name in reports: which of Triple-A's managements it runs.
     pub fn label(&self) -> &'static str {
-        match (self.autonomic.migration, self.autonomic.reshaping) {
-            (true, true) => "triple-a",
-            (true, false) => "migration-only",
-            (false, true) => "reshaping-only",
-            (false, false) => "non-autonomic",
-        }
+        management_label(&self.autonomic)
+    }
+}
+
+/// "triple-a", "migration-only", "reshaping-only" or "non-autonomic": which of Triple-A's
+/// managements `autonomic` turns on.
+pub fn management_label(autonomic: &AutonomicConfig) -> &'static str {
+    match (autonomic.migration, autonomic.reshaping) {
+        (true, true) => "triple-a",
+        (true, false) => "migration-only",
+        (false, true) => "reshaping-only",
+        (false, false) => "non-autonomic",
     }
 }
 

@@ -3,6 +3,7 @@
 use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
 use super::{TripleAConfig, TripleARunError};
+use crate::hot_clusters::{HotClusterSource, HotClusterSpec};
 use crate::source::{ArrivalSource, Next, Pacing};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -129,6 +130,11 @@ impl TripleADriver {
         }
         d.push(d.cfg.bus_window_ns, Event::Tick);
         Ok(d)
+    }
+
+    /// A run of `cfg` under Triple-A's micro-benchmark ([`HotClusterSource`]).
+    pub fn hot_clusters(cfg: TripleAConfig, spec: HotClusterSpec, seed: u64) -> Result<Self, TripleARunError> {
+        Self::new(cfg, |layout| Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>))
     }
 
     /// Runs to the end of the simulated time and reports.

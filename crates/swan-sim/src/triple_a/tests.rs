@@ -2,18 +2,13 @@
 //! moves a page, every page stays where the map says, and migration relieves hot clusters.
 
 use super::{TripleAConfig, TripleADriver, TripleAReport};
-use crate::hot_clusters::{HotClusterSource, HotClusterSpec};
-use crate::source::ArrivalSource;
+use crate::hot_clusters::HotClusterSpec;
 use swan_core::triple_a::AutonomicConfig;
 use swan_models::fabric::preset;
 
 fn run(autonomic: AutonomicConfig, spec: HotClusterSpec, seconds: f64, seed: u64) -> TripleAReport {
     let cfg = TripleAConfig::new(preset("4x8").unwrap(), autonomic, seconds);
-    let driver = TripleADriver::new(cfg, |layout| {
-        Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>)
-    })
-    .unwrap();
-    driver.run().unwrap()
+    TripleADriver::hot_clusters(cfg, spec, seed).unwrap().run().unwrap()
 }
 
 #[test]
@@ -73,13 +68,12 @@ fn stalled_writes_are_redirected_without_extra_writes() {
 #[test]
 fn bad_runs_are_refused_by_name() {
     let spec = HotClusterSpec::reads(2, 8);
-    let make = |layout| Ok(Box::new(HotClusterSource::new(layout, spec, 1)?) as Box<dyn ArrivalSource>);
     let mut cfg = TripleAConfig::new(preset("4x8").unwrap(), AutonomicConfig::triple_a(), 0.0);
-    assert!(TripleADriver::new(cfg.clone(), make).err().unwrap().to_string().contains("positive time"));
+    assert!(TripleADriver::hot_clusters(cfg.clone(), spec, 1).err().unwrap().to_string().contains("positive time"));
     cfg.sim_seconds = 1.0;
     cfg.spare_fraction = 1.0;
-    assert!(TripleADriver::new(cfg.clone(), make).err().unwrap().to_string().contains("spare fraction"));
+    assert!(TripleADriver::hot_clusters(cfg.clone(), spec, 1).err().unwrap().to_string().contains("spare fraction"));
     cfg.spare_fraction = 0.1;
     cfg.fabric.switches = 0;
-    assert!(TripleADriver::new(cfg, make).err().unwrap().to_string().contains("invalid fabric"));
+    assert!(TripleADriver::hot_clusters(cfg, spec, 1).err().unwrap().to_string().contains("invalid fabric"));
 }
