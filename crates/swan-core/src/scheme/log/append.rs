@@ -107,8 +107,9 @@ impl LogArray {
                     c.next += 1;
                     let (seg, slot) = (c.seg, c.next - 1);
                     let failed = self.failed_member[self.geo.group_of_segment(seg) as usize];
-                    let (member, block) = self.geo.slot_location(seg, slot);
-                    if failed == Some(member) {
+                    // Located only in a degraded R-group: this runs for every user block.
+                    let unused = failed.map(|m| (m, self.geo.slot_location(seg, slot))).filter(|&(m, (at, _))| at == m);
+                    if let Some((member, (_, block))) = unused {
                         // The failed member's slot stays unused; its row still gets parity,
                         // which counts the slot as zero. So the slot is written with zeroes:
                         // dropped while the member is failed, but a replacement being rebuilt
