@@ -2,7 +2,8 @@
 //! R-group has room: its new data would have no redundancy to spare. When it is the
 //! front-end as the member fails, it hands over at its next segment; once whole again it
 //! takes writes like the others. Where a degraded R-group must take writes (Log-RAID has
-//! one), the failed member's slots are left unused: no new data needs parity to be read.
+//! one), it fills every slot, the failed member's included, and completes the rows that
+//! hold one of its blocks before a sync, so that block is in parity on the members.
 
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{IoKind, IoPlan, Src};
@@ -79,48 +80,59 @@ fn a_degraded_rgroup_hands_the_front_end_over_and_is_not_chosen_again() {
 }
 
 #[test]
-fn user_writes_skip_the_failed_members_slots() {
+fn a_degraded_rgroup_fills_every_slot_and_completes_the_rows_a_sync_would_leave_at_risk() {
     let mut s = array_of(SchemeKind::LogRaid(RaidLevel::Raid5), 1, 4, 16 * 64);
-    let failed = 2;
+    // Victims here hold 22 live blocks of 23, so a GC segment's cursor stops in its last row
+    // (slot 21 on), whose first slot member 1 holds.
+    let failed = 1;
     let vol = s.volume_blocks();
-    let mut plan = IoPlan::new();
-    write(&mut s, 0, vol / 3);
+    // The whole volume live: a degraded R-group that lost a slot in every row could not
+    // hold it, and GC would find nothing to free.
+    write(&mut s, 0, vol);
     s.set_failed_member(failed, true);
-    let (mut user_writes, mut parity_writes, mut zeroed) = (0, 0, 0);
+    let (mut plan, mut pad) = (IoPlan::new(), IoPlan::new());
+    let (mut user_writes, mut on_failed, mut gc_rows, mut rows_padded) = (0, 0, 0, 0);
     for i in 0..3 * vol {
         let lba = (i * 7) % vol;
-        write_one(&mut s, lba, &mut plan);
-        for io in plan.ios() {
-            match io.kind {
-                IoKind::Write(Src::User { .. }) => {
-                    user_writes += 1;
-                    assert_ne!(io.member, failed, "a user write went to the failed member");
+        loop {
+            match s.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() {
+                Submitted::Planned => break,
+                Submitted::NoSpace => {
+                    let id = s.start_gc(&mut plan).expect("GC can free space");
+                    s.finish_gc(id, &mut plan);
+                    s.log_mut().unwrap().release_deferred(&mut plan);
                 }
-                IoKind::Write(Src::Parity { .. }) => parity_writes += 1,
-                // The unused slot is written with zeroes, as its row's parity counts it.
-                IoKind::Write(Src::Zero) if io.class == swan_core::io::IoClass::User => {
-                    assert_eq!(io.member, failed, "only the failed member's unused slots are zeroed");
-                    zeroed += 1;
-                }
-                _ => {}
             }
         }
+        for io in plan.ios().iter().filter(|io| matches!(io.kind, IoKind::Write(Src::User { .. }))) {
+            user_writes += 1;
+            on_failed += usize::from(io.member == failed);
+        }
+        // A sync every five writes (GC jobs here finish at once): the rows holding a block
+        // of the failed member are completed.
+        if i % 5 == 4 {
+            pad.clear();
+            let rows = s.log_mut().unwrap().pad_rows_at_risk(&mut pad);
+            rows_padded += rows;
+            let parity = pad.ios().iter().filter(|io| matches!(io.kind, IoKind::Write(Src::Parity { .. }))).count();
+            assert!(parity >= rows as usize, "{rows} rows completed with {parity} parity writes");
+            gc_rows += usize::from(pad.ios().iter().any(|io| io.class == swan_core::io::IoClass::Gc));
+            pad.clear();
+            assert_eq!(s.log_mut().unwrap().pad_rows_at_risk(&mut pad), 0, "a row is still at risk");
+        }
     }
-    assert_eq!(user_writes, 3 * vol);
-    assert!(parity_writes > 0);
-    // One unused slot per row the user writes opened: a third of the data slots.
-    assert!(zeroed * 2 >= user_writes / 3 && zeroed * 2 <= user_writes, "{zeroed} zeroed for {user_writes} writes");
+    assert_eq!(user_writes, 3 * vol as usize);
+    // Three data columns per row, the failed member one of them in three rows of four.
+    assert!(on_failed * 6 >= user_writes && on_failed * 3 <= user_writes, "{on_failed} of {user_writes} on it");
+    assert!(
+        gc_rows > 0 && rows_padded as usize > gc_rows,
+        "{rows_padded} rows padded, {gc_rows} syncs padded a GC row"
+    );
+    assert!(s.counters().padded_slots >= u64::from(rows_padded));
     s.check().unwrap();
-    // Whole again: its slots are used again.
+    // Whole again: nothing is padded.
     s.set_failed_member(failed, false);
-    let mut on_it = 0;
-    for lba in 0..vol / 4 {
-        write_one(&mut s, lba, &mut plan);
-        on_it += plan
-            .ios()
-            .iter()
-            .filter(|io| matches!(io.kind, IoKind::Write(Src::User { .. })) && io.member == failed)
-            .count();
-    }
-    assert!(on_it > 0, "the rebuilt member's slots were never used again");
+    write(&mut s, 0, vol);
+    pad.clear();
+    assert_eq!(s.log_mut().unwrap().pad_rows_at_risk(&mut pad), 0);
 }

@@ -275,6 +275,9 @@ pub struct Counters {
     /// User blocks written when GC took its first victim (GC onset, counted in writes so
     /// that a simulator and a server can compare it).
     pub gc_onset_user_blocks: Option<u64>,
+    /// Slots written with zeroes to complete a degraded R-group's rows before a sync
+    /// (see `scheme/log/degraded.rs`): dead on arrival, given back by GC.
+    pub padded_slots: u64,
 }
 
 impl Counters {
@@ -292,6 +295,7 @@ impl Counters {
             front_rotations: self.front_rotations - earlier.front_rotations,
             no_space: self.no_space - earlier.no_space,
             p2l_scans: self.p2l_scans - earlier.p2l_scans,
+            padded_slots: self.padded_slots - earlier.padded_slots,
             // GC that began before `earlier` was already running when this span began.
             gc_onset_user_blocks: match earlier.gc_onset_user_blocks {
                 Some(_) => Some(0),
@@ -384,10 +388,11 @@ pub trait Scheme: Send {
     /// Metadata memory the scheme holds, in bytes.
     fn heap_bytes(&self) -> u64;
 
-    /// Member `member` failed (or is whole again, rebuilt). A log-structured array leaves the
-    /// member's slots of the rows it opens from now on unused, so no new data depends on
-    /// parity to be read back; SWAN also keeps its writes away from a degraded R-group while
-    /// a healthy one has room. In-place schemes have nowhere else to write.
+    /// Member `member` failed (or is whole again, rebuilt). A log-structured array goes on
+    /// filling the member's slots (their blocks live in each row's parity) and completes the
+    /// rows that hold one when asked to ([`LogArray::pad_rows_at_risk`]); SWAN also keeps its
+    /// writes away from a degraded R-group while a healthy one has room. In-place schemes
+    /// have nowhere else to write.
     fn set_failed_member(&mut self, member: u32, failed: bool);
 }
 

@@ -550,19 +550,22 @@ impl Store {
         self.append_records(true)
     }
 
-    /// Rewrite, to healthy members, the live blocks whose only copy is the slot of a failed
-    /// (or rebuilding) member in a stripe row still open. Such a row has no parity on disk
-    /// yet (it gets it when its last block is written): the block lives in the row's running
-    /// XOR in memory and nowhere else durable, so a crash would lose it. It got there
-    /// written before its member failed (or by GC, which is not told of failures: its
-    /// destination slots were chosen before); user writes skip a failed member's slots.
-    /// Called before every sync point's sync, so a FLUSH never covers such a block and a GC
-    /// victim is never released while its data depends on one.
+    /// Protect the live blocks whose only copy is the slot of a failed (or
+    /// rebuilding) member in a stripe row still open. Such a row has no parity on disk yet
+    /// (it gets it when its last block is written): the block lives in the row's running
+    /// XOR in memory and nowhere else durable, so a crash would lose it. The scheme first
+    /// completes such rows with zeroes (its open user segment's, and idle GC segments'), so
+    /// their parity reaches the members; what is left is a GC segment's row from before the
+    /// failure with a job in flight, whose blocks are rewritten to healthy members as user
+    /// writes. Called before every sync point's sync, so a FLUSH never covers such a block
+    /// and a GC victim is never released while its data depends on one.
     pub fn relocate_at_risk(&mut self) {
-        let Some(la) = self.scheme.log() else { return };
-        if self.io.members.all_healthy() {
+        if self.scheme.log().is_none() || self.io.members.all_healthy() {
             return;
         }
+        self.tell_scheme_health();
+        let mut wrote = self.pad_rows_at_risk();
+        let Some(la) = self.scheme.log() else { return };
         let mut at_risk: Vec<(u64, u32, u64)> = Vec::new();
         for (_, row, open) in self.io.rows.iter() {
             for &m in open.written.iter().filter(|&&m| !self.io.members.is_healthy(m)) {
@@ -572,8 +575,7 @@ impl Store {
             }
         }
         at_risk.sort_unstable();
-        let moved = !at_risk.is_empty();
-        for (lba, m, block) in at_risk {
+        for (lba, m, block) in at_risk.iter().copied() {
             let mut data = vec![0u8; BLOCK];
             if let Err(e) = self.io.reconstruct(m, block, &mut data) {
                 self.durability.lose(|| format!("block {lba} of a failed member lost: {e}"));
@@ -584,11 +586,34 @@ impl Store {
                     .lose(|| format!("no space to move block {lba} off failed member {m}'s open stripe row"));
             }
         }
-        if moved {
-            // The moves are gathered like any user write: every caller syncs next, and the
-            // sync must find them on the members (a failed write ends durability here).
+        if !at_risk.is_empty() {
+            // A moved block may have landed on the failed member's slot of the user row.
+            self.pad_rows_at_risk();
+            wrote = true;
+        }
+        if wrote {
+            // Gathered like any user write: every caller syncs next, and the sync must find
+            // them on the members (a failed write ends durability here).
             self.wait_writes();
         }
+    }
+
+    /// The scheme's padding of rows at risk, carried out; true if it wrote anything.
+    fn pad_rows_at_risk(&mut self) -> bool {
+        let mut plan = std::mem::take(&mut self.follow);
+        plan.clear();
+        let rows = self.scheme.log_mut().map_or(0, |la| la.pad_rows_at_risk(&mut plan));
+        if rows > 0 {
+            // A padded segment may be sealed: its summary carries its blocks' CRCs.
+            self.journal_changes_read_back();
+            if let Err(e) = self.execute_follow_up(&plan) {
+                eprintln!("swan: I/O error: {e}");
+                self.durability.lose(|| format!("completing rows of a failed member: {e}"));
+            }
+            self.durability.dirty = true;
+        }
+        self.follow = plan;
+        rows > 0
     }
 
     /// Give the rows of segments adopted at recovery (and of segments sealed by an unsynced

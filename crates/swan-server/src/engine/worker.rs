@@ -383,6 +383,23 @@ impl Worker {
         }
     }
 
+    /// With a member failed, run the GC jobs in flight to their end first: the scheme can
+    /// then complete the rows their GC segments are filling before the sync
+    /// ([`Store::relocate_at_risk`]). A row a job is still writing cannot be completed, and
+    /// its blocks on the failed member would have to be rewritten as user writes, which
+    /// need the free space a waiting write may be short of.
+    fn finish_gc_if_degraded(&mut self) {
+        if self.store.io.members.all_healthy() {
+            return;
+        }
+        while !self.gc.is_idle() && self.gc.broken.is_none() {
+            if !self.gc_step() {
+                // Emulated phases wait for the model's clock.
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
     /// Writes wait for space: run GC until a victim is released, or say there is none.
     fn collect_for_space(&mut self) {
         self.store.wait_writes();
@@ -427,6 +444,7 @@ impl Worker {
     /// last one ([`Store::sync_point`]); then answer the FLUSHes and FUA writes waiting, and
     /// release GC victims.
     fn sync_point(&mut self) {
+        self.finish_gc_if_degraded();
         let synced = self.store.sync_point();
         self.replies.answer_waiters(&if synced { Ok(Vec::new()) } else { Err(Errno::Io) });
         if synced && self.store.scheme.pending_release() > 0 {

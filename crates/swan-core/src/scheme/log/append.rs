@@ -14,23 +14,11 @@ impl LogArray {
 
     /// Payload slots user writes can fill before GC must free something.
     fn user_capacity(&self) -> u64 {
-        // A degraded R-group's rows lose the failed member's slot: count one slot in every
-        // `data_members` as lost (a little more than is, where the failed member holds
-        // the row's parity instead).
-        let usable = |g: u32, slots: u64| {
-            if self.degraded[g as usize] {
-                slots - slots.div_ceil(u64::from(self.geo.data_members))
-            } else {
-                slots
-            }
-        };
-        let open = self
-            .user_open
-            .map_or(0, |c| usable(self.geo.group_of_segment(c.seg), u64::from(self.geo.payload_slots() - c.next)));
+        let open = self.user_open.map_or(0, |c| u64::from(self.geo.payload_slots() - c.next));
         let payload = u64::from(self.geo.payload_slots());
         let groups: u64 = match self.cfg.layout {
-            Layout::LogRaid => usable(0, self.allocatable(0) * payload),
-            Layout::Swan => (0..self.geo.rgroups).map(|g| usable(g, self.allocatable(g) * payload)).sum(),
+            Layout::LogRaid => self.allocatable(0) * payload,
+            Layout::Swan => (0..self.geo.rgroups).map(|g| self.allocatable(g) * payload).sum(),
         };
         open + groups
     }
@@ -40,8 +28,7 @@ impl LogArray {
     /// (every write asks, and the full count walks every R-group).
     pub(super) fn has_room(&self, n: u64) -> bool {
         if let Some(c) = self.user_open {
-            let fits = u64::from(self.geo.payload_slots() - c.next) >= n;
-            if fits && !self.degraded[self.geo.group_of_segment(c.seg) as usize] {
+            if u64::from(self.geo.payload_slots() - c.next) >= n {
                 return true;
             }
         }
@@ -105,29 +92,7 @@ impl LogArray {
             if let Some(c) = self.user_open.as_mut() {
                 if c.next < self.geo.payload_slots() {
                     c.next += 1;
-                    let (seg, slot) = (c.seg, c.next - 1);
-                    let failed = self.failed_member[self.geo.group_of_segment(seg) as usize];
-                    // Located only in a degraded R-group: this runs for every user block.
-                    let unused = failed.map(|m| (m, self.geo.slot_location(seg, slot))).filter(|&(m, (at, _))| at == m);
-                    if let Some((member, (_, block))) = unused {
-                        // The failed member's slot stays unused; its row still gets parity,
-                        // which counts the slot as zero. So the slot is written with zeroes:
-                        // dropped while the member is failed, but a replacement being rebuilt
-                        // must hold zero there, and a free segment it was rebuilt over may
-                        // have left it a stale block (a server skips free-space TRIMs on files).
-                        plan.push(MemberIo {
-                            member,
-                            block,
-                            count: 1,
-                            kind: IoKind::Write(Src::Zero),
-                            class: IoClass::User,
-                        });
-                        if self.geo.slot_ends_row(slot) {
-                            self.push_parity(plan, seg, slot, IoClass::User);
-                        }
-                        continue;
-                    }
-                    return self.geo.pba(seg, slot);
+                    return self.geo.pba(c.seg, c.next - 1);
                 }
                 let seg = c.seg;
                 self.user_open = None;

@@ -135,8 +135,9 @@ impl LogConfig {
 
     /// The largest write GC can always make room for, whatever the volume holds: a driver
     /// must not submit a larger one (a server advertises it as its maximum block size), or
-    /// the write could wait for space GC cannot free. Not counted: a degraded R-group,
-    /// whose failed member's slots are lost to every row.
+    /// the write could wait for space GC cannot free. Not counted: the zeroes a degraded
+    /// R-group pads rows with (less than a row per GC job and per sync), which GC gives back
+    /// as dead slots.
     pub fn guaranteed_write_blocks(&self) -> u64 {
         self.geometry.payload_blocks().saturating_sub(self.volume_blocks).saturating_sub(self.stranded_slots())
     }

@@ -31,13 +31,15 @@
 //! time, so two jobs never share a parity row whose data is still in flight.
 //!
 //! The parts, one job each: `config` (tunables and the volume they leave), `append`
-//! (where writes go: open segments, parity, seals, front-end rotation), `map` (the L2P,
+//! (where writes go: open segments, parity, seals, front-end rotation), `degraded` (rows
+//! holding a failed member's block, completed before a sync), `map` (the L2P,
 //! P2L and live bits kept in step), `gc` (victims and their moves), `scheme` (the
 //! [`Scheme`](super::Scheme) interface: user requests to plans), and `restore` (rebuilding
 //! from a recovered map, and the consistency check).
 
 mod append;
 mod config;
+mod degraded;
 mod gc;
 mod map;
 mod restore;
@@ -111,8 +113,8 @@ pub struct LogArray {
     /// SWAN: R-groups running without one of their members (written only when no healthy
     /// R-group has room: a degraded group's new data has no redundancy to spare).
     degraded: Vec<bool>,
-    /// Per R-group, its failed member: user writes skip that member's slots, so what they
-    /// write is on healthy members only (a row's parity counts a skipped slot as zeroes).
+    /// Per R-group, its failed member: rows holding a block of it are completed before a
+    /// sync ([`LogArray::pad_rows_at_risk`]), so that block is in parity on the members.
     failed_member: Vec<Option<u32>>,
     /// Log-RAID: between the watermarks, whether GC is on.
     lograid_gc_on: bool,
