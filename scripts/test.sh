@@ -25,6 +25,7 @@ DEB_TOOLS=(
   "db_bench:rocksdb-tools"
   "mkfs.ext4:e2fsprogs"
   "losetup:mount"
+  "man:man-db"
 )
 install_debs test.sh "${DEB_TOOLS[@]}"
 

@@ -5,6 +5,7 @@
 //! and writes the figures.
 
 mod alloc;
+mod docs_cmd;
 
 #[global_allocator]
 static ALLOCATOR: alloc::Allocator = alloc::Allocator;
@@ -21,13 +22,13 @@ mod triple_a_cmd;
 mod units;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "swan",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SWAN_COMMIT"), ")"),
     about = "A flash-array storage engine and laboratory: SWAN, Log-RAID and in-place RAID over modelled SSDs",
     long_about = "A flash-array storage engine and laboratory.\n\n\
         With no command, runs the default job: a reduced-scale reproduction of the SWAN paper's \
@@ -69,6 +70,10 @@ enum Command {
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Triple-A's micro-benchmark on a modelled PCIe flash-array network.
     TripleA(triple_a_cmd::TripleAArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs_cmd::CompletionsArgs),
+    /// Write the manual pages (swan.1, swan-serve.1, ...), generated from this help.
+    Man(docs_cmd::ManArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -116,6 +121,8 @@ fn main() -> ExitCode {
         Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
         Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
+        Some(Command::Completions(args)) => docs_cmd::completions(&args, Cli::command()),
+        Some(Command::Man(args)) => docs_cmd::man(&args, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -690,3 +690,64 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     fails(&["triple-a", "--rate", "0"], &["arrival rate"]);
     fails(&["triple-a", "--seconds", "0"], &["positive time"]);
 }
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let v = ok(&["--version"]);
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| text(&o.stdout).trim().to_string());
+    let expected = match (std::env::var("SWAN_COMMIT"), head) {
+        (Ok(set), _) => set,
+        (Err(_), Some(hash)) => hash,
+        (Err(_), None) => "unknown".into(),
+    };
+    assert!(v.contains(&format!("(commit {expected})")), "{v}");
+}
+
+#[test]
+fn completions_are_valid_shell_and_name_every_command() {
+    let script = ok(&["completions", "bash"]);
+    for cmd in ["sim", "serve", "triple-a", "completions", "man"] {
+        assert!(script.contains(cmd), "bash completion lacks {cmd}");
+    }
+    let dir = TempDir::new("completions");
+    let path = dir.join("swan.bash");
+    std::fs::write(&path, &script).unwrap();
+    let check = Command::new("bash").arg("-n").arg(&path).output().expect("bash runs");
+    assert!(check.status.success(), "bash -n: {}", text(&check.stderr));
+    assert!(ok(&["completions", "zsh"]).contains("#compdef swan"));
+    assert!(ok(&["completions", "fish"]).contains("complete -c swan"));
+    fails(&["completions", "tcsh"], &["invalid value 'tcsh'"]);
+}
+
+#[test]
+fn man_pages_render_without_warnings() {
+    let dir = TempDir::new("man");
+    let out = dir.join("man1");
+    ok(&["man", "--out", out.to_str().unwrap()]);
+    let mut pages: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    pages.sort();
+    for page in ["swan.1", "swan-serve.1", "swan-sim.1", "swan-triple-a.1", "swan-repro.1"] {
+        assert!(pages.iter().any(|p| p == page), "{page} missing from {pages:?}");
+    }
+    // Rendered by man(1), as a reader would see it (scripts/test.sh installs man-db).
+    let rendered = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(out.join("swan-serve.1"))
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .output()
+        .expect("man(1) is installed (scripts/test.sh installs man-db)");
+    assert!(rendered.status.success(), "{}", text(&rendered.stderr));
+    assert!(text(&rendered.stderr).trim().is_empty(), "warnings: {}", text(&rendered.stderr));
+    let page = text(&rendered.stdout);
+    assert!(page.contains("swan serve") && page.contains("--listen"), "{page}");
+    // Without --out, the top page goes to standard output.
+    assert!(ok(&["man"]).starts_with(".ie"), "swan man prints a roff page");
+}
