@@ -38,6 +38,14 @@ fn run_label(s: &swan_sim::engine::SimConfig) -> String {
 }
 
 pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
+    let swan_experiment =
+        matches!(args.experiment, Experiment::Fig5 | Experiment::Fig4b | Experiment::Fig12 | Experiment::SimpleSsd);
+    if args.age_spread != 0.0 && !swan_experiment {
+        anyhow::bail!("--age-spread applies to the SWAN reproductions (fig5, fig4b, fig12, simple-ssd)");
+    }
+    if !(0.0..=1.0).contains(&args.age_spread) {
+        anyhow::bail!("--age-spread {} is not a share between 0 and 1", args.age_spread);
+    }
     if matches!(
         args.experiment,
         Experiment::HarmoniaHpc
@@ -58,13 +66,16 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let scale = args.scale();
     let exp = name(args.experiment);
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(exp));
-    let configs = match args.experiment {
+    let mut configs = match args.experiment {
         Experiment::Fig5 => experiments::fig5(scale, args.seed),
         Experiment::Fig4b => experiments::fig4b(scale, args.seed),
         Experiment::Fig12 => experiments::fig12(scale, args.seed),
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
         _ => unreachable!("Harmonia and Triple-A experiments returned above"),
     };
+    for cfg in &mut configs {
+        cfg.age_spread = args.age_spread;
+    }
     // Report the SSD size the runs really use (an experiment may need larger SSDs).
     let ssd_gib = configs.first().map_or(scale.ssd_gib, |c| c.ssd.user_pages as f64 / 262_144.0);
     let footprint = configs.first().and_then(|c| {
@@ -72,11 +83,12 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         c.stop.write_bytes.map(|b| b as f64 / raw as f64)
     });
     println!(
-        "swan repro {exp}: {} runs, SSDs of {} GiB, footprint {}× capacity, seed {} (results in {})",
+        "swan repro {exp}: {} runs, SSDs of {} GiB, footprint {}× capacity, seed {}{} (results in {})",
         configs.len(),
         ssd_gib,
         footprint.unwrap_or(scale.footprint),
         args.seed,
+        if args.age_spread > 0.0 { format!(", SSD ages spread by {}", args.age_spread) } else { String::new() },
         out.display()
     );
     let jobs: Vec<Job> = configs

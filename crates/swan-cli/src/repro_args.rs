@@ -72,6 +72,11 @@ pub struct ReproArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// SWAN reproductions: SSD-to-SSD variation in GC state. SSD i of n is aged
+    /// 0.6 × (1 − SPREAD·i/n) instead of all to 0.6, so the SSDs of a striped log do not
+    /// reach their GC thresholds in lockstep (0, the default: identical SSDs).
+    #[arg(long, default_value_t = 0.0)]
+    pub age_spread: f64,
 }
 
 impl ReproArgs {
@@ -87,6 +92,7 @@ impl ReproArgs {
             format: Format::Svg,
             jobs: None,
             quiet: false,
+            age_spread: 0.0,
         }
     }
 

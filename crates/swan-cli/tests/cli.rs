@@ -604,6 +604,8 @@ fn sim_read_only_workloads() {
 fn unknown_command_and_experiment() {
     fails(&["frobnicate"], &["frobnicate"]);
     fails(&["repro", "fig99"], &["fig99", "fig5", "fig4b", "fig12", "simple-ssd"]);
+    fails(&["repro", "fig4b", "--age-spread", "1.5"], &["--age-spread 1.5", "between 0 and 1"]);
+    fails(&["repro", "harmonia-fig7", "--age-spread", "0.5"], &["--age-spread", "SWAN reproductions"]);
 }
 
 // ---------------------------------------------------------------------------------------------
