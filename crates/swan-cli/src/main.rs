@@ -14,6 +14,7 @@ mod repro;
 mod repro_args;
 mod repro_harmonia;
 mod repro_triple_a;
+
 mod runner;
 mod server_cmd;
 mod sim_cmd;
@@ -67,7 +68,7 @@ enum Command {
     Replace(server_cmd::ReplaceArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
-    /// Triple-A's micro-benchmark on a modelled PCIe flash-array network.
+    /// Triple-A's micro-benchmark or a block trace on a modelled PCIe flash-array network.
     TripleA(triple_a_cmd::TripleAArgs),
 }
 
