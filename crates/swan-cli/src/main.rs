@@ -14,7 +14,7 @@ mod repro;
 mod repro_args;
 mod repro_harmonia;
 mod repro_triple_a;
-
+mod repro_triple_a_traces;
 mod runner;
 mod server_cmd;
 mod sim_cmd;

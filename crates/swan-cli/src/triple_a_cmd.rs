@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
 use swan_core::triple_a::AutonomicConfig;
-use swan_models::fabric::{preset, PRESET_NAMES};
+use swan_models::fabric::{preset, FabricConfig, PRESET_NAMES};
 use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
 use swan_sim::trace::TraceFormat;
 use swan_sim::triple_a::{TraceWorkload, TripleAConfig, TripleADriver, TripleAReport, TRACE_DEPTH};
@@ -54,7 +54,7 @@ pub struct TripleAArgs {
     /// randread or randwrite (micro-benchmark).
     #[arg(long, default_value = "randread")]
     pub rw: String,
-    /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 50 for a
+    /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 35 for a
     /// trace: the depth calibrated on Table 2's hm row].
     #[arg(long)]
     pub iodepth: Option<u32>,
@@ -64,6 +64,9 @@ pub struct TripleAArgs {
     /// Simulated seconds.
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
+    /// Count only requests issued from this simulated second on (the reproductions: 0.2).
+    #[arg(long, default_value_t = 0.0)]
+    pub measure_from: f64,
     /// The seed that drives every random choice of the run (for a trace: where it sits).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -94,7 +97,7 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         let workload = TraceWorkload::open(path, args.format, depth)?;
         let mut said = false;
         for autonomic in policies {
-            let cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
+            let cfg = config(&fabric, autonomic, args);
             let driver = TripleADriver::trace(cfg, &workload, args.seed)?;
             if !said {
                 println!("{}", driver.trace_statement(&workload, args.seed));
@@ -106,7 +109,7 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
     } else {
         let spec = micro_benchmark(args)?;
         for autonomic in policies {
-            let cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
+            let cfg = config(&fabric, autonomic, args);
             reports.push(timed(TripleADriver::hot_clusters(cfg, spec, args.seed)?)?);
         }
     }
@@ -123,6 +126,12 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+fn config(fabric: &FabricConfig, autonomic: AutonomicConfig, args: &TripleAArgs) -> TripleAConfig {
+    let mut cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
+    cfg.measure_from_s = args.measure_from;
+    cfg
 }
 
 /// Runs `driver` to the end, saying on stderr how fast it went.

@@ -33,7 +33,7 @@ use swan_models::Nanos;
 /// The closed loop's depth for traces, calibrated so that the 4x16 non-autonomic array on
 /// hm lands near Table 2's hm row (docs/triple-a.md, "Traces").
 /// `swan triple-a --help` states the value.
-pub const TRACE_DEPTH: u32 = 50;
+pub const TRACE_DEPTH: u32 = 35;
 
 /// A trace checked and ready to replay (its first pass done: a malformed line is an error
 /// naming the file and the line before anything runs).
