@@ -15,6 +15,7 @@ mod repro;
 mod repro_args;
 mod repro_harmonia;
 mod repro_triple_a;
+mod repro_triple_a_traces;
 mod runner;
 mod server_cmd;
 mod sim_cmd;
@@ -68,7 +69,7 @@ enum Command {
     Replace(server_cmd::ReplaceArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
-    /// Triple-A's micro-benchmark on a modelled PCIe flash-array network.
+    /// Triple-A's micro-benchmark or a block trace on a modelled PCIe flash-array network.
     TripleA(triple_a_cmd::TripleAArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(docs_cmd::CompletionsArgs),

@@ -23,6 +23,10 @@ fn name(e: Experiment) -> &'static str {
         Experiment::TripleAFig12 => "triple-a-fig12",
         Experiment::TripleAFig13 => "triple-a-fig13",
         Experiment::TripleAFig16 => "triple-a-fig16",
+        Experiment::TripleATable2 => "triple-a-table2",
+        Experiment::TripleAFig9 => "triple-a-fig9",
+        Experiment::TripleAFig10 => "triple-a-fig10",
+        Experiment::TripleAFig11 => "triple-a-fig11",
     }
 }
 
@@ -59,6 +63,12 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if matches!(args.experiment, Experiment::TripleAFig12 | Experiment::TripleAFig13 | Experiment::TripleAFig16) {
         return crate::repro_triple_a::run(args, name(args.experiment));
+    }
+    if matches!(
+        args.experiment,
+        Experiment::TripleATable2 | Experiment::TripleAFig9 | Experiment::TripleAFig10 | Experiment::TripleAFig11
+    ) {
+        return crate::repro_triple_a_traces::run(args, name(args.experiment));
     }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");

@@ -33,6 +33,14 @@ pub enum Experiment {
     TripleAFig13,
     /// Triple-A Fig. 16: migration with and without shadow cloning.
     TripleAFig16,
+    /// Triple-A Table 2: the 4x16 non-autonomic array on the hm, web and MSR-window traces.
+    TripleATable2,
+    /// Triple-A Fig. 9: latency and IOPS of Triple-A normalised to the non-autonomic array, per trace.
+    TripleAFig9,
+    /// Triple-A Fig. 10: link contention, storage contention and queue stall, normalised, per trace.
+    TripleAFig10,
+    /// Triple-A Fig. 11: latency CDF points of both arrays, per trace.
+    TripleAFig11,
 }
 
 #[derive(clap::Args, Debug)]

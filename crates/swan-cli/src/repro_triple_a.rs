@@ -108,7 +108,7 @@ fn run_one(cell: &Cell, seed: u64) -> anyhow::Result<TripleAReport> {
 }
 
 /// Mean, min and max of one measure over a cell's seeds.
-fn stat(rs: &[TripleAReport], f: impl Fn(&TripleAReport) -> f64) -> (f64, f64, f64) {
+pub(crate) fn stat(rs: &[TripleAReport], f: impl Fn(&TripleAReport) -> f64) -> (f64, f64, f64) {
     let v: Vec<f64> = rs.iter().map(f).collect();
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     (mean, v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
@@ -126,26 +126,17 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         out.display()
     );
     let work: Vec<(usize, u64)> = (0..cells.len()).flat_map(|c| (0..seeds).map(move |s| (c, args.seed + s))).collect();
-    let results: Mutex<Vec<Option<anyhow::Result<TripleAReport>>>> =
-        Mutex::new((0..work.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
     let threads = args.jobs.unwrap_or_else(default_parallelism).max(1);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(c, seed)) = work.get(i) else { break };
-                let r = run_one(&cells[c], seed);
-                if !args.quiet {
-                    eprintln!("  {} / {} seed {seed}: done", cells[c].x, cells[c].label());
-                }
-                results.lock().expect("no panics while holding it")[i] = Some(r);
-            });
+    let results = in_parallel(&work, threads, |&(c, seed)| {
+        let r = run_one(&cells[c], seed);
+        if !args.quiet {
+            eprintln!("  {} / {} seed {seed}: done", cells[c].x, cells[c].label());
         }
+        r
     });
     let mut by_cell: Vec<Vec<TripleAReport>> = vec![Vec::new(); cells.len()];
-    for (i, r) in results.into_inner().expect("threads joined").into_iter().enumerate() {
-        by_cell[work[i].0].push(r.expect("every run ran")?);
+    for (i, r) in results.into_iter().enumerate() {
+        by_cell[work[i].0].push(r?);
     }
     let json = serde_json::to_string_pretty(&by_cell)?;
     std::fs::write(out.join("reports.json"), json).context("writing reports.json")?;
@@ -155,6 +146,23 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         println!("{claim}");
     }
     Ok(())
+}
+
+/// `f` over every item of `work` on `threads` threads; the results in `work`'s order.
+pub(crate) fn in_parallel<W: Sync, R: Send>(work: &[W], threads: usize, f: impl Fn(&W) -> R + Sync) -> Vec<R> {
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..work.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(w) = work.get(i) else { break };
+                let r = f(w);
+                results.lock().expect("no panics while holding it")[i] = Some(r);
+            });
+        }
+    });
+    results.into_inner().expect("threads joined").into_iter().map(|r| r.expect("every item ran")).collect()
 }
 
 fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {

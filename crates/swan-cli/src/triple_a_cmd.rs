@@ -1,20 +1,29 @@
-//! `swan triple-a`: Triple-A's micro-benchmark on a modelled PCIe flash-array network, the
-//! non-autonomic array and Triple-A side by side.
+//! `swan triple-a`: Triple-A's micro-benchmark or a block trace on a modelled PCIe
+//! flash-array network, the non-autonomic array and Triple-A side by side.
 
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
 use swan_core::triple_a::AutonomicConfig;
-use swan_models::fabric::{preset, PRESET_NAMES};
+use swan_models::fabric::{preset, FabricConfig, PRESET_NAMES};
 use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
-use swan_sim::triple_a::{TripleAConfig, TripleADriver, TripleAReport};
+use swan_sim::trace::TraceFormat;
+use swan_sim::triple_a::{TraceWorkload, TripleAConfig, TripleADriver, TripleAReport, TRACE_DEPTH};
 
 #[derive(clap::Args, Debug)]
 #[command(long_about = "Runs Triple-A's micro-benchmark (§5.2: random 4 KB reads or writes, a fixed share of \
     them on each of N hot clusters) on a modelled all-flash PCIe network — root complex, switches, \
     endpoints, FIMMs — once without management (the non-autonomic array) and once with Triple-A's \
-    hot-cluster migration and laggard reshaping, and prints Table 2's columns for both. \
-    See docs/triple-a.md for the model and its parameters.")]
+    hot-cluster migration and laggard reshaping, and prints Table 2's columns for both.
+
+With --trace FILE it replays a block trace instead (§5.2's real workloads): a closed loop of \
+--iodepth requests in the trace's order, its timestamps ignored, looped from its first request for \
+as long as --seconds needs; each request covers the 4 KiB pages of its byte range, trace page 0 \
+sits at a chunk of the array chosen by --seed, and an address past the array wraps modulo its \
+page space (the run says so). A line that does not parse is an error naming the file and line. \
+The default depth for traces is the one calibrated on Table 2's hm row (docs/triple-a.md, \"Traces\").
+
+See docs/triple-a.md for the model and its parameters.")]
 pub struct TripleAArgs {
     /// The network: 4x8, 4x12, 4x16 or 4x20 (switches x clusters per switch).
     #[arg(long, default_value = "4x16")]
@@ -23,7 +32,14 @@ pub struct TripleAArgs {
     /// half of Triple-A alone: migration-only, reshaping-only.
     #[arg(long, default_value = "both")]
     pub policy: String,
-    /// Hot clusters.
+    /// Replay this block trace instead of the micro-benchmark (closed loop, looped; --help says how).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hot", "share", "hot_pages", "one_switch", "rw", "rate"])]
+    pub trace: Option<PathBuf>,
+    /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse or cloudphysics
+    /// (guessed from the extension, then the content, when not given).
+    #[arg(long, alias = "trace-format", requires = "trace")]
+    pub format: Option<TraceFormat>,
+    /// Hot clusters (micro-benchmark).
     #[arg(long, default_value_t = 4)]
     pub hot: u32,
     /// Share of all requests each hot cluster receives.
@@ -35,19 +51,23 @@ pub struct TripleAArgs {
     /// Put every hot cluster under one switch instead of spreading them.
     #[arg(long)]
     pub one_switch: bool,
-    /// randread or randwrite.
+    /// randread or randwrite (micro-benchmark).
     #[arg(long, default_value = "randread")]
     pub rw: String,
-    /// Requests kept outstanding (closed loop).
-    #[arg(long, default_value_t = 1024)]
-    pub iodepth: u32,
+    /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 35 for a
+    /// trace: the depth calibrated on Table 2's hm row].
+    #[arg(long)]
+    pub iodepth: Option<u32>,
     /// Open loop instead: requests arrive at this mean rate in IOPS (Poisson).
     #[arg(long)]
     pub rate: Option<f64>,
     /// Simulated seconds.
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// The seed that drives every random choice of the run.
+    /// Count only requests issued from this simulated second on (the reproductions: 0.2).
+    #[arg(long, default_value_t = 0.0)]
+    pub measure_from: f64,
+    /// The seed that drives every random choice of the run (for a trace: where it sits).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Override the NAND page program time, in µs (the preset's: 1,600, Micron L95B MLC).
@@ -66,12 +86,70 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         fabric.fimm.t_prog_ns = us * 1_000;
         fabric.validate()?;
     }
-    let write = match args.rw.as_str() {
-        "randread" => false,
-        "randwrite" => true,
-        other => bail!("unknown pattern '{other}': Triple-A's micro-benchmark is randread or randwrite"),
-    };
-    let policies: Vec<AutonomicConfig> = match args.policy.as_str() {
+    let policies = policies(&args.policy)?;
+    let mut reports = Vec::new();
+    let mut passes = None;
+    if let Some(path) = &args.trace {
+        let depth = args.iodepth.unwrap_or(TRACE_DEPTH);
+        if depth == 0 {
+            bail!("an I/O depth of 0 issues nothing");
+        }
+        let workload = TraceWorkload::open(path, args.format, depth)?;
+        let mut said = false;
+        for autonomic in policies {
+            let cfg = config(&fabric, autonomic, args);
+            let driver = TripleADriver::trace(cfg, &workload, args.seed)?;
+            if !said {
+                println!("{}", driver.trace_statement(&workload, args.seed));
+                said = true;
+            }
+            reports.push(timed(driver)?);
+        }
+        passes = Some(workload.requests_per_pass());
+    } else {
+        let spec = micro_benchmark(args)?;
+        for autonomic in policies {
+            let cfg = config(&fabric, autonomic, args);
+            reports.push(timed(TripleADriver::hot_clusters(cfg, spec, args.seed)?)?);
+        }
+    }
+    print_table(&args.preset, &reports);
+    if let Some(per_pass) = passes {
+        let shown: Vec<String> = reports
+            .iter()
+            .map(|r| format!("{} {:.1}", r.label, r.issued_requests as f64 / per_pass.max(1) as f64))
+            .collect();
+        println!("(passes over the trace: {})", shown.join(", "));
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&reports)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn config(fabric: &FabricConfig, autonomic: AutonomicConfig, args: &TripleAArgs) -> TripleAConfig {
+    let mut cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
+    cfg.measure_from_s = args.measure_from;
+    cfg
+}
+
+/// Runs `driver` to the end, saying on stderr how fast it went.
+fn timed(driver: TripleADriver) -> anyhow::Result<TripleAReport> {
+    let wall = Instant::now();
+    let report = driver.run()?;
+    let secs = wall.elapsed().as_secs_f64();
+    eprintln!(
+        "{}: {} requests in {secs:.1} s of wall time ({:.0} simulated requests per wall second)",
+        report.label,
+        report.requests,
+        report.requests as f64 / secs
+    );
+    Ok(report)
+}
+
+fn policies(name: &str) -> anyhow::Result<Vec<AutonomicConfig>> {
+    Ok(match name {
         "both" => vec![AutonomicConfig::non_autonomic(), AutonomicConfig::triple_a()],
         "triple-a" => vec![AutonomicConfig::triple_a()],
         "non-autonomic" => vec![AutonomicConfig::non_autonomic()],
@@ -80,38 +158,25 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         other => {
             bail!("unknown policy '{other}': expected both, triple-a, non-autonomic, migration-only or reshaping-only")
         }
+    })
+}
+
+fn micro_benchmark(args: &TripleAArgs) -> anyhow::Result<HotClusterSpec> {
+    let write = match args.rw.as_str() {
+        "randread" => false,
+        "randwrite" => true,
+        other => bail!("unknown pattern '{other}': Triple-A's micro-benchmark is randread or randwrite"),
     };
     let placement = if args.one_switch { HotPlacement::OneSwitch } else { HotPlacement::Spread };
-    let spec = HotClusterSpec {
+    Ok(HotClusterSpec {
         write,
         hot_clusters: args.hot,
         share_per_hot: args.share,
         hot_pages: args.hot_pages,
         placement,
-        iodepth: args.iodepth,
+        iodepth: args.iodepth.unwrap_or(1024),
         rate_iops: args.rate,
-    };
-    let mut reports = Vec::new();
-    for autonomic in policies {
-        let cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
-        let driver = TripleADriver::hot_clusters(cfg, spec, args.seed)?;
-        let wall = Instant::now();
-        let report = driver.run()?;
-        let secs = wall.elapsed().as_secs_f64();
-        eprintln!(
-            "{}: {} requests in {secs:.1} s of wall time ({:.0} simulated requests per wall second)",
-            report.label,
-            report.requests,
-            report.requests as f64 / secs
-        );
-        reports.push(report);
-    }
-    print_table(&args.preset, &reports);
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&reports)?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    })
 }
 
 fn print_table(preset: &str, reports: &[TripleAReport]) {

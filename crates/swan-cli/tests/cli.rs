@@ -753,3 +753,22 @@ fn man_pages_render_without_warnings() {
     // Without --out, the top page goes to standard output.
     assert!(ok(&["man"]).starts_with(".ie"), "swan man prints a roff page");
 }
+
+#[test]
+fn triple_a_replays_a_trace_and_names_a_bad_line() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
+    let hm = traces.join("msr-hm_0-excerpt.csv");
+    let hm = hm.to_str().unwrap();
+    let out = ok(&["triple-a", "--trace", hm, "--preset", "4x8", "--seconds", "0.02"]);
+    for needle in ["msr format", "timestamps ignored", "looped", "no address wraps", "non-autonomic", "triple-a"] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    assert!(out.contains("passes over the trace"), "{out}");
+    let dir = TempDir::new("triple-a-trace");
+    let bad = dir.join("bad.mqsim");
+    std::fs::write(&bad, "0 0 0 8 1\n1000 0 8 eight 0\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    fails(&["triple-a", "--trace", bad, "--trace-format", "mqsim"], &[&format!("{bad}:2:"), "field 4"]);
+    fails(&["triple-a", "--trace", hm, "--hot", "2"], &["--hot", "--trace"]);
+    fails(&["triple-a", "--trace", hm, "--format", "csv"], &["csv", "mqsim"]);
+}

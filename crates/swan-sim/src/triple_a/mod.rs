@@ -1,5 +1,6 @@
 //! Triple-A in virtual time: the management policy of `swan_core::triple_a` driving the
-//! PCIe fabric model of `swan_models::fabric`, under a closed loop of requests.
+//! PCIe fabric model of `swan_models::fabric`, under a closed or open loop of requests: the
+//! hot-cluster micro-benchmark ([`crate::hot_clusters`]) or a block trace ([`trace`]).
 //!
 //! The driver routes every 4 KiB page of a request to the FIMM the data layout names, tells
 //! the management module what it observed — each request's device-level latency when it
@@ -24,10 +25,14 @@ mod report;
 mod run;
 #[cfg(test)]
 mod tests;
+mod trace;
+#[cfg(test)]
+mod trace_tests;
 mod watch;
 
 pub use report::{LatencyUs, StallUs, TripleAReport};
 pub use run::TripleADriver;
+pub use trace::{TraceWorkload, TRACE_DEPTH};
 
 use swan_core::triple_a::{AutonomicConfig, TripleAError};
 use swan_models::fabric::{FabricConfig, FabricConfigError};

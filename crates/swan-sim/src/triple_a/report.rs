@@ -19,6 +19,8 @@ pub(super) struct Tally {
     switch_ns: u128,
     endpoint_ns: u128,
     histogram: Histogram<u64>,
+    /// Requests issued over the whole run, measured or not.
+    pub(super) issued: u64,
     pub(super) user_page_writes: u64,
     pub(super) copy_reads: u64,
     pub(super) copies: u64,
@@ -36,6 +38,7 @@ impl Tally {
             switch_ns: 0,
             endpoint_ns: 0,
             histogram: new_histogram(),
+            issued: 0,
             user_page_writes: 0,
             copy_reads: 0,
             copies: 0,
@@ -85,6 +88,7 @@ impl Tally {
         TripleAReport {
             label,
             requests: self.requests,
+            issued_requests: self.issued,
             measured_s: measured_ns as f64 / 1e9,
             iops: self.requests as f64 / (measured_ns.max(1) as f64 / 1e9),
             latency_us: LatencyUs {
@@ -134,6 +138,8 @@ pub struct StallUs {
 pub struct TripleAReport {
     pub label: String,
     pub requests: u64,
+    /// Requests issued over the whole run, the unmeasured start included (a trace's passes).
+    pub issued_requests: u64,
     pub measured_s: f64,
     pub iops: f64,
     pub latency_us: LatencyUs,

@@ -137,6 +137,11 @@ impl TripleADriver {
         Self::new(cfg, |layout| Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>))
     }
 
+    /// The non-autonomic array's placement, which the run starts from.
+    pub fn static_layout(&self) -> StaticLayout {
+        *self.manager.layout().fixed()
+    }
+
     /// Runs to the end of the simulated time and reports.
     pub fn run(mut self) -> Result<TripleAReport, TripleARunError> {
         let end = (self.cfg.sim_seconds * 1e9) as Nanos;
@@ -200,6 +205,7 @@ impl TripleADriver {
             }
         };
         let kind = if write { OpKind::Write } else { OpKind::Read };
+        self.tally.issued += 1;
         let slot = self.free_slots.pop().unwrap_or_else(|| {
             self.slots.push(Slot::default());
             self.slots.len() as u32 - 1
