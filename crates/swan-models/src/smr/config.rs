@@ -86,10 +86,13 @@ pub enum SmrConfigError {
 }
 
 /// Default band size: 32 MiB. The paper gives none. Aghayev and Desnoyers ("Skylight — A
-/// Window on Shingled Disk Operation", FAST '15) measured the bands of a real
-/// drive-managed SMR disk (Seagate ST5000AS0011) at tens of MiB, varying by zone; we
-/// could confirm the paper and that it measures band size, but not read its table in
-/// stored text, so 32 MiB is our choice within "tens of MiB", not their figure.
+/// Window on Shingled Disk Operation", FAST '15) measured the band size of real
+/// drive-managed SMR disks; we could confirm the paper and that it measures band size
+/// (its abstract), but not read its figures in stored text. What we
+/// could read is the authors' own SMR emulator (github.com/agayev/skylight, `dm-shingle.c`
+/// header, quoting Seagate: "tracks in the range of 0.5 to 2 MiB", "bands in the range of
+/// 20 to 200 tracks"; `dm-args.py` enforces the same bounds), i.e. bands of 10–400 MiB.
+/// 32 MiB is our choice inside both: ~78 of the Atlas preset's ~420 KiB outer tracks.
 pub const DEFAULT_BAND_BYTES: u64 = 32 << 20;
 
 /// The Apas SWD: the Atlas 10K IV shingled into 32 MiB bands, one unshingled band for the
