@@ -140,6 +140,7 @@ impl Smr {
     }
 
     /// The band layer itself, for writing a band directly (below its write pointer, too).
+    /// Such writes bypass the STL: its tables do not learn of them.
     pub fn media_mut(&mut self) -> &mut Bands {
         &mut self.media
     }
