@@ -13,12 +13,17 @@
 //! - [`fabric`]: Triple-A's PCIe flash array network (root complex, switches, endpoints,
 //!   clusters of FIMMs) with credit flow control and a per-request breakdown of link
 //!   contention, storage contention and queue stall.
+//! - [`hdd`]: a conventional hard disk (seek, rotation, zoned transfer, one actuator).
+//! - [`smr`]: a drive-managed shingled disk over [`hdd`]: bands written in order, an STL
+//!   (Apas §IV-A), per-band valid/invalid counts and a band-cleaning primitive.
 //! - [`calendar`]: the busy calendar of one shared wire, for the Triple-A models.
 
 pub mod calendar;
 pub mod fabric;
 pub mod fimm;
+pub mod hdd;
 pub mod link;
+pub mod smr;
 pub mod ssd;
 
 pub use swan_core::io::IoClass;
