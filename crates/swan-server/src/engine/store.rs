@@ -653,9 +653,9 @@ impl Store {
 
     /// At a clean stop: give every row of every open segment (user, GC) its parity from
     /// what its data columns hold, so that the next start, even with a member missing, finds
-    /// every row whole. Open segments of a degraded R-group are left as they are: what its
-    /// failed member held in their open rows was moved off ([`Store::relocate_at_risk`]),
-    /// and losing a second member is beyond what parity covers.
+    /// every row whole. Open segments of a degraded R-group are left as they are: the rows
+    /// holding a block of its failed member were completed, or the block moved, by the last
+    /// sync ([`Store::relocate_at_risk`]), and losing a second member is beyond parity.
     pub fn parity_of_open_segments(&mut self) -> Result<u64, MemberError> {
         let Some(la) = self.scheme.log() else { return Ok(0) };
         let geo = *la.geometry();
