@@ -73,6 +73,10 @@ pub struct TripleAArgs {
     /// Override the NAND page program time, in µs (the preset's: 1,600, Micron L95B MLC).
     #[arg(long)]
     pub t_prog_us: Option<u64>,
+    /// Override Eq. 3's t_SLA, in µs (the paper's: 3.3): a FIMM lags once the requests
+    /// stalled for it need longer than this. For sweeping the laggard detector.
+    #[arg(long)]
+    pub t_sla_us: Option<f64>,
     /// Also write the reports as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -86,7 +90,16 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         fabric.fimm.t_prog_ns = us * 1_000;
         fabric.validate()?;
     }
-    let policies = policies(&args.policy)?;
+    let mut policies = policies(&args.policy)?;
+    if let Some(us) = args.t_sla_us {
+        if !(us.is_finite() && us > 0.0) {
+            bail!("--t-sla-us {us}: t_SLA must be a positive time in µs");
+        }
+        for p in &mut policies {
+            p.t_sla = (us * 1_000.0).round() as u64;
+            p.validate()?;
+        }
+    }
     let mut reports = Vec::new();
     let mut passes = None;
     if let Some(path) = &args.trace {

@@ -691,6 +691,7 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     fails(&["triple-a", "--hot", "65"], &["65 hot clusters", "room for 64"]);
     fails(&["triple-a", "--rate", "0"], &["arrival rate"]);
     fails(&["triple-a", "--seconds", "0"], &["positive time"]);
+    fails(&["triple-a", "--t-sla-us", "0"], &["--t-sla-us 0", "t_SLA"]);
 }
 
 #[test]
