@@ -393,10 +393,15 @@ impl Worker {
             return;
         }
         while !self.gc.is_idle() && self.gc.broken.is_none() {
-            if !self.gc_step() {
-                // Emulated phases wait for the model's clock.
-                std::thread::sleep(Duration::from_micros(200));
-            }
+            self.gc_step_or_wait();
+        }
+    }
+
+    /// One GC step where waiting is all that is left to do: when no job could proceed, the
+    /// emulated phases wait for the model's clock.
+    fn gc_step_or_wait(&mut self) {
+        if !self.gc_step() {
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 
@@ -433,10 +438,7 @@ impl Worker {
                 }
                 return;
             }
-            if !self.gc_step() {
-                // Emulated phases wait for the model's clock.
-                std::thread::sleep(Duration::from_micros(200));
-            }
+            self.gc_step_or_wait();
         }
     }
 
