@@ -8,66 +8,15 @@
 
 mod common;
 
-use common::{call_within, pattern, small_array};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use swan_server::array;
-use swan_server::engine::{EngineOptions, Stepper};
+use common::{call_within, pattern, serve_like, small_array, write_all};
 use swan_server::member::BLOCK;
-use swan_server::service::{BlockOp, BlockRequest};
-
-fn serve_like(paths: &[std::path::PathBuf]) -> Stepper {
-    let opened = array::open(paths, false, false).unwrap();
-    let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions {
-        name: "degraded-space".into(),
-        read_only: false,
-        emulate: None,
-        verbose: false,
-        punch_holes: false,
-    };
-    Stepper::start(opened, recovered, opts).unwrap()
-}
-
-/// Writes blocks `0..blocks` with `round`'s pattern in `per`-block requests, all queued
-/// before the engine runs, then a FLUSH.
-fn write_all(st: &mut Stepper, blocks: u64, round: u64, per: u64) {
-    let done = Arc::new(AtomicUsize::new(0));
-    let mut sent = 0;
-    for lba in (0..blocks).step_by(per as usize) {
-        let n = per.min(blocks - lba);
-        let data: Vec<u8> = (lba..lba + n).flat_map(|b| pattern(b, round)).collect();
-        let req = BlockRequest {
-            op: BlockOp::Write(data.into()),
-            offset: lba * BLOCK as u64,
-            len: (n as usize * BLOCK) as u32,
-            fua: false,
-        };
-        let d = done.clone();
-        st.submit(
-            req,
-            Box::new(move |r| {
-                r.unwrap_or_else(|e| panic!("a write of {n} blocks at {lba} failed: {e:?}"));
-                d.fetch_add(1, Ordering::SeqCst);
-            }),
-        );
-        sent += 1;
-    }
-    for _ in 0..1_000_000 {
-        if done.load(Ordering::SeqCst) == sent {
-            break;
-        }
-        st.round();
-    }
-    assert_eq!(done.load(Ordering::SeqCst), sent, "writes never completed");
-    call_within(st, BlockOp::Flush, 0, 0, 100_000).unwrap();
-}
+use swan_server::service::BlockOp;
 
 #[test]
 fn a_degraded_array_rewritten_in_large_requests_keeps_its_space_and_data() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = small_array(dir.path(), "lograid5", 1, 3);
-    let mut st = serve_like(&paths);
+    let mut st = serve_like(&paths, "degraded-space");
     let volume = st.status().volume_bytes / BLOCK as u64;
     for round in 0..2 {
         write_all(&mut st, volume, round, 64);

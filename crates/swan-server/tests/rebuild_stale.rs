@@ -16,72 +16,18 @@
 
 mod common;
 
-use common::{call_within, pattern, small_array};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use swan_server::array;
-use swan_server::engine::{EngineOptions, Stepper};
-use swan_server::member::BLOCK;
-use swan_server::service::{BlockOp, BlockRequest};
-
-/// As `swan serve` runs over files: free-space TRIMs skipped.
-fn serve_like(paths: &[std::path::PathBuf]) -> Stepper {
-    let opened = array::open(paths, false, false).unwrap();
-    let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions {
-        name: "rebuild-stale".into(),
-        read_only: false,
-        emulate: None,
-        verbose: false,
-        punch_holes: false,
-    };
-    Stepper::start(opened, recovered, opts).unwrap()
-}
-
-/// Writes blocks `0..blocks` with `round`'s pattern, 16 at a time, all queued before the
-/// engine runs: a round then serves a batch of them, and a rebuild advances one slice per
-/// round, so the log moves far while the rebuild moves little.
-fn write_all(st: &mut Stepper, blocks: u64, round: u64) {
-    let done = Arc::new(AtomicUsize::new(0));
-    let mut sent = 0;
-    for lba in (0..blocks).step_by(16) {
-        let n = 16.min(blocks - lba);
-        let data: Vec<u8> = (lba..lba + n).flat_map(|b| pattern(b, round)).collect();
-        let req = BlockRequest {
-            op: BlockOp::Write(data.into()),
-            offset: lba * BLOCK as u64,
-            len: (n as usize * BLOCK) as u32,
-            fua: false,
-        };
-        let d = done.clone();
-        st.submit(
-            req,
-            Box::new(move |r| {
-                r.expect("a write");
-                d.fetch_add(1, Ordering::SeqCst);
-            }),
-        );
-        sent += 1;
-    }
-    for _ in 0..1_000_000 {
-        if done.load(Ordering::SeqCst) == sent {
-            break;
-        }
-        st.round();
-    }
-    assert_eq!(done.load(Ordering::SeqCst), sent, "writes never completed");
-    call_within(st, BlockOp::Flush, 0, 0, 100_000).unwrap();
-}
+use common::{call_within, pattern, serve_like, small_array, write_all};
+use swan_server::service::BlockOp;
 
 #[test]
 fn rows_opened_while_rebuilding_keep_their_parity_over_stale_free_segments() {
     let dir = tempfile::tempdir().unwrap();
     let (paths, _) = small_array(dir.path(), "lograid5", 1, 3);
-    let mut st = serve_like(&paths);
+    let mut st = serve_like(&paths, "rebuild-stale");
     let volume = st.status().volume_bytes / swan_server::member::BLOCK as u64;
     // Two laps of the log: GC frees segments, which keep their old blocks on the files.
     for round in 0..3 {
-        write_all(&mut st, volume, round);
+        write_all(&mut st, volume, round, 16);
     }
     st.fail(1).unwrap();
     let new = dir.path().join("m1-new");
@@ -91,7 +37,7 @@ fn rows_opened_while_rebuilding_keep_their_parity_over_stale_free_segments() {
     // waiting): segments freed behind the cursor are opened again before it finishes.
     let mut round = 3;
     while st.rebuilding() {
-        write_all(&mut st, volume, round);
+        write_all(&mut st, volume, round, 16);
         round += 1;
         assert!(round < 200, "the rebuild never finished");
     }

@@ -33,9 +33,13 @@ pub fn small_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> (Vec<Pa
 /// `swan serve` recovers it.
 #[allow(dead_code)]
 pub fn start(paths: &[PathBuf], name: &str) -> Stepper {
+    start_with(paths, name, true)
+}
+
+fn start_with(paths: &[PathBuf], name: &str, punch_holes: bool) -> Stepper {
     let opened = array::open(paths, false, false).unwrap();
     let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false, punch_holes: true };
+    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false, punch_holes };
     Stepper::start(opened, recovered, opts).unwrap()
 }
 
@@ -77,4 +81,48 @@ pub fn call_within(st: &mut Stepper, op: BlockOp, lba: u64, blocks: u32, rounds:
         st.round();
     }
     panic!("request at {lba} never completed");
+}
+
+/// The real engine on the caller's thread as `swan serve` runs over files: free-space TRIMs
+/// skipped, so a free segment keeps the blocks of its last life.
+#[allow(dead_code)]
+pub fn serve_like(paths: &[PathBuf], name: &str) -> Stepper {
+    start_with(paths, name, false)
+}
+
+/// Writes blocks `0..blocks` with `round`'s pattern in `per`-block requests, all queued
+/// before the engine runs (a round then serves a batch of them), then a FLUSH. A write that
+/// fails panics, naming it.
+#[allow(dead_code)]
+pub fn write_all(st: &mut Stepper, blocks: u64, round: u64, per: u64) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut sent = 0;
+    for lba in (0..blocks).step_by(per as usize) {
+        let n = per.min(blocks - lba);
+        let data: Vec<u8> = (lba..lba + n).flat_map(|b| pattern(b, round)).collect();
+        let req = BlockRequest {
+            op: BlockOp::Write(data.into()),
+            offset: lba * BLOCK as u64,
+            len: (n as usize * BLOCK) as u32,
+            fua: false,
+        };
+        let d = done.clone();
+        st.submit(
+            req,
+            Box::new(move |r| {
+                r.unwrap_or_else(|e| panic!("a write of {n} blocks at {lba} failed: {e:?}"));
+                d.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        sent += 1;
+    }
+    for _ in 0..1_000_000 {
+        if done.load(Ordering::SeqCst) == sent {
+            break;
+        }
+        st.round();
+    }
+    assert_eq!(done.load(Ordering::SeqCst), sent, "writes never completed");
+    call_within(st, BlockOp::Flush, 0, 0, 100_000).unwrap();
 }
