@@ -73,6 +73,14 @@ pub struct TripleAArgs {
     /// Override the NAND page program time, in µs (the preset's: 1,600, Micron L95B MLC).
     #[arg(long)]
     pub t_prog_us: Option<u64>,
+    /// Override the NAND page read time (tR), in µs (the preset's: 115, Micron L95B MLC).
+    #[arg(long)]
+    pub t_read_us: Option<u64>,
+    /// Override the width of each endpoint's PCIe link to its switch, in lanes (1, 2, 4, 8,
+    /// 12, 16 or 32; the preset's: 4). Narrow links make link contention, which Triple-A's
+    /// migration acts on.
+    #[arg(long)]
+    pub endpoint_lanes: Option<u32>,
     /// Override Eq. 3's t_SLA, in µs (the paper's: 3.3): a FIMM lags once the requests
     /// stalled for it need longer than this. For sweeping the laggard detector.
     #[arg(long)]
@@ -88,8 +96,14 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
     };
     if let Some(us) = args.t_prog_us {
         fabric.fimm.t_prog_ns = us * 1_000;
-        fabric.validate()?;
     }
+    if let Some(us) = args.t_read_us {
+        fabric.fimm.t_read_ns = us * 1_000;
+    }
+    if let Some(lanes) = args.endpoint_lanes {
+        fabric.endpoint.link_lanes = lanes;
+    }
+    fabric.validate()?;
     let mut policies = policies(&args.policy)?;
     if let Some(us) = args.t_sla_us {
         if !(us.is_finite() && us > 0.0) {

@@ -692,6 +692,8 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     fails(&["triple-a", "--rate", "0"], &["arrival rate"]);
     fails(&["triple-a", "--seconds", "0"], &["positive time"]);
     fails(&["triple-a", "--t-sla-us", "0"], &["--t-sla-us 0", "t_SLA"]);
+    fails(&["triple-a", "--endpoint-lanes", "3"], &["x3", "not a PCIe link width"]);
+    fails(&["triple-a", "--t-read-us", "0"], &["t_read_ns"]);
 }
 
 #[test]
