@@ -26,8 +26,19 @@ DEB_TOOLS=(
   "mkfs.ext4:e2fsprogs"
   "losetup:mount"
   "man:man-db"
+  "python3:python3"
 )
 install_debs test.sh "${DEB_TOOLS[@]}"
+# The Python package is built and tested in a virtualenv (python3-venv has no command of its own).
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "test.sh: python3 -m venv does not work and not root to install it; run: sudo apt-get install -y python3-venv" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  python3 -c 'import venv, ensurepip' || { echo "test.sh: python3 -m venv still does not work" >&2; exit 1; }
+fi
 
 if ! need_cmd cargo; then
   echo "test.sh: cargo not found; install the Rust toolchain (rustup) first" >&2
@@ -52,6 +63,33 @@ failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
   failed=1 # a build error or a crashed test binary counts as a failure
 fi
+
+# The Python package (python/README.md): built with maturin into a virtualenv kept under
+# target/, its dependencies from PyPI, then its tests (Dask sweeps on a LocalCluster) run.
+py_venv=${SWAN_PY_VENV:-$(pwd)/target/py-venv}
+py_log=$(mktemp)
+set +e
+if python3 -m venv "$py_venv" &&
+  "$py_venv/bin/pip" install -q "maturin>=1.5,<2" "pandas>=1.5" "dask[distributed]>=2023.1" "pytest>=7" &&
+  PATH="$py_venv/bin:$PATH" "$py_venv/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps .; then
+  PATH="$py_venv/bin:$PATH" SWAN_BIN="$(pwd)/target/release/swan" \
+    "$py_venv/bin/python" -m pytest -q -p no:cacheprovider python/tests 2>&1 | tee "$py_log"
+  py_status=${PIPESTATUS[0]}
+else
+  py_status=1
+fi
+py_passed=$(grep -o '[0-9]* passed' "$py_log" | awk '{s += $1} END {print s + 0}')
+py_failed=$(grep -o '[0-9]* failed\|[0-9]* error' "$py_log" | awk '{s += $1} END {print s + 0}')
+set -e
+rm -f "$py_log"
+if [[ $py_status -ne 0 && $py_failed -eq 0 ]]; then
+  echo "python: the package did not build or its tests did not run"
+  py_failed=1
+fi
+echo "python: $py_passed passed, $py_failed failed"
+passed=$((passed + py_passed))
+failed=$((failed + py_failed))
+[[ $py_status -eq 0 ]] || status=1
 
 # The NBD protocol fuzz target (fuzz/README.md), for a bounded time from the committed seeds
 # (real client transcripts) into a scratch corpus. Stable Rust: no sanitizer, coverage on.

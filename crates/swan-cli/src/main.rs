@@ -4,24 +4,10 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
-mod alloc;
-mod docs_cmd;
+use swan_cli::{alloc, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify};
 
 #[global_allocator]
 static ALLOCATOR: alloc::Allocator = alloc::Allocator;
-mod plan;
-mod replay_cmd;
-mod repro;
-mod repro_args;
-mod repro_harmonia;
-mod repro_triple_a;
-mod repro_triple_a_traces;
-mod runner;
-mod server_cmd;
-mod sim_cmd;
-mod triple_a_cmd;
-mod units;
-mod verify;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;

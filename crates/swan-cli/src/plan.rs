@@ -122,16 +122,7 @@ fn flag_of(err: &PlanError) -> Option<String> {
 /// `swan plan`: compute the plan, print it (worked example or JSON) and return it.
 /// `--verify` is accepted but not acted on here.
 pub fn run(args: &PlanArgs) -> anyhow::Result<Plan> {
-    let plan = match Plan::compute(args.inputs()) {
-        Ok(plan) => plan,
-        Err(err) => {
-            let hint = match flag_of(&err) {
-                Some(flag) => format!("swan plan: check {flag}"),
-                None => "swan plan: invalid input".to_string(),
-            };
-            return Err(anyhow::Error::new(err).context(hint));
-        }
-    };
+    let plan = compute(args)?;
     if args.json {
         let json = serde_json::to_string_pretty(&plan).context("swan plan: serializing the plan")?;
         println!("{json}");
@@ -139,6 +130,17 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Plan> {
         print!("{}", render(&plan));
     }
     Ok(plan)
+}
+
+/// The plan for `args`, or an error naming the option to check.
+pub fn compute(args: &PlanArgs) -> anyhow::Result<Plan> {
+    Plan::compute(args.inputs()).map_err(|err| {
+        let hint = match flag_of(&err) {
+            Some(flag) => format!("swan plan: check {flag}"),
+            None => "swan plan: invalid input".to_string(),
+        };
+        anyhow::Error::new(err).context(hint)
+    })
 }
 
 /// The worked example: inputs, u from ud, each term of Eq. 1, both N, the R-group width,

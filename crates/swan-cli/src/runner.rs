@@ -18,19 +18,33 @@ pub struct Job {
 
 /// Run one configuration into `dir`; returns its summary.
 pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<RunSummary> {
+    let say = |statement: &str| {
+        if bar.is_hidden() {
+            println!("{statement}");
+        } else {
+            bar.println(statement);
+        }
+    };
+    run_into(cfg, dir, &say, &mut |f| bar.set_position((f * 1000.0) as u64))
+}
+
+/// Run one configuration into `dir`, telling `say` what a trace run will do and `progress`
+/// the fraction done; returns its summary.
+pub fn run_into(
+    cfg: &SimConfig,
+    dir: &Path,
+    say: &dyn Fn(&str),
+    progress: &mut dyn FnMut(f64),
+) -> anyhow::Result<RunSummary> {
     let start = Instant::now();
     // A trace run reads its trace here (format, errors, span) and states what it will do.
     let (engine, replay) = swan_sim::replay::engine(cfg)?;
     if let Some(r) = &replay {
-        if bar.is_hidden() {
-            println!("{}", r.statement());
-        } else {
-            bar.println(r.statement());
-        }
+        say(&r.statement());
     }
     let setup_s = start.elapsed().as_secs_f64();
     let running = Instant::now();
-    let out = engine.run(&mut |f| bar.set_position((f * 1000.0) as u64))?;
+    let out = engine.run(progress)?;
     let run_s = running.elapsed().as_secs_f64();
     let mut summary = RunSummary::new(cfg, &out, setup_s, run_s);
     summary.replay = replay;

@@ -1,0 +1,20 @@
+//! The `swan` command's parts, as a library: the binary (`main.rs`) parses the command
+//! line and calls them; the Python package (`crates/swan-py`) calls [`api`] with the same
+//! options, so both take one set of tunables.
+
+pub mod alloc;
+pub mod api;
+pub mod docs_cmd;
+pub mod plan;
+pub mod replay_cmd;
+pub mod repro;
+pub mod repro_args;
+mod repro_harmonia;
+mod repro_triple_a;
+mod repro_triple_a_traces;
+pub mod runner;
+pub mod server_cmd;
+pub mod sim_cmd;
+pub mod triple_a_cmd;
+mod units;
+pub mod verify;
