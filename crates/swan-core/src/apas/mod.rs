@@ -24,15 +24,18 @@
 //!     monitor.request(app, op, bytes);
 //!     let outcome = cache.read(app, lba) / cache.write(app, lba, tag);  // per block
 //!     monitor.lookup(app, op, hit);                          // from the outcome
-//!     destage / fetch what the outcome names on the SMR model;
+//!     read miss: smr.read the block, then cache.fill(app, lba, tag);
+//!     write: smr.write every block of outcome.destage (the SSD write itself is the hit path);
 //!     monitor.completion(app, latency_ns);                   // when the request completes
+//!     let (r, w) = cache.occupancy(app); monitor.allocated(app, r, w);   // space held
 //! at the end of every period:
 //!     let stats = monitor.end_period();                     // resets for the next period
 //!     cache.resize(cpp.adjust(&stats));                     // Algorithm 1; evictions to destage
 //! when idle time is detected, and after writes to the SMR disk:
-//!     let plan = gc.plan(&band_states, free_blocks, total_blocks, idle);   // Algorithm 2
-//!     clean plan.victims[..plan.clean_now] on the SMR model (Smr::clean), in that order;
-//!     in idle time, stop at the next arrival.
+//!     let plan = gc.plan(&smr.band_states(), smr.free_blocks(), smr.shingled_blocks(), idle);
+//!     for v in plan.now() { smr.clean(now, v.band) }       // Algorithm 2's order
+//!     in idle time, stop at the next arrival; when busy, the driver may cap the work per
+//!     call (once live data exceeds 1 − lazy target, no plan can reach the target).
 //! ```
 //!
 //! Module map:
