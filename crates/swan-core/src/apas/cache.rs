@@ -126,13 +126,13 @@ impl ApasCache {
 
     /// After a read miss: `block`, read from the disk with `tag`, into `app`'s read cache (its
     /// least recently used clean block is dropped if full). Does nothing if the block was
-    /// cached meanwhile (a write since the miss has newer data).
+    /// cached meanwhile (a write since the miss has newer data) or the partition is empty.
     pub fn fill(&mut self, app: AppId, block: u64, tag: u64) {
         self.check_app(app);
-        if self.index.contains_key(&block) {
+        let list = list_of(app, Kind::Read);
+        if self.index.contains_key(&block) || self.lists[list as usize].cap == 0 {
             return;
         }
-        let list = list_of(app, Kind::Read);
         let mut dropped = Vec::new();
         self.make_room(list, 1, &mut dropped);
         debug_assert!(dropped.is_empty(), "a read cache holds no dirty block");
@@ -140,7 +140,8 @@ impl ApasCache {
         self.push_front(list, n);
     }
 
-    /// A write of `block` with `tag` by `app`: into `app`'s write cache.
+    /// A write of `block` with `tag` by `app`: into `app`'s write cache (through to the disk,
+    /// in `destage`, if that partition has no room at all; CPP never sizes one so).
     pub fn write(&mut self, app: AppId, block: u64, tag: u64) -> WriteOutcome {
         self.check_app(app);
         let list = list_of(app, Kind::Write);
@@ -150,6 +151,11 @@ impl ApasCache {
             out.hit = self.nodes[n as usize].list % 2 == 1;
             self.unlink(n);
             self.free_nodes.push(n);
+        }
+        if self.lists[list as usize].cap == 0 {
+            // No write cache at all: the write goes through to the disk.
+            out.destage.push((block, tag));
+            return out;
         }
         self.make_room(list, 1, &mut out.destage);
         let n = self.alloc(block, tag, list);

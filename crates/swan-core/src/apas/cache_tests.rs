@@ -67,6 +67,17 @@ fn resizing_destages_dirty_overflow_and_drops_clean_overflow() {
     assert_eq!(c.read(0, 2), ReadOutcome::Hit { tag: 2 }, "the most recent clean block stays");
 }
 
+#[test]
+fn an_empty_partition_caches_nothing_and_writes_through() {
+    let mut c = ApasCache::new(&partition(&[(0, 0), (1, 1)]));
+    c.fill(1, 7, 70);
+    assert_eq!(c.write(0, 7, 71), WriteOutcome { hit: false, destage: vec![(7, 71)] });
+    assert_eq!(c.read(1, 7), ReadOutcome::Miss, "the clean copy is superseded, not kept");
+    c.fill(0, 8, 80);
+    assert_eq!(c.read(0, 8), ReadOutcome::Miss);
+    assert_eq!(c.occupancy(0), (0, 0));
+}
+
 /// Runs `ops` random reads, writes, re-partitions and flushes over 2–4 applications and
 /// a few thousand blocks against a reference map of every block's newest tag, with a disk
 /// map the destaged blocks are written to. A read hit must return the newest tag; a miss must
@@ -78,7 +89,8 @@ fn model_check(seed: u64, ops: u64, lose_one_destage: bool) -> Result<(), String
     let apps = 2 + (rng.next_u64() % 3) as usize;
     let blocks = 4096;
     let random_partition = |rng: &mut Xoshiro256PlusPlus| {
-        partition(&(0..apps).map(|_| (1 + rng.next_u64() % 300, 1 + rng.next_u64() % 300)).collect::<Vec<_>>())
+        // Sometimes an empty partition (write-through, no read caching).
+        partition(&(0..apps).map(|_| (rng.next_u64() % 300, rng.next_u64() % 300)).collect::<Vec<_>>())
     };
     let mut part = random_partition(&mut rng);
     let mut cache = ApasCache::new(&part);

@@ -197,9 +197,12 @@ impl ReplayReport {
         if self.devices > 1 {
             s += &format!("  {} device numbers in the trace, all replayed onto the one volume\n", self.devices);
         }
-        s += &format!("  {} applications, from the trace's {}\n", self.applications, self.application_ids);
-        if let Some(w) = &self.application_warning {
-            s += &format!("  warning: {w}\n");
+        match &self.application_warning {
+            Some(w) => s += &format!("  warning: {w}\n"),
+            None => {
+                let plural = if self.applications == 1 { "" } else { "s" };
+                s += &format!("  {} application{plural} by the trace's {}\n", self.applications, self.application_ids);
+            }
         }
         s += &format!(
             "  address policy {}: the trace spans {}, the volume holds {}: {}\n",

@@ -166,7 +166,11 @@ impl OpenTrace {
             empty_records: s.empty_records,
             devices: s.devices,
             applications: s.application_names.len() as u64,
-            application_ids: self.format.application_field().unwrap_or("none in this format").to_string(),
+            application_ids: self
+                .format
+                .application_field()
+                .unwrap_or("none: the format has no such field")
+                .to_string(),
             application_warning: s.application_warning.clone(),
             reads: s.reads,
             writes: s.writes,

@@ -252,7 +252,7 @@ fn requests_carry_their_application() {
     let report = t.report(&spec(&p, ReplayMode::Recorded), 1 << 20);
     assert_eq!((report.applications, report.application_ids.as_str()), (2, "ASU"));
     assert_eq!(report.application_warning, None);
-    assert!(report.statement().contains("2 applications, from the trace's ASU"), "{}", report.statement());
+    assert!(report.statement().contains("2 applications by the trace's ASU"), "{}", report.statement());
 }
 
 #[test]
