@@ -19,8 +19,11 @@
 //! - [`scheme`]: in-place RAID0/4/5, Log-RAID0/4/5 and SWAN0/4/5.
 //! - [`analytic`]: the analytic model of SWAN §3.5 (Eq. 1).
 //! - [`triple_a`]: Triple-A's autonomic management (hot clusters, laggards, data migration).
+//! - [`apas`]: Apas's management: per-application cache partitioning (Algorithm 1) and SMR band
+//!   cleaning (Algorithm 2).
 
 pub mod analytic;
+pub mod apas;
 pub mod geometry;
 pub mod ggc;
 pub mod io;

@@ -23,6 +23,7 @@
 //! The mapping table is assumed to live in drive memory and to be written back to the
 //! unshingled band at no cost (the paper does not say when it is written back).
 
+mod apas;
 mod band;
 mod config;
 #[cfg(test)]

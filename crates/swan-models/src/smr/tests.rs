@@ -15,7 +15,7 @@ const MS: Nanos = 1_000_000;
 
 /// 6,000 rpm, 2 heads, `cylinders` cylinders of 64 sectors (8 blocks a track); bands of
 /// 32 blocks (four tracks), one unshingled, three spare.
-fn small(cylinders: u32) -> SmrConfig {
+pub(super) fn small(cylinders: u32) -> SmrConfig {
     SmrConfig {
         hdd: HddConfig {
             name: "small".into(),

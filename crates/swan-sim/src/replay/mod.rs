@@ -14,8 +14,11 @@
 //!    volume by the policy; arrival times as recorded, divided by an acceleration factor, or
 //!    unused (closed loop).
 //!
-//! Device / disk / ASU numbers are not used: every request addresses the one volume (the
-//! report counts the devices seen). Records of zero bytes carry no I/O and are not replayed
+//! Every request addresses the one volume; device / disk / ASU numbers do not place it (the
+//! report counts the devices seen). They name the issuing application instead: each
+//! [`ReplayRequest`] carries its application id (see [`crate::trace::apps`]), and a format
+//! with none gives every request application 0 and the report a warning
+//! ([`ReplayReport::application_warning`]) for the caller to print. Records of zero bytes carry no I/O and are not replayed
 //! (the report counts them). A record timed earlier than the one before it (traces are not
 //! always sorted) arrives together with it.
 
@@ -147,6 +150,13 @@ pub struct ReplayReport {
     pub split_records: u64,
     pub empty_records: u64,
     pub devices: u64,
+    /// Distinct applications, numbered 0.. in order of first appearance.
+    pub applications: u64,
+    /// The trace field the application ids come from.
+    pub application_ids: String,
+    /// Set when the format names no application: every request was given application 0.
+    /// Per-application policies (Apas) must report it: their partitioning then has one share.
+    pub application_warning: Option<String>,
     pub reads: u64,
     pub writes: u64,
     pub read_bytes: u64,
@@ -186,6 +196,13 @@ impl ReplayReport {
         );
         if self.devices > 1 {
             s += &format!("  {} device numbers in the trace, all replayed onto the one volume\n", self.devices);
+        }
+        match &self.application_warning {
+            Some(w) => s += &format!("  warning: {w}\n"),
+            None => {
+                let plural = if self.applications == 1 { "" } else { "s" };
+                s += &format!("  {} application{plural} by the trace's {}\n", self.applications, self.application_ids);
+            }
         }
         s += &format!(
             "  address policy {}: the trace spans {}, the volume holds {}: {}\n",

@@ -32,6 +32,10 @@ pub struct TraceScan {
     pub span_bytes: u64,
     pub duration_ns: u64,
     pub devices: u64,
+    /// Application names by id, as the replay numbers them (see [`crate::trace::apps`]).
+    pub application_names: Vec<String>,
+    /// Set when the format names no application (all requests are application 0).
+    pub application_warning: Option<String>,
     /// `max_requests` stopped the scan before the end of the file.
     pub truncated: bool,
 }
@@ -82,6 +86,8 @@ impl TraceScan {
         s.lines = reader.lines_read();
         s.skipped_lines = reader.skipped();
         s.devices = devices.len() as u64;
+        s.application_names = reader.applications().names().to_vec();
+        s.application_warning = reader.applications().warning();
         Ok(s)
     }
 }
@@ -159,6 +165,13 @@ impl OpenTrace {
             split_records: s.split_records,
             empty_records: s.empty_records,
             devices: s.devices,
+            applications: s.application_names.len() as u64,
+            application_ids: self
+                .format
+                .application_field()
+                .unwrap_or("none: the format has no such field")
+                .to_string(),
+            application_warning: s.application_warning.clone(),
             reads: s.reads,
             writes: s.writes,
             read_bytes: s.read_bytes,

@@ -13,6 +13,8 @@ pub struct ReplayRequest {
     pub op: TraceOp,
     pub block: u64,
     pub blocks: u64,
+    /// The issuing application (see [`crate::trace::apps`]); every piece carries its record's.
+    pub app: u32,
 }
 
 impl ReplayRequest {
@@ -37,8 +39,8 @@ pub struct Replayer<R> {
     /// Records with data to replay (the scan's count: `max_requests` applied).
     records_total: u64,
     records_done: u64,
-    /// The rest of a record cut into pieces: next trace block, blocks left, op, arrival.
-    rest: Option<(u64, u64, TraceOp, u64)>,
+    /// The rest of a record cut into pieces: next trace block, blocks left, op, arrival, app.
+    rest: Option<(u64, u64, TraceOp, u64, u32)>,
     last_at: u64,
 }
 
@@ -75,6 +77,11 @@ impl<R: BufRead> Replayer<R> {
         self.records_total
     }
 
+    /// Application names by id, as far as the trace has been read.
+    pub fn application_names(&self) -> &[String] {
+        self.reader.applications().names()
+    }
+
     /// Lines skipped as malformed so far.
     pub fn skipped(&self) -> u64 {
         self.reader.skipped()
@@ -82,11 +89,11 @@ impl<R: BufRead> Replayer<R> {
 
     /// The next piece of the current record, placed by the policy.
     fn piece(&mut self) -> Option<ReplayRequest> {
-        let (first, left, op, at) = self.rest?;
+        let (first, left, op, at, app) = self.rest?;
         let n = left.min(MAX_REQUEST_BLOCKS);
-        self.rest = (left > n).then_some((first + n, left - n, op, at));
+        self.rest = (left > n).then_some((first + n, left - n, op, at, app));
         let extent = self.policy.map(first * BLOCK_BYTES, n * BLOCK_BYTES, self.volume_blocks, self.span_bytes);
-        Some(ReplayRequest { at_ns: at, op, block: extent.start_block, blocks: extent.blocks })
+        Some(ReplayRequest { at_ns: at, op, block: extent.start_block, blocks: extent.blocks, app })
     }
 }
 
@@ -119,7 +126,7 @@ impl<R: BufRead> Iterator for Replayer<R> {
             self.last_at = at;
             let first = r.offset_bytes / BLOCK_BYTES;
             let blocks = r.end_bytes().div_ceil(BLOCK_BYTES) - first;
-            self.rest = Some((first, blocks, r.op, at));
+            self.rest = Some((first, blocks, r.op, at, r.app));
             return self.piece().map(Ok);
         }
         None

@@ -239,3 +239,48 @@ fn an_idle_trace_is_not_a_stalled_array() {
     assert_eq!(out.requests, 2);
     assert!(out.sim_ns >= 1_200_000_000_000);
 }
+
+#[test]
+fn requests_carry_their_application() {
+    // SPC: ASU 3 first, then ASU 1; a 40 MiB record is cut into pieces that keep its ASU.
+    let text = format!("3,0,4096,w,0.0\n1,8,4096,r,0.1\n3,16,{},w,0.2\n", 40u64 << 20);
+    let p = trace_file("apps.spc", &text);
+    let reqs = requests(&spec(&p, ReplayMode::Recorded), 1 << 20);
+    assert_eq!(reqs.iter().map(|r| r.app).collect::<Vec<_>>(), vec![0, 1, 0, 0]);
+    let t = open(&spec(&p, ReplayMode::Recorded)).unwrap();
+    assert_eq!(t.scan.application_names, ["ASU 3", "ASU 1"]);
+    let report = t.report(&spec(&p, ReplayMode::Recorded), 1 << 20);
+    assert_eq!((report.applications, report.application_ids.as_str()), (2, "ASU"));
+    assert_eq!(report.application_warning, None);
+    assert!(report.statement().contains("2 applications by the trace's ASU"), "{}", report.statement());
+}
+
+#[test]
+fn a_trace_without_application_ids_warns() {
+    let p = trace_file("noapps.cloudphysics", "version,time,op,size,lbn\n1,5,28,4096,0\n1,6,2a,4096,8\n");
+    let reqs = requests(&spec(&p, ReplayMode::Recorded), 100);
+    assert!(reqs.iter().all(|r| r.app == 0));
+    let t = open(&spec(&p, ReplayMode::Recorded)).unwrap();
+    let report = t.report(&spec(&p, ReplayMode::Recorded), 100);
+    assert_eq!(report.applications, 1);
+    let w = report.application_warning.clone().expect("a warning for a trace without application ids");
+    assert!(report.statement().contains(&format!("warning: {w}")), "{}", report.statement());
+}
+
+#[test]
+fn real_traces_have_their_applications() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
+    let names = |file: &str| {
+        let t = open(&spec(&dir.join(file), ReplayMode::Recorded)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        (t.scan.application_names, t.scan.application_warning)
+    };
+    assert_eq!(names("msr-hm_0-excerpt.csv"), (vec!["hm_0".to_string()], None));
+    // WebSearch's device is the SPC ASU: 0, 1 and 2 carry nearly all requests, 3 to 5 a few.
+    let (web, warn) = names("websearch-small.mqsim");
+    assert_eq!(web, (0..6).map(|d| format!("device {d}")).collect::<Vec<_>>());
+    assert_eq!(warn, None);
+    assert_eq!(names("tpcc-small.mqsim").0.len(), 16);
+    let (cp, warn) = names("cloudphysics-vm.csv");
+    assert_eq!(cp, ["all"]);
+    assert!(warn.is_some());
+}

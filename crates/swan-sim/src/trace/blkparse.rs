@@ -56,7 +56,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     }
     let count = u64_field(f[9], 10, "nsectors")?;
     let size_bytes = scaled(count, SECTOR_BYTES, f[9], 10, "nsectors")?;
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     let size_bytes = u64_field(f[3], 4, "size")?;
     let lbn = u64_field(f[4], 5, "lbn")?;
     let offset_bytes = scaled(lbn, SECTOR_BYTES, f[4], 5, "lbn")?;
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device: 0 }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device: 0, app: 0 }))
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     let flags = u64_field(f[4], 5, "flags")
         .map_err(|_| ParseError::field(5, "flags", "an unsigned integer (bit 0 set = read)", f[4]))?;
     let op = if flags & 1 == 1 { TraceOp::Read } else { TraceOp::Write };
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
 }
 
 #[cfg(test)]

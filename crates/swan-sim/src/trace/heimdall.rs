@@ -20,7 +20,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
         "0" => TraceOp::Write,
         other => return Err(ParseError::field(5, "op", "1 (read) or 0 (write)", other)),
     };
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
 }
 
 #[cfg(test)]

@@ -15,10 +15,14 @@
 //! | Heimdall text | [`heimdall`] | decimal ms × 10⁶ | bytes |
 //! | CloudPhysics CSV | [`cloudphysics`] | integer seconds × 10⁹ | lbn × 512 |
 //!
+//! [`TraceReader`] also numbers each record's issuing application ([`apps`]): ASU, MSR volume
+//! (host and disk), device; CloudPhysics has none and is one application, with a warning.
+//!
 //! Decimal times are converted exactly (no floating point); digits finer than 1 ns are
 //! truncated. Parsers return the format's own (absolute) time; [`TraceReader`] subtracts the
 //! first record's time.
 
+pub mod apps;
 pub mod blkparse;
 pub mod cloudphysics;
 pub mod disksim;
@@ -26,6 +30,8 @@ pub mod heimdall;
 pub mod mqsim;
 pub mod msr;
 pub mod spc;
+
+pub use apps::ApplicationIds;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -56,6 +62,9 @@ pub struct TraceRecord {
     pub size_bytes: u64,
     /// The format's device / disk / ASU number (0 when the format has none).
     pub device: u32,
+    /// The issuing application, numbered densely by [`TraceReader`] (see [`apps`]); parsers
+    /// leave it 0.
+    pub app: u32,
 }
 
 impl TraceRecord {
@@ -204,7 +213,8 @@ pub fn detect(first_lines: &[&str]) -> Option<TraceFormat> {
     })
 }
 
-/// Reads a whole trace line by line, yielding records re-timed so the first is at 0.
+/// Reads a whole trace line by line, yielding records re-timed so the first is at 0, each
+/// with its application id ([`apps`]).
 ///
 /// Records whose time is earlier than the first record's (traces are not always sorted) get
 /// time 0. With `skip_bad`, lines that fail to parse (or are not UTF-8) are counted in
@@ -219,11 +229,27 @@ pub struct TraceReader<R> {
     base_ns: Option<u64>,
     buf: Vec<u8>,
     done: bool,
+    apps: ApplicationIds,
 }
 
 impl<R: BufRead> TraceReader<R> {
     pub fn new(format: TraceFormat, reader: R, skip_bad: bool) -> Self {
-        TraceReader { format, reader, skip_bad, line_no: 0, skipped: 0, base_ns: None, buf: Vec::new(), done: false }
+        TraceReader {
+            format,
+            reader,
+            skip_bad,
+            line_no: 0,
+            skipped: 0,
+            base_ns: None,
+            buf: Vec::new(),
+            done: false,
+            apps: ApplicationIds::new(format),
+        }
+    }
+
+    /// The applications seen so far, and the warning to report if the format names none.
+    pub fn applications(&self) -> &ApplicationIds {
+        &self.apps
     }
 
     /// Bad lines passed over so far (only counted when `skip_bad`).
@@ -261,7 +287,14 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             self.line_no += 1;
             let line = self.line_no;
             let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => self.format.parse_line(text).map_err(|error| TraceError::Parse { line, error }),
+                Ok(text) => match self.format.parse_line(text) {
+                    Ok(Some(mut record)) => {
+                        let host = if self.format == TraceFormat::Msr { msr::hostname(text) } else { "" };
+                        record.app = self.apps.id(host, record.device);
+                        Ok(Some(record))
+                    }
+                    other => other.map_err(|error| TraceError::Parse { line, error }),
+                },
                 Err(_) => Err(TraceError::Utf8 { line }),
             };
             match parsed {
@@ -414,7 +447,7 @@ pub(crate) fn decimal_ns(s: &str, unit_exp: u32, index: usize, name: &'static st
 
 #[cfg(test)]
 pub(crate) fn rec(time_ns: u64, op: TraceOp, offset_bytes: u64, size_bytes: u64, device: u32) -> TraceRecord {
-    TraceRecord { time_ns, op, offset_bytes, size_bytes, device }
+    TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }
 }
 
 /// Asserts that `line` fails to parse with exactly `msg`.

@@ -31,7 +31,13 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     let offset_bytes = u64_field(f[4], 5, "Offset")?;
     let size_bytes = u64_field(f[5], 6, "Size")?;
     u64_field(f[6], 7, "ResponseTime")?;
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
+}
+
+/// The Hostname field of a line [`parse_line`] accepted (with DiskNumber, it names the
+/// volume: the application).
+pub fn hostname(line: &str) -> &str {
+    content(line).and_then(|l| l.split(',').nth(1)).map_or("", str::trim)
 }
 
 #[cfg(test)]
@@ -49,6 +55,12 @@ mod tests {
             parse_line("128000000000000123,src1,0,Write,512,4096,77\r\n").unwrap(),
             Some(rec(12_800_000_000_000_012_300, TraceOp::Write, 512, 4096, 0))
         );
+    }
+
+    #[test]
+    fn hostname_field() {
+        assert_eq!(hostname("128000000000000000, src1 ,2,Read,1048576,8192,1500"), "src1");
+        assert_eq!(hostname(""), "");
     }
 
     #[test]

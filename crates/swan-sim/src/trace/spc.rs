@@ -24,7 +24,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
         other => return Err(ParseError::field(4, "Opcode", "r, R, w or W", other)),
     };
     let time_ns = decimal_ns(f[4], 9, 5, "Timestamp")?;
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device }))
+    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
 }
 
 #[cfg(test)]
