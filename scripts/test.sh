@@ -26,6 +26,7 @@ DEB_TOOLS=(
   "mkfs.ext4:e2fsprogs"
   "losetup:mount"
   "man:man-db"
+  "prometheus:prometheus"
 )
 install_debs test.sh "${DEB_TOOLS[@]}"
 
