@@ -37,6 +37,8 @@ fn http_get(addr: &str, target: &str) -> (u16, String, String) {
     (code, head.to_string(), body.to_string())
 }
 
+type Labels = Vec<(String, String)>;
+
 #[derive(Debug)]
 struct Sample {
     name: String,
@@ -174,7 +176,7 @@ impl Exposition {
     fn check_histograms(&self) {
         for (family, _) in self.types.iter().filter(|(_, t)| *t == "histogram") {
             let bucket = format!("{family}_bucket");
-            let mut series: HashMap<Vec<(String, String)>, Vec<(f64, f64)>> = HashMap::new();
+            let mut series: HashMap<Labels, Vec<(f64, f64)>> = HashMap::new();
             for s in self.samples.iter().filter(|s| s.name == bucket) {
                 let le = s.labels.iter().find(|(k, _)| k == "le").map(|(_, v)| parse_value(v).expect("le is a number"));
                 let rest: Vec<_> = s.labels.iter().filter(|(k, _)| k != "le").cloned().collect();
@@ -458,4 +460,42 @@ fn metrics_port_in_use_fails_at_start() {
     assert!(err.contains(&format!("--metrics {addr}")) && err.contains("in use"), "{err}");
     assert!(!err.contains("serving on"), "it failed before serving: {err}");
     drop(taken);
+}
+
+/// RAID5 over 4 members: a failed member shows as degraded, its state as failed; after the
+/// rebuild onto a replacement, healthy again.
+#[test]
+fn degraded_and_rebuilt_members_show_in_metrics() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let members = create_array(d, "raid5", 1, 4, "24M", &[]);
+    let server = Server::start_with(d, &members, &["--metrics", "127.0.0.1:0"]);
+    let addr = server.metrics_addr();
+    fio(d, &server.uri(), "write", 65536, 4 * MIB, 4 * MIB);
+    let healthy = scrape(&addr);
+    assert_eq!(healthy.get("swan_degraded", &[]), 0.0);
+    assert_eq!(healthy.sum("swan_member_state", &[("state", "healthy")]), 4.0);
+
+    let any = members[0].to_str().expect("utf-8 path");
+    let out = swan(&["fail", "--member", "1", any], d);
+    assert!(out.status.success(), "{}", describe("swan fail", &out));
+    let failed = scrape(&addr);
+    assert_eq!(failed.get("swan_degraded", &[]), 1.0);
+    assert_eq!(failed.get("swan_member_state", &[("member", "1"), ("state", "failed")]), 1.0);
+    assert_eq!(failed.get("swan_member_state", &[("member", "1"), ("state", "healthy")]), 0.0);
+    assert_eq!(failed.sum("swan_member_state", &[("state", "healthy")]), 3.0);
+    // Reads of the failed member's blocks are served from parity, and counted as reads.
+    let read = fio(d, &server.uri(), "read", 65536, 4 * MIB, 4 * MIB);
+    assert_eq!(scrape(&addr).get("swan_user_read_bytes_total", &[]), read as f64);
+
+    let new = d.join("m1-new");
+    let out = swan(&["replace", "--member", "1", "--new", new.to_str().expect("utf-8 path"), "--wait", any], d);
+    assert!(out.status.success(), "{}", describe("swan replace", &out));
+    let rebuilt = scrape(&addr);
+    assert_eq!(rebuilt.get("swan_degraded", &[]), 0.0);
+    assert_eq!(rebuilt.get("swan_rebuild_active", &[]), 0.0);
+    assert_eq!(rebuilt.sum("swan_member_state", &[("state", "healthy")]), 4.0);
+    assert_eq!(rebuilt.get("swan_member_info", &[("member", "1")]), 1.0);
+    assert!(rebuilt.matching("swan_member_info", &[("path", new.to_str().expect("utf-8"))]).next().is_some());
+    server.stop();
 }

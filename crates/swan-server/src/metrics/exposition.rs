@@ -346,3 +346,100 @@ fn rebuild(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{GroupStatus, MemberStatus, RebuildStatus};
+    use prometheus_client::encoding::prometheus_text;
+    use prometheus_client::registry::Registry;
+
+    fn report() -> StatusReport {
+        let member = |health: &str| MemberStatus {
+            path: "m".into(),
+            health: health.into(),
+            user_bytes_written: 8192,
+            ..MemberStatus::default()
+        };
+        StatusReport {
+            uuid: "u".into(),
+            scheme: "swan5".into(),
+            volume_bytes: 1 << 30,
+            uptime_s: 2.5,
+            groups: vec![
+                GroupStatus { group: 0, gc_jobs: 3, role: "back-end GC".into(), free_segments: 4 },
+                GroupStatus { group: 1, gc_jobs: 0, role: "front-end".into(), free_segments: 9 },
+            ],
+            members: vec![member("healthy"), member("rebuilding")],
+            free_segments: 13,
+            segments: 40,
+            gc_target: Some(5),
+            user_bytes_written: 4 * BLOCK as u64,
+            user_bytes_read: 0,
+            gc_blocks_moved: 2,
+            victims: 3,
+            gc_onset_user_bytes: None,
+            front_rotations: 1,
+            sync_points: 7,
+            journal_records: 11,
+            checkpoints: 2,
+            queued_requests: 0,
+            reads_verified: 0,
+            read_mismatches: 0,
+            read_repairs: 0,
+            read_failures: 0,
+            reads_unverified: 0,
+            gc_verified: 2,
+            gc_repaired: 0,
+            gc_lost: 0,
+            gc_unverified: 0,
+            rebuild: Some(RebuildStatus { member: 1, path: "m".into(), done_blocks: 10, total_blocks: 40 }),
+        }
+    }
+
+    fn text(st: StatusReport) -> String {
+        let mut registry = Registry::default();
+        let scrape = Scrape::new(Arc::new(move || Some(st.clone())), Arc::default());
+        registry.register_collector(Box::new(scrape));
+        let mut out = String::new();
+        prometheus_text::encode(&mut out, &registry).expect("encodes");
+        out
+    }
+
+    #[test]
+    fn a_report_becomes_its_metric_families() {
+        let t = text(report());
+        for line in [
+            "swan_rgroup_front_end{rgroup=\"0\"} 0",
+            "swan_rgroup_front_end{rgroup=\"1\"} 1",
+            "swan_rgroup_gc_active{rgroup=\"0\"} 1",
+            "swan_rgroup_free_segments{rgroup=\"1\"} 9",
+            "swan_rgroup_gc_jobs_total{rgroup=\"0\"} 3",
+            "swan_gc_moved_bytes_total 8192",
+            "swan_array_waf 1.5",
+            "swan_sync_points_total 7",
+            "swan_journal_records_total 11",
+            "swan_member_state{member=\"1\",state=\"rebuilding\"} 1",
+            "swan_member_state{member=\"1\",state=\"healthy\"} 0",
+            "swan_degraded 1",
+            "swan_rebuild_active 1",
+            "swan_rebuild_done_bytes{member=\"1\"} 40960",
+            "swan_rebuild_total_bytes{member=\"1\"} 163840",
+            "swan_member_written_bytes_total{member=\"0\",class=\"user\"} 8192",
+            "# TYPE swan_request_duration_seconds histogram",
+        ] {
+            assert!(t.lines().any(|l| l == line), "no line {line:?} in\n{t}");
+        }
+    }
+
+    #[test]
+    fn waf_is_absent_before_any_write() {
+        let mut st = report();
+        st.user_bytes_written = 0;
+        st.rebuild = None;
+        let t = text(st);
+        assert!(!t.lines().any(|l| l.starts_with("swan_array_waf ")), "{t}");
+        assert!(t.lines().any(|l| l == "swan_rebuild_active 0"), "{t}");
+        assert!(!t.contains("swan_rebuild_done_bytes{"), "{t}");
+    }
+}
