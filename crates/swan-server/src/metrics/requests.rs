@@ -10,10 +10,13 @@ use crate::service::BlockOp;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The upper bounds (seconds) of the latency buckets: 50 µs to 10 s, about three per
-/// decade, from a write absorbed by memory to a FLUSH that waits on slow members.
-pub const LATENCY_BOUNDS_S: [f64; 17] =
-    [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+/// The upper bounds (seconds) of the latency buckets: 10 µs to 10 s, about three per
+/// decade, from a write the engine takes into memory at once to a FLUSH that waits on slow
+/// members.
+pub const LATENCY_BOUNDS_S: [f64; 19] = [
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0,
+];
 
 /// The request kinds a service sees (the NBD commands that reach it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,13 +151,13 @@ mod tests {
         assert_eq!(count, 4);
         assert!((sum - (11.003101)).abs() < 1e-9, "{sum}");
         assert_eq!(b.len(), LATENCY_BOUNDS_S.len() + 1);
-        assert_eq!(b[0], (0.00005, 1));
-        assert_eq!(b[1], (0.0001, 1));
-        assert_eq!(b[5], (0.0025, 0));
-        assert_eq!(b[6], (0.005, 1));
-        assert_eq!(b[16], (10.0, 0));
-        assert_eq!(b[17].1, 1);
-        assert!(b[17].0.is_infinite());
+        assert_eq!(b[2], (0.00005, 1));
+        assert_eq!(b[3], (0.0001, 1));
+        assert_eq!(b[7], (0.0025, 0));
+        assert_eq!(b[8], (0.005, 1));
+        assert_eq!(b[18], (10.0, 0));
+        assert_eq!(b[19].1, 1);
+        assert!(b[19].0.is_infinite());
     }
 
     #[test]
