@@ -4,7 +4,10 @@
 //!   a plain HTTP GET of `/metrics` must parse as the Prometheus text format and count
 //!   exactly those requests and bytes, with consistent histograms.
 //! - `prometheus_scrapes_what_fio_wrote`: a real Prometheus (Debian's `prometheus`) scrapes
-//!   the server every second while fio writes; its query API must report the bytes fio wrote.
+//!   the server every second while fio writes; its query API must report the bytes fio wrote,
+//!   and answer every query of the Grafana dashboard (`docs/grafana-swan.json`).
+//! - `docs/metrics.md` must list every family a scrape has and every metric the dashboard uses.
+//! - `degraded_and_rebuilt_members_show_in_metrics`: `swan fail` and `swan replace` on RAID5.
 //! - `bad_metrics_address_is_named` and `metrics_port_in_use_fails_at_start`: bad input.
 
 mod common;
@@ -238,6 +241,36 @@ fn fio(dir: &Path, uri: &str, rw: &str, bs: u64, size: u64, io: u64) -> u64 {
     u64_of(&job[if rw.contains("read") { "read" } else { "write" }], "io_bytes")
 }
 
+/// A file of the repository's `docs/`.
+fn doc(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every `swan_...` name in `text`.
+fn swan_names(text: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    for (i, _) in text.match_indices("swan_") {
+        let name: String =
+            text[i..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
+        names.insert(name);
+    }
+    names
+}
+
+/// The PromQL queries of the Grafana dashboard, with its variables given values.
+fn dashboard_queries() -> Vec<String> {
+    let dash: Value = serde_json::from_str(&doc("grafana-swan.json")).expect("docs/grafana-swan.json is JSON");
+    let panels = dash["panels"].as_array().expect("panels");
+    let exprs: Vec<String> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().expect("targets").iter())
+        .map(|t| t["expr"].as_str().expect("expr").replace("$__rate_interval", "5s").replace("$instance", ".*"))
+        .collect();
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    exprs
+}
+
 fn swan0(dir: &Path) -> Vec<std::path::PathBuf> {
     create_array(dir, "swan0", 3, 2, "64M", &[])
 }
@@ -294,6 +327,18 @@ fn scrape_counts_what_fio_did() {
     assert_eq!(m.get("swan_rebuild_active", &[]), 0.0);
     assert!(m.get("swan_connections_accepted_total", &[]) >= 2.0);
     assert_eq!(m.get("swan_array_info", &[("scheme", "swan0")]), 1.0);
+
+    // docs/metrics.md lists every family a scrape has, and every metric the dashboard uses.
+    let documented = swan_names(&doc("metrics.md"));
+    let missing: Vec<&String> = m.types.keys().filter(|f| !documented.contains(*f)).collect();
+    assert!(missing.is_empty(), "families missing from docs/metrics.md: {missing:?}");
+    let used = dashboard_queries().iter().flat_map(|q| swan_names(q)).collect::<HashSet<_>>();
+    let unknown: Vec<&String> = used
+        .iter()
+        .filter(|n| !documented.contains(*n) && !documented.contains(n.trim_end_matches("_bucket")))
+        .filter(|n| !n.strip_suffix("_count").is_some_and(|f| documented.contains(f)))
+        .collect();
+    assert!(unknown.is_empty(), "the dashboard uses metrics docs/metrics.md does not list: {unknown:?}");
 
     let (code, ..) = http_get(&addr, "/nothing-here");
     assert_eq!(code, 404);
@@ -423,6 +468,13 @@ fn prometheus_scrapes_what_fio_wrote() {
     let increase = format!("increase({written_metric}[10m])");
     let within = |v: Option<f64>| v.is_some_and(|v| v >= written as f64 && v <= 1.1 * written as f64);
     prom.wait("an increase() near fio's bytes", Duration::from_secs(60), |p| within(p.one(&increase)));
+    // Every query of the Grafana dashboard is valid PromQL, and those over figures present
+    // after a write find series.
+    for q in dashboard_queries() {
+        let found = prom.query(&q);
+        let conditional = ["rebuild", "!=\"healthy\""].iter().any(|c| q.contains(c));
+        assert!(conditional || !found.is_empty(), "the dashboard's query {q} finds nothing");
+    }
     eprintln!(
         "prometheus at {}: {written_metric} = {:?}, max-min over 10m = {:?}, {increase} = {:?}, write requests = {writes:?}",
         prom.addr,
