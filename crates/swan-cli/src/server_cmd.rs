@@ -11,6 +11,7 @@ use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
 use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
+use swan_server::metrics::MetricsListener;
 use swan_server::nbd::{Listen, NbdServer, ServerOptions, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
@@ -120,6 +121,12 @@ pub struct ServeArgs {
     /// Block-device members (SSDs) always get their TRIMs.
     #[arg(long)]
     pub punch_holes: bool,
+    /// Serve Prometheus metrics (text format) at http://ADDR/metrics: member I/O, R-group
+    /// roles and free segments, GC, array WAF, request latency histograms, sync points,
+    /// degraded/rebuild state, connections (docs/metrics.md lists them). IP:PORT; port 0
+    /// picks a free port, which the server prints. Off by default.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Log connections and refused requests.
     #[arg(long, short)]
     pub verbose: bool,
@@ -256,8 +263,15 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     if let Some(w) = exposure_warning(&listen, a.tls) {
         eprintln!("{w}");
     }
-    // Checked before the array is opened: a bad certificate should not cost a recovery.
+    // Checked before the array is opened: a bad certificate or a metrics port in use
+    // should not cost a recovery.
     let tls = tls_options(a)?;
+    let metrics = match a.metrics {
+        Some(addr) => {
+            Some(MetricsListener::bind(addr).with_context(|| format!("--metrics {addr}: cannot listen there"))?)
+        }
+        None => None,
+    };
     if !(a.handshake_timeout > 0.0 && a.handshake_timeout <= 3600.0) {
         bail!("--handshake-timeout must be in (0, 3600] seconds");
     }
@@ -300,6 +314,16 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         .with_context(|| format!("opening the control socket {}", control.display()))?;
     let opts = ServerOptions { listen, verbose: a.verbose, tls, handshake_timeout, ..ServerOptions::default() };
     let server = NbdServer::bind(opts)?;
+    let metrics_thread = match metrics {
+        Some(listener) => {
+            let addr = listener.local_addr();
+            let t = swan_server::metrics::serve(listener, Arc::clone(&engine), server.stats(), Arc::clone(&stop))
+                .context("starting the metrics thread")?;
+            eprintln!("swan: metrics on http://{addr}/metrics");
+            Some(t)
+        }
+        None => None,
+    };
     eprintln!(
         "swan: serving on {} (TLS {}{}; status: swan status {})",
         server.local_addr(),
@@ -310,6 +334,9 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::service::BlockService>, Arc::clone(&stop));
     stop.store(true, Ordering::Relaxed);
     let _ = control_thread.join();
+    if let Some(t) = metrics_thread {
+        let _ = t.join();
+    }
     let stopped = engine.shutdown();
     served?;
     stopped?;

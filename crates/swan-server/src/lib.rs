@@ -12,6 +12,7 @@
 //! - [`nbd`]: the NBD listener and connections (handshake, transmission, replies).
 //! - [`emulate`]: the simulator's SSD model in wall-clock time in front of each member.
 //! - [`control`]: the status socket `swan status` reads.
+//! - [`metrics`]: Prometheus metrics of a running server (`swan serve --metrics`).
 //! - [`parity`]: stripe-row XOR: checking a row, rebuilding a block of it.
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`uring`]: plain reads of O_DIRECT members through an io_uring, from one thread.
@@ -31,6 +32,7 @@ pub mod journal;
 pub mod layout;
 pub mod member;
 pub mod members;
+pub mod metrics;
 pub mod nbd;
 pub mod parity;
 pub mod payload;

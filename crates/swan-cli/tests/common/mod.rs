@@ -176,6 +176,17 @@ impl Server {
         &self.addr
     }
 
+    /// `IP:PORT` of `/metrics`, for a server started with `--metrics` (its stderr says it
+    /// before the "serving on" line).
+    pub fn metrics_addr(&self) -> String {
+        let log = self.log();
+        log.split("metrics on http://")
+            .nth(1)
+            .and_then(|rest| rest.split("/metrics").next())
+            .unwrap_or_else(|| panic!("no 'metrics on http://' in the server's log:\n{log}"))
+            .to_string()
+    }
+
     pub fn pid(&mut self) -> u32 {
         self.proc.child().id()
     }

@@ -190,7 +190,9 @@ impl Executor {
             }
         }
         self.in_flight = true;
-        io.stats[p.member as usize].user_bytes_written += (p.count as usize * BLOCK) as u64;
+        let s = &mut io.stats[p.member as usize];
+        s.user_bytes_written += (p.count as usize * BLOCK) as u64;
+        s.writes += 1;
     }
 
     /// Write every gathered run; errors of those written here wait for `wait_writes`.
@@ -330,6 +332,7 @@ impl Executor {
                 }
                 let s = &mut io.stats[m];
                 *if gc { &mut s.gc_bytes_read } else { &mut s.bytes_read } += n as u64;
+                s.reads += 1;
                 EmuOp::Read
             }
             IoKind::Write(src) => {
@@ -340,6 +343,7 @@ impl Executor {
                 io.write(p.member, p.block, &data)?;
                 let s = &mut io.stats[m];
                 *if gc { &mut s.gc_bytes_written } else { &mut s.user_bytes_written } += n as u64;
+                s.writes += 1;
                 EmuOp::Write
             }
             IoKind::Trim => {
@@ -439,7 +443,9 @@ impl Executor {
             }
         }
         for p in plan.ios() {
-            io.stats[p.member as usize].bytes_read += u64::from(p.count) * BLOCK as u64;
+            let s = &mut io.stats[p.member as usize];
+            s.bytes_read += u64::from(p.count) * BLOCK as u64;
+            s.reads += 1;
         }
         Some(reply)
     }
@@ -460,7 +466,9 @@ impl Executor {
         for p in plan.ios() {
             let IoKind::Read(Dst::User { offset }) = p.kind else { unreachable!("checked by pool_can_read") };
             pieces.push(Piece { member: p.member, block: p.block, count: p.count, offset });
-            io.stats[p.member as usize].bytes_read += u64::from(p.count) * BLOCK as u64;
+            let s = &mut io.stats[p.member as usize];
+            s.bytes_read += u64::from(p.count) * BLOCK as u64;
+            s.reads += 1;
         }
         pool.read(&io.members, pieces, len, checks, offset, done);
     }

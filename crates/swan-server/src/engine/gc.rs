@@ -236,6 +236,8 @@ fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Resu
         let from = (p.block - first.block) as usize * BLOCK;
         run.staged[at..at + len].copy_from_slice(&span[from..from + len]);
     }
-    io.stats[first.member as usize].gc_bytes_read += span.len() as u64;
+    let s = &mut io.stats[first.member as usize];
+    s.gc_bytes_read += span.len() as u64;
+    s.reads += 1;
     Some(Ok(n))
 }

@@ -62,6 +62,10 @@ pub struct MemberStatus {
     pub gc_bytes_written: u64,
     pub bytes_read: u64,
     pub gc_bytes_read: u64,
+    /// Member operations of the array's plans (contiguous runs; user and GC alike).
+    /// Adjacent writes of one batch may then go out in one system call.
+    pub reads: u64,
+    pub writes: u64,
     pub trims: u64,
     pub errors: u64,
 }

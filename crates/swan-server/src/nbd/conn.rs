@@ -21,6 +21,7 @@ use swan_nbd::{
 use super::error::{Causes, ConnError};
 use super::stream::Stream;
 use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
+use crate::metrics::requests::Op;
 use crate::payload::{Payload, PayloadPool};
 use crate::service::{gather, BlockOp, BlockRequest, BlockService, Completion, Reply};
 
@@ -146,7 +147,7 @@ fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u
     timeouts.map_err(ConnError::io("setting the socket's timeouts"))?;
     let clone = || stream.try_clone().map_err(ConnError::io("cloning the socket"));
     let flight = Arc::new(Inflight::new(ctx.opts.max_inflight_per_conn, ctx.opts.max_inflight_bytes_per_conn));
-    let replies = Arc::new(Replies::new(clone()?, Arc::clone(&flight)));
+    let replies = Arc::new(Replies::new(clone()?, Arc::clone(&flight), Arc::clone(&ctx.stats)));
     let writer = spawn_writer(ctx, clone()?, Arc::clone(&replies), id)?;
     let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(clone()?));
     let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input, payloads: PayloadPool::new() }.run();
@@ -237,6 +238,8 @@ impl Outgoing {
 struct Replies {
     socket: Stream,
     flight: Arc<Inflight>,
+    /// Where completed requests are counted (held here so a request clones no `Arc`).
+    stats: Arc<ServerStats>,
     state: Mutex<ReplyState>,
     ready: Condvar,
 }
@@ -257,8 +260,8 @@ struct ReplyState {
 }
 
 impl Replies {
-    fn new(socket: Stream, flight: Arc<Inflight>) -> Self {
-        Replies { socket, flight, state: Mutex::default(), ready: Condvar::new() }
+    fn new(socket: Stream, flight: Arc<Inflight>, stats: Arc<ServerStats>) -> Self {
+        Replies { socket, flight, stats, state: Mutex::default(), ready: Condvar::new() }
     }
 
     fn lock(&self) -> MutexGuard<'_, ReplyState> {
@@ -571,8 +574,12 @@ impl<R: Read> Reader<'_, R> {
         let read_len = if req.kind == Command::Read { len } else { 0 };
         self.replies.expect_one();
         let pending = PendingReply(Arc::clone(&self.replies));
-        let cookie = req.cookie;
+        let (cookie, length, counted) = (req.cookie, req.length, Op::of(&op));
+        // Latency as the client sees it from the server: from the request handed to the
+        // service (its payload already read) to its reply being ready to send.
+        let start = Instant::now();
         let done: Completion = Box::new(move |reply| {
+            pending.0.stats.requests().completed(counted, length, start.elapsed(), reply.is_ok());
             pending.0.deliver(Outgoing::from_reply(cookie, read_len, cost, reply));
         });
         let fua = req.flags & cmd_flags::FUA != 0;

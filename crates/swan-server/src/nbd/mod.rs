@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use swan_nbd::consts::{tflags, DEFAULT_MAX_PAYLOAD, MAX_STRING_LEN, NBD_PORT};
 use swan_nbd::{ExportConfig, ExportLimits, ServerConfig, TlsMode};
 
+use crate::metrics::requests::Requests;
 use crate::service::{BlockService, ExportInfo};
 use conn::ConnContext;
 pub use error::ServerError;
@@ -169,6 +170,7 @@ pub struct ServerStats {
     refused: AtomicU64,
     active: AtomicUsize,
     threads: AtomicUsize,
+    requests: Requests,
 }
 
 impl ServerStats {
@@ -185,6 +187,11 @@ impl ServerStats {
     /// Connections whose threads have not all finished yet.
     pub fn active_connections(&self) -> usize {
         self.active.load(Ordering::Acquire)
+    }
+
+    /// Requests handed to the service, per operation: counts, bytes, errors, latency.
+    pub fn requests(&self) -> &Requests {
+        &self.requests
     }
 
     /// Connection threads (readers and writers) still running.
