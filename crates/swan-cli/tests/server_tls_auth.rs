@@ -212,6 +212,8 @@ fn only_clients_with_a_certificate_from_the_client_ca_are_served() {
     let info: Value = serde_json::from_slice(&out.stdout).expect("qemu-img JSON");
     assert_eq!(info["virtual-size"], 127 << 20, "{info:#}");
     assert!(refusals(&server.log()).is_empty(), "a certified client was refused:\n{}", server.log());
+    // Verbose, the server names whom it served.
+    assert!(server.log().contains(": client certificate \"CN=alice\""), "{}", server.log());
 
     let out = nbdinfo(&addr, &anonymous);
     let why = assert_refused(&server, 1, &out, "nbdinfo without a client certificate");
@@ -251,6 +253,8 @@ fn the_allow_list_refuses_certified_clients_not_on_it() {
     let alice = f.client("alice", "alice", &f.clients);
     let carol = f.client("carol", "carol", &f.clients);
     let mallory = f.client("mallory", "mallory", &f.clients);
+    // Two common names, both listed: which one the list would judge is ambiguous, so refused.
+    let twins = f.client("twins", "alice/CN=carol", &f.clients);
     // Another CA's certificate for a listed name is still refused: the chain comes first.
     let fake_alice = f.client("fake-alice", "alice", &f.other);
     let mut server = f.serve(&["--tls-allow-subject", "alice", "--tls-allow-subject", "carol"]);
@@ -277,6 +281,9 @@ fn the_allow_list_refuses_certified_clients_not_on_it() {
     let why = assert_refused(&server, 4, &failed(), "a rustls client as mallory");
     assert!(why.contains("CN=mallory"), "{why}");
     assert!(alert.contains("CertificateUnknown"), "the client was told: {alert}");
+    let out = nbdinfo(&addr, &twins);
+    let why = assert_refused(&server, 5, &out, "nbdinfo with two listed common names");
+    assert!(why.contains("CN=alice") && why.contains("CN=carol") && why.contains("not on"), "{why}");
     server.assert_alive("the refused clients");
     server.stop();
 }

@@ -74,6 +74,14 @@ pub(super) fn refusal(e: &rustls::Error) -> Option<String> {
     }
 }
 
+/// The subject of a certificate as the log shows it: `"CN=alice, O=..."`.
+pub(super) fn subject(cert: &CertificateDer<'_>) -> String {
+    match x509_parser::parse_x509_certificate(cert.as_ref()) {
+        Ok((_, parsed)) => format!("\"{}\"", parsed.subject()),
+        Err(_) => "(unparsable)".into(),
+    }
+}
+
 /// A client certificate the CA signed whose subject is not on the allow-list.
 #[derive(Debug, thiserror::Error)]
 #[error("the client's certificate subject {subject} is not on --tls-allow-subject")]

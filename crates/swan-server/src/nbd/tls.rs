@@ -89,7 +89,7 @@ pub(super) fn start(
         .name(format!("nbd-tls-{id}"))
         .spawn(move || {
             let _counted = counted;
-            let mut pump = Pump { session, tcp, plain: theirs, send_timeout };
+            let mut pump = Pump { session, tcp, plain: theirs, send_timeout, log, id, identified: false };
             match pump.run(&leftover) {
                 Ok(()) => {}
                 // Refused clients are logged even when not verbose: who was turned away
@@ -115,6 +115,10 @@ struct Pump {
     /// The pump's end of the pair; the connection code has the other.
     plain: UnixStream,
     send_timeout: Duration,
+    log: Log,
+    id: u64,
+    /// Whether the client's certificate (if it gave one) has been logged.
+    identified: bool,
 }
 
 impl Pump {
@@ -243,6 +247,13 @@ impl Pump {
         if let Err(e) = self.session.process_new_packets() {
             let _ = self.session.write_tls(&mut self.tcp);
             return Err(ConnError::Tls(e));
+        }
+        if !self.identified && !self.session.is_handshaking() {
+            self.identified = true;
+            if let Some(cert) = self.session.peer_certificates().and_then(|c| c.first()) {
+                let id = self.id;
+                self.log.say(format_args!("connection {id}: client certificate {}", client_auth::subject(cert)));
+            }
         }
         let mut chunk = [0u8; 16 << 10];
         loop {
