@@ -12,7 +12,7 @@ use swan_server::array::{self, CreateOptions};
 use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
 use swan_server::metrics::MetricsListener;
-use swan_server::nbd::{Listen, NbdServer, ServerOptions, Tls};
+use swan_server::nbd::{ClientAuth, Listen, NbdServer, ServerOptions, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
     parse_size(s)
@@ -96,6 +96,25 @@ pub struct ServeArgs {
     /// The certificate's private key, PEM. Needed with --tls on|require.
     #[arg(long, value_name = "PEM")]
     pub tls_key: Option<PathBuf>,
+    /// Authenticate clients: only a client presenting a certificate signed by the CA of
+    /// --tls-client-ca is served; any other is refused in the TLS handshake, before it sees
+    /// an export. Needs --tls require (with --tls on a client could skip TLS altogether).
+    #[arg(long)]
+    pub tls_verify_peer: bool,
+    /// The CA (a PEM bundle of one or more CA certificates) client certificates must be
+    /// signed by, for --tls-verify-peer.
+    #[arg(long, value_name = "PEM")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// With --tls-verify-peer, serve only clients whose certificate subject has this common
+    /// name (CN, compared exactly; subject alternative names are not looked at). Repeat it
+    /// to allow several. Without it, every certificate the CA signed is allowed.
+    #[arg(long, value_name = "CN")]
+    pub tls_allow_subject: Vec<String>,
+    /// Not supported: TLS-PSK (nbdkit's and qemu's `username:hexkey` key files). swan's TLS
+    /// library, rustls, has no external pre-shared keys, so the option is refused with an
+    /// explanation; authenticate clients with certificates instead (--tls-verify-peer).
+    #[arg(long, value_name = "FILE")]
+    pub tls_psk: Option<PathBuf>,
     /// Seconds from accept to the end of the handshake before a client is dropped (tests
     /// shorten it).
     #[arg(long, hide = true, default_value_t = 10.0)]
@@ -145,14 +164,19 @@ pub enum TlsArg {
 }
 
 /// The warning `swan serve` prints before serving, if any: plain NBD anywhere but on loopback
-/// or a unix socket lets anyone who reaches the address read and overwrite the volume.
-pub fn exposure_warning(listen: &Listen, tls: TlsArg) -> Option<String> {
+/// or a unix socket lets anyone who reaches the address read and overwrite the volume, and
+/// TLS without client certificates lets anyone who reaches it and speaks TLS do so.
+pub fn exposure_warning(listen: &Listen, tls: TlsArg, verify_peer: bool) -> Option<String> {
     let Listen::Tcp(addr) = listen else { return None };
     if addr.ip().is_loopback() {
         return None;
     }
     match tls {
-        TlsArg::Require => None,
+        TlsArg::Require if verify_peer => None,
+        TlsArg::Require => Some(format!(
+            "swan: warning: clients are not authenticated and {addr} is not a loopback address: anyone who can \
+             reach it and speak TLS can read and overwrite the volume (use --tls-verify-peer --tls-client-ca CA.pem)"
+        )),
         TlsArg::Off => Some(format!(
             "swan: warning: TLS is off and {addr} is not a loopback address: anyone who can reach it can read \
              and overwrite the volume in plain NBD (use --tls require with --tls-cert and --tls-key)"
@@ -164,18 +188,52 @@ pub fn exposure_warning(listen: &Listen, tls: TlsArg) -> Option<String> {
     }
 }
 
+/// Why `--tls-psk` is refused: rustls 0.23 resumes TLS 1.3 sessions from its own tickets
+/// but takes no external pre-shared keys, and has no TLS 1.2 PSK cipher suites.
+const NO_PSK: &str = "--tls-psk: TLS-PSK is not supported: swan's TLS library (rustls 0.23) has no external \
+                      pre-shared keys (rustls issue #174). Authenticate clients with certificates instead: \
+                      --tls require --tls-verify-peer --tls-client-ca CA.pem [--tls-allow-subject NAME] \
+                      (see docs/security.md)";
+
+/// Client authentication from `--tls-verify-peer`, `--tls-client-ca` and
+/// `--tls-allow-subject`, checked against `--tls`.
+fn client_auth(a: &ServeArgs) -> Result<Option<ClientAuth>> {
+    if a.tls_psk.is_some() {
+        bail!("{NO_PSK}");
+    }
+    if !a.tls_verify_peer {
+        if a.tls_client_ca.is_some() || !a.tls_allow_subject.is_empty() {
+            bail!("--tls-client-ca and --tls-allow-subject take effect with --tls-verify-peer; add it");
+        }
+        return Ok(None);
+    }
+    if a.tls != TlsArg::Require {
+        bail!(
+            "--tls-verify-peer needs --tls require: with --tls {}, a client could connect without TLS and so \
+             without a certificate",
+            format!("{:?}", a.tls).to_lowercase()
+        );
+    }
+    let Some(ca) = &a.tls_client_ca else {
+        bail!("--tls-verify-peer needs --tls-client-ca FILE: the CA client certificates must be signed by");
+    };
+    Ok(Some(ClientAuth { ca: ca.clone(), allow_subjects: a.tls_allow_subject.clone() }))
+}
+
 fn tls_options(a: &ServeArgs) -> Result<Tls> {
+    let clients = client_auth(a)?;
     let files = match (&a.tls_cert, &a.tls_key) {
         (Some(c), Some(k)) => Some((c, k)),
         (None, None) => None,
         _ => bail!("--tls-cert and --tls-key go together"),
     };
+    let load = |c, k| swan_server::nbd::tls::load_config(c, k, clients.as_ref());
     Ok(match (a.tls, files) {
         (TlsArg::Off, None) => Tls::Off,
         (TlsArg::Off, Some(_)) => bail!("--tls-cert/--tls-key given but --tls is off; add --tls on or --tls require"),
         (_, None) => bail!("--tls {:?} needs --tls-cert and --tls-key", a.tls),
-        (TlsArg::On, Some((c, k))) => Tls::On(swan_server::nbd::tls::load_config(c, k)?),
-        (TlsArg::Require, Some((c, k))) => Tls::Require(swan_server::nbd::tls::load_config(c, k)?),
+        (TlsArg::On, Some((c, k))) => Tls::On(load(c, k)?),
+        (TlsArg::Require, Some((c, k))) => Tls::Require(load(c, k)?),
     })
 }
 
@@ -260,7 +318,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         Some(p) => Listen::Unix(p.clone()),
         None => a.listen.parse()?,
     };
-    if let Some(w) = exposure_warning(&listen, a.tls) {
+    if let Some(w) = exposure_warning(&listen, a.tls, a.tls_verify_peer) {
         eprintln!("{w}");
     }
     // Checked before the array is opened: a bad certificate or a metrics port in use
@@ -325,9 +383,10 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         None => None,
     };
     eprintln!(
-        "swan: serving on {} (TLS {}{}; status: swan status {})",
+        "swan: serving on {} (TLS {}{}{}; status: swan status {})",
         server.local_addr(),
         format!("{:?}", a.tls).to_lowercase(),
+        if a.tls_verify_peer { ", client certificates verified" } else { "" },
         if a.read_only { ", read-only" } else { "" },
         a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]).display()
     );
@@ -598,15 +657,21 @@ mod tests {
         let lan: Listen = "192.168.1.5:10809".parse().unwrap();
         let v6: Listen = "[::]:10809".parse().unwrap();
         for l in [&any, &lan, &v6] {
-            let w = exposure_warning(l, TlsArg::Off).expect("a warning");
+            let w = exposure_warning(l, TlsArg::Off, false).expect("a warning");
             assert!(w.contains("TLS is off") && w.contains("--tls require"), "{w}");
-            let w = exposure_warning(l, TlsArg::On).expect("a warning");
+            let w = exposure_warning(l, TlsArg::On, false).expect("a warning");
             assert!(w.contains("TLS is optional"), "{w}");
-            assert_eq!(exposure_warning(l, TlsArg::Require), None, "TLS required: nothing to warn about");
+            let w = exposure_warning(l, TlsArg::Require, false).expect("a warning");
+            assert!(w.contains("not authenticated") && w.contains("--tls-verify-peer"), "{w}");
+            assert_eq!(
+                exposure_warning(l, TlsArg::Require, true),
+                None,
+                "clients authenticated: nothing to warn about"
+            );
         }
         for quiet in ["127.0.0.1:10809", "127.3.4.5:1", "[::1]:10809", "unix:/tmp/x.sock"] {
             let l: Listen = quiet.parse().unwrap();
-            assert_eq!(exposure_warning(&l, TlsArg::Off), None, "{quiet}");
+            assert_eq!(exposure_warning(&l, TlsArg::Off, false), None, "{quiet}");
         }
     }
 }

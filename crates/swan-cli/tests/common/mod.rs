@@ -285,6 +285,11 @@ pub struct Certs {
 
 impl Certs {
     pub fn make(dir: &Path, name: &str) -> Certs {
+        Certs::make_with_ca(dir, name, "swan test CA")
+    }
+
+    /// As [`Certs::make`], with a CA whose subject is `CN=ca_name`.
+    pub fn make_with_ca(dir: &Path, name: &str, ca_name: &str) -> Certs {
         require("openssl", "openssl");
         let d = dir.join(name);
         let client_dir = d.join("client");
@@ -298,7 +303,14 @@ impl Certs {
             &[&["req", "-x509"], &ec[..], &["-keyout", &p("ca-key.pem"), "-out", &p("ca-cert.pem")]]
                 .concat()
                 .iter()
-                .chain(&["-days", "2", "-subj", "/CN=swan test CA", "-addext", "basicConstraints=critical,CA:TRUE"])
+                .chain(&[
+                    "-days",
+                    "2",
+                    "-subj",
+                    &format!("/CN={ca_name}"),
+                    "-addext",
+                    "basicConstraints=critical,CA:TRUE",
+                ])
                 .chain(&["-addext", "keyUsage=critical,keyCertSign,cRLSign"])
                 .copied()
                 .collect::<Vec<_>>(),
@@ -340,6 +352,44 @@ impl Certs {
     /// An `nbds://` URI for libnbd tools trusting this CA.
     pub fn uri(&self, addr: &str) -> String {
         format!("nbds://{addr}/?tls-certificates={}", self.client_dir.display())
+    }
+
+    /// A client's certificate directory `dir`, laid out as libnbd's `tls-certificates` and
+    /// qemu's `tls-creds-x509` read it: `ca-cert.pem` (the CA of `server`, to trust the
+    /// server, and this one), and `client-cert.pem` with subject `CN=cn`, signed by this CA, and its
+    /// `client-key.pem`.
+    pub fn client(&self, dir: &Path, cn: &str, server: &Certs) -> PathBuf {
+        std::fs::create_dir_all(dir).expect("client certificate directory");
+        let p = |f: &str| dir.join(f).to_str().expect("utf-8 path").to_string();
+        let ca_key = self.ca.with_file_name("ca-key.pem");
+        let ca_key = ca_key.to_str().expect("utf-8 path");
+        let ca = self.ca.to_str().expect("utf-8 path");
+        let subject = format!("/CN={cn}");
+        let req = ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", &subject];
+        let (key, csr) = (p("client-key.pem"), p("client.csr"));
+        ok(
+            Command::new("openssl").args(req).args(["-keyout", &key, "-out", &csr]),
+            "openssl: a client key",
+            Duration::from_secs(60),
+        );
+        std::fs::write(
+            dir.join("ext.cnf"),
+            "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
+        )
+        .expect("extensions file");
+        let (cert, ext) = (p("client-cert.pem"), p("ext.cnf"));
+        ok(
+            Command::new("openssl")
+                .args(["x509", "-req", "-in", &csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial"])
+                .args(["-out", &cert, "-days", "2", "-extfile", &ext]),
+            "openssl: a client certificate",
+            Duration::from_secs(60),
+        );
+        // qemu checks its own certificate against ca-cert.pem before connecting: the bundle
+        // holds the signer's CA besides the server's.
+        let bundle = [std::fs::read(&server.ca).expect("the server's CA"), std::fs::read(&self.ca).expect("the CA")];
+        std::fs::write(dir.join("ca-cert.pem"), bundle.concat()).expect("the client's CA bundle");
+        dir.to_path_buf()
     }
 }
 

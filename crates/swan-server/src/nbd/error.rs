@@ -86,6 +86,34 @@ pub enum ServerError {
     TlsVersions(#[source] rustls::Error),
     #[error("the TLS certificate and key do not go together")]
     CertificateAndKey(#[source] rustls::Error),
+    #[error("reading the client CA file {}", .path.display())]
+    ReadClientCa {
+        path: PathBuf,
+        #[source]
+        source: pem::Error,
+    },
+    #[error("parsing the client CA file {}", .path.display())]
+    ParseClientCa {
+        path: PathBuf,
+        #[source]
+        source: pem::Error,
+    },
+    #[error("{}: no PEM certificate in it (the client CA file must hold the CA's certificate)", .path.display())]
+    NoClientCa { path: PathBuf },
+    #[error("{}: a certificate in it cannot be a CA for client certificates", .path.display())]
+    BadClientCa {
+        path: PathBuf,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("{}: cannot verify client certificates with it", .path.display())]
+    ClientVerifier {
+        path: PathBuf,
+        #[source]
+        source: rustls::server::VerifierBuilderError,
+    },
+    #[error("--tls-allow-subject {0:?}: an empty name allows no one; give a common name")]
+    BlankAllowedSubject(String),
 }
 
 /// Why one connection was dropped (its TLS pump included). It ends that connection only,

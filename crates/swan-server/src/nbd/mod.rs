@@ -21,6 +21,7 @@
 //! new requests, lets in-flight replies go out for up to `shutdown_grace`, then cuts what
 //! is left and returns.
 
+mod client_auth;
 mod conn;
 mod error;
 mod stream;
@@ -44,6 +45,7 @@ use swan_nbd::{ExportConfig, ExportLimits, ServerConfig, TlsMode};
 
 use crate::metrics::requests::Requests;
 use crate::service::{BlockService, ExportInfo};
+pub use client_auth::ClientAuth;
 use conn::ConnContext;
 pub use error::ServerError;
 use stream::{Listener, Stream};
@@ -210,8 +212,13 @@ pub(crate) struct Log {
 impl Log {
     pub(crate) fn say(self, args: fmt::Arguments<'_>) {
         if self.verbose {
-            let _ = writeln!(std::io::stderr().lock(), "swan nbd: {args}");
+            self.always(args);
         }
+    }
+
+    /// Written verbose or not.
+    pub(crate) fn always(self, args: fmt::Arguments<'_>) {
+        let _ = writeln!(std::io::stderr().lock(), "swan nbd: {args}");
     }
 }
 

@@ -28,6 +28,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::ServerConnection;
 
+use super::client_auth::{self, ClientAuth};
 use super::error::{Causes, ConnError};
 use super::stream::Stream;
 use super::{Log, ServerError, ServerStats, ThreadGuard, STOP_POLL};
@@ -40,8 +41,13 @@ const CHUNK: usize = 64 << 10;
 
 /// The server's TLS configuration from a PEM certificate chain (leaf first) and a PEM
 /// private key (PKCS#8, PKCS#1 or SEC1). TLS 1.2 and 1.3 ("NBD implementations supporting
-/// TLS MUST support TLS version 1.2"); clients are not asked for certificates.
-pub fn load_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> {
+/// TLS MUST support TLS version 1.2"). Clients are asked for a certificate only with
+/// `clients`, and must then present one it accepts.
+pub fn load_config(
+    cert: &Path,
+    key: &Path,
+    clients: Option<&ClientAuth>,
+) -> Result<Arc<rustls::ServerConfig>, ServerError> {
     let path = || cert.to_path_buf();
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .map_err(|source| ServerError::ReadCertificate { path: path(), source })?
@@ -53,12 +59,14 @@ pub fn load_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>,
     let key =
         PrivateKeyDer::from_pem_file(key).map_err(|source| ServerError::ReadKey { path: key.to_path_buf(), source })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
-        .map_err(ServerError::TlsVersions)?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(ServerError::CertificateAndKey)?;
+        .map_err(ServerError::TlsVersions)?;
+    let builder = match clients {
+        None => builder.with_no_client_auth(),
+        Some(auth) => builder.with_client_cert_verifier(client_auth::verifier(auth, provider)?),
+    };
+    let config = builder.with_single_cert(chain, key).map_err(ServerError::CertificateAndKey)?;
     Ok(Arc::new(config))
 }
 
@@ -81,9 +89,15 @@ pub(super) fn start(
         .name(format!("nbd-tls-{id}"))
         .spawn(move || {
             let _counted = counted;
-            let mut pump = Pump { session, tcp, plain: theirs, send_timeout };
+            let mut pump = Pump { session, tcp, plain: theirs, send_timeout, log, id, identified: false };
             match pump.run(&leftover) {
                 Ok(()) => {}
+                // Refused clients are logged even when not verbose: who was turned away
+                // matters to whoever runs the server.
+                Err(ConnError::Tls(e)) if client_auth::refusal(&e).is_some() => log.always(format_args!(
+                    "connection {id}: refused in the TLS handshake: {}",
+                    client_auth::refusal(&e).unwrap_or_default()
+                )),
                 Err(e) => log.say(format_args!("connection {id}: TLS: {}", Causes(&e))),
             }
             // The registry holds a clone of the TCP socket: shut it down rather than rely on
@@ -101,6 +115,10 @@ struct Pump {
     /// The pump's end of the pair; the connection code has the other.
     plain: UnixStream,
     send_timeout: Duration,
+    log: Log,
+    id: u64,
+    /// Whether the client's certificate (if it gave one) has been logged.
+    identified: bool,
 }
 
 impl Pump {
@@ -229,6 +247,13 @@ impl Pump {
         if let Err(e) = self.session.process_new_packets() {
             let _ = self.session.write_tls(&mut self.tcp);
             return Err(ConnError::Tls(e));
+        }
+        if !self.identified && !self.session.is_handshaking() {
+            self.identified = true;
+            if let Some(cert) = self.session.peer_certificates().and_then(|c| c.first()) {
+                let id = self.id;
+                self.log.say(format_args!("connection {id}: client certificate {}", client_auth::subject(cert)));
+            }
         }
         let mut chunk = [0u8; 16 << 10];
         loop {
