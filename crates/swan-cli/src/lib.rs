@@ -3,12 +3,14 @@
 //! options, so both take one set of tunables.
 
 pub mod alloc;
+pub mod apas_cmd;
 pub mod api;
 pub mod docs_cmd;
 pub mod plan;
 pub mod replay_cmd;
 pub mod repro;
 pub mod repro_args;
+mod repro_apas;
 mod repro_harmonia;
 mod repro_triple_a;
 mod repro_triple_a_traces;
