@@ -4,8 +4,8 @@
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_sim::apas::report::{side_by_side, summaries};
-use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport};
 use swan_sim::apas::run::{AUTO_PERIODS, DEFAULT_DISKS, PAPER_PERIOD_S};
+use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport};
 use swan_sim::trace::TraceFormat;
 
 #[derive(clap::Args, Debug, Clone)]

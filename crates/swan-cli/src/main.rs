@@ -4,7 +4,9 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
-use swan_cli::{alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify};
+use swan_cli::{
+    alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify,
+};
 
 #[global_allocator]
 static ALLOCATOR: alloc::Allocator = alloc::Allocator;

@@ -28,7 +28,9 @@ pub const LAZY_BANDS_PER_CALL: usize = 4;
 pub enum Cleaner {
     Apas(GcPolicy),
     /// Lazy only, fewest valid blocks first, below `threshold_percent` free, back to it.
-    Greedy { threshold_percent: u32 },
+    Greedy {
+        threshold_percent: u32,
+    },
 }
 
 /// What the disks did (summed over disks).

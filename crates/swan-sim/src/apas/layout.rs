@@ -120,10 +120,7 @@ mod tests {
     fn runs_merge_consecutive_blocks_of_one_disk() {
         let l = at_base_zero(2, 4, 8);
         let r = l.runs(2..7);
-        assert_eq!(
-            r,
-            vec![DiskRun { disk: 0, block: 2, count: 2 }, DiskRun { disk: 1, block: 0, count: 3 }]
-        );
+        assert_eq!(r, vec![DiskRun { disk: 0, block: 2, count: 2 }, DiskRun { disk: 1, block: 0, count: 3 }]);
         let s = l.sorted_runs([9, 1, 0, 8, 1]);
         assert_eq!(s, vec![DiskRun { disk: 0, block: 0, count: 2 }, DiskRun { disk: 0, block: 4, count: 2 }]);
     }

@@ -367,7 +367,8 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         Policy::Hwsr => (ApasCache::new(&hwsr::partition(cache_blocks, cfg.hwsr_read_fraction)?), Manager::Hwsr),
     };
     let ssd_cfg = presets::apas_slc();
-    let ssd_pages = cache_blocks.max(ssd_cfg.min_user_pages(ssd_cfg.user_pages).ok_or("no SSD of the apas-slc preset fits")?);
+    let ssd_pages =
+        cache_blocks.max(ssd_cfg.min_user_pages(ssd_cfg.user_pages).ok_or("no SSD of the apas-slc preset fits")?);
     let ssd = Ssd::new(ssd_cfg.with_user_pages(ssd_pages)).map_err(|e| e.to_string())?;
     let mut sim =
         Sim { ssd, ssd_pages, cache, manager, disks, layout, fills: BinaryHeap::new(), tally: Tally::default() };

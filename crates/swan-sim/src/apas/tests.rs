@@ -75,7 +75,8 @@ fn apas_cleans_in_idle_time_and_hwsr_does_not() {
 
 #[test]
 fn the_same_seed_gives_the_same_report() {
-    let trace = ApasTrace::open(&repo_trace("msr-window-rw20.heimdall"), None, 1.0).expect("the repository's MSR window");
+    let trace =
+        ApasTrace::open(&repo_trace("msr-window-rw20.heimdall"), None, 1.0).expect("the repository's MSR window");
     let cfg = ApasSimConfig { seed: 3, ..ApasSimConfig::default() };
     for policy in [Policy::Apas, Policy::Hwsr] {
         let a = run_policy(&trace, &cfg, policy).unwrap();
