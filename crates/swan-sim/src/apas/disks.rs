@@ -247,3 +247,56 @@ impl Disks {
         bytes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swan_core::apas::GcConfig;
+    use swan_models::smr::atlas_10k_iv_smr;
+
+    /// The Atlas disk cut to its first 40 cylinders (~138 MB), 1 MiB bands, 4 spare.
+    fn small_disk() -> SmrConfig {
+        let mut c = atlas_10k_iv_smr();
+        c.hdd.zones.truncate(1);
+        c.hdd.zones[0].cylinders = 40;
+        c.band_bytes = 1 << 20;
+        c.spare_bands = 4;
+        c
+    }
+
+    /// Half the disk written, then random single-block overwrites within that half until
+    /// three times its blocks have been rewritten: free space must fall below 20 %.
+    fn overwrite(cleaner: Cleaner) -> (DiskCounters, u64, u64) {
+        let cfg = small_disk();
+        let mut d = Disks::new(&cfg, 1, cleaner, DEFAULT_TIMEOUT).unwrap();
+        let live = d.logical_blocks() / 2;
+        d.prefill(&[DiskRun { disk: 0, block: 0, count: live }]);
+        let mut t = d.busy_until();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3 * live {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t = d.write(t, &DiskRun { disk: 0, block: x % live, count: 1 }).max(t);
+        }
+        let smr = &d.disks[0].smr;
+        (d.counters(), smr.free_blocks(), smr.shingled_blocks())
+    }
+
+    const DEFAULT_TIMEOUT: Nanos = 100_000_000;
+
+    #[test]
+    fn lazy_cleaning_keeps_free_space_near_20_percent_under_both_cleaners() {
+        let apas = Cleaner::Apas(GcPolicy::new(GcConfig::default()).unwrap());
+        for cleaner in [apas, Cleaner::Greedy { threshold_percent: 20 }] {
+            let (c, free, total) = overwrite(cleaner);
+            assert!(c.lazy_cleanings > 0, "{cleaner:?}: {c:?}");
+            assert_eq!(c.forced_cleanings, 0, "{cleaner:?}: lazy cleaning keeps room ahead of the writes: {c:?}");
+            assert_eq!(c.idle_cleanings, 0, "no idle time was offered");
+            assert!(c.write_amplification().unwrap() > 1.0, "{c:?}");
+            // Each call stops at the target; a band's worth of writes later it runs again.
+            let band = small_disk().band_blocks();
+            assert!(free * 100 >= total * 20 - 100 * band, "{cleaner:?}: {free} of {total} free");
+        }
+    }
+}
