@@ -66,11 +66,14 @@ impl DiskCounters {
 }
 
 /// One disk: the SWD, its idle detector and a lower bound on its free blocks (free space
-/// falls only by writes, so the bound spares a scan of every band after each write).
+/// falls only by writes, so the bound spares a scan of every band after each write); and
+/// whether its bands changed since an idle-time plan last ran to its end (if not, the same
+/// plan would find nothing new, and the scan of every band is spared).
 struct Disk {
     smr: Smr,
     idle: IdleDetector,
     free_at_least: u64,
+    changed: bool,
 }
 
 pub struct Disks {
@@ -85,7 +88,7 @@ impl Disks {
             .map(|_| {
                 let smr = Smr::new(config.clone()).map_err(|e| e.to_string())?;
                 let free_at_least = smr.free_blocks();
-                Ok(Disk { smr, idle: IdleDetector::new(idle_timeout_ns), free_at_least })
+                Ok(Disk { smr, idle: IdleDetector::new(idle_timeout_ns), free_at_least, changed: true })
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Disks { disks, cleaner, counters: DiskCounters::default() })
@@ -145,6 +148,7 @@ impl Disks {
         self.counters.forced_cleanings += u64::from(w.forced_cleanings);
         self.counters.moved_blocks += w.moved_blocks;
         d.free_at_least = d.free_at_least.saturating_sub(r.count);
+        d.changed = true;
         self.lazy(now, r.disk);
         w.done
     }
@@ -211,13 +215,16 @@ impl Disks {
         for d in &mut self.disks {
             let Some(due) = d.idle.due() else { continue };
             let start = due.max(d.smr.busy_until());
-            if start >= next || !d.idle.take_idle(start) {
+            if start >= next || !d.idle.take_idle(start) || !d.changed {
                 continue;
             }
-            let plan = gc.plan(&d.smr.band_states(), d.smr.free_blocks(), d.smr.shingled_blocks(), true);
+            let free = d.smr.free_blocks();
+            let plan = gc.plan(&d.smr.band_states(), free, d.smr.shingled_blocks(), true);
             let mut t = start;
+            d.changed = false;
             for v in plan.now() {
                 if t >= next {
+                    d.changed = true; // victims left for the next idle period
                     break;
                 }
                 match d.smr.clean(t, v.band) {
@@ -229,7 +236,7 @@ impl Disks {
                     Err(_) => break,
                 }
             }
-            d.free_at_least = d.smr.free_blocks();
+            d.free_at_least = free; // cleaning only adds free space: still a lower bound
         }
     }
 

@@ -96,7 +96,7 @@ pub struct Summary {
 pub struct Speed {
     pub wall_s: f64,
     pub requests_per_wall_s: f64,
-    /// Estimated bytes of the cache's and the disks' tables at the end, per block the trace touches.
+    /// Estimated bytes of the cache, the SSD model and the disks' tables at the end, per block the trace touches.
     pub model_bytes_per_footprint_block: f64,
 }
 

@@ -417,7 +417,13 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
     };
     let wall_s = wall.elapsed().as_secs_f64();
     // Cache: a node (block, tag, list, links: 32 B) and an index entry (~24 B) per cached block.
-    let model_bytes = sim.disks.model_bytes() + cache_blocks * 56;
+    let cached: u64 = (0..sim.cache.apps() as u32)
+        .map(|a| {
+            let (r, w) = sim.cache.occupancy(a);
+            r + w
+        })
+        .sum();
+    let model_bytes = sim.disks.model_bytes() + cached * 56 + sim.ssd.model_bytes();
     Ok(PolicyReport {
         policy,
         cache_blocks,
