@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 const SWAN: &str = env!("CARGO_BIN_EXE_swan");
 const SMALL: &[&str] = &["--ssd-capacity", "256MiB", "--footprint", "1", "--quiet"];
-const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel"];
+const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc"];
 const SCHEMES: &[&str] = &["raid0", "raid4", "raid5", "lograid0", "lograid4", "lograid5", "swan0", "swan4", "swan5"];
 
 /// A fresh directory under the system temp dir, named after the test and this process,

@@ -167,7 +167,7 @@ impl ApasTrace {
             s.duration_ns as f64 / 1e9,
             if cfg.accel == 1.0 { String::new() } else { format!(" divided by {}", cfg.accel) },
             cfg.disks,
-            cfg.band_bytes >> 20,
+            cfg.band_bytes as f64 / f64::from(1u32 << 20),
             cfg.seed,
         );
         if let Some(w) = self.application_warning() {
