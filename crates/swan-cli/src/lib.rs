@@ -3,11 +3,13 @@
 //! options, so both take one set of tunables.
 
 pub mod alloc;
+pub mod apas_cmd;
 pub mod api;
 pub mod docs_cmd;
 pub mod plan;
 pub mod replay_cmd;
 pub mod repro;
+mod repro_apas;
 pub mod repro_args;
 mod repro_harmonia;
 mod repro_triple_a;

@@ -4,7 +4,9 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
-use swan_cli::{alloc, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify};
+use swan_cli::{
+    alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify,
+};
 
 #[global_allocator]
 static ALLOCATOR: alloc::Allocator = alloc::Allocator;
@@ -57,6 +59,8 @@ enum Command {
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Triple-A's micro-benchmark or a block trace on a modelled PCIe flash-array network.
     TripleA(triple_a_cmd::TripleAArgs),
+    /// Apas (an SSD cache over shingled disks) and the HWSR baseline on a block trace, per period.
+    Apas(apas_cmd::ApasArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(docs_cmd::CompletionsArgs),
     /// Write the manual pages (swan.1, swan-serve.1, ...), generated from this help.
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
         Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
+        Some(Command::Apas(args)) => apas_cmd::run(&args),
         Some(Command::Completions(args)) => docs_cmd::completions(&args, Cli::command()),
         Some(Command::Man(args)) => docs_cmd::man(&args, Cli::command()),
     };

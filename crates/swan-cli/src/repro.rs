@@ -27,6 +27,9 @@ fn name(e: Experiment) -> &'static str {
         Experiment::TripleAFig9 => "triple-a-fig9",
         Experiment::TripleAFig10 => "triple-a-fig10",
         Experiment::TripleAFig11 => "triple-a-fig11",
+        Experiment::ApasFig3 => "apas-fig3",
+        Experiment::ApasFig4 => "apas-fig4",
+        Experiment::ApasFig5 => "apas-fig5",
     }
 }
 
@@ -70,6 +73,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     ) {
         return crate::repro_triple_a_traces::run(args, name(args.experiment));
     }
+    if matches!(args.experiment, Experiment::ApasFig3 | Experiment::ApasFig4 | Experiment::ApasFig5) {
+        return crate::repro_apas::run(args, name(args.experiment));
+    }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");
     }
@@ -81,7 +87,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig4b => experiments::fig4b(scale, args.seed),
         Experiment::Fig12 => experiments::fig12(scale, args.seed),
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
-        _ => unreachable!("Harmonia and Triple-A experiments returned above"),
+        _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };
     for cfg in &mut configs {
         cfg.age_spread = args.age_spread;
@@ -116,7 +122,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig4b => fig4b_claims(&summaries),
         Experiment::Fig12 => fig12_claims(&summaries),
         Experiment::SimpleSsd => simple_ssd_claims(&summaries),
-        _ => unreachable!("Harmonia and Triple-A experiments returned above"),
+        _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };
     println!();
     for c in &claims {

@@ -41,6 +41,12 @@ pub enum Experiment {
     TripleAFig10,
     /// Triple-A Fig. 11: latency CDF points of both arrays, per trace.
     TripleAFig11,
+    /// Apas Fig. 3: mean response time per period, Apas against HWSR, on the stand-in traces.
+    ApasFig3,
+    /// Apas Fig. 4: read response time per period, Apas against HWSR.
+    ApasFig4,
+    /// Apas Fig. 5: write response time per period, Apas against HWSR.
+    ApasFig5,
 }
 
 #[derive(clap::Args, Debug)]
@@ -64,7 +70,7 @@ pub struct ReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run every cell with this many seeds, from --seed up, and report the mean and spread
-    /// (default: 3 for the Harmonia and Triple-A reproductions, whose cells move between
+    /// (default: 3 for the Harmonia, Triple-A and Apas reproductions, whose cells move between
     /// seeds; 1 for the others).
     #[arg(long)]
     pub seeds: Option<u64>,

@@ -119,7 +119,7 @@ pub struct ServeArgs {
     /// shorten it).
     #[arg(long, hide = true, default_value_t = 10.0)]
     pub handshake_timeout: f64,
-    /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel) in front
+    /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel, apas-slc) in front
     /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
     #[arg(long, value_name = "PRESET")]
     pub emulate: Option<String>,

@@ -27,7 +27,7 @@ pub struct SimArgs {
     /// SSDs per R-group (4R-2SSD = --rgroups 4 --ssds-per-rgroup 2).
     #[arg(long, default_value_t = 2)]
     pub ssds_per_rgroup: u32,
-    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia.
+    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc.
     #[arg(long, default_value = "sata850pro")]
     pub ssd: String,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 const SWAN: &str = env!("CARGO_BIN_EXE_swan");
 const SMALL: &[&str] = &["--ssd-capacity", "256MiB", "--footprint", "1", "--quiet"];
-const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel"];
+const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc"];
 const SCHEMES: &[&str] = &["raid0", "raid4", "raid5", "lograid0", "lograid4", "lograid5", "swan0", "swan4", "swan5"];
 
 /// A fresh directory under the system temp dir, named after the test and this process,
@@ -697,6 +697,40 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
 }
 
 #[test]
+fn apas_runs_both_policies_per_period_and_names_bad_input() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/tpcc-small.mqsim");
+    let trace = trace.to_str().unwrap();
+    let dir = TempDir::new("apas");
+    let json = dir.join("apas.json");
+    let args = ["apas", "--trace", trace, "--accel", "0.01", "--json", json.to_str().unwrap()];
+    let out = ok(&args);
+    assert!(out.contains("16 applications"), "{out}");
+    assert!(out.contains("apas_mean") && out.contains("hwsr_mean"), "{out}");
+    assert!(out.contains("apas: 6999 requests") && out.contains("hwsr: 6999 requests"), "{out}");
+    let v: Value = serde_json::from_str(&read(&json)).unwrap();
+    let reports = v.as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    for r in reports {
+        let rows = r["rows"].as_array().unwrap();
+        assert!(rows.len() >= 20, "{} periods", rows.len());
+        assert!(num(&r["summary"], "mean_ms") > 0.0);
+    }
+    // The paper's period: the whole trace in one.
+    let one = ok(&["apas", "--trace", trace, "--policy", "apas", "--period-s", "10000"]);
+    assert!(one.contains("1 periods of 10000 s"), "{one}");
+    let t = ["apas", "--trace", trace];
+    fails(&[&t[..], &["--policy", "lru"]].concat(), &["--policy 'lru'", "apas, hwsr or both"]);
+    fails(&[&t[..], &["--accel", "0"]].concat(), &["--accel 0", "positive"]);
+    fails(&[&t[..], &["--disks", "0"]].concat(), &["--disks 0"]);
+    fails(&[&t[..], &["--band-mib", "0.001"]].concat(), &["--band-mib 0.001", "4 KiB"]);
+    fails(&[&t[..], &["--period-s", "0"]].concat(), &["--period-s 0"]);
+    fails(&[&t[..], &["--cache-mib", "0"]].concat(), &["--cache-mib 0"]);
+    fails(&[&t[..], &["--cache-percent", "101"]].concat(), &["--cache-percent 101"]);
+    fails(&[&t[..], &["--cache-mib", "0.01"]].concat(), &["cache", "16 applications"]);
+    fails(&["apas", "--trace", "/nonexistent/trace.csv"], &["/nonexistent/trace.csv"]);
+}
+
+#[test]
 fn version_names_the_commit_it_was_built_from() {
     let v = ok(&["--version"]);
     let head = Command::new("git")
@@ -717,7 +751,7 @@ fn version_names_the_commit_it_was_built_from() {
 #[test]
 fn completions_are_valid_shell_and_name_every_command() {
     let script = ok(&["completions", "bash"]);
-    for cmd in ["sim", "serve", "triple-a", "completions", "man"] {
+    for cmd in ["sim", "serve", "triple-a", "apas", "completions", "man"] {
         assert!(script.contains(cmd), "bash completion lacks {cmd}");
     }
     let dir = TempDir::new("completions");

@@ -10,12 +10,14 @@
 //!   the NBD replay client alike).
 //! - [`hot_clusters`]: Triple-A's micro-benchmark (random 4 KB I/O with N hot clusters).
 //! - [`triple_a`]: Triple-A's management driving the PCIe fabric model.
+//! - [`apas`]: Apas's SSD cache over shingled disks, and the HWSR baseline, replaying a trace.
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
 
+pub mod apas;
 pub mod engine;
 pub mod experiments;
 pub mod ggc;

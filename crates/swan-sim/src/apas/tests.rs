@@ -1,0 +1,99 @@
+use super::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn trace_file(name: &str, lines: &[String]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("swan-apas-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.heimdall"));
+    let mut f = std::fs::File::create(&p).unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+    p
+}
+
+fn repo_trace(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces").join(name)
+}
+
+#[test]
+fn a_cached_block_reads_at_ssd_speed_and_a_cold_one_from_the_disk() {
+    // Heimdall: time_ms device offset size op (1 read, 0 write).
+    let p = trace_file(
+        "hit",
+        &["0 0 0 4096 0".into(), "10 0 0 4096 1".into(), "20 0 1048576 4096 1".into(), "30 0 0 4096 1".into()],
+    );
+    let trace = ApasTrace::open(&p, None, 1.0).unwrap();
+    let cfg = ApasSimConfig { period_ns: Some(15_000_000), cache_blocks: Some(64), ..ApasSimConfig::default() };
+    for policy in [Policy::Apas, Policy::Hwsr] {
+        let r = run_policy(&trace, &cfg, policy).unwrap();
+        let rows = &r.rows;
+        assert_eq!(rows.len(), 3, "{policy:?}: 30 ms in periods of 15 ms");
+        // Period 0: the write (SSD only, 200 µs program + transfers) and its block read back.
+        let w = rows[0].write_ms.unwrap();
+        assert!((0.3..0.4).contains(&w), "{policy:?}: write {w} ms");
+        let hit = rows[0].read_ms.unwrap();
+        assert!((0.12..0.2).contains(&hit), "{policy:?}: hit {hit} ms");
+        assert_eq!((rows[0].read_hits, rows[0].read_misses, rows[0].write_hits), (1, 0, 0));
+        // Period 1: a block only the prefill wrote: a disk access (seek and rotation).
+        let miss = rows[1].read_ms.unwrap();
+        assert!(miss > 1.0 && miss < 20.0, "{policy:?}: miss {miss} ms");
+        assert_eq!((rows[1].read_hits, rows[1].read_misses), (0, 1));
+        assert_eq!(r.footprint_blocks, 2);
+        assert_eq!(r.summary.requests, 4);
+    }
+}
+
+/// Writes over 4 MiB in 16 KiB pieces from two applications, then an idle second, then reads.
+fn overwrite_then_idle() -> PathBuf {
+    let mut lines: Vec<String> = (0..256).map(|i| format!("{}.0 {} {} 16384 0", i, i % 2, i * 16384)).collect();
+    lines.extend((0..64).map(|i| format!("{} {} {} 4096 1", 2000 + i, i % 2, i * 65536)));
+    trace_file("idle", &lines)
+}
+
+#[test]
+fn apas_cleans_in_idle_time_and_hwsr_does_not() {
+    let trace = ApasTrace::open(&overwrite_then_idle(), None, 1.0).unwrap();
+    assert_eq!(trace.applications(), 2);
+    let cfg = ApasSimConfig { band_bytes: 1 << 20, ..ApasSimConfig::default() };
+    let apas = run_policy(&trace, &cfg, Policy::Apas).unwrap();
+    let hwsr = run_policy(&trace, &cfg, Policy::Hwsr).unwrap();
+    assert_eq!(apas.footprint_blocks, 1024);
+    assert_eq!(apas.cache_blocks, 103, "10 % of the footprint");
+    for r in [&apas, &hwsr] {
+        assert!(r.summary.destaged_blocks > 800, "{:?}: {} destaged", r.policy, r.summary.destaged_blocks);
+        assert_eq!(r.summary.disk.host_blocks_written, r.summary.destaged_blocks);
+        assert!(r.rows.len() >= 20, "{} periods", r.rows.len());
+    }
+    // The prefilled bands are overwritten almost whole: type A, cleaned once the disks idle.
+    assert!(apas.summary.disk.idle_cleanings >= 4, "{:?}", apas.summary.disk);
+    assert!(apas.summary.smr_write_amplification.unwrap() >= 1.0);
+    assert_eq!(hwsr.summary.disk.idle_cleanings, 0);
+    assert_eq!(hwsr.summary.smr_write_amplification, Some(1.0), "nothing forced HWSR's disks to clean");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_report() {
+    let trace =
+        ApasTrace::open(&repo_trace("msr-window-rw20.heimdall"), None, 1.0).expect("the repository's MSR window");
+    let cfg = ApasSimConfig { seed: 3, ..ApasSimConfig::default() };
+    for policy in [Policy::Apas, Policy::Hwsr] {
+        let a = run_policy(&trace, &cfg, policy).unwrap();
+        let b = run_policy(&trace, &cfg, policy).unwrap();
+        assert_eq!(a.result(), b.result(), "{policy:?}");
+        assert!(a.summary.requests >= 10_000);
+        assert!(a.rows.len() >= 20);
+    }
+}
+
+#[test]
+fn bad_settings_are_errors_that_say_what() {
+    let trace = ApasTrace::open(&overwrite_then_idle(), None, 1.0).unwrap();
+    let bad = |cfg: ApasSimConfig| run_policy(&trace, &cfg, Policy::Apas).unwrap_err();
+    assert!(bad(ApasSimConfig { accel: 0.0, ..Default::default() }).contains("acceleration"));
+    assert!(bad(ApasSimConfig { disks: 0, ..Default::default() }).contains("disk"));
+    assert!(bad(ApasSimConfig { band_bytes: 1000, ..Default::default() }).contains("band size"));
+    assert!(bad(ApasSimConfig { period_ns: Some(0), ..Default::default() }).contains("period"));
+    assert!(bad(ApasSimConfig { cache_blocks: Some(3), ..Default::default() }).contains("cache"));
+}
