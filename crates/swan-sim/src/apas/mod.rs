@@ -33,5 +33,5 @@ pub mod run;
 #[cfg(test)]
 mod tests;
 
-pub use report::{PeriodRow, PolicyReport, Summary};
-pub use run::{run_policy, ApasSimConfig, ApasTrace, Policy};
+pub use report::{PeriodRow, Policy, PolicyReport, Summary};
+pub use run::{run_policy, ApasSimConfig, ApasTrace};

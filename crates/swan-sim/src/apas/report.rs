@@ -2,8 +2,24 @@
 //! response times per period) and a summary of the whole run.
 
 use super::disks::DiskCounters;
-use super::run::Policy;
 use serde::{Deserialize, Serialize};
+
+/// The two systems the paper compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Apas,
+    Hwsr,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Apas => "apas",
+            Policy::Hwsr => "hwsr",
+        }
+    }
+}
 
 /// Requests arriving in one period, and what the cache and the disks did in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

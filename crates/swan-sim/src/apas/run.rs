@@ -9,7 +9,7 @@
 use super::disks::{Cleaner, Disks};
 use super::hwsr;
 use super::layout::DiskLayout;
-use super::report::{PolicyReport, Speed, Summary, Tally};
+use super::report::{Policy, PolicyReport, Speed, Summary, Tally};
 use crate::replay::{self, OpenTrace, ReplayMode, ReplayRequest, ReplaySpec};
 use crate::trace::{AddressPolicy, TraceFormat, TraceOp};
 use serde::{Deserialize, Serialize};
@@ -22,23 +22,6 @@ use swan_core::io::IoClass;
 use swan_models::smr::{atlas_10k_iv_smr, SmrConfig, DEFAULT_BAND_BYTES};
 use swan_models::ssd::{presets, Ssd};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
-
-/// The two systems the paper compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Apas,
-    Hwsr,
-}
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Apas => "apas",
-            Policy::Hwsr => "hwsr",
-        }
-    }
-}
 
 /// The paper's period: 10,000 s.
 pub const PAPER_PERIOD_S: f64 = 10_000.0;
