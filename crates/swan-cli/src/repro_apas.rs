@@ -7,8 +7,8 @@
 //! the striped volume (which disk each chunk lands on), the only thing it changes.
 
 use crate::repro_args::{Experiment, ReproArgs};
+use crate::repro_triple_a_traces::traces_dir;
 use anyhow::Context;
-use std::path::PathBuf;
 use swan_sim::apas::run::PAPER_PERIOD_S;
 use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, PeriodRow, Policy, PolicyReport};
 
@@ -54,17 +54,6 @@ const WORKLOADS: [Workload; 4] = [
         stands_for: None,
     },
 ];
-
-fn traces_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("SWAN_TRACES") {
-        return dir.into();
-    }
-    let here = PathBuf::from("data/traces");
-    if here.is_dir() {
-        return here;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/traces")
-}
 
 #[derive(Clone, Copy)]
 enum Metric {

@@ -96,7 +96,9 @@ fn arrays(e: Experiment) -> Vec<AutonomicConfig> {
     }
 }
 
-fn traces_dir() -> PathBuf {
+/// Where the reproductions find the trace excerpts: `$SWAN_TRACES`, else `data/traces` here,
+/// else the repository's.
+pub(crate) fn traces_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SWAN_TRACES") {
         return dir.into();
     }
