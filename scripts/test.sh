@@ -28,6 +28,7 @@ DEB_TOOLS=(
   "man:man-db"
   "python3:python3"
   "prometheus:prometheus"
+  "chromium:chromium"
 )
 install_debs test.sh "${DEB_TOOLS[@]}"
 # The Python package is built and tested in a virtualenv (python3-venv has no command of its own).

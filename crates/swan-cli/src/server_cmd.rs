@@ -140,10 +140,11 @@ pub struct ServeArgs {
     /// Block-device members (SSDs) always get their TRIMs.
     #[arg(long)]
     pub punch_holes: bool,
-    /// Serve Prometheus metrics (text format) at http://ADDR/metrics: member I/O, R-group
+    /// Serve Prometheus metrics (text format) at http://ADDR/metrics — member I/O, R-group
     /// roles and free segments, GC, array WAF, request latency histograms, sync points,
-    /// degraded/rebuild state, connections (docs/metrics.md lists them). IP:PORT; port 0
-    /// picks a free port, which the server prints. Off by default.
+    /// degraded/rebuild state, connections (docs/metrics.md lists them) — and a live
+    /// dashboard of them at http://ADDR/ (open it in a browser). IP:PORT; port 0 picks a
+    /// free port, which the server prints. Off by default.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
     /// Log connections and refused requests.
@@ -377,7 +378,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
             let addr = listener.local_addr();
             let t = swan_server::metrics::serve(listener, Arc::clone(&engine), server.stats(), Arc::clone(&stop))
                 .context("starting the metrics thread")?;
-            eprintln!("swan: metrics on http://{addr}/metrics");
+            eprintln!("swan: metrics on http://{addr}/metrics, dashboard on http://{addr}/");
             Some(t)
         }
         None => None,

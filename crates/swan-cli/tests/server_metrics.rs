@@ -15,7 +15,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,20 +24,6 @@ const MIB: u64 = 1 << 20;
 
 // ---------------------------------------------------------------------------------------------
 // HTTP and the exposition format
-
-/// A plain HTTP/1.0 GET: (status code, headers, body).
-fn http_get(addr: &str, target: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
-    s.set_read_timeout(Some(Duration::from_secs(20))).expect("read timeout");
-    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("send the request");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
-    let raw = String::from_utf8(raw).expect("a UTF-8 answer");
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no end of headers in {raw:?}"));
-    let code =
-        head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("status line {head:?}"));
-    (code, head.to_string(), body.to_string())
-}
 
 type Labels = Vec<(String, String)>;
 
@@ -217,11 +202,8 @@ fn scrape(addr: &str) -> Exposition {
 /// One fio job over NBD (`rw` = write, randwrite, read, ...): `io` bytes in blocks of `bs`
 /// over the first `size` bytes. Returns the bytes fio says it moved in that direction.
 fn fio(dir: &Path, uri: &str, rw: &str, bs: u64, size: u64, io: u64) -> u64 {
-    require("fio", "fio");
     let args = [
         "--name=metrics".to_string(),
-        "--ioengine=nbd".into(),
-        format!("--uri={uri}"),
         format!("--rw={rw}"),
         format!("--bs={bs}"),
         "--iodepth=16".into(),
@@ -229,15 +211,8 @@ fn fio(dir: &Path, uri: &str, rw: &str, bs: u64, size: u64, io: u64) -> u64 {
         format!("--io_size={io}"),
         "--norandommap".into(),
         "--randseed=7".into(),
-        "--output-format=json".into(),
     ];
-    let out = run(Command::new("fio").args(&args).current_dir(dir), "fio", Duration::from_secs(300));
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}", describe(&format!("fio {}", args.join(" ")), &out));
-    let json = stdout.find("\n{").map_or(stdout.as_str(), |i| &stdout[i + 1..]);
-    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("fio printed no JSON ({e}):\n{stdout}"));
-    let job = &v["jobs"][0];
-    assert_eq!(job["error"].as_u64(), Some(0), "fio reports an error:\n{}", describe("fio", &out));
+    let job = fio_job(dir, uri, &args);
     u64_of(&job[if rw.contains("read") { "read" } else { "write" }], "io_bytes")
 }
 

@@ -418,14 +418,46 @@ pub fn nbdcopy(from: &str, to: &str) {
     assert!(out.status.success(), "{}", describe(&format!("nbdcopy {from} {to}"), &out));
 }
 
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+/// A plain HTTP/1.0 GET: (status code, headers, body).
+pub fn http_get(addr: &str, target: &str) -> (u16, String, String) {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+    s.set_read_timeout(Some(Duration::from_secs(20))).expect("read timeout");
+    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("send the request");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
+    let raw = String::from_utf8(raw).expect("a UTF-8 answer");
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no end of headers in {raw:?}"));
+    let code =
+        head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("status line {head:?}"));
+    (code, head.to_string(), body.to_string())
+}
+
+/// One fio job over NBD at `uri` with `args` (the engine and output format are added);
+/// fails the test on any error fio reports. Returns the job's JSON report.
+pub fn fio_job(dir: &Path, uri: &str, args: &[String]) -> Value {
+    require("fio", "fio");
+    let mut all = vec!["--ioengine=nbd".to_string(), format!("--uri={uri}"), "--output-format=json".into()];
+    all.extend_from_slice(args);
+    let out = run(Command::new("fio").args(&all).current_dir(dir), "fio", Duration::from_secs(300));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", describe(&format!("fio {}", all.join(" ")), &out));
+    let json = stdout.find("\n{").map_or(stdout.as_str(), |i| &stdout[i + 1..]);
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("fio printed no JSON ({e}):\n{stdout}"));
+    let job = v["jobs"][0].clone();
+    assert_eq!(job["error"].as_u64(), Some(0), "fio reports an error:\n{}", describe("fio", &out));
+    job
+}
+
 /// One fio job over NBD: `bs` random writes over the first `size` bytes until `io_size`
-/// are written (past `size`, blocks keep being chosen at random); fails the test on any
-/// error fio reports. fails the test on any error fio reports. Returns bytes written.
+/// are written (past `size`, blocks keep being chosen at random). Returns bytes written.
 pub fn fio_randwrite(dir: &Path, uri: &str, bs: u64, size: u64, io_size: u64, seed: u64) -> u64 {
     let args = [
         "--name=randwrite".to_string(),
-        "--ioengine=nbd".into(),
-        format!("--uri={uri}"),
         "--rw=randwrite".into(),
         format!("--bs={bs}"),
         "--iodepth=32".into(),
@@ -435,14 +467,6 @@ pub fn fio_randwrite(dir: &Path, uri: &str, bs: u64, size: u64, io_size: u64, se
         "--norandommap".into(),
         "--randrepeat=0".into(),
         format!("--randseed={seed}"),
-        "--output-format=json".into(),
     ];
-    let out = run(Command::new("fio").args(&args).current_dir(dir), "fio", Duration::from_secs(300));
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}", describe(&format!("fio {}", args.join(" ")), &out));
-    let json = stdout.find("\n{").map_or(stdout.as_str(), |i| &stdout[i + 1..]);
-    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("fio printed no JSON ({e}):\n{stdout}"));
-    let job = &v["jobs"][0];
-    assert_eq!(job["error"].as_u64(), Some(0), "fio reports an error:\n{}", describe("fio", &out));
-    u64_of(&job["write"], "io_bytes")
+    u64_of(&fio_job(dir, uri, &args)["write"], "io_bytes")
 }

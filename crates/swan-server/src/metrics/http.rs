@@ -1,5 +1,6 @@
-//! The `/metrics` endpoint: tiny_http on one plain thread, answering each GET with the
-//! registry encoded in the Prometheus text format (version 0.0.4).
+//! The metrics listener: tiny_http on one plain thread. `/metrics` answers with the registry
+//! encoded in the Prometheus text format (version 0.0.4); `/` with the live dashboard, a page
+//! that reads `/metrics` itself, so the two can never disagree.
 
 use prometheus_client::encoding::prometheus_text;
 use prometheus_client::registry::Registry;
@@ -9,6 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// The dashboard page; its script draws SWAN's Fig. 5/6 views from `/metrics`.
+const DASHBOARD: &str = include_str!("dashboard.html");
 
 /// How often the serving thread looks at `stop`.
 const STOP_POLL: Duration = Duration::from_millis(100);
@@ -61,9 +65,11 @@ fn answer(request: tiny_http::Request, registry: &Registry) {
             }
         }
         (Method::Get | Method::Head, "/") => {
-            Response::from_string("swan serve: Prometheus metrics at /metrics\n").with_header(header("text/plain"))
+            Response::from_string(DASHBOARD).with_header(header("text/html; charset=utf-8"))
         }
-        (Method::Get | Method::Head, _) => Response::from_string("not found: try /metrics\n").with_status_code(404),
+        (Method::Get | Method::Head, _) => {
+            Response::from_string("not found: try / (dashboard) or /metrics\n").with_status_code(404)
+        }
         _ => Response::from_string("only GET and HEAD\n").with_status_code(405),
     };
     // A scraper that hung up takes its answer with it; nothing to do.

@@ -4,7 +4,7 @@
 //!   latency histogram per NBD command, in atomics on the completing thread.
 //! - [`exposition`]: the scrape-time collector: the engine's `swan status` report and the
 //!   front's counters, as Prometheus metric families.
-//! - [`http`]: the `/metrics` endpoint.
+//! - [`http`]: the listener: `/metrics`, and the live dashboard at `/` (`dashboard.html`).
 //!
 //! [`serve`] puts the three together.
 
