@@ -109,14 +109,21 @@ impl TraceRecorder {
     /// Creates (or truncates) `path`, writes `header` (each line given without its `#`) and
     /// the start time, and starts the writer. The clock starts now.
     pub fn create(path: &Path, header: &[String]) -> Result<TraceRecorder, RecordError> {
-        TraceRecorder::with_capacity(path, header, CHANNEL_RECORDS)
+        let file = TraceRecorder::open(path)?;
+        TraceRecorder::start(file, path, header)
     }
 
-    /// As [`create`](Self::create), with a channel of `capacity` records.
-    pub fn with_capacity(path: &Path, header: &[String], capacity: usize) -> Result<TraceRecorder, RecordError> {
-        let io_err = |source| RecordError::Io { path: path.to_path_buf(), source };
-        let file = File::create(path).map_err(io_err)?;
-        TraceRecorder::over(file, path, header, capacity).map_err(io_err)
+    /// Creates (or truncates) the trace file: what `swan serve` does before it opens the
+    /// array, so a path it cannot write is refused before anything else happens.
+    pub fn open(path: &Path) -> Result<File, RecordError> {
+        File::create(path).map_err(|source| RecordError::Io { path: path.to_path_buf(), source })
+    }
+
+    /// The recorder over `file`, opened by [`open`](Self::open) as `path`: writes `header`
+    /// and the start time, and starts the writer. The clock starts now.
+    pub fn start(file: File, path: &Path, header: &[String]) -> Result<TraceRecorder, RecordError> {
+        TraceRecorder::over(file, path, header, CHANNEL_RECORDS)
+            .map_err(|source| RecordError::Io { path: path.to_path_buf(), source })
     }
 
     /// The recorder over an open `out` (named `path` in messages).
