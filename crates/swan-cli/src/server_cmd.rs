@@ -495,7 +495,7 @@ fn report_trace(r: &TraceRecorder) {
                 );
             }
         }
-        Err(e) => eprintln!("swan serve: warning: {e}: the trace is incomplete"),
+        Err(e) => eprintln!("swan serve: warning: {e}"),
     }
 }
 

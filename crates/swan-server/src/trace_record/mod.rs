@@ -101,6 +101,8 @@ pub struct TraceRecorder {
 pub enum RecordError {
     #[error("--record-trace {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    #[error("--record-trace {}: writing failed ({source}); {dropped} request(s) served are missing from the trace or cut short", path.display())]
+    Write { path: PathBuf, source: io::Error, dropped: u64 },
     #[error("--record-trace {}: the writer thread panicked", path.display())]
     Panicked { path: PathBuf },
 }
@@ -182,7 +184,11 @@ impl TraceRecorder {
                 summary.dropped = self.dropped.load(Ordering::Relaxed);
                 Ok(summary)
             }
-            Ok(Err(source)) => Err(RecordError::Io { path: self.path.clone(), source }),
+            Ok(Err(source)) => Err(RecordError::Write {
+                path: self.path.clone(),
+                source,
+                dropped: self.dropped.load(Ordering::Relaxed),
+            }),
             Err(_) => Err(RecordError::Panicked { path: self.path.clone() }),
         }
     }
@@ -203,74 +209,118 @@ impl SyncAll for File {
     }
 }
 
-/// The writer thread: records to lines until [`Msg::Stop`], then the trailer. On a write
-/// error it says so once on stderr and stops; the records it could not write count as
-/// dropped (the channel is closed, so `record` counts every later one).
+/// The writer thread: records to lines until [`Msg::Stop`], then the trailer.
+///
+/// On a write error it says so once on stderr and keeps taking records off the channel, so
+/// that each one still counts: as dropped, like those formatted since the last write that
+/// reached the kernel (they may be missing from the file or cut short).
 fn write_loop<W: io::Write + SyncAll>(
     rx: Receiver<Msg>,
-    mut lines: PageLines<BufWriter<W>>,
+    lines: PageLines<BufWriter<W>>,
     dropped: &AtomicU64,
     start: Instant,
     path: &Path,
 ) -> io::Result<RecordSummary> {
-    let mut summary = RecordSummary::default();
-    let mut line = Vec::with_capacity(128);
-    let mut seq = 0u64;
+    let mut w = Writer { lines, summary: RecordSummary::default(), line: Vec::with_capacity(128), seq: 0, kept: 0 };
     let mut dropped_seen = 0u64;
     let mut flushed = Instant::now();
-    let result = (|| -> io::Result<()> {
-        loop {
-            let msg = match rx.recv_timeout(FLUSH_EVERY) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => {
-                    lines.flush()?;
-                    flushed = Instant::now();
-                    continue;
+    let failure = loop {
+        let msg = match rx.recv_timeout(FLUSH_EVERY) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = w.flush() {
+                    break Some(e);
                 }
-                Err(RecvTimeoutError::Disconnected) => break,
-            };
-            let now_dropped = dropped.load(Ordering::Relaxed);
-            if now_dropped > dropped_seen {
-                if dropped_seen == 0 {
-                    eprintln!(
-                        "swan serve: warning: --record-trace {}: the trace writer fell behind; requests are served \
-                         but left out of the trace (counted, and marked in the file)",
-                        path.display()
-                    );
-                }
-                let n = now_dropped - dropped_seen;
-                lines.line(format!("# {n} request(s) dropped here: the trace writer was behind\n").as_bytes())?;
-                dropped_seen = now_dropped;
-            }
-            let Msg::Req(r) = msg else { break };
-            line.clear();
-            format_line(&mut line, seq, &r);
-            lines.line(&line)?;
-            seq += 1;
-            summary.requests[r.op.index()] += 1;
-            if r.op != RecordedOp::Flush {
-                summary.bytes[r.op.index()] += u64::from(r.len_bytes);
-            }
-            if flushed.elapsed() >= FLUSH_EVERY {
-                lines.flush()?;
                 flushed = Instant::now();
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break None,
+        };
+        let now_dropped = dropped.load(Ordering::Relaxed);
+        if now_dropped > dropped_seen {
+            if dropped_seen == 0 {
+                eprintln!(
+                    "swan serve: warning: --record-trace {}: the trace writer fell behind; requests are served \
+                     but left out of the trace (counted, and marked in the file)",
+                    path.display()
+                );
+            }
+            let n = now_dropped - dropped_seen;
+            dropped_seen = now_dropped;
+            if let Err(e) = w.comment(&format!("{n} request(s) dropped here: the trace writer was behind")) {
+                break Some(e);
             }
         }
-        summary.elapsed_s = start.elapsed().as_secs_f64();
-        let late = dropped.load(Ordering::Relaxed);
-        let trailer = RecordSummary { dropped: late, ..summary.clone() };
-        lines.line(format!("# end: {}\n", trailer.describe()).as_bytes())?;
-        lines.flush()?;
-        lines.get_ref().get_ref().sync_all()
-    })();
-    if let Err(e) = &result {
-        eprintln!(
-            "swan serve: warning: --record-trace {}: writing the trace failed ({e}); requests from here on are \
-             served but not recorded",
-            path.display()
-        );
+        let Msg::Req(r) = msg else { break None };
+        if let Err(e) = w.record(&r) {
+            dropped.fetch_add(1, Ordering::Relaxed);
+            break Some(e);
+        }
+        if flushed.elapsed() >= FLUSH_EVERY {
+            if let Err(e) = w.flush() {
+                break Some(e);
+            }
+            flushed = Instant::now();
+        }
+    };
+    w.summary.elapsed_s = start.elapsed().as_secs_f64();
+    let failure = failure.or_else(|| {
+        let trailer = RecordSummary { dropped: dropped.load(Ordering::Relaxed), ..w.summary.clone() };
+        w.comment(&format!("end: {}", trailer.describe())).and_then(|()| w.flush()).and_then(|()| w.sync()).err()
+    });
+    let Some(e) = failure else { return Ok(w.summary) };
+    eprintln!(
+        "swan serve: warning: --record-trace {}: writing the trace failed ({e}); requests from here on are \
+         served but not recorded",
+        path.display()
+    );
+    dropped.fetch_add(w.seq - w.kept, Ordering::Relaxed);
+    for msg in rx {
+        match msg {
+            Msg::Req(_) => dropped.fetch_add(1, Ordering::Relaxed),
+            Msg::Stop => break,
+        };
     }
-    result.map(|()| summary)
+    Err(e)
+}
+
+/// The writer thread's file and counts.
+struct Writer<W: io::Write + SyncAll> {
+    lines: PageLines<BufWriter<W>>,
+    summary: RecordSummary,
+    line: Vec<u8>,
+    /// Records formatted.
+    seq: u64,
+    /// Records handed to the kernel (the rest are in the buffer).
+    kept: u64,
+}
+
+impl<W: io::Write + SyncAll> Writer<W> {
+    fn record(&mut self, r: &Recorded) -> io::Result<()> {
+        self.line.clear();
+        format_line(&mut self.line, self.seq, r);
+        self.lines.line(&self.line)?;
+        self.seq += 1;
+        self.summary.requests[r.op.index()] += 1;
+        if r.op != RecordedOp::Flush {
+            self.summary.bytes[r.op.index()] += u64::from(r.len_bytes);
+        }
+        Ok(())
+    }
+
+    fn comment(&mut self, text: &str) -> io::Result<()> {
+        self.lines.line(format!("# {text}\n").as_bytes())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.lines.flush()?;
+        self.kept = self.seq;
+        Ok(())
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.lines.get_ref().get_ref().sync_all()
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.fffffffffZ (unix S.fffffffff)`.

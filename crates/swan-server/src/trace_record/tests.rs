@@ -222,3 +222,44 @@ fn the_service_records_then_passes_each_request_on() {
     assert_eq!(summary.requests_of(RecordedOp::Read), 100);
     assert_eq!(summary.bytes_of(RecordedOp::Read), 100 * 4096);
 }
+
+/// Takes `budget` bytes, then fails every write (a full disk).
+struct Failing {
+    budget: usize,
+}
+
+impl Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.budget < buf.len() {
+            return Err(io::Error::other("no space left (test)"));
+        }
+        self.budget -= buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl SyncAll for Failing {
+    fn sync_all(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failed_write_counts_every_request_it_loses() {
+    // Room for the header only: the first flush of records fails.
+    let rec = TraceRecorder::over(Failing { budget: 200 }, Path::new("full"), &[], 1024).unwrap();
+    for i in 0..50u64 {
+        rec.record(&write(i * 4096, 4096));
+    }
+    std::thread::sleep(FLUSH_EVERY * 3);
+    for i in 0..30u64 {
+        rec.record(&write(i * 4096, 4096));
+    }
+    match rec.finish() {
+        Err(RecordError::Write { dropped, .. }) => assert_eq!(dropped, 80, "every record after the failure"),
+        other => panic!("expected a write failure, got {other:?}"),
+    }
+}
