@@ -29,7 +29,9 @@ Then takes everything down in order and replays the trace in swan sim over the s
 compare latencies) and --replay closed=DEPTH (as fast as the simulated array allows: its
 capacity for this request stream). Prints, per phase, db_bench's ops/s, the block traffic
 the server received (from the trace: requests, MiB, MB/s over the phase's wall time), and
-the simulator's throughput and latency for the whole trace.
+the simulator's time and throughput for the phase's requests replayed closed-loop (the
+replay of the trace up to the phase's end, less that up to its start, --max-requests), and
+for the whole trace in both modes.
 
 Needs root (losetup, mount), /dev/fuse, loop devices, nbdfuse, db_bench, mkfs.ext4.
 
@@ -128,13 +130,28 @@ wait "$srv" || die "swan serve did not stop cleanly: $(tail -5 "$DIR/serve.log")
 srv=
 grep -q '^# end: ' "$trace" || die "the trace has no trailer: $(tail -5 "$DIR/serve.log")"
 
-sim() { # MODE OUT
+sim() { # MODE OUT [swan sim flags]
+  local mode=$1 out=$2
+  shift 2
   "$SWAN_BIN" sim --array "${members[0]}" --ssd "$PRESET" --age "$AGE" --trace "$trace" \
-    --trace-format blkparse --replay "$1" --quiet --out "$DIR/$2" >"$DIR/$2.log" 2>&1 ||
-    die "swan sim --replay $1 failed: $(tail -5 "$DIR/$2.log")"
+    --trace-format blkparse --replay "$mode" --quiet --out "$DIR/$out" "$@" >"$DIR/$out.log" 2>&1 ||
+    die "swan sim --replay $mode failed: $(tail -5 "$DIR/$out.log")"
 }
 sim recorded sim-recorded
 sim "closed=$DEPTH" sim-closed
+# Each phase's simulated time: the closed-loop replay of the trace up to the phase's end,
+# less that up to its start (the prefixes are replayed from the same aged array).
+start=$(sed -n 's/^# start: .*(unix \([0-9.]*\)).*/\1/p' "$trace")
+: >"$DIR/sim-phases.tsv"
+while read -r name _ t1; do
+  n=$(awk -v t="$t1" -v s="$start" 'NF == 11 && $6 == "D" && $7 ~ /^[RW]/ && $4 < t - s { n++ } END { print n + 0 }' "$trace")
+  secs=0
+  if ((n > 0)); then
+    sim "closed=$DEPTH" "sim-closed-$name" --max-requests "$n"
+    secs=$(sed -n 's/^replayed [0-9]* requests of .* in \([0-9.]*\) simulated s.*/\1/p' "$DIR/sim-closed-$name.log")
+  fi
+  printf '%s\t%s\t%s\n' "$name" "$n" "$secs" >>"$DIR/sim-phases.tsv"
+done <"$phases"
 
 python3 - "$trace" "$phases" "$DIR" "$SCHEME" "$RGROUPS" "$SSDS" "$MEMBER_SIZE" "$PRESET" "$AGE" "$DEPTH" <<'PY'
 import re, sys
@@ -158,7 +175,10 @@ def ops(log, bench):
 
 print(f"# {scheme} {rg}×{ssds}, {size} members, --emulate {preset} --emulate-age {age}; ext4 over nbdfuse + loop")
 print(f"# trace: {end[2:]}")
-print(f"{'phase':<6} {'wall s':>7} {'db_bench ops/s':>15} {'reads':>8} {'writes':>8} {'flushes':>8} {'read MiB':>9} {'write MiB':>10} {'MB/s':>7}")
+simulated = {l.split()[0]: float(l.split()[2]) for l in open(f"{d}/sim-phases.tsv")}
+print(f"{'phase':<6} {'wall s':>7} {'db_bench ops/s':>15} {'reads':>8} {'writes':>8} {'flushes':>8} {'read MiB':>9} "
+      f"{'write MiB':>10} {'live MB/s':>10} {'sim s':>7} {'sim MB/s':>9}")
+sim_before = 0.0
 bench = {"load": ("load.log", "fillrandom"), "a": ("run-a.log", "readrandomwriterandom")}
 for line in open(phases):
     name, t0, t1 = line.split()
@@ -167,8 +187,14 @@ for line in open(phases):
     n = lambda k: sum(1 for r in sel if r[1].startswith(k))
     mib = lambda k: sum(r[2] for r in sel if r[1].startswith(k)) / 2**20
     o = ops(f"{d}/{bench[name][0]}", bench[name][1]) if name in bench else float("nan")
-    mbps = sum(r[2] for r in sel if r[1][0] in "RW") / 1e6 / (b - a)
-    print(f"{name:<6} {b - a:>7.1f} {o:>15.0f} {n('R'):>8} {n('W'):>8} {n('F'):>8} {mib('R'):>9.1f} {mib('W'):>10.1f} {mbps:>7.1f}")
+    data = sum(r[2] for r in sel if r[1][0] in "RW") / 1e6
+    sim_s = simulated[name] - sim_before
+    sim_before = simulated[name]
+    sim_mbps = data / sim_s if sim_s > 0 else float("nan")
+    print(f"{name:<6} {b - a:>7.1f} {o:>15.0f} {n('R'):>8} {n('W'):>8} {n('F'):>8} {mib('R'):>9.1f} "
+          f"{mib('W'):>10.1f} {data / (b - a):>10.1f} {sim_s:>7.2f} {sim_mbps:>9.1f}")
+print(f"(live MB/s: reads and writes the server received over the phase's wall time, paced by db_bench;\n"
+      f" sim: the same requests replayed closed-loop, {depth} outstanding, on the simulated array: its capacity)")
 
 print("\nswan sim over the same array, the whole trace (mkfs, Load, A):")
 for mode, out in (("recorded", "sim-recorded"), (f"closed={depth}", "sim-closed")):
