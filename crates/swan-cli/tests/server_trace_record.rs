@@ -119,6 +119,21 @@ fn the_recorded_trace_holds_what_fio_sent_and_swan_sim_replays_it() {
     let statement = format!("blkparse format (given), {data} requests ({} reads, {} writes;", sent.reads, sent.writes);
     assert!(said.contains(&statement), "swan sim reads every read and write of the trace:\n{said}");
     assert!(said.contains(&format!("replayed {data} requests of ")), "and replays them all:\n{said}");
+
+    // Round trip: `swan replay` sends the trace to the same array served again, which
+    // records what it receives: the same reads and writes, request for request.
+    let again = dir.path().join("again.blkparse");
+    let server = Server::start_with(dir.path(), &members, &["--record-trace", again.to_str().expect("utf-8")]);
+    let t = trace.to_str().expect("utf-8");
+    let out = swan(&["replay", t, "--nbd", &server.uri(), "--replay", "closed=8", "--quiet"], dir.path());
+    assert!(out.status.success(), "{}", describe("swan replay", &out));
+    server_stops_and_says(server, "0 dropped");
+    let (first, second) = (read_trace(&trace), read_trace(&again));
+    assert_eq!(
+        (second.reads, second.read_bytes, second.writes, second.write_bytes),
+        (first.reads, first.read_bytes, first.writes, first.write_bytes),
+        "the trace of the replay against the trace replayed"
+    );
 }
 
 fn text_of(out: &std::process::Output) -> String {
