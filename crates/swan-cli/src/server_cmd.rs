@@ -13,6 +13,8 @@ use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
 use swan_server::metrics::MetricsListener;
 use swan_server::nbd::{ClientAuth, Listen, NbdServer, ServerOptions, Tls};
+use swan_server::service::BlockService;
+use swan_server::trace_record::{RecordingService, TraceRecorder};
 
 fn size(s: &str) -> Result<u64, String> {
     parse_size(s)
@@ -147,6 +149,14 @@ pub struct ServeArgs {
     /// free port, which the server prints. Off by default.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
+    /// Record the block trace the server is sent: every request the NBD front hands the
+    /// engine (read, write, flush, trim, write-zeroes), with its arrival time since serving
+    /// began, as blkparse text that `swan sim --trace FILE` replays (docs/traces.md). A thread
+    /// of its own writes it; if it falls behind, requests are still served and left out of
+    /// the trace, counted, marked in the file and reported. The file is created (or emptied)
+    /// before the array is opened.
+    #[arg(long, value_name = "FILE")]
+    pub record_trace: Option<PathBuf>,
     /// Log connections and refused requests.
     #[arg(long, short)]
     pub verbose: bool,
@@ -335,6 +345,13 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         bail!("--handshake-timeout must be in (0, 3600] seconds");
     }
     let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
+    let trace_file = match &a.record_trace {
+        Some(path) => {
+            refuse_member_as_trace(path, &a.members)?;
+            Some(TraceRecorder::open(path)?)
+        }
+        None => None,
+    };
     let opened = array::open(&a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
     let mut emulate = emulator(a, &opened.sb)?;
@@ -353,6 +370,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         "swan: array {uuid} ({}): checkpoint {}, {} journal record(s) rolled forward",
         opened.sb.kind, recovered.checkpoint_seq, recovered.records_replayed
     );
+    let trace_header = trace_header(a, &opened.sb);
     let engine = Arc::new(Engine::start(
         opened,
         recovered,
@@ -391,8 +409,25 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         if a.read_only { ", read-only" } else { "" },
         a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]).display()
     );
-    let served = server.run(Arc::clone(&engine) as Arc<dyn swan_server::service::BlockService>, Arc::clone(&stop));
+    let recorder = match (trace_file, &a.record_trace) {
+        (Some(file), Some(path)) => match TraceRecorder::start(file, path, &trace_header) {
+            Ok(r) => Some(Arc::new(r)),
+            Err(e) => {
+                let _ = engine.shutdown();
+                return Err(e.into());
+            }
+        },
+        _ => None,
+    };
+    let service: Arc<dyn BlockService> = match &recorder {
+        Some(r) => Arc::new(RecordingService::new(Arc::clone(&engine) as Arc<dyn BlockService>, Arc::clone(r))),
+        None => Arc::clone(&engine) as Arc<dyn BlockService>,
+    };
+    let served = server.run(service, Arc::clone(&stop));
     stop.store(true, Ordering::Relaxed);
+    if let Some(r) = recorder {
+        report_trace(&r);
+    }
     let _ = control_thread.join();
     if let Some(t) = metrics_thread {
         let _ = t.join();
@@ -402,6 +437,67 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     stopped?;
     eprintln!("swan: stopped cleanly (checkpoint written)");
     Ok(())
+}
+
+/// A trace path that names a member would be emptied by `--record-trace`: refused.
+fn refuse_member_as_trace(path: &std::path::Path, members: &[PathBuf]) -> Result<()> {
+    let Ok(trace) = path.canonicalize() else { return Ok(()) };
+    if let Some(m) = members.iter().find(|m| m.canonicalize().is_ok_and(|m| m == trace)) {
+        bail!("--record-trace {}: that is the member {}; name a new file for the trace", path.display(), m.display());
+    }
+    Ok(())
+}
+
+/// The `#` lines that open a recorded trace: what was recorded, from which array, by which
+/// swan, and the command that replays it.
+fn trace_header(a: &ServeArgs, sb: &Superblock) -> Vec<String> {
+    let path = a.record_trace.as_deref().unwrap_or(std::path::Path::new("TRACE"));
+    let member = a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]);
+    let emulate = match &a.emulate {
+        Some(p) => format!("emulate: {p}, aged {}", a.emulate_age),
+        None => "emulate: none (the members' own speed)".to_string(),
+    };
+    let (ssd, age) = (a.emulate.as_deref().unwrap_or("sata850pro"), a.emulate_age);
+    vec![
+        "swan serve --record-trace: every request the NBD front handed the engine, as blkparse text".into(),
+        "(action D; RWBS R read, W write, WF write with FUA, F flush, D trim, N write-zeroes; sectors of".into(),
+        "512 bytes; [process] names the NBD command; swan's reader replays the R and W lines)".into(),
+        format!("swan {} (commit {})", env!("CARGO_PKG_VERSION"), env!("SWAN_COMMIT")),
+        format!(
+            "array {}: {}, {} R-group(s) x {} SSD(s), {} MiB per member, volume {} bytes",
+            sb.uuid_string(),
+            sb.kind,
+            sb.rgroups,
+            sb.ssds_per_rgroup,
+            (sb.member_blocks * 4096) >> 20,
+            sb.volume_blocks * 4096
+        ),
+        format!("members: {}", a.members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(" ")),
+        emulate,
+        format!(
+            "replay: swan sim --array {} --ssd {ssd} --age {age} --trace {} --trace-format blkparse --replay recorded",
+            member.display(),
+            path.display()
+        ),
+    ]
+}
+
+/// What the recorder wrote, on stderr; drops and failures as warnings.
+fn report_trace(r: &TraceRecorder) {
+    match r.finish() {
+        Ok(s) => {
+            eprintln!("swan: trace {}: {}", r.path().display(), s.describe());
+            if s.dropped > 0 {
+                eprintln!(
+                    "swan serve: warning: --record-trace {}: {} request(s) were served but are missing from the \
+                     trace (the writer fell behind; each gap is marked in the file)",
+                    r.path().display(),
+                    s.dropped
+                );
+            }
+        }
+        Err(e) => eprintln!("swan serve: warning: {e}"),
+    }
 }
 
 /// The wall-clock SSD models in front of the members, if `--emulate` names one (aged as

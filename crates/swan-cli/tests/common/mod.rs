@@ -224,8 +224,9 @@ impl Server {
         }
     }
 
-    /// SIGTERM, then the clean stop must finish (checkpoint written) and exit 0.
-    pub fn stop(mut self) {
+    /// SIGTERM, then the clean stop must finish (checkpoint written) and exit 0. Returns the
+    /// server's whole log.
+    pub fn stop(mut self) -> String {
         let pid = self.proc.child().id().to_string();
         let out = run(Command::new("kill").args(["-TERM", &pid]), "kill -TERM the server", Duration::from_secs(10));
         assert!(out.status.success(), "{}", describe("kill -TERM", &out));
@@ -237,6 +238,7 @@ impl Server {
         let log = self.log();
         assert!(status.success(), "swan serve exited {status} after SIGTERM:\n{log}");
         assert!(log.contains("stopped cleanly"), "no clean stop in the server's log:\n{log}");
+        log
     }
 }
 
