@@ -205,6 +205,9 @@ fn help_sim() {
             "--seed",
             "--out",
             "--quiet",
+            "--ssd-speed-spread",
+            "--ssd-slow-fraction",
+            "Hao et al.",
         ],
     );
 }
@@ -523,6 +526,14 @@ fn sim_working_set_out_of_range() {
     sim_fails(&["--working-set", "0"], &["--working-set", "(0, 1]"]);
     sim_fails(&["--working-set", "1.5"], &["--working-set", "1.5"]);
     sim_fails(&["--working-set", "-0.5"], &["--working-set", "-0.5"]);
+}
+
+#[test]
+fn sim_bad_ssd_variation_names_the_option() {
+    sim_fails(&["--ssd-speed-spread", "-0.2"], &["--ssd-speed-spread -0.2", "σ in [0, 1]"]);
+    sim_fails(&["--ssd-slow-fraction", "1.5"], &["--ssd-slow-fraction 1.5", "[0, 1)"]);
+    sim_fails(&["--ssd-slow-fraction", "0.1", "--ssd-slow-factor", "0.5"], &["--ssd-slow-factor 0.5", "≥ 1"]);
+    sim_fails(&["--ssd-slow-fraction", "0.1", "--ssd-slow-period", "-3"], &["--ssd-slow-period -3", "> 0"]);
 }
 
 #[test]
