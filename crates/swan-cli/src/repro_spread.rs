@@ -139,7 +139,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
 /// each R-group was the front-end, beside its slowest SSD. Returns in how many runs the
 /// R-group with the slowest SSD was the slowest front-end, and of how many runs.
 fn print_front_groups(s: &[RunSummary], jobs: &[Job]) -> anyhow::Result<(usize, usize)> {
-    println!("\nSWAN0 on varied SSDs, after GC onset: each R-group's slowest SSD → user MB/s while it is the front-end");
+    println!(
+        "\nSWAN0 on varied SSDs, after GC onset: each R-group's slowest SSD → user MB/s while it is the front-end"
+    );
     let (mut matched, mut runs) = (0, 0);
     for (r, job) in s.iter().zip(jobs) {
         if r.options.ssd_variation.is_off() || !matches!(r.options.array.kind, SchemeKind::Swan(_)) {
@@ -208,7 +210,15 @@ fn print_runs(s: &[RunSummary], figs: &[&str]) {
             sustained(r),
             r.user_write_mbps_after_gc_cv.unwrap_or(0.0) * 100.0,
             c.slowest,
-            if varied { if c.busiest_is_slowest { "yes" } else { "no" } } else { "-" },
+            if varied {
+                if c.busiest_is_slowest {
+                    "yes"
+                } else {
+                    "no"
+                }
+            } else {
+                "-"
+            },
             c.slowest_busy * 100.0,
             c.median_busy * 100.0,
             c.slowdown,
@@ -303,7 +313,8 @@ fn print_cells(cells: &[Cell]) {
 }
 
 fn claims(cells: &[Cell]) -> Vec<String> {
-    let find = |fig: &str, scheme: &str, n: u32| cells.iter().find(|c| c.fig == fig && c.scheme == scheme && c.ssds == n);
+    let find =
+        |fig: &str, scheme: &str, n: u32| cells.iter().find(|c| c.fig == fig && c.scheme == scheme && c.ssds == n);
     let series = |scheme: &str| -> Vec<&Cell> { [3, 6, 9].iter().filter_map(|&n| find("4(b)", scheme, n)).collect() };
     let verdict = |ok: bool| if ok { "agrees" } else { "DISAGREES" };
     let mut out = Vec::new();
@@ -327,7 +338,9 @@ fn claims(cells: &[Cell]) -> Vec<String> {
             "Fig. 4(b): SWAN0 improves with more SSDs — with varied SSDs: {}",
             verdict(w.windows(2).all(|p| p[1] > p[0]))
         ));
-        let cost = |v: &[&Cell]| v.iter().map(|c| format!("{:.0} %", (1.0 - c.mean() / c.identical) * 100.0)).collect::<Vec<_>>().join(" → ");
+        let cost = |v: &[&Cell]| {
+            v.iter().map(|c| format!("{:.0} %", (1.0 - c.mean() / c.identical) * 100.0)).collect::<Vec<_>>().join(" → ")
+        };
         out.push(format!(
             "cause: against identical SSDs, variation costs Log-RAID0 {} and SWAN0 {} (3 → 6 → 9 SSDs); the slowest SSD is the busiest in {} of {} Log-RAID0 runs",
             cost(&log),
@@ -336,7 +349,9 @@ fn claims(cells: &[Cell]) -> Vec<String> {
             log.iter().map(|c| c.varied.len()).sum::<usize>()
         ));
     }
-    if let (Some(r), Some(l), Some(w)) = (find("4(a)/5", "raid0", 8), find("4(a)/5", "lograid0", 8), find("4(a)/5", "swan0", 8)) {
+    if let (Some(r), Some(l), Some(w)) =
+        (find("4(a)/5", "raid0", 8), find("4(a)/5", "lograid0", 8), find("4(a)/5", "swan0", 8))
+    {
         out.push(format!(
             "Fig. 4(a), varied SSDs, 8 SSDs: RAID0 {:.0}, Log-RAID0 {:.0}, SWAN0 {:.0} MB/s — RAID0 < Log-RAID0 < SWAN0: {}",
             r.mean(),

@@ -216,7 +216,19 @@ fn help_sim() {
 fn help_repro() {
     help_mentions(
         &["repro", "--help"],
-        &["fig5", "fig4b", "ssd-spread", "fig12", "simple-ssd", "--ssd-gib", "--footprint", "--full", "--seed", "--out", "--format"],
+        &[
+            "fig5",
+            "fig4b",
+            "ssd-spread",
+            "fig12",
+            "simple-ssd",
+            "--ssd-gib",
+            "--footprint",
+            "--full",
+            "--seed",
+            "--out",
+            "--format",
+        ],
     );
 }
 
@@ -627,7 +639,8 @@ fn repro_ssd_spread_small() {
     let tmp = TempDir::new("repro-ssd-spread");
     let out_dir = tmp.join("ssd-spread");
     let out = out_dir.to_str().expect("utf-8");
-    let args = ["repro", "ssd-spread", "--ssd-gib", "0.25", "--footprint", "1", "--seeds", "1", "--quiet", "--out", out];
+    let args =
+        ["repro", "ssd-spread", "--ssd-gib", "0.25", "--footprint", "1", "--seeds", "1", "--quiet", "--out", out];
     let stdout = ok(&args);
     assert!(stdout.starts_with("swan repro ssd-spread: 18 runs"), "{stdout}");
     // Each varied run names its slowest SSD; each cell compares identical and varied SSDs.

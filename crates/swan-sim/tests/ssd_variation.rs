@@ -43,7 +43,11 @@ fn a_striped_log_runs_at_its_slowest_ssd() {
     // And the array runs at about the speed of eight of it.
     let expected = write_mbps(&same) / factors[slowest];
     let got = write_mbps(&varied);
-    assert!((got / expected - 1.0).abs() < 0.2, "{got:.0} MB/s, want ≈ {expected:.0} (slowest factor {:.2})", factors[slowest]);
+    assert!(
+        (got / expected - 1.0).abs() < 0.2,
+        "{got:.0} MB/s, want ≈ {expected:.0} (slowest factor {:.2})",
+        factors[slowest]
+    );
     // The same seed draws the same SSDs and gives the same run.
     let again = run(lograid0(3, spread));
     assert_eq!(again.ssd_load, varied.ssd_load);
