@@ -12,6 +12,7 @@ pub mod repro;
 mod repro_apas;
 pub mod repro_args;
 mod repro_harmonia;
+mod repro_spread;
 mod repro_triple_a;
 mod repro_triple_a_traces;
 pub mod runner;

@@ -12,6 +12,7 @@ fn name(e: Experiment) -> &'static str {
     match e {
         Experiment::Fig5 => "fig5",
         Experiment::Fig4b => "fig4b",
+        Experiment::SsdSpread => "ssd-spread",
         Experiment::Fig12 => "fig12",
         Experiment::SimpleSsd => "simple-ssd",
         Experiment::HarmoniaHpc => "harmonia-hpc",
@@ -75,6 +76,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if matches!(args.experiment, Experiment::ApasFig3 | Experiment::ApasFig4 | Experiment::ApasFig5) {
         return crate::repro_apas::run(args, name(args.experiment));
+    }
+    if args.experiment == Experiment::SsdSpread {
+        return crate::repro_spread::run(args);
     }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");

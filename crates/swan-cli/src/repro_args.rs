@@ -11,6 +11,9 @@ pub enum Experiment {
     Fig5,
     /// Fig. 4(b): Log-RAID0 and SWAN0 on 3, 6 and 9 SSDs.
     Fig4b,
+    /// Fig. 4(a)/(b) and 5 on SSDs that are not identical (Hao et al.'s field variation),
+    /// three seeds, beside identical SSDs: does the slowest SSD make Log-RAID0 fall?
+    SsdSpread,
     /// Fig. 12: SSD-internal latency CDFs of SWAN0 and RAID0 on open-channel SSDs.
     Fig12,
     /// §6: SWAN0 and RAID0 over block-level-FTL SSDs, and the FTL map DRAM.
@@ -70,8 +73,8 @@ pub struct ReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run every cell with this many seeds, from --seed up, and report the mean and spread
-    /// (default: 3 for the Harmonia, Triple-A and Apas reproductions, whose cells move between
-    /// seeds; 1 for the others).
+    /// (default: 3 for the Harmonia, Triple-A, Apas and ssd-spread reproductions, whose cells
+    /// move between seeds; 1 for the others).
     #[arg(long)]
     pub seeds: Option<u64>,
     /// Output directory (one run directory per scheme and a figures/ directory inside).

@@ -91,6 +91,24 @@ pub struct SimArgs {
     /// under identical striped load do not reach their GC thresholds in lockstep.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub age_spread: f64,
+    /// SSD-to-SSD variation of speed: SSD i's NAND and transfer times are multiplied by
+    /// exp(SIGMA·z_i), z_i standard normal drawn per SSD from --seed (clamped to ±3). 0.276
+    /// matches Hao et al. (FAST '16): an SSD is more than 2× slower than its RAID peers 0.6 %
+    /// of the time. 0 (the default): identical SSDs.
+    #[arg(long, default_value_t = 0.0, value_name = "SIGMA", allow_negative_numbers = true)]
+    pub ssd_speed_spread: f64,
+    /// Slow periods: each SSD spends this fraction of the time in slow periods, drawn per
+    /// SSD from --seed, during which its operations take --ssd-slow-factor times as long
+    /// (Hao et al.: 0.006 at 2×). 0 (the default): never slow.
+    #[arg(long, default_value_t = 0.0, value_name = "FRACTION", allow_negative_numbers = true)]
+    pub ssd_slow_fraction: f64,
+    /// How many times longer an SSD's operations take in a slow period.
+    #[arg(long, default_value_t = 2.0, value_name = "FACTOR", allow_negative_numbers = true)]
+    pub ssd_slow_factor: f64,
+    /// Mean length of one slow period in simulated milliseconds (exponentially distributed;
+    /// the field data is hourly, so this is a time compression for short runs).
+    #[arg(long, default_value_t = 1000.0, value_name = "MS", allow_negative_numbers = true)]
+    pub ssd_slow_period: f64,
     /// Log-structured schemes: before the run, fill the volume and overwrite it at random,
     /// untimed, so array GC is in its steady state when measurement starts (the random
     /// writes take --bs/--dist or the named workload's sizes, over the whole volume).
@@ -256,6 +274,12 @@ impl SimArgs {
             measure_from_s: self.measure_from,
             age_spread: self.age_spread,
             prefill: self.prefill.then_some(swan_sim::prefill::Prefill::STEADY),
+            ssd_variation: swan_models::ssd::Variation {
+                speed_spread: self.ssd_speed_spread,
+                slow_fraction: self.ssd_slow_fraction,
+                slow_factor: self.ssd_slow_factor,
+                slow_period_ms: self.ssd_slow_period,
+            },
         })
     }
 

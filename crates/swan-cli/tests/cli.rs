@@ -205,6 +205,9 @@ fn help_sim() {
             "--seed",
             "--out",
             "--quiet",
+            "--ssd-speed-spread",
+            "--ssd-slow-fraction",
+            "Hao et al.",
         ],
     );
 }
@@ -213,7 +216,19 @@ fn help_sim() {
 fn help_repro() {
     help_mentions(
         &["repro", "--help"],
-        &["fig5", "fig4b", "fig12", "simple-ssd", "--ssd-gib", "--footprint", "--full", "--seed", "--out", "--format"],
+        &[
+            "fig5",
+            "fig4b",
+            "ssd-spread",
+            "fig12",
+            "simple-ssd",
+            "--ssd-gib",
+            "--footprint",
+            "--full",
+            "--seed",
+            "--out",
+            "--format",
+        ],
     );
 }
 
@@ -526,6 +541,14 @@ fn sim_working_set_out_of_range() {
 }
 
 #[test]
+fn sim_bad_ssd_variation_names_the_option() {
+    sim_fails(&["--ssd-speed-spread", "-0.2"], &["--ssd-speed-spread -0.2", "σ in [0, 1]"]);
+    sim_fails(&["--ssd-slow-fraction", "1.5"], &["--ssd-slow-fraction 1.5", "[0, 1)"]);
+    sim_fails(&["--ssd-slow-fraction", "0.1", "--ssd-slow-factor", "0.5"], &["--ssd-slow-factor 0.5", "≥ 1"]);
+    sim_fails(&["--ssd-slow-fraction", "0.1", "--ssd-slow-period", "-3"], &["--ssd-slow-period -3", "> 0"]);
+}
+
+#[test]
 fn sim_unknown_ssd_preset_lists_presets() {
     let mut needles = vec!["nvme9000"];
     needles.extend_from_slice(PRESETS);
@@ -610,6 +633,31 @@ fn unknown_command_and_experiment() {
 
 // ---------------------------------------------------------------------------------------------
 // repro
+
+#[test]
+fn repro_ssd_spread_small() {
+    let tmp = TempDir::new("repro-ssd-spread");
+    let out_dir = tmp.join("ssd-spread");
+    let out = out_dir.to_str().expect("utf-8");
+    let args =
+        ["repro", "ssd-spread", "--ssd-gib", "0.25", "--footprint", "1", "--seeds", "1", "--quiet", "--out", out];
+    let stdout = ok(&args);
+    assert!(stdout.starts_with("swan repro ssd-spread: 18 runs"), "{stdout}");
+    // Each varied run names its slowest SSD; each cell compares identical and varied SSDs.
+    assert!(stdout.contains("busiest=slow") && stdout.contains("varied mean (min–max)"), "{stdout}");
+    let claims: Vec<&str> = stdout.lines().filter(|l| l.starts_with("Fig. ")).collect();
+    for fig in ["Fig. 4(b): Log-RAID0 degrades", "Fig. 4(b): SWAN0 improves", "Fig. 4(a)", "Fig. 5(b)"] {
+        assert!(claims.iter().any(|c| c.starts_with(fig)), "no {fig} claim:\n{stdout}");
+    }
+    assert!(stdout.lines().any(|l| l.starts_with("cause:")), "no cause line:\n{stdout}");
+    // The varied runs really vary: per-SSD speed factors in summary.json, not all 1.
+    let s: Value = serde_json::from_str(&read(&out_dir.join("fig5-lograid0-8SSD-varied-seed1").join("summary.json")))
+        .expect("summary.json parses");
+    let factors: Vec<f64> =
+        s["ssd_load"].as_array().expect("ssd_load").iter().map(|l| l["speed_factor"].as_f64().unwrap()).collect();
+    assert_eq!(factors.len(), 8);
+    assert!(factors.iter().any(|&f| (f - 1.0).abs() > 0.01), "{factors:?}");
+}
 
 #[test]
 fn repro_fig5_small() {

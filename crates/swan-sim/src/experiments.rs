@@ -120,6 +120,7 @@ pub fn run_config(
         measure_from_s: 0.0,
         age_spread: 0.0,
         prefill: None,
+        ssd_variation: Default::default(),
     }
 }
 
@@ -339,6 +340,7 @@ pub fn harmonia_run(
         age_spread: 0.0,
         prefill: log.then_some(Prefill::STEADY),
         trace: None,
+        ssd_variation: Default::default(),
     }
 }
 

@@ -84,6 +84,8 @@ pub struct RunSummary {
     /// Log-structured schemes: what the untimed pre-fill wrote and collected before the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill: Option<crate::prefill::PrefillReport>,
+    /// Per SSD: speed factor, slow time, flash busy fraction, writes and write latency.
+    pub ssd_load: Vec<crate::engine::SsdLoad>,
 }
 
 /// Percentiles, maximum and mean of a latency histogram (µs).
@@ -157,6 +159,7 @@ impl RunSummary {
             ggc: out.ggc.counters,
             ssd_gc: out.ggc.per_ssd.clone(),
             prefill: out.prefill.clone(),
+            ssd_load: out.ssd_load.clone(),
         }
     }
 }

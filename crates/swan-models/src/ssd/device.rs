@@ -8,6 +8,7 @@ use super::ftl::Ftl;
 use super::nand::{Nand, Untimed};
 use super::stats::SsdStats;
 use super::timing::{Prio, Timing};
+use super::variation::SlowPeriods;
 use crate::{DevOp, DevOpKind, Device, IoClass, Nanos};
 use swan_core::ggc::MemberGcState;
 
@@ -70,6 +71,8 @@ pub struct Ssd {
     /// soft limit (or not yet looked at), fired once when a write takes one to it.
     notice_armed: bool,
     notice: Option<SoftLimitNotice>,
+    /// This SSD's slow periods, when the array's SSDs vary ([`super::Variation`]).
+    slow: Option<SlowPeriods>,
 }
 
 /// Charges the NAND work of one operation submitted at `now`, and remembers when the
@@ -118,8 +121,37 @@ impl Ssd {
             last_done: 0,
             notice_armed: true,
             notice: None,
+            slow: None,
             config,
         })
+    }
+
+    /// The same device, made slow during `periods` (see [`super::Variation`]).
+    pub fn with_slow_periods(mut self, periods: SlowPeriods) -> Self {
+        self.timing.set_multiplier(periods.multiplier());
+        self.slow = Some(periods);
+        self
+    }
+
+    /// Simulated nanoseconds this SSD has spent in slow periods up to `now` (0 without any).
+    pub fn slow_ns(&mut self, now: Nanos) -> Nanos {
+        self.slow.as_mut().map_or(0, |p| p.slow_ns(now))
+    }
+
+    /// Mean fraction of its units' time the flash was busy (reading, transferring,
+    /// programming, erasing) from the last [`Ssd::reset_stats`] up to `elapsed` later.
+    pub fn die_busy_fraction(&self, elapsed: Nanos) -> f64 {
+        if elapsed == 0 {
+            return 0.0;
+        }
+        self.timing.die_busy_ns() as f64 / (elapsed as f64 * self.timing.units() as f64)
+    }
+
+    /// Enters the slow or normal period that holds `now`.
+    fn enter_period(&mut self, now: Nanos) {
+        if let Some(multiplier) = self.slow.as_mut().and_then(|p| p.advance(now)) {
+            self.timing.set_multiplier(multiplier);
+        }
     }
 
     pub fn config(&self) -> &SsdConfig {
@@ -134,6 +166,7 @@ impl Ssd {
     /// after aging, so measurements start from an aged device).
     pub fn reset_stats(&mut self) {
         self.stats.reset();
+        self.timing.reset_busy();
     }
 
     /// Size of the LBA space in 4 KiB pages.
@@ -209,6 +242,7 @@ impl Ssd {
     /// "Every stale/invalid element" cleans (§V-A): a domain above its threshold still
     /// collects one victim, or forcing would reach only the SSD that raised the notice.
     pub fn force_gc(&mut self, now: Nanos, target: ForceTarget, max_victims: Option<u32>) -> Nanos {
+        self.enter_period(now);
         let domain_blocks = self.config.domain_blocks() as f64;
         let threshold = |soft: u64| match target {
             ForceTarget::PastSoftLimit => soft,
@@ -391,6 +425,7 @@ impl Device for Ssd {
     /// If the operation reaches past the device's user capacity.
     fn submit(&mut self, now: Nanos, op: DevOp) -> Nanos {
         self.assert_in_range(&op);
+        self.enter_period(now);
         let mut clock = Clocked::new(&mut self.timing, now, Prio::of(op.class));
         match op.kind {
             DevOpKind::Read => {

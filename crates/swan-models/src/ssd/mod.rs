@@ -11,6 +11,8 @@
 //!   times, with a preemption lane for SWAN's GC-preempting reads.
 //! - `device`: [`Ssd`], the [`crate::Device`] tying them together, with aging, Harmonia's
 //!   GC hooks and [`SsdStats`].
+//! - [`variation`]: SSDs of one model that are not equally fast (per-SSD speed spread and
+//!   slow periods, after Hao et al.'s field measurements), off by default.
 //!
 //! # The model in brief
 //! - Pages are 4 KiB; a `DevOp` block is one logical page. A *unit* is what works in
@@ -46,6 +48,7 @@ mod nand;
 pub mod presets;
 mod stats;
 mod timing;
+pub mod variation;
 mod victim;
 
 #[cfg(test)]
@@ -57,3 +60,4 @@ pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_B
 pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
+pub use variation::{SlowPeriods, Variation};

@@ -531,3 +531,43 @@ fn untimed_writes_and_trims_change_the_mapping_but_take_no_time() {
     assert_eq!(ssd.busy_until(), 0);
     ssd.check_invariants().unwrap();
 }
+
+#[test]
+fn a_slower_ssd_of_the_spread_really_is_slower() {
+    // Aged random writes, GC included: a drive 1.5× slower by its speed factor sustains
+    // about 1/1.5 of the bandwidth, and its flash is as busy doing it.
+    let run = |factor: f64| {
+        let mut ssd = small(presets::sata850pro().with_speed_factor(factor));
+        ssd.age_random(0.6, 11);
+        ssd.reset_stats();
+        let bw = closed_loop(&mut ssd, 32, random_writes(60_000, 2, SMALL, 5));
+        (bw, ssd.stats().gc_pages_copied)
+    };
+    let (normal, normal_gc) = run(1.0);
+    let (slow, slow_gc) = run(1.5);
+    let ratio = normal / slow;
+    assert!((ratio - 1.5).abs() < 0.08, "{normal:.1} vs {slow:.1} MB/s: {ratio:.3}×, want 1.5×");
+    // The same FTL work: only its speed differs.
+    assert_eq!(normal_gc, slow_gc);
+}
+
+#[test]
+fn slow_periods_slow_the_ssd_only_while_they_last() {
+    let writes = || random_writes(40_000, 2, SMALL, 9);
+    let mut plain = small(presets::sata850pro());
+    let base = closed_loop(&mut plain, 32, writes());
+    // Slow half of the time, 3× slower then: about 2× the time overall.
+    let v = Variation { slow_fraction: 0.5, slow_factor: 3.0, slow_period_ms: 5.0, ..Variation::default() };
+    let mut slowed = small(presets::sata850pro()).with_slow_periods(v.slow_periods(1, 0).unwrap());
+    let bw = closed_loop(&mut slowed, 32, writes());
+    let end = slowed.busy_until();
+    let share = slowed.slow_ns(end) as f64 / end as f64;
+    assert!((0.35..0.65).contains(&share), "slow {share:.2} of the time");
+    // A slow share `s` of the time does a third of the work it would: bandwidth falls to
+    // (1 − s) + s/3 of the plain drive's.
+    let expected = 1.0 / ((1.0 - share) + share / 3.0);
+    let ratio = base / bw;
+    assert!((ratio / expected - 1.0).abs() < 0.15, "{base:.1} vs {bw:.1} MB/s: {ratio:.2}×, want ≈ {expected:.2}×");
+    // The flash was busy about as long as the run: the slow work is real work.
+    assert!(slowed.die_busy_fraction(end) > 0.8, "{}", slowed.die_busy_fraction(end));
+}

@@ -138,6 +138,11 @@ pub(crate) struct Timing {
     host_xfer: Nanos,
     /// The latest time any resource is busy until.
     horizon: Nanos,
+    /// The device's own times, before any slow period's multiplier ([`Timing::set_multiplier`]).
+    base: [Nanos; 5],
+    /// Die-nanoseconds of work charged since the last [`Timing::reset_busy`], summed over
+    /// dies: how busy the flash was, whatever the host saw.
+    die_busy_ns: u64,
 }
 
 /// Time for one page at `mbps` MB/s (10^6 bytes per second).
@@ -147,17 +152,45 @@ fn page_xfer_ns(mbps: u64) -> Nanos {
 
 impl Timing {
     pub(crate) fn new(config: &SsdConfig) -> Self {
+        let base = [
+            config.t_read_ns,
+            config.t_prog_ns,
+            config.t_erase_ns,
+            page_xfer_ns(config.channel_mbps),
+            page_xfer_ns(config.host_mbps),
+        ];
         Self {
             dies: vec![Die::default(); config.units() as usize],
             channels: vec![Pipe::default(); config.channels as usize],
             host: Pipe::default(),
-            t_read: config.t_read_ns,
-            t_prog: config.t_prog_ns,
-            t_erase: config.t_erase_ns,
-            channel_xfer: page_xfer_ns(config.channel_mbps),
-            host_xfer: page_xfer_ns(config.host_mbps),
+            t_read: base[0],
+            t_prog: base[1],
+            t_erase: base[2],
+            channel_xfer: base[3],
+            host_xfer: base[4],
             horizon: 0,
+            base,
+            die_busy_ns: 0,
         }
+    }
+
+    /// Every NAND and transfer time of work started from now on is the device's own times
+    /// `multiplier` (a slow period; 1.0 restores them).
+    pub(crate) fn set_multiplier(&mut self, multiplier: f64) {
+        let [r, p, e, ch, host] = self.base.map(|ns| ((ns as f64 * multiplier).round() as Nanos).max(1));
+        (self.t_read, self.t_prog, self.t_erase, self.channel_xfer, self.host_xfer) = (r, p, e, ch, host);
+    }
+
+    pub(crate) fn die_busy_ns(&self) -> u64 {
+        self.die_busy_ns
+    }
+
+    pub(crate) fn reset_busy(&mut self) {
+        self.die_busy_ns = 0;
+    }
+
+    pub(crate) fn units(&self) -> usize {
+        self.dies.len()
     }
 
     pub(crate) fn horizon(&self) -> Nanos {
@@ -177,6 +210,7 @@ impl Timing {
         let out = self.channels[ch].transfer(now, start + self.t_read, self.channel_xfer, prio);
         d.occupy(start, out, prio);
         self.horizon = self.horizon.max(d.busy_until);
+        self.die_busy_ns += out - start;
         out
     }
 
@@ -189,6 +223,7 @@ impl Timing {
         let end = self.channels[ch].transfer(now, start, self.channel_xfer, prio) + self.t_prog;
         d.occupy(start, end, prio);
         self.horizon = self.horizon.max(d.busy_until);
+        self.die_busy_ns += end - start;
         end
     }
 
@@ -232,6 +267,7 @@ impl Timing {
         let end = start + self.t_read + self.t_prog;
         d.occupy(start, end, Prio::Foreground);
         self.horizon = self.horizon.max(end);
+        self.die_busy_ns += end - start;
         end
     }
 
@@ -241,6 +277,7 @@ impl Timing {
         let end = start + self.t_erase;
         d.occupy(start, end, Prio::Foreground);
         self.horizon = self.horizon.max(end);
+        self.die_busy_ns += end - start;
         end
     }
 }

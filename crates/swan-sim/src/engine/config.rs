@@ -7,7 +7,7 @@ use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use swan_core::ggc::GgcConfig;
 use swan_core::scheme::ArraySpec;
-use swan_models::ssd::SsdConfig;
+use swan_models::ssd::{SsdConfig, Variation};
 use thiserror::Error;
 
 /// When a run ends.
@@ -61,6 +61,10 @@ pub struct SimConfig {
     /// Done after the SSDs' own fill and aging, which the array's format then TRIMs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill: Option<Prefill>,
+    /// SSD-to-SSD variation of speed: per-SSD speed factors and slow periods drawn from
+    /// `seed` (default: identical SSDs).
+    #[serde(default)]
+    pub ssd_variation: Variation,
 }
 
 impl SimConfig {
@@ -108,6 +112,7 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     if !(0.0..=1.0).contains(&cfg.age_spread) {
         return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
     }
+    cfg.ssd_variation.validate().map_err(SimError::Config)?;
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
     }

@@ -46,6 +46,23 @@ pub struct RunOutput {
     pub ggc: GgcReport,
     /// What the untimed pre-fill did, if the run had one (not part of any figure above).
     pub prefill: Option<PrefillReport>,
+    /// Per SSD: its speed and how busy it was, to find the one that limits a stripe.
+    pub ssd_load: Vec<SsdLoad>,
+}
+
+/// One SSD's speed and load over the run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SsdLoad {
+    /// Its NAND and transfer times over the preset's (1: the preset; > 1: slower).
+    pub speed_factor: f64,
+    /// Simulated seconds it spent in slow periods.
+    pub slow_s: f64,
+    /// Mean fraction of its flash units' time spent working (the SSD's own GC included).
+    pub die_busy: f64,
+    /// Host pages written to it.
+    pub host_pages_written: u64,
+    /// Its mean write latency (submission to completion at the device), µs.
+    pub write_latency_mean_us: f64,
 }
 
 /// Traffic of the reporting interval under way.
@@ -228,8 +245,20 @@ impl Engine {
             ssd_heap += ssd.model_bytes();
             pages += ssd.config().user_pages;
         }
+        let (seed, variation) = (self.cfg.seed, self.cfg.ssd_variation);
+        let ssd_load = (0u32..)
+            .zip(self.ssds.iter_mut())
+            .map(|(i, ssd)| SsdLoad {
+                speed_factor: variation.speed_factor(seed, i),
+                slow_s: ssd.slow_ns(now) as f64 / NS_PER_S,
+                die_busy: ssd.die_busy_fraction(now),
+                host_pages_written: ssd.stats().host_pages_written,
+                write_latency_mean_us: ssd.stats().write_latency_us.mean(),
+            })
+            .collect();
         let ggc = self.ggc.finish(&self.ssds);
         RunOutput {
+            ssd_load,
             ggc,
             rows: m.rows,
             latencies: m.latencies,

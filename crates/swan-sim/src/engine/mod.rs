@@ -33,7 +33,7 @@ mod requests;
 mod setup;
 
 pub use config::{SimConfig, SimError, StopRule};
-pub use meter::RunOutput;
+pub use meter::{RunOutput, SsdLoad};
 
 use crate::ggc::GgcDriver;
 use crate::prefill::PrefillReport;

@@ -71,7 +71,8 @@ impl Engine {
 }
 
 /// One modelled SSD per member, filled or aged as the run asks (SSD `i` aged by a share
-/// that falls with `i` when the ages are spread).
+/// that falls with `i` when the ages are spread), each with its own speed factor and slow
+/// periods when the SSDs vary.
 fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
     cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
     let member_pages = cfg.ssd.user_pages;
@@ -83,7 +84,13 @@ fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
     }
     let mut ssds = Vec::with_capacity(members as usize);
     for i in 0..members {
-        let mut ssd = Ssd::new(cfg.ssd.clone()).map_err(|e| SimError::Ssd(e.to_string()))?;
+        let v = &cfg.ssd_variation;
+        let factor = v.speed_factor(cfg.seed, i);
+        let model = if factor == 1.0 { cfg.ssd.clone() } else { cfg.ssd.with_speed_factor(factor) };
+        let mut ssd = Ssd::new(model).map_err(|e| SimError::Ssd(e.to_string()))?;
+        if let Some(periods) = v.slow_periods(cfg.seed, i) {
+            ssd = ssd.with_slow_periods(periods);
+        }
         if cfg.fill_first {
             ssd.fill_sequential(1.0);
             ssd.reset_stats();
