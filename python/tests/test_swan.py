@@ -39,6 +39,20 @@ def test_sim_gives_what_the_binary_gives():
     assert list(run["timeseries"].columns) == timeseries[0].split(",")
 
 
+def test_an_option_of_swan_sim_reaches_python_unchanged():
+    # SSD-to-SSD variation: defined once in swan sim's clap arguments, nothing in Python.
+    opts = dict(SMALL, ssd_speed_spread=0.276, seed=3)
+    run = swan.sim(**opts)
+    factors = [ssd["speed_factor"] for ssd in run["summary"]["ssd_load"]]
+    assert len(factors) == 2 and factors[0] != factors[1], factors
+    with tempfile.TemporaryDirectory() as d:
+        binary("sim", *swan.words(**opts), "--out", d, "--quiet")
+        expected = json.loads(Path(d, "summary.json").read_text())
+    assert without_wall(run["summary"]) == without_wall(expected)
+    with pytest.raises(ValueError, match="ssd-speed-spread"):
+        swan.sim(**dict(SMALL, ssd_speed_spread=-1))
+
+
 def test_a_run_directory_is_kept_when_asked(tmp_path):
     run = swan.sim(out=tmp_path / "run", **SMALL)
     assert run["dir"] == str(tmp_path / "run")
