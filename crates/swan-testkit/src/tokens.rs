@@ -154,6 +154,15 @@ impl<S: TokenStore> Executor<S> {
                 IoKind::Read(Dst::User { offset }) => {
                     self.store.read(io, &mut reply[offset as usize..offset as usize + n]);
                 }
+                IoKind::Read(Dst::Rebuild { offset }) => {
+                    // One column of a row read around its member, XORed into the reply.
+                    let mut column = [0u64];
+                    for k in 0..n {
+                        let one = MemberIo { block: io.block + k as u64, count: 1, ..*io };
+                        self.store.read(&one, &mut column);
+                        reply[offset as usize + k] ^= column[0];
+                    }
+                }
                 IoKind::Read(Dst::Staged { slot }) => {
                     let s = slot as usize;
                     if staged.len() < s + n {
