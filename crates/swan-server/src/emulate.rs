@@ -227,6 +227,13 @@ impl Emulator {
         self.wall(done).max(now)
     }
 
+    /// How long a read of `block` on `member`, issued at `at` in `class`, would wait on its
+    /// model SSD before starting, in nanoseconds (0 for an unknown member or a block past
+    /// its end): the prediction reads around a busy SSD weigh. Changes nothing.
+    pub fn read_wait_ns(&self, at: Instant, member: u32, block: u64, class: IoClass) -> u64 {
+        self.ssds.get(member as usize).map_or(0, |s| s.read_wait(self.model_time(at), block, 1, class))
+    }
+
     /// The counters of member `member`'s model SSD (all zero for an unknown member).
     pub fn member_stats(&self, member: u32) -> EmuStats {
         let Some(ssd) = self.ssds.get(member as usize) else {

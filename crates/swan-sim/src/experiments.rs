@@ -120,6 +120,7 @@ pub fn run_config(
         measure_from_s: 0.0,
         age_spread: 0.0,
         prefill: None,
+        reads: crate::engine::ReadRules::default(),
     }
 }
 
@@ -338,6 +339,7 @@ pub fn harmonia_run(
         measure_from_s: scale.measure_from_s,
         age_spread: 0.0,
         prefill: log.then_some(Prefill::STEADY),
+        reads: crate::engine::ReadRules::default(),
         trace: None,
     }
 }

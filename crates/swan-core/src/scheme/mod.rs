@@ -27,8 +27,8 @@ use thiserror::Error;
 
 pub use inplace::InPlaceRaid;
 pub use log::{
-    prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS,
-    GC_WRITE_PHASE,
+    prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,
+    DEFAULT_MIN_GAIN_NS, GC_WRITE_PHASE,
 };
 
 /// What a user asks of the volume.

@@ -61,6 +61,9 @@ pub struct SimConfig {
     /// Done after the SSDs' own fill and aging, which the array's format then TRIMs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill: Option<Prefill>,
+    /// How user reads are served: SWAN's read priority, reads around busy SSDs.
+    #[serde(default)]
+    pub reads: super::ReadRules,
 }
 
 impl SimConfig {
@@ -110,6 +113,18 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
+    }
+    if cfg.reads.parity_min_gain_us.is_some() && !cfg.array.kind.is_log_structured() {
+        return Err(SimError::Config(format!(
+            "reads around a busy SSD (--parity-reads) are a log-structured scheme's: {} has none",
+            cfg.array.kind
+        )));
+    }
+    if cfg.reads.parity_min_gain_us.is_some() && cfg.array.kind.raid() == swan_core::geometry::RaidLevel::Raid0 {
+        return Err(SimError::Config(format!(
+            "reads around a busy SSD (--parity-reads) rebuild a block from its row's parity: {} has no parity",
+            cfg.array.kind
+        )));
     }
     Ok(())
 }

@@ -51,7 +51,7 @@ mod tests;
 
 pub use config::{Layout, LogConfig, LEAST_SWAN_GC_TARGET};
 pub use gc::GC_WRITE_PHASE;
-pub use parity_read::{prefer_row, ParityReadPolicy, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
+pub use parity_read::{prefer_row, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
 
 use super::p2l::ReverseMap;
 use super::{Counters, GcJobId, MapChange};

@@ -22,6 +22,7 @@ use crate::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo};
 use crate::l2p::UNMAPPED;
 use crate::scheme::{check_range, ReqOp, Request, RequestError, Submitted};
 use crate::segment::SegState;
+use serde::{Deserialize, Serialize};
 
 /// What a driver predicts about its members: how long a read of `block` on `member`, issued
 /// now, would wait before its member starts it.
@@ -45,6 +46,32 @@ pub const DEFAULT_MIN_GAIN_NS: u64 = 500_000;
 impl Default for ParityReadPolicy {
     fn default() -> Self {
         Self { min_gain_ns: DEFAULT_MIN_GAIN_NS }
+    }
+}
+
+/// How a driver serves user reads: SWAN's read priority, and reads around a busy SSD. The
+/// simulator and the server take the same rules from their options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadRules {
+    /// SWAN: user reads preempt array GC on their SSD (the slides' rule; on by default).
+    pub priority: bool,
+    /// Log-structured RAID4/5: read a block around its SSD, from the rest of its stripe row
+    /// and the parity, when its SSD is predicted at least this many µs slower than the row's
+    /// slowest other column (`None`: never).
+    #[serde(default)]
+    pub parity_min_gain_us: Option<u64>,
+}
+
+impl Default for ReadRules {
+    fn default() -> Self {
+        Self { priority: true, parity_min_gain_us: None }
+    }
+}
+
+impl ReadRules {
+    /// The policy reads around a busy SSD follow, if they are on.
+    pub fn parity_policy(&self) -> Option<ParityReadPolicy> {
+        self.parity_min_gain_us.map(|us| ParityReadPolicy { min_gain_ns: us.saturating_mul(1_000) })
     }
 }
 
@@ -121,13 +148,25 @@ impl LogArray {
                     )
             };
             if !around {
-                plan.push_merged(MemberIo { member, block, count: 1, kind: IoKind::Read(Dst::User { offset: i }), class });
+                plan.push_merged(MemberIo {
+                    member,
+                    block,
+                    count: 1,
+                    kind: IoKind::Read(Dst::User { offset: i }),
+                    class,
+                });
                 continue;
             }
             let group = self.geo.group_of_segment(seg);
             let mut columns = 0;
             for m in self.geo.group_members(group).filter(|&m| m != member) {
-                plan.push(MemberIo { member: m, block, count: 1, kind: IoKind::Read(Dst::Rebuild { offset: i }), class });
+                plan.push(MemberIo {
+                    member: m,
+                    block,
+                    count: 1,
+                    kind: IoKind::Read(Dst::Rebuild { offset: i }),
+                    class,
+                });
                 columns += 1;
             }
             self.counters.parity_read_blocks += 1;
