@@ -412,6 +412,12 @@ mod tests {
             .map(|i| e.complete_at(t1, 0, EmuOp::Write, 65_536 + i * u64::from(OP), OP, IoClass::Gc))
             .max()
             .unwrap();
+        // What reads around a busy SSD weigh: a FIFO read's wait is the backlog, a
+        // preempting one's is not; an idle member predicts nothing.
+        let wait = |class| Duration::from_nanos(e.read_wait_ns(t1, 0, 0, class));
+        assert!(wait(IoClass::User) >= gc_end - t1 - Duration::from_millis(2), "{:?}", wait(IoClass::User));
+        assert!(wait(IoClass::UserPreempt) < Duration::from_millis(1), "{:?}", wait(IoClass::UserPreempt));
+        assert_eq!(e.read_wait_ns(t1, 1, 0, IoClass::User), 0);
         let mut fifo = e.clone();
         let preempt = e.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::UserPreempt) - t1;
         let user = fifo.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::User) - t1;

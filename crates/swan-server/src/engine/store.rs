@@ -227,14 +227,17 @@ impl Store {
     }
 
     /// Plan user request `r` into `plan`: a read around busy members when reads around are
-    /// on, else as the scheme plans it. A read around that would touch a member not healthy
-    /// (the scheme knows failed members, not one being rebuilt) is planned again, directly.
+    /// on, else as the scheme plans it. A member not healthy (the scheme knows failed
+    /// members, not one being rebuilt) is predicted to wait forever, so a row is read around
+    /// it but never through it; should two of a row be unhealthy, the read is planned again,
+    /// directly.
     pub fn plan(&mut self, r: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
         let (Some(policy), ReqOp::Read, Some(la)) = (self.parity_reads, r.op, self.scheme.log_mut()) else {
             return self.scheme.submit(r, plan);
         };
         let class = if la.read_priority() { IoClass::UserPreempt } else { IoClass::User };
-        let mut waits = EmulatedWaits { emu: self.exec.emu.as_ref(), at: self.clock.now(), class };
+        let members = &self.io.members;
+        let mut waits = EmulatedWaits { emu: self.exec.emu.as_ref(), members, at: self.clock.now(), class };
         let submitted = la.submit_read_around(r, plan, &mut waits, policy)?;
         let around_unhealthy = plan
             .ios()
@@ -772,15 +775,20 @@ impl Store {
 }
 
 /// The emulated SSDs' prediction of how long a read would wait; 0 everywhere without
-/// emulation (the server then knows nothing of its members' queues).
+/// emulation (the server then knows nothing of its members' queues), and forever on a
+/// member that is not healthy.
 struct EmulatedWaits<'a> {
     emu: Option<&'a crate::emulate::Emulator>,
+    members: &'a crate::members::Members,
     at: Instant,
     class: IoClass,
 }
 
 impl ReadWaits for EmulatedWaits<'_> {
     fn wait_ns(&mut self, member: MemberId, block: MemberBlock) -> u64 {
+        if !self.members.is_healthy(member) {
+            return u64::MAX;
+        }
         self.emu.map_or(0, |e| e.read_wait_ns(self.at, member, block, self.class))
     }
 }

@@ -12,9 +12,12 @@ use swan_models::Nanos;
 /// The R-group a read lands on, as SWAN's Table 4 splits reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Role {
-    FrontEnd,
-    IdleBackEnd,
-    CollectingBackEnd,
+    /// The front-end R-group, taking every write.
+    Front,
+    /// A back-end R-group with no GC job in flight.
+    IdleBack,
+    /// A back-end R-group collecting (a GC job in flight).
+    Collecting,
 }
 
 /// Reads and their summed latency, for one role.
@@ -35,9 +38,9 @@ pub struct ReadRoles {
 impl ReadRoles {
     pub(super) fn record(&mut self, role: Role, latency_ns: Nanos) {
         let t = match role {
-            Role::FrontEnd => &mut self.front_end,
-            Role::IdleBackEnd => &mut self.idle_back_end,
-            Role::CollectingBackEnd => &mut self.collecting_back_end,
+            Role::Front => &mut self.front_end,
+            Role::IdleBack => &mut self.idle_back_end,
+            Role::Collecting => &mut self.collecting_back_end,
         };
         t.reads += 1;
         t.latency_ns_sum += latency_ns;
@@ -78,11 +81,11 @@ impl Engine {
         let group = first.member / self.cfg.array.ssds_per_rgroup;
         let status = self.scheme.status();
         Some(if status.front_group == Some(group) {
-            Role::FrontEnd
+            Role::Front
         } else if status.gc_groups & (1u64 << (group % 64)) != 0 {
-            Role::CollectingBackEnd
+            Role::Collecting
         } else {
-            Role::IdleBackEnd
+            Role::IdleBack
         })
     }
 }
