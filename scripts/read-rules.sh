@@ -3,7 +3,7 @@
 # on and off (reads per R-group role and their mean latency, as SWAN's Table 4), and reads
 # around a busy SSD (--parity-reads) off and on (read p99, p99.9, the extra member reads).
 #
-#   scripts/read-rules.sh [SEEDS]     # default "1 2 3"; about 1 min on 2 cores after the build
+#   scripts/read-rules.sh [SEEDS]     # default "1 2 3"; 1–6 min on 2 cores after the build
 #
 # SWAN4, 3 R-groups × 3 SSDs of 256 MiB (sata850pro, aged 60 %), 25 % spare, 4 KiB random
 # reads and writes at queue depth 32 for 20 simulated s: 70/30 read/write, and a write-heavy
