@@ -15,8 +15,9 @@ pub struct ReadArgs {
     /// Log-structured RAID4/5 (swan4, swan5, lograid4, lograid5): serve a read whose SSD is
     /// predicted busy (behind GC, its own or the array's) from the rest of its stripe row and
     /// the row's parity instead, when that is predicted faster by --parity-read-gain-us. Rows
-    /// still filling and R-groups with a failed member are always read directly. Default off:
-    /// docs/swan.md ("Reads around a collecting SSD") has the measurement behind it.
+    /// still filling and R-groups with a failed member are always read directly. `swan serve`
+    /// predicts from its --emulate models and needs them. Default off: docs/swan.md ("Reads
+    /// around a collecting SSD") has the measurement behind it.
     #[arg(long, value_parser = parse_on_off, value_name = "on|off")]
     pub parity_reads: Option<bool>,
     /// With --parity-reads on: read around an SSD only when its predicted wait exceeds the
