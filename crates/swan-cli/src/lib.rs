@@ -7,6 +7,7 @@ pub mod apas_cmd;
 pub mod api;
 pub mod docs_cmd;
 pub mod plan;
+pub mod read_args;
 pub mod replay_cmd;
 pub mod repro;
 mod repro_apas;

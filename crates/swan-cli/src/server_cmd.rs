@@ -128,6 +128,11 @@ pub struct ServeArgs {
     /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub emulate_age: f64,
+    /// How user reads are served. Reads around a busy SSD need --emulate, whose model
+    /// predicts which SSD is busy; without it only --parity-read-gain-us 0 (read around every
+    /// block that may be, a test of the path) is accepted.
+    #[command(flatten)]
+    pub reads: crate::read_args::ReadArgs,
     /// SWAN: segments GC keeps ready for writes in the back-end R-groups (free, beyond each
     /// R-group's reserve). The default is the core's, the same the simulator runs: a
     /// quarter of an R-group, at most half the array's spare segments. Larger leaves SSDs
@@ -354,6 +359,13 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     };
     let opened = array::open(&a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
+    let reads = a.reads.rules(opened.sb.kind)?;
+    if reads.parity_min_gain_us.is_some_and(|us| us > 0) && a.emulate.is_none() {
+        bail!(
+            "--parity-reads on needs --emulate PRESET: without a model of the SSDs the server cannot predict which \
+             one is busy (--parity-read-gain-us 0 reads around every block that may be, to test the path)"
+        );
+    }
     let mut emulate = emulator(a, &opened.sb)?;
     let mut recovered = array::recover(&opened).context("recovering the array")?;
     if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
@@ -380,6 +392,7 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
             emulate,
             verbose: a.verbose,
             punch_holes: a.punch_holes,
+            reads,
         },
     )?);
     let stop = Arc::new(AtomicBool::new(false));

@@ -190,6 +190,8 @@ pub struct SimArgs {
     /// Output directory.
     #[arg(long, default_value = "out/sim")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub reads: crate::read_args::ReadArgs,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -280,6 +282,7 @@ impl SimArgs {
                 slow_factor: self.ssd_slow_factor,
                 slow_period_ms: self.ssd_slow_period,
             },
+            reads: self.reads.rules(kind)?,
         })
     }
 
@@ -497,11 +500,29 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let job = Job { name: cfg.scheme_label(), cfg, dir: args.out.clone() };
     let summaries = run_all(std::slice::from_ref(&job), 1, args.quiet)?;
     print_table(&summaries);
+    print_reads(&summaries[0]);
     if let Some(replay) = &summaries[0].replay {
         print_replay(&summaries[0], replay);
     }
     println!("run written to {}", args.out.display());
     Ok(())
+}
+
+/// SWAN's Table 4 (reads by the role of the R-group they landed on) and what reads around
+/// busy SSDs cost, when the run has them.
+fn print_reads(s: &swan_sim::output::RunSummary) {
+    if let Some(roles) = &s.read_roles {
+        println!("\nreads by R-group role (SWAN Table 4): role, reads, share, mean latency");
+        for r in roles {
+            println!("  {:<20} {:>9} {:>6.1} % {:>10.1} µs", r.role, r.reads, 100.0 * r.share, r.mean_latency_us);
+        }
+    }
+    if s.options.reads.parity_min_gain_us.is_some() {
+        println!(
+            "reads around a busy SSD: {} blocks from their row, {} extra member reads",
+            s.parity_read_blocks, s.parity_extra_reads
+        );
+    }
 }
 
 /// What a trace run measured, beside the usual table.

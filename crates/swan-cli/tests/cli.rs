@@ -857,3 +857,54 @@ fn triple_a_replays_a_trace_and_names_a_bad_line() {
     fails(&["triple-a", "--trace", hm, "--hot", "2"], &["--hot", "--trace"]);
     fails(&["triple-a", "--trace", hm, "--format", "csv"], &["csv", "mqsim"]);
 }
+
+#[test]
+fn sim_read_rules_refuse_what_the_scheme_cannot_do() {
+    sim_fails(&["--scheme", "swan0", "--parity-reads", "on"], &["--parity-reads on", "swan0", "no parity"]);
+    sim_fails(&["--scheme", "raid5", "--parity-reads", "on"], &["--parity-reads on", "writes in place"]);
+    sim_fails(&["--read-priority", "maybe"], &["--read-priority", "neither on nor off"]);
+    sim_fails(&["--parity-read-gain-us", "100"], &["--parity-read-gain-us", "needs --parity-reads on"]);
+}
+
+#[test]
+fn sim_swan5_reports_reads_by_rgroup_role_and_reads_around() {
+    let tmp = TempDir::new("read-rules");
+    let dir = tmp.join("run");
+    let d = dir.to_str().expect("utf-8");
+    let args = [
+        "sim",
+        "--scheme",
+        "swan5",
+        "--rgroups",
+        "3",
+        "--ssds-per-rgroup",
+        "3",
+        "--ssd-capacity",
+        "256MiB",
+        "--spare",
+        "0.25",
+        "--rw",
+        "randrw",
+        "--rwmixread",
+        "0.7",
+        "--bs",
+        "4k",
+        "--time",
+        "4",
+        "--quiet",
+        "--parity-reads",
+        "on",
+        "--out",
+        d,
+    ];
+    let stdout = ok(&args);
+    assert!(stdout.contains("reads by R-group role") && stdout.contains("collecting back-end"), "{stdout}");
+    assert!(stdout.contains("reads around a busy SSD"), "{stdout}");
+    let s: Value = serde_json::from_str(&read(&dir.join("summary.json"))).expect("summary.json parses");
+    let roles = s["read_roles"].as_array().expect("read_roles for SWAN");
+    let reads: f64 = roles.iter().map(|r| num(r, "reads")).sum();
+    assert!(reads > 10_000.0, "{reads} reads");
+    assert!((roles.iter().map(|r| num(r, "share")).sum::<f64>() - 1.0).abs() < 1e-9);
+    assert_eq!(s["options"]["reads"]["parity_min_gain_us"], 500);
+    assert!(num(&s, "parity_extra_reads") >= num(&s, "parity_read_blocks"));
+}

@@ -53,6 +53,10 @@ pub enum Dst {
     User { offset: u32 },
     /// Into the staging buffer of a GC job or read-modify-write, at `slot`.
     Staged { slot: u32 },
+    /// XORed into the user request's reply at `offset` (one block): the reads of a stripe
+    /// row's other columns that together rebuild a block read around its member. The reply
+    /// starts as zeroes, so once every such read is in, it holds the block.
+    Rebuild { offset: u32 },
 }
 
 /// The kind of a member operation.

@@ -227,6 +227,13 @@ impl Emulator {
         self.wall(done).max(now)
     }
 
+    /// How long a read of `block` on `member`, issued at `at` in `class`, would wait on its
+    /// model SSD before starting, in nanoseconds (0 for an unknown member or a block past
+    /// its end): the prediction reads around a busy SSD weigh. Changes nothing.
+    pub fn read_wait_ns(&self, at: Instant, member: u32, block: u64, class: IoClass) -> u64 {
+        self.ssds.get(member as usize).map_or(0, |s| s.read_wait(self.model_time(at), block, 1, class))
+    }
+
     /// The counters of member `member`'s model SSD (all zero for an unknown member).
     pub fn member_stats(&self, member: u32) -> EmuStats {
         let Some(ssd) = self.ssds.get(member as usize) else {
@@ -405,6 +412,12 @@ mod tests {
             .map(|i| e.complete_at(t1, 0, EmuOp::Write, 65_536 + i * u64::from(OP), OP, IoClass::Gc))
             .max()
             .unwrap();
+        // What reads around a busy SSD weigh: a FIFO read's wait is the backlog, a
+        // preempting one's is not; an idle member predicts nothing.
+        let wait = |class| Duration::from_nanos(e.read_wait_ns(t1, 0, 0, class));
+        assert!(wait(IoClass::User) >= gc_end - t1 - Duration::from_millis(2), "{:?}", wait(IoClass::User));
+        assert!(wait(IoClass::UserPreempt) < Duration::from_millis(1), "{:?}", wait(IoClass::UserPreempt));
+        assert_eq!(e.read_wait_ns(t1, 1, 0, IoClass::User), 0);
         let mut fifo = e.clone();
         let preempt = e.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::UserPreempt) - t1;
         let user = fifo.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::User) - t1;

@@ -384,7 +384,7 @@ fn ring_targets(members: &Members, pieces: &[Piece]) -> Option<Vec<Target>> {
 /// rebuilt ([`summary_is_sound`]). A CRC of 0 is what a summary sealed before block CRCs
 /// (`SWANSUM1`) holds in every entry, so only then is the magic read, to tell that from a
 /// block whose CRC32C is 0.
-fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
+pub(crate) fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
     match v.checks.get(i).copied().unwrap_or(Check::Nothing) {
         Check::Nothing => None,
         Check::Crc(crc) => Some(crc),

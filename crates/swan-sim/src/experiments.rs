@@ -121,6 +121,7 @@ pub fn run_config(
         age_spread: 0.0,
         prefill: None,
         ssd_variation: Default::default(),
+        reads: crate::engine::ReadRules::default(),
     }
 }
 
@@ -339,6 +340,7 @@ pub fn harmonia_run(
         measure_from_s: scale.measure_from_s,
         age_spread: 0.0,
         prefill: log.then_some(Prefill::STEADY),
+        reads: crate::engine::ReadRules::default(),
         trace: None,
         ssd_variation: Default::default(),
     }

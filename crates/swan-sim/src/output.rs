@@ -86,6 +86,40 @@ pub struct RunSummary {
     pub prefill: Option<crate::prefill::PrefillReport>,
     /// Per SSD: speed factor, slow time, flash busy fraction, writes and write latency.
     pub ssd_load: Vec<crate::engine::SsdLoad>,
+    /// SWAN: measured user reads by the role of the R-group they landed on (Table 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_roles: Option<Vec<RoleSummary>>,
+    /// User blocks read around their SSD from the rest of their stripe row (`--parity-reads`).
+    pub parity_read_blocks: u64,
+    /// Member block reads those cost beyond the direct reads they replaced.
+    pub parity_extra_reads: u64,
+}
+
+/// One row of SWAN's Table 4: reads landing on R-groups in one role, their share of all
+/// reads and their mean latency.
+#[derive(Clone, Debug, Serialize)]
+pub struct RoleSummary {
+    pub role: &'static str,
+    pub reads: u64,
+    pub share: f64,
+    pub mean_latency_us: f64,
+}
+
+fn role_rows(roles: &crate::engine::ReadRoles) -> Vec<RoleSummary> {
+    let all = [
+        ("front-end", roles.front_end),
+        ("idle back-end", roles.idle_back_end),
+        ("collecting back-end", roles.collecting_back_end),
+    ];
+    let total: u64 = all.iter().map(|(_, t)| t.reads).sum();
+    all.into_iter()
+        .map(|(role, t)| RoleSummary {
+            role,
+            reads: t.reads,
+            share: if total > 0 { t.reads as f64 / total as f64 } else { 0.0 },
+            mean_latency_us: if t.reads > 0 { t.latency_ns_sum as f64 / t.reads as f64 / 1e3 } else { 0.0 },
+        })
+        .collect()
 }
 
 /// Percentiles, maximum and mean of a latency histogram (µs).
@@ -160,6 +194,9 @@ impl RunSummary {
             ssd_gc: out.ggc.per_ssd.clone(),
             prefill: out.prefill.clone(),
             ssd_load: out.ssd_load.clone(),
+            read_roles: out.read_roles.as_ref().map(role_rows),
+            parity_read_blocks: out.counters.parity_read_blocks,
+            parity_extra_reads: out.counters.parity_extra_reads,
         }
     }
 }

@@ -154,6 +154,15 @@ impl<S: TokenStore> Executor<S> {
                 IoKind::Read(Dst::User { offset }) => {
                     self.store.read(io, &mut reply[offset as usize..offset as usize + n]);
                 }
+                IoKind::Read(Dst::Rebuild { offset }) => {
+                    // One column of a row read around its member, XORed into the reply.
+                    let mut column = [0u64];
+                    for k in 0..n {
+                        let one = MemberIo { block: io.block + k as u64, count: 1, ..*io };
+                        self.store.read(&one, &mut column);
+                        reply[offset as usize + k] ^= column[0];
+                    }
+                }
                 IoKind::Read(Dst::Staged { slot }) => {
                     let s = slot as usize;
                     if staged.len() < s + n {
@@ -470,6 +479,11 @@ pub trait DriveHooks<S> {
     fn lying_summaries(&self) -> bool {
         false
     }
+    /// Reads around busy members: the policy, and the waits the scheme weighs (`None`:
+    /// reads are planned as `submit` plans them).
+    fn read_around(&mut self) -> Option<(swan_core::scheme::ParityReadPolicy, &mut dyn swan_core::scheme::ReadWaits)> {
+        None
+    }
 }
 
 /// The model checks' drive: format the array, then `ops` random requests from
@@ -512,7 +526,11 @@ pub fn drive<S: TokenStore>(
         let (roll, size) = ((draw() >> 32) as u32, (draw() >> 32) as u32);
         let req = random_request(roll, size, draw(), working_set);
         payload_tokens(&req, next_token, &mut user);
-        match scheme.submit(&req, &mut plan).expect("random requests stay inside the volume") {
+        let submitted = match (req.op, hooks.read_around(), scheme.log_mut()) {
+            (ReqOp::Read, Some((policy, waits)), Some(la)) => la.submit_read_around(&req, &mut plan, waits, policy),
+            _ => scheme.submit(&req, &mut plan),
+        };
+        match submitted.expect("random requests stay inside the volume") {
             Submitted::NoSpace => {
                 // Only legitimate while GC is in flight and will free space.
                 assert!(!gc.is_empty(), "{label}: out of space with no GC in flight at op {op_index}");

@@ -26,7 +26,10 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub use inplace::InPlaceRaid;
-pub use log::{Layout, LogArray, LogConfig, Move, GC_WRITE_PHASE};
+pub use log::{
+    prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,
+    DEFAULT_MIN_GAIN_NS, GC_WRITE_PHASE,
+};
 
 /// What a user asks of the volume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,6 +281,13 @@ pub struct Counters {
     /// Slots written with zeroes to complete a degraded R-group's rows before a sync
     /// (see `scheme/log/degraded.rs`): dead on arrival, given back by GC.
     pub padded_slots: u64,
+    /// User blocks read around their member, from the rest of their stripe row and its
+    /// parity (`scheme/log/parity_read.rs`).
+    #[serde(default)]
+    pub parity_read_blocks: u64,
+    /// Member block reads those cost beyond the one a direct read would have made.
+    #[serde(default)]
+    pub parity_extra_reads: u64,
 }
 
 impl Counters {
@@ -296,6 +306,8 @@ impl Counters {
             no_space: self.no_space - earlier.no_space,
             p2l_scans: self.p2l_scans - earlier.p2l_scans,
             padded_slots: self.padded_slots - earlier.padded_slots,
+            parity_read_blocks: self.parity_read_blocks - earlier.parity_read_blocks,
+            parity_extra_reads: self.parity_extra_reads - earlier.parity_extra_reads,
             // GC that began before `earlier` was already running when this span began.
             gc_onset_user_blocks: match earlier.gc_onset_user_blocks {
                 Some(_) => Some(0),

@@ -399,6 +399,21 @@ impl Ssd {
         t[0]
     }
 
+    /// How long a read of `count` pages from `block`, submitted at `now` in `class`, would
+    /// wait before the slowest of its pages starts (0 if none is mapped): the prediction a
+    /// driver weighs when it could read the data elsewhere (SWAN4/5's reads around a busy
+    /// SSD). Changes nothing; O(pages).
+    pub fn read_wait(&self, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
+        let end = (block + u64::from(count)).min(self.config.user_pages);
+        let mut wait = 0;
+        if block < end {
+            self.ftl.for_each_mapped(block, (end - block) as u32, |die| {
+                wait = wait.max(self.timing.read_wait(now, die, Prio::of(class)));
+            });
+        }
+        wait
+    }
+
     /// Checks the FTL's internal consistency (O(device size); for tests and debugging).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.ftl.check_invariants()

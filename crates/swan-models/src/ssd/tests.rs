@@ -144,6 +144,26 @@ fn a_preempting_read_skips_the_background_backlog() {
 }
 
 #[test]
+fn read_wait_predicts_the_queue_a_read_would_meet() {
+    let mut ssd = small(presets::sata850pro());
+    ssd.fill_sequential(1.0);
+    let read = |class| DevOp { kind: DevOpKind::Read, block: 100_000, count: 1, class };
+    assert_eq!(ssd.read_wait(0, 100_000, 1, IoClass::User), 0, "an idle SSD");
+    assert_eq!(ssd.read_wait(0, ssd.user_pages() + 5, 1, IoClass::User), 0, "past the end: nothing to wait for");
+    for i in 0..1024 {
+        ssd.submit(0, DevOp { kind: DevOpKind::Read, block: i * 32, count: 32, class: IoClass::Gc });
+    }
+    // Behind array GC, a FIFO read waits for the backlog, a preempting one does not; and
+    // the prediction is what the read then meets.
+    let fifo = ssd.read_wait(0, 100_000, 1, IoClass::User);
+    let preempt = ssd.read_wait(0, 100_000, 1, IoClass::UserPreempt);
+    assert!(fifo > 10_000_000 && preempt < 100_000, "fifo {fifo} ns, preempt {preempt} ns");
+    let mut probe = ssd.clone();
+    let done = probe.submit(0, read(IoClass::User));
+    assert!(done >= fifo && done < fifo + 1_000_000, "predicted {fifo} ns, completed at {done} ns");
+}
+
+#[test]
 fn unmapped_reads_trims_and_flushes_cost_only_the_command() {
     let mut ssd = small(presets::sata850pro());
     let lat = ssd.config().cmd_latency_ns;

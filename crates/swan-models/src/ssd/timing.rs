@@ -235,6 +235,18 @@ impl Timing {
         done
     }
 
+    /// How long a host read of one page on `die`, submitted at `now`, would wait before its
+    /// die starts it or its data can leave over the host link, whichever is later: what a
+    /// driver deciding where to read from asks. Changes nothing.
+    pub(crate) fn read_wait(&self, now: Nanos, die: u32, prio: Prio) -> Nanos {
+        let die_start = self.dies[die as usize].start_at(now, prio);
+        let host = match prio {
+            Prio::Preempt => self.host.fg_busy_until,
+            Prio::Foreground | Prio::Background => self.host.busy_until,
+        };
+        die_start.max(host).saturating_sub(now)
+    }
+
     /// A host write of one page to `die`: the data crosses the host link, then the channel,
     /// then is programmed. Returns when the program ends.
     pub(crate) fn write_page(&mut self, now: Nanos, die: u32, prio: Prio) -> Nanos {

@@ -100,12 +100,36 @@ impl Crcs {
         }
         let Some((geo, checks)) = self.checks_for(scheme, first, reply.len()) else { return true };
         let v = Verify { geo: Some(geo), checks, counts: Arc::clone(&self.counts) };
+        let mut rebuilt = Vec::new();
         for mio in plan.ios() {
-            let IoKind::Read(Dst::User { offset }) = mio.kind else { continue };
+            let offset = match mio.kind {
+                IoKind::Read(Dst::User { offset }) => offset,
+                IoKind::Read(Dst::Rebuild { offset }) => {
+                    rebuilt.push(offset);
+                    continue;
+                }
+                _ => continue,
+            };
             for k in 0..mio.count {
                 let i = (offset + k) as usize;
                 let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
                 if !crate::pool::verify_block(&io.members, &v, i, mio.member, mio.block + u64::from(k), block) {
+                    return false;
+                }
+            }
+        }
+        rebuilt.sort_unstable();
+        rebuilt.dedup();
+        for offset in rebuilt {
+            let i = offset as usize;
+            let Some((member, at)) = scheme.locate(first + u64::from(offset)) else { continue };
+            let block = &mut reply[i * BLOCK..(i + 1) * BLOCK];
+            if crate::pool::expected_crc(&io.members, &v, i).is_some_and(|crc| crc32c::crc32c(block) != crc) {
+                // A column of the row is damaged: the block's own member, verified (and
+                // repaired) as any read is, answers instead.
+                if io.members[member as usize].read(at, block).is_err()
+                    || !crate::pool::verify_block(&io.members, &v, i, member, at, block)
+                {
                     return false;
                 }
             }

@@ -329,6 +329,17 @@ impl Executor {
                             }
                         }
                     }
+                    Dst::Rebuild { offset } => {
+                        // One column of a row read around its member: XORed into the reply,
+                        // which the row's other columns complete.
+                        let mut column = vec![0u8; n];
+                        io.read(p.member, p.block, &mut column)?;
+                        if crcs.table.is_some() {
+                            crcs.verify_member_blocks(&io.members, p.member, p.block, &mut column);
+                        }
+                        let at = offset as usize * BLOCK;
+                        xor(&mut b.reply[at..at + n], &column);
+                    }
                 }
                 let s = &mut io.stats[m];
                 *if gc { &mut s.gc_bytes_read } else { &mut s.bytes_read } += n as u64;

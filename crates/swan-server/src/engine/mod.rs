@@ -75,6 +75,10 @@ pub struct EngineOptions {
     /// Carry out a log array's TRIMs of free segments on file members too (punching holes),
     /// not only on block devices ([`crate::member::Member::trims_free_space`]).
     pub punch_holes: bool,
+    /// How user reads are served: SWAN's read priority, and reads around a busy SSD (its
+    /// predicted wait comes from `emulate`; without it every wait is predicted 0, so only a
+    /// gain of 0, "always", reads around).
+    pub reads: swan_core::scheme::ReadRules,
 }
 
 enum Msg {

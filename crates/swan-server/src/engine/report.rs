@@ -68,6 +68,8 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         victims: c.victims,
         gc_onset_user_bytes: c.gc_onset_user_blocks.map(|b| b * BLOCK as u64),
         front_rotations: c.front_rotations,
+        parity_read_blocks: c.parity_read_blocks,
+        parity_extra_reads: c.parity_extra_reads,
         sync_points: d.sync_points,
         journal_records: d.journal_records,
         checkpoints: d.checkpoints,

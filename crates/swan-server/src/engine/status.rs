@@ -22,6 +22,12 @@ pub struct StatusReport {
     /// User bytes written (since the server started) when GC took its first victim.
     pub gc_onset_user_bytes: Option<u64>,
     pub front_rotations: u64,
+    /// User blocks read around a busy member from the rest of their stripe row
+    /// (`--parity-reads`), and the member reads that cost beyond the direct ones.
+    #[serde(default)]
+    pub parity_read_blocks: u64,
+    #[serde(default)]
+    pub parity_extra_reads: u64,
     pub sync_points: u64,
     pub journal_records: u64,
     pub checkpoints: u64,

@@ -22,7 +22,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use swan_core::io::IoPlan;
-use swan_core::scheme::{ArrayScheme, MapChange, ReqOp, Request, SchemeKind, Submitted};
+use swan_core::io::{Dst, IoClass, IoKind, MemberBlock, MemberId};
+use swan_core::scheme::{
+    ArrayScheme, MapChange, ParityReadPolicy, ReadWaits, ReqOp, Request, RequestError, SchemeKind, Submitted,
+};
 use swan_nbd::Errno;
 
 pub(super) struct Store {
@@ -43,6 +46,8 @@ pub(super) struct Store {
     follow: IoPlan,
     pub read_only: bool,
     pub verbose: bool,
+    /// Reads around a busy SSD, if on ([`EngineOptions::reads`]).
+    parity_reads: Option<ParityReadPolicy>,
     /// Front-end rotations seen so far (noted to a member tap when it changes).
     rotations_seen: u64,
     /// `io.failures` as of the last sync point.
@@ -83,8 +88,13 @@ impl Store {
         let pool = if use_pool { Some(IoPool::start(threads, direct).map_err(EngineError::Pool)?) } else { None };
         let counts = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         let width = crate::array::parity_width(&sb);
+        let mut scheme = rec.scheme;
+        if let Some(la) = scheme.log_mut() {
+            la.set_read_priority(opts.reads.priority);
+        }
         Ok(Store {
-            scheme: rec.scheme,
+            parity_reads: opts.reads.parity_policy(),
+            scheme,
             kind,
             io: MemberIo::new(sb, opened.members, opened.source),
             exec: Executor::new(kind, width, pool, opts.emulate, opts.punch_holes),
@@ -214,6 +224,29 @@ impl Store {
         // relocation off a failed member moved, say, has no reply to fail).
         let first = f.first;
         self.durability.lose(|| format!("a user-data write failed: {first}"));
+    }
+
+    /// Plan user request `r` into `plan`: a read around busy members when reads around are
+    /// on, else as the scheme plans it. A member not healthy (the scheme knows failed
+    /// members, not one being rebuilt) is predicted to wait forever, so a row is read around
+    /// it but never through it; should two of a row be unhealthy, the read is planned again,
+    /// directly.
+    pub fn plan(&mut self, r: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
+        let (Some(policy), ReqOp::Read, Some(la)) = (self.parity_reads, r.op, self.scheme.log_mut()) else {
+            return self.scheme.submit(r, plan);
+        };
+        let class = if la.read_priority() { IoClass::UserPreempt } else { IoClass::User };
+        let members = &self.io.members;
+        let mut waits = EmulatedWaits { emu: self.exec.emu.as_ref(), members, at: self.clock.now(), class };
+        let submitted = la.submit_read_around(r, plan, &mut waits, policy)?;
+        let around_unhealthy = plan
+            .ios()
+            .iter()
+            .any(|p| matches!(p.kind, IoKind::Read(Dst::Rebuild { .. })) && !self.io.members.is_healthy(p.member));
+        if around_unhealthy {
+            return self.scheme.submit(r, plan);
+        }
+        Ok(submitted)
     }
 
     /// Pass changes of members' health on to the scheme before it plans again.
@@ -738,5 +771,24 @@ impl Store {
             crcs.write_clean(&self.io.members, &self.io.sb)?;
         }
         Ok(())
+    }
+}
+
+/// The emulated SSDs' prediction of how long a read would wait; 0 everywhere without
+/// emulation (the server then knows nothing of its members' queues), and forever on a
+/// member that is not healthy.
+struct EmulatedWaits<'a> {
+    emu: Option<&'a crate::emulate::Emulator>,
+    members: &'a crate::members::Members,
+    at: Instant,
+    class: IoClass,
+}
+
+impl ReadWaits for EmulatedWaits<'_> {
+    fn wait_ns(&mut self, member: MemberId, block: MemberBlock) -> u64 {
+        if !self.members.is_healthy(member) {
+            return u64::MAX;
+        }
+        self.emu.map_or(0, |e| e.read_wait_ns(self.at, member, block, self.class))
     }
 }

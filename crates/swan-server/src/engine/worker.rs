@@ -247,7 +247,7 @@ impl Worker {
         let r = Request { op, lba, blocks, fua: false };
         self.store.tell_scheme_health();
         let mut plan = std::mem::take(&mut self.plan);
-        let submitted = self.store.scheme.submit(&r, &mut plan);
+        let submitted = self.store.plan(&r, &mut plan);
         self.store.note_rotation();
         match submitted {
             Err(_) => done(Err(Errno::Inval)),

@@ -380,6 +380,8 @@ mod tests {
             victims: 3,
             gc_onset_user_bytes: None,
             front_rotations: 1,
+            parity_read_blocks: 0,
+            parity_extra_reads: 0,
             sync_points: 7,
             journal_records: 11,
             checkpoints: 2,

@@ -39,7 +39,14 @@ pub fn start(paths: &[PathBuf], name: &str) -> Stepper {
 fn start_with(paths: &[PathBuf], name: &str, punch_holes: bool) -> Stepper {
     let opened = array::open(paths, false, false).unwrap();
     let recovered = array::recover(&opened).unwrap();
-    let opts = EngineOptions { name: name.into(), read_only: false, emulate: None, verbose: false, punch_holes };
+    let opts = EngineOptions {
+        name: name.into(),
+        read_only: false,
+        emulate: None,
+        verbose: false,
+        punch_holes,
+        reads: Default::default(),
+    };
     Stepper::start(opened, recovered, opts).unwrap()
 }
 

@@ -65,6 +65,9 @@ pub struct SimConfig {
     /// `seed` (default: identical SSDs).
     #[serde(default)]
     pub ssd_variation: Variation,
+    /// How user reads are served: SWAN's read priority, reads around busy SSDs.
+    #[serde(default)]
+    pub reads: super::ReadRules,
 }
 
 impl SimConfig {
@@ -115,6 +118,18 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     cfg.ssd_variation.validate().map_err(SimError::Config)?;
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
+    }
+    if cfg.reads.parity_min_gain_us.is_some() && !cfg.array.kind.is_log_structured() {
+        return Err(SimError::Config(format!(
+            "reads around a busy SSD (--parity-reads) are a log-structured scheme's: {} has none",
+            cfg.array.kind
+        )));
+    }
+    if cfg.reads.parity_min_gain_us.is_some() && cfg.array.kind.raid() == swan_core::geometry::RaidLevel::Raid0 {
+        return Err(SimError::Config(format!(
+            "reads around a busy SSD (--parity-reads) rebuild a block from its row's parity: {} has no parity",
+            cfg.array.kind
+        )));
     }
     Ok(())
 }

@@ -46,6 +46,8 @@ pub struct RunOutput {
     pub ggc: GgcReport,
     /// What the untimed pre-fill did, if the run had one (not part of any figure above).
     pub prefill: Option<PrefillReport>,
+    /// SWAN: measured user reads by the role of the R-group they landed on (Table 4).
+    pub read_roles: Option<super::ReadRoles>,
     /// Per SSD: its speed and how busy it was, to find the one that limits a stripe.
     pub ssd_load: Vec<SsdLoad>,
 }
@@ -90,6 +92,7 @@ pub(super) struct Meter {
     prefill: Option<PrefillReport>,
     counters_at_start: Counters,
     latencies: Latencies,
+    read_roles: super::ReadRoles,
     requests: u64,
     pub(super) user_write_blocks: u64,
     user_read_blocks: u64,
@@ -115,6 +118,7 @@ impl Meter {
             prev_counters: counters_at_start.clone(),
             counters_at_start,
             latencies: Latencies::default(),
+            read_roles: super::ReadRoles::default(),
             requests: 0,
             user_write_blocks: 0,
             user_read_blocks: 0,
@@ -153,6 +157,13 @@ impl Meter {
                 }
             }
             ReqOp::Trim | ReqOp::Flush => {}
+        }
+    }
+
+    /// A read planned on an R-group in `role`, issued at `issued_at`, completed at `now`.
+    pub(super) fn read_role(&mut self, role: super::reads::Role, issued_at: Nanos, now: Nanos) {
+        if issued_at >= self.measure_from {
+            self.read_roles.record(role, now - issued_at);
         }
     }
 
@@ -266,6 +277,7 @@ impl Engine {
             ssd_write_latency,
             counters: self.scheme.counters().since(&m.counters_at_start),
             prefill: m.prefill,
+            read_roles: matches!(self.cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_)).then_some(m.read_roles),
             requests: m.requests,
             sim_ns: now,
             volume_blocks: self.scheme.volume_blocks(),

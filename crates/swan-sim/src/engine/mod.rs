@@ -18,6 +18,8 @@
 //!
 //! - `clock`: virtual time and the event queue;
 //! - `requests`: the request source and each user request from issue to completion;
+//! - `reads`: how user reads are planned (around busy SSDs, if asked) and which R-group
+//!   role each lands on;
 //! - `gc`: the array's GC jobs, deferred release, and writes waiting for space;
 //! - `meter`: interval rows, latencies and totals, and the [`RunOutput`];
 //! - `setup` and `config`: building the engine, and what a run depends on.
@@ -29,11 +31,14 @@ mod config;
 mod gc;
 mod inflight;
 mod meter;
+mod reads;
 mod requests;
 mod setup;
 
 pub use config::{SimConfig, SimError, StopRule};
 pub use meter::{RunOutput, SsdLoad};
+pub use reads::{ReadRoles, RoleTally};
+pub use swan_core::scheme::ReadRules;
 
 use crate::ggc::GgcDriver;
 use crate::prefill::PrefillReport;

@@ -19,6 +19,8 @@ use swan_models::Nanos;
 pub(super) struct InFlight {
     pub(super) req: Option<Request>,
     issued_at: Nanos,
+    /// A read's R-group role when it was planned (SWAN).
+    role: Option<super::reads::Role>,
     pub(super) pending: Pending,
 }
 
@@ -168,9 +170,12 @@ impl Engine {
     pub(super) fn arrive(&mut self, slot: u32) {
         let req = self.reqs.slots[slot].req.expect("live request");
         self.gc.may_start = true;
-        match self.scheme.submit(&req, &mut self.plan).expect("sources stay inside the volume") {
+        match self.plan_request(&req).expect("sources stay inside the volume") {
             Submitted::NoSpace => self.reqs.stalled.push(slot, self.clock.now),
-            Submitted::Planned => self.execute(slot),
+            Submitted::Planned => {
+                self.reqs.slots[slot].role = if req.op == ReqOp::Read { self.read_role() } else { None };
+                self.execute(slot)
+            }
         }
     }
 
@@ -217,9 +222,13 @@ impl Engine {
         let r = &mut self.reqs.slots[slot];
         let req = r.req.take().expect("live request");
         let issued_at = r.issued_at;
+        let role = r.role.take();
         self.reqs.slots.give(slot);
         self.reqs.last_completion = now;
         self.meter.complete(&req, issued_at, now);
+        if let Some(role) = role {
+            self.meter.read_role(role, issued_at, now);
+        }
         if let (ReqOp::Write, Some(limit)) = (req.op, self.cfg.stop.write_bytes) {
             if !self.clock.stopping && self.meter.user_write_blocks * BLOCK_BYTES >= limit {
                 // Close the run now: the last interval is cut short rather than padded with

@@ -41,6 +41,9 @@ impl Engine {
     ) -> Result<Self, SimError> {
         check_run_settings(&cfg)?;
         let mut scheme = cfg.array.build()?;
+        if let Some(la) = scheme.log_mut() {
+            la.set_read_priority(cfg.reads.priority);
+        }
         let mut ssds = build_ssds(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {
             Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut ssds)?),
@@ -51,7 +54,7 @@ impl Engine {
         if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
             return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
         }
-        let gc_can_be_preempted = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
+        let gc_can_be_preempted = scheme.log().is_some_and(|la| la.read_priority());
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
         let members = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;

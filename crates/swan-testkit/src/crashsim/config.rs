@@ -20,6 +20,8 @@ pub struct Config {
     /// and rebuild it (as `swan replace` does) onto a fresh member halfway through. The
     /// replacement is another device: it gets its own image, after the members'.
     pub replace: Option<u32>,
+    /// How the engine serves reads (reads around busy members among them).
+    pub reads: swan_core::scheme::ReadRules,
 }
 
 impl Config {
@@ -36,6 +38,7 @@ impl Config {
             seed,
             checkpoint_every: 300,
             replace: None,
+            reads: Default::default(),
         }
     }
 }

@@ -82,6 +82,8 @@ pub struct Stats {
     pub checkpoints: u64,
     pub sync_points: u64,
     pub faults_injected: usize,
+    /// User blocks the engine read around their member (`Config::reads`).
+    pub parity_read_blocks: u64,
     /// A digest of the whole member log: two runs of one seed give the same.
     pub digest: u64,
 }
@@ -106,9 +108,9 @@ pub struct Run {
     pub live_errors: Vec<String>,
 }
 
-fn quiet_opts() -> EngineOptions {
+fn quiet_opts(reads: swan_core::scheme::ReadRules) -> EngineOptions {
     // Punch holes: the member files stand in for SSDs, whose TRIMs crashes must survive.
-    EngineOptions { name: "crashsim".into(), read_only: false, emulate: None, verbose: false, punch_holes: true }
+    EngineOptions { name: "crashsim".into(), read_only: false, emulate: None, verbose: false, punch_holes: true, reads }
 }
 
 impl Run {
@@ -165,7 +167,7 @@ impl Run {
             live_errors: Vec::new(),
             cfg,
         };
-        let mut stepper = Stepper::start(opened, recovered, quiet_opts())?;
+        let mut stepper = Stepper::start(opened, recovered, quiet_opts(run.cfg.reads))?;
         stepper.set_checkpoint_every(run.cfg.checkpoint_every);
         // Faults are armed once the engine is up (its startup checkpoint is not a moment
         // under test: a failure there stops `swan serve` before it serves anything).
@@ -176,6 +178,7 @@ impl Run {
         let st = stepper.status();
         run.stats.victims = st.victims;
         run.stats.rotations = st.front_rotations;
+        run.stats.parity_read_blocks = st.parity_read_blocks;
         run.stats.checkpoints = st.checkpoints;
         run.stats.sync_points = st.sync_points;
         // The engine is dropped, not shut down: the power goes at the end of the log.

@@ -168,7 +168,8 @@ impl Run {
             }
         }
         let recovered = array::recover(&opened)?;
-        let mut st = Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts() })?;
+        let mut st =
+            Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts(self.cfg.reads) })?;
         let eio_may = !whole && self.in_double_fault(cut);
         self.read_back(&mut st, cut, eio_may).map(|eio| (whole, eio))
     }
@@ -183,7 +184,7 @@ impl Run {
         }
         let opened = array::open_from(copies, paths, false, false)?;
         let recovered = array::recover(&opened)?;
-        let mut st = Stepper::start(opened, recovered, quiet_opts())?;
+        let mut st = Stepper::start(opened, recovered, quiet_opts(self.cfg.reads))?;
         st.fail(failed).map_err(|e| anyhow!("swan fail {failed}: {e}"))?;
         self.read_back(&mut st, cut, false)
             .map(|_| ())

@@ -34,7 +34,8 @@
 //! (where writes go: open segments, parity, seals, front-end rotation), `degraded` (rows
 //! holding a failed member's block, completed before a sync), `map` (the L2P,
 //! P2L and live bits kept in step), `gc` (victims and their moves), `scheme` (the
-//! [`Scheme`](super::Scheme) interface: user requests to plans), and `restore` (rebuilding
+//! [`Scheme`](super::Scheme) interface: user requests to plans), `parity_read` (reads
+//! served around a busy member from the rest of their stripe row), and `restore` (rebuilding
 //! from a recovered map, and the consistency check).
 
 mod append;
@@ -42,6 +43,7 @@ mod config;
 mod degraded;
 mod gc;
 mod map;
+mod parity_read;
 mod restore;
 mod scheme;
 #[cfg(test)]
@@ -49,6 +51,7 @@ mod tests;
 
 pub use config::{Layout, LogConfig, LEAST_SWAN_GC_TARGET};
 pub use gc::GC_WRITE_PHASE;
+pub use parity_read::{prefer_row, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
 
 use super::p2l::ReverseMap;
 use super::{Counters, GcJobId, MapChange};
@@ -126,6 +129,8 @@ pub struct LogArray {
     changes: Option<Vec<MapChange>>,
     /// Victims emptied by GC, waiting for [`LogArray::release_deferred`]: (R-group, segment).
     releasing: Vec<(u32, u64)>,
+    /// SWAN: user reads preempt GC on their member ([`LogArray::set_read_priority`]).
+    read_priority: bool,
 }
 
 impl LogArray {
@@ -168,6 +173,7 @@ impl LogArray {
             scratch: Vec::new(),
             changes: None,
             releasing: Vec::new(),
+            read_priority: true,
             geo,
             cfg,
         }
@@ -213,10 +219,23 @@ impl LogArray {
         pba / u64::from(self.geo.data_slots)
     }
 
+    /// SWAN's read priority (the slides: "a read that falls on the back-end R-group doing
+    /// GC preempts GC"), on by default; off, user reads queue behind GC work in arrival
+    /// order, as Log-RAID's always do (its GC has no R-group of its own to yield).
+    pub fn set_read_priority(&mut self, on: bool) {
+        self.read_priority = on;
+    }
+
+    pub fn read_priority(&self) -> bool {
+        self.read_priority && self.cfg.layout == Layout::Swan
+    }
+
+    /// The class of every user read: the one place either face learns whether reads preempt GC.
     fn read_class(&self) -> IoClass {
-        match self.cfg.layout {
-            Layout::Swan => IoClass::UserPreempt,
-            Layout::LogRaid => IoClass::User,
+        if self.read_priority() {
+            IoClass::UserPreempt
+        } else {
+            IoClass::User
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Unit tests of the log-structured array's own API: the free-space trims and SWAN's GC
-//! target.
+//! target, and SWAN's read priority.
 
 use super::{Layout, LogArray, LogConfig};
 use crate::geometry::{Geometry, RaidLevel};
@@ -50,4 +50,23 @@ fn swan_gc_target_is_set_within_the_spare() {
     // Log-RAID has watermarks, not SWAN's target.
     let mut l = array(Layout::LogRaid, 20);
     assert!(l.set_swan_gc_target(5).unwrap_err().contains("Log-RAID"));
+}
+
+#[test]
+fn swan_reads_preempt_gc_unless_told_not_to() {
+    let read_class = |a: &mut LogArray| {
+        let mut plan = IoPlan::new();
+        a.submit(&Request::new(ReqOp::Write, 0, 1), &mut plan).unwrap();
+        a.submit(&Request::new(ReqOp::Read, 0, 1), &mut plan).unwrap();
+        plan.ios()[0].class
+    };
+    let mut a = array(Layout::Swan, 20);
+    assert!(a.read_priority(), "the paper's rule is on by default");
+    assert_eq!(read_class(&mut a), crate::io::IoClass::UserPreempt);
+    a.set_read_priority(false);
+    assert_eq!(read_class(&mut a), crate::io::IoClass::User);
+    // Log-RAID's GC shares every SSD with user writes: its reads never preempt.
+    let mut l = array(Layout::LogRaid, 20);
+    assert!(!l.read_priority());
+    assert_eq!(read_class(&mut l), crate::io::IoClass::User);
 }
