@@ -629,6 +629,27 @@ pub fn status(a: &StatusArgs) -> Result<()> {
             mib("gc_bytes_read")
         );
     }
+    let members = g("members").as_array().cloned().unwrap_or_default();
+    if members.iter().any(|m| m.get("model").is_some()) {
+        println!(
+            "{:<40} {:>12} {:>12} {:>8} {:>9} {:>11} {:>11}",
+            "model SSD (--emulate)", "host MiB w", "GC copies", "SSD WAF", "free blk", "write p99", "read p99"
+        );
+        for m in &members {
+            let e = &m["model"];
+            let n = |k: &str| e[k].as_u64().unwrap_or(0);
+            println!(
+                "{:<40} {:>12} {:>12} {:>8.2} {:>8.1}% {:>9}µs {:>9}µs",
+                m["path"].as_str().unwrap_or("?"),
+                n("host_pages_written") >> 8,
+                n("gc_pages_copied"),
+                e["waf"].as_f64().unwrap_or(0.0),
+                e["free_block_fraction"].as_f64().unwrap_or(0.0) * 100.0,
+                n("write_p99_us"),
+                n("read_p99_us")
+            );
+        }
+    }
     Ok(())
 }
 

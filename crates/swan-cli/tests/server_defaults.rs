@@ -1,10 +1,11 @@
 //! Defaults an operator meets first: the segment `swan create` picks, and the warning
 //! `swan serve --emulate` gives when the array's segment does not line up with the modelled
-//! SSD's erase stripe (a victim's TRIM would then free no whole erase block).
+//! SSD's erase stripe (a victim's TRIM would then free no whole erase block); and what
+//! `swan status` shows of the model SSDs behind an emulated array.
 
 mod common;
 
-use common::{describe, swan, text, Server};
+use common::{describe, fio_randwrite, status, swan, text, u64_of, Server};
 use std::path::{Path, PathBuf};
 
 /// `swan create` of swan0 3×2 over members of `size` in `dir`, with `extra` flags; returns
@@ -46,4 +47,34 @@ fn serve_emulate_warns_about_a_segment_off_the_erase_stripe() {
         );
         server.stop();
     }
+}
+
+#[test]
+fn status_shows_each_model_ssd_only_when_emulating() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (members, _) = create(dir.path(), "512M", &["--segment", "8M"]);
+    let server = Server::start_with(dir.path(), &members, &["--emulate", "sata850pro"]);
+    let written = fio_randwrite(dir.path(), &server.uri(), 65536, 64 << 20, 64 << 20, 1);
+    let st = status(&members[0], dir.path());
+    let models: Vec<_> = st["members"].as_array().expect("members").iter().map(|m| m["model"].clone()).collect();
+    assert_eq!(models.len(), 6);
+    // SWAN0 writes the front-end R-group only: its two model SSDs took every page the array wrote.
+    let pages: u64 = models.iter().map(|m| u64_of(m, "host_pages_written")).sum();
+    let array: u64 = st["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| u64_of(m, "user_bytes_written") + u64_of(m, "gc_bytes_written"))
+        .sum();
+    assert_eq!(pages * 4096, array, "model pages against the array's member writes: {st}");
+    assert!(array >= written, "{st}");
+    assert!(models.iter().all(|m| m["waf"].as_f64().is_some()), "{st}");
+    let text_status = text(&swan(&["status", members[0].to_str().expect("utf-8")], dir.path()).stdout);
+    assert!(text_status.contains("model SSD (--emulate)"), "{text_status}");
+    server.stop();
+
+    let plain = Server::start(dir.path(), &members);
+    let st = status(&members[0], dir.path());
+    assert!(st["members"].as_array().expect("members").iter().all(|m| m.get("model").is_none()), "{st}");
+    plain.stop();
 }

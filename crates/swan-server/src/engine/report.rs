@@ -53,7 +53,11 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
             .stats
             .iter()
             .enumerate()
-            .map(|(i, st)| MemberStatus { health: store.io.members.health(i as u32).name().into(), ..st.clone() })
+            .map(|(i, st)| MemberStatus {
+                health: store.io.members.health(i as u32).name().into(),
+                model: store.exec.emu.as_ref().map(|e| e.member_stats(i as u32)),
+                ..st.clone()
+            })
             .collect(),
         free_segments: st.free_segments,
         segments: st.segments,

@@ -74,6 +74,10 @@ pub struct MemberStatus {
     pub writes: u64,
     pub trims: u64,
     pub errors: u64,
+    /// With `--emulate`: what the member's model SSD did (its own GC, WAF, latency), to
+    /// compare with the simulator's SSDs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::emulate::EmuStats>,
 }
 
 /// What `swan status` says of a rebuild.
