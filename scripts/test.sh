@@ -93,6 +93,20 @@ passed=$((passed + py_passed))
 failed=$((failed + py_failed))
 [[ $py_status -eq 0 ]] || status=1
 
+# What a newcomer types to install the tool, from this clone: `cargo install --path
+# crates/swan-cli` (into a scratch root, reusing this build), then the installed binary runs.
+install_root=$(mktemp -d)
+if cargo install --locked --quiet --path crates/swan-cli --root "$install_root" --target-dir target &&
+  "$install_root/bin/swan" --version | grep -q '^swan .*(commit '; then
+  echo "cargo install --path crates/swan-cli: $("$install_root/bin/swan" --version)"
+  passed=$((passed + 1))
+else
+  echo "cargo install --path crates/swan-cli: FAILED"
+  failed=$((failed + 1))
+  status=1
+fi
+rm -rf "$install_root"
+
 # The NBD protocol fuzz target (fuzz/README.md), for a bounded time from the committed seeds
 # (real client transcripts) into a scratch corpus. Stable Rust: no sanitizer, coverage on.
 if ! need_cmd cargo-fuzz; then
