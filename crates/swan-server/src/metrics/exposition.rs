@@ -196,6 +196,18 @@ fn array(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
         "Sync points: every member synced and the journal made durable (FLUSH, FUA).",
         st.sync_points,
     )?;
+    counter(
+        enc,
+        "swan_parity_read_blocks",
+        "User blocks read around their member from the rest of the row and parity (--parity-reads).",
+        st.parity_read_blocks,
+    )?;
+    counter(
+        enc,
+        "swan_parity_extra_reads",
+        "Member reads that reading around cost beyond the direct reads (--parity-reads).",
+        st.parity_extra_reads,
+    )?;
     counter(enc, "swan_journal_records", "Records written to the change journal.", st.journal_records)?;
     counter(enc, "swan_checkpoints", "Checkpoints of the map written.", st.checkpoints)?;
     gauge(enc, "swan_queued_requests", "Requests waiting in the engine's queue at the scrape.", st.queued_requests)?;
