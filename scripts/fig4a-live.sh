@@ -60,13 +60,8 @@ SWAN_BIN=$(realpath "$SWAN_BIN")
 read -r -a schemes <<<"$SCHEMES"
 ((${#schemes[@]} > 0)) || die "SCHEMES is empty"
 mkdir -p "$DIR" "$OUT"
-members=()
-for ((i = 0; i < RGROUPS * SSDS; i++)); do members+=("$DIR/m$i"); done
-sock="$DIR/nbd.sock"
-srv=
-trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; true' EXIT
-ticks=$(getconf CLK_TCK)
-cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# shellcheck source=scripts/lib/array-bench.sh
+source scripts/lib/array-bench.sh
 runs="$DIR/runs"
 rm -rf "$runs" && mkdir -p "$runs"
 

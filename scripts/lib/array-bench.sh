@@ -1,0 +1,12 @@
+# Sourced by the scripts that serve fresh arrays of member files and time a client against
+# them (emulate-compare.sh, fig4a-live.sh), after they set DIR, RGROUPS and SSDS: the member
+# paths, the server's socket, a trap that stops the server left running, and its CPU time.
+
+members=()
+for ((i = 0; i < RGROUPS * SSDS; i++)); do members+=("$DIR/m$i"); done
+sock="$DIR/nbd.sock"
+srv=
+trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; true' EXIT
+ticks=$(getconf CLK_TCK)
+# Seconds of CPU (user + system) process $1 has used.
+cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
