@@ -123,6 +123,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         policy: a.address_policy,
         skip_bad: a.skip_bad,
         max_requests: a.max_requests,
+        windows: Vec::new(),
     };
     // The whole trace is checked before anything is sent.
     let trace = replay::open(&spec)?;

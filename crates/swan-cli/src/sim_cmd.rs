@@ -175,6 +175,12 @@ pub struct SimArgs {
     /// Replay only the trace's first N requests.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_requests: Option<u64>,
+    /// Measure windows of the trace's recorded time apart (an application's phases, e.g.
+    /// YCSB's Load and A–D): FILE holds lines `NAME START_S END_S`, seconds from the trace's
+    /// start; each window is reported on its own in summary.json (`windows`) and
+    /// window_read_cdf.csv, over the array state the windows before it left.
+    #[arg(long, value_name = "FILE", requires = "trace")]
+    pub windows: Option<PathBuf>,
     /// Stop after this many simulated seconds.
     #[arg(long, allow_negative_numbers = true)]
     pub time: Option<f64>,
@@ -250,6 +256,10 @@ impl SimArgs {
             (None, None, None) => Some(3.0),
             (_, f, _) => f,
         };
+        let windows = match &self.windows {
+            Some(file) => swan_sim::replay::read_windows(file).context("--windows")?,
+            None => Vec::new(),
+        };
         let trace = self.trace.as_ref().map(|path| ReplaySpec {
             path: path.clone(),
             format: self.trace_format,
@@ -257,6 +267,7 @@ impl SimArgs {
             policy: self.address_policy,
             skip_bad: self.skip_bad,
             max_requests: self.max_requests,
+            windows,
         });
         let raw_bytes = u64::from(array.members()) * array.member_blocks * swan_core::BLOCK_BYTES;
         Ok(SimConfig {
@@ -541,6 +552,35 @@ fn print_replay(s: &swan_sim::output::RunSummary, replay: &swan_sim::replay::Rep
         }
     }
     println!("  {} {}", replay.address_policy, replay.address_mapping);
+    print_windows(&s.windows);
+}
+
+/// Each trace window (an application's phase) measured on its own.
+fn print_windows(windows: &[swan_sim::output::WindowSummary]) {
+    if windows.is_empty() {
+        return;
+    }
+    println!(
+        "
+{:<10} {:>8} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>9} {:>9}",
+        "window", "reads", "writes", "read MiB", "write MiB", "sim s", "MB/s", "read µs avg", "p99", "p99.9"
+    );
+    for w in windows {
+        let (mean, p99, p999) = w.read_latency_us.as_ref().map_or((f64::NAN, 0, 0), |l| (l.mean, l.p99, l.p999));
+        println!(
+            "{:<10} {:>8} {:>8} {:>9.1} {:>10.1} {:>9.3} {:>9.1} {:>11.1} {:>9} {:>9}",
+            w.name,
+            w.reads,
+            w.writes,
+            w.read_bytes as f64 / 1048576.0,
+            w.write_bytes as f64 / 1048576.0,
+            w.span_s,
+            w.mbps,
+            mean,
+            p99,
+            p999
+        );
+    }
 }
 
 /// The array `swan create` made, as `swan serve` runs it, from the superblock of `member`.

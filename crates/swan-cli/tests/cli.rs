@@ -556,6 +556,23 @@ fn sim_unknown_ssd_preset_lists_presets() {
 }
 
 #[test]
+fn sim_bad_windows_file_names_the_file_and_line() {
+    let tmp = TempDir::new("windows");
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.blkparse");
+    let trace = trace.to_str().unwrap();
+    let windows = tmp.join("phases.txt");
+    std::fs::write(&windows, "load 0 10\na 5 20\n").unwrap();
+    let w = windows.to_str().unwrap();
+    sim_fails(
+        &["--trace", trace, "--windows", w],
+        &["--windows", &format!("{w}:2:"), "'a' starts (5) before 'load' ends (10)"],
+    );
+    sim_fails(&["--trace", trace, "--windows", "/nonexistent/w.txt"], &["--windows", "/nonexistent/w.txt"]);
+    // Windows without a trace are refused by the parser.
+    sim_fails(&["--windows", w], &["--windows", "--trace"]);
+}
+
+#[test]
 fn sim_unknown_pattern() {
     sim_fails(&["--rw", "bogus"], &["--rw", "bogus", "randwrite", "randrw"]);
 }

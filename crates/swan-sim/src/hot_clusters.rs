@@ -143,7 +143,7 @@ impl ArrivalSource for HotClusterSource {
         let lba = self.next_page();
         // Exponential gaps: a Poisson stream at the mean rate.
         let gap = self.spec.rate_iops.map_or(0.0, |r| -(1.0 - self.rng.unit()).ln() / r * 1e9);
-        Ok(Some(Next { at: now + gap as Nanos, req: Request::new(op, lba, 1) }))
+        Ok(Some(Next { at: now + gap as Nanos, req: Request::new(op, lba, 1), window: None }))
     }
 
     fn finite(&self) -> bool {

@@ -93,6 +93,65 @@ pub struct RunSummary {
     pub parity_read_blocks: u64,
     /// Member block reads those cost beyond the direct reads they replaced.
     pub parity_extra_reads: u64,
+    /// Per window of the trace's recorded time (`--windows`): each phase measured alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowSummary>,
+}
+
+/// One window of a trace replay (an application's phase) measured on its own.
+#[derive(Clone, Debug, Serialize)]
+pub struct WindowSummary {
+    pub name: String,
+    /// Where it lies in the trace's recorded time, in seconds from the trace's start.
+    pub recorded_start_s: f64,
+    pub recorded_end_s: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Simulated seconds from its first request's issue to its last one's completion.
+    pub span_s: f64,
+    /// Bytes read and written per simulated second of its span, MB/s.
+    pub mbps: f64,
+    pub read_latency_us: Option<LatencySummary>,
+    pub write_latency_us: Option<LatencySummary>,
+    /// The tail of its read latency (µs) at [`READ_TAIL_QUANTILES`]: Fig. 10/11's CDFs.
+    pub read_tail_us: Vec<(f64, u64)>,
+    /// SWAN: its reads by the role of the R-group they landed on (Table 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_roles: Option<Vec<RoleSummary>>,
+}
+
+/// Where a window's read tail is sampled (SWAN's Fig. 10/11 plot the CDF from 0.995).
+pub const READ_TAIL_QUANTILES: [f64; 8] = [0.5, 0.9, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0];
+
+fn window_rows(cfg: &SimConfig, out: &RunOutput) -> Vec<WindowSummary> {
+    let Some(spec) = &cfg.trace else { return Vec::new() };
+    let swan = matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_));
+    let nonempty = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_summary(h));
+    spec.windows
+        .iter()
+        .zip(&out.windows)
+        .map(|(w, o)| WindowSummary {
+            name: w.name.clone(),
+            recorded_start_s: w.start_s,
+            recorded_end_s: w.end_s,
+            reads: o.reads,
+            writes: o.writes,
+            read_bytes: o.read_bytes,
+            write_bytes: o.write_bytes,
+            span_s: o.span_s(),
+            mbps: o.mbps(),
+            read_latency_us: nonempty(&o.latencies.read),
+            write_latency_us: nonempty(&o.latencies.write),
+            read_tail_us: if o.latencies.read.is_empty() {
+                Vec::new()
+            } else {
+                READ_TAIL_QUANTILES.iter().map(|&q| (q, o.latencies.read.value_at_quantile(q))).collect()
+            },
+            read_roles: swan.then(|| role_rows(&o.read_roles)),
+        })
+        .collect()
 }
 
 /// One row of SWAN's Table 4: reads landing on R-groups in one role, their share of all
@@ -197,12 +256,16 @@ impl RunSummary {
             read_roles: out.read_roles.as_ref().map(role_rows),
             parity_read_blocks: out.counters.parity_read_blocks,
             parity_extra_reads: out.counters.parity_extra_reads,
+            windows: window_rows(cfg, out),
         }
     }
 }
 
 /// Per-SSD user operations in the timeline window (Harmonia Fig. 9), when one was asked for.
 pub const SSD_TIMELINE_FILE: &str = "ssd_timeline.csv";
+
+/// Each trace window's read-latency CDF, when the replay had windows.
+pub const WINDOW_READ_CDF_FILE: &str = "window_read_cdf.csv";
 
 /// Why a run directory could not be written: the directory or file, and the I/O error.
 #[derive(Debug, Error)]
@@ -223,8 +286,8 @@ pub enum OutputError {
     Summary(#[source] serde_json::Error),
 }
 
-/// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv`, `ssd_latency_cdf.csv` and,
-/// with a timeline window, `ssd_timeline.csv`.
+/// Write `summary.json`, `timeseries.csv`, `latency_cdf.csv`, `ssd_latency_cdf.csv`, with a
+/// timeline window `ssd_timeline.csv`, and with trace windows `window_read_cdf.csv`.
 pub fn write_run(dir: &Path, summary: &RunSummary, out: &RunOutput) -> Result<(), OutputError> {
     fs::create_dir_all(dir).map_err(|source| OutputError::CreateDir { path: dir.to_path_buf(), source })?;
     let write = |name: &str, text: String| {
@@ -247,6 +310,15 @@ pub fn write_run(dir: &Path, summary: &RunSummary, out: &RunOutput) -> Result<()
         }
     }
     write("ssd_latency_cdf.csv", ssd)?;
+    if let Some(spec) = summary.options.trace.as_ref().filter(|t| !t.windows.is_empty()) {
+        let mut w = String::from("window,latency_us,fraction\n");
+        for (window, o) in spec.windows.iter().zip(&out.windows) {
+            for (us, f) in cdf_points(&o.latencies.read) {
+                let _ = writeln!(w, "{},{us},{f:.6}", window.name);
+            }
+        }
+        write(WINDOW_READ_CDF_FILE, w)?;
+    }
     if !out.ggc.timeline.is_empty() {
         let mut t = String::from("t_ms,ssd,latency_us,op\n");
         for p in &out.ggc.timeline {

@@ -22,6 +22,8 @@ pub enum Pacing {
 pub struct Next {
     pub at: Nanos,
     pub req: Request,
+    /// The measured window it belongs to, for a source that has windows (a trace's phases).
+    pub window: Option<u16>,
 }
 
 /// A stream of user requests for the engine.
@@ -99,7 +101,7 @@ impl ArrivalSource for SyntheticSource {
             _ => now,
         };
         self.started = true;
-        Ok(Some(Next { at, req }))
+        Ok(Some(Next { at, req, window: None }))
     }
 
     fn ahead(&self, distance: usize) -> Option<&Request> {

@@ -113,6 +113,7 @@ impl ApasTrace {
             policy: AddressPolicy::Wrap,
             skip_bad: false,
             max_requests: None,
+            windows: Vec::new(),
         };
         let trace = replay::open(&spec).map_err(|e| e.to_string())?;
         Ok(ApasTrace { trace, spec })

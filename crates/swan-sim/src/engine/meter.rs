@@ -48,6 +48,8 @@ pub struct RunOutput {
     pub prefill: Option<PrefillReport>,
     /// SWAN: measured user reads by the role of the R-group they landed on (Table 4).
     pub read_roles: Option<super::ReadRoles>,
+    /// Per window of the trace's recorded time (`ReplaySpec::windows`), in their order.
+    pub windows: Vec<super::WindowOutput>,
     /// Per SSD: its speed and how busy it was, to find the one that limits a stripe.
     pub ssd_load: Vec<SsdLoad>,
 }
@@ -93,6 +95,7 @@ pub(super) struct Meter {
     counters_at_start: Counters,
     latencies: Latencies,
     read_roles: super::ReadRoles,
+    windows: Vec<super::WindowOutput>,
     requests: u64,
     pub(super) user_write_blocks: u64,
     user_read_blocks: u64,
@@ -111,6 +114,7 @@ impl Meter {
         prefill: Option<PrefillReport>,
         counters_at_start: Counters,
         members: usize,
+        windows: usize,
     ) -> Self {
         Self {
             measure_from,
@@ -119,6 +123,7 @@ impl Meter {
             counters_at_start,
             latencies: Latencies::default(),
             read_roles: super::ReadRoles::default(),
+            windows: vec![super::WindowOutput::default(); windows],
             requests: 0,
             user_write_blocks: 0,
             user_read_blocks: 0,
@@ -165,6 +170,11 @@ impl Meter {
         if issued_at >= self.measure_from {
             self.read_roles.record(role, now - issued_at);
         }
+    }
+
+    /// Window `w`'s measurements (an index the source gave, below the windows' count).
+    pub(super) fn window(&mut self, w: u16) -> &mut super::WindowOutput {
+        &mut self.windows[usize::from(w)]
     }
 
     /// The engine submitted `io` to its member as a `kind` operation.
@@ -241,6 +251,9 @@ impl Engine {
         let now = self.clock.now;
         let mut m = self.meter;
         m.latencies.close();
+        for w in &mut m.windows {
+            w.latencies.close();
+        }
         self.reqs.stalled.close(now);
         let mut ssd_read_latency = crate::metrics::new_histogram();
         let mut ssd_write_latency = crate::metrics::new_histogram();
@@ -278,6 +291,7 @@ impl Engine {
             counters: self.scheme.counters().since(&m.counters_at_start),
             prefill: m.prefill,
             read_roles: matches!(self.cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_)).then_some(m.read_roles),
+            windows: m.windows,
             requests: m.requests,
             sim_ns: now,
             volume_blocks: self.scheme.volume_blocks(),

@@ -22,6 +22,7 @@
 //!   role each lands on;
 //! - `gc`: the array's GC jobs, deferred release, and writes waiting for space;
 //! - `meter`: interval rows, latencies and totals, and the [`RunOutput`];
+//! - `windows`: each measured window of a trace (an application's phases) on its own;
 //! - `setup` and `config`: building the engine, and what a run depends on.
 //!
 //! This file holds the event loop and the one path by which member I/O reaches the SSDs.
@@ -34,11 +35,13 @@ mod meter;
 mod reads;
 mod requests;
 mod setup;
+mod windows;
 
 pub use config::{SimConfig, SimError, StopRule};
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
 pub use swan_core::scheme::ReadRules;
+pub use windows::WindowOutput;
 
 use crate::ggc::GgcDriver;
 use crate::prefill::PrefillReport;

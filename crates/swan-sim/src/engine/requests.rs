@@ -21,6 +21,8 @@ pub(super) struct InFlight {
     issued_at: Nanos,
     /// A read's R-group role when it was planned (SWAN).
     role: Option<super::reads::Role>,
+    /// The trace window it is measured in, if the source has windows.
+    window: Option<u16>,
     pub(super) pending: Pending,
 }
 
@@ -153,6 +155,7 @@ impl Engine {
         let r = &mut self.reqs.slots[slot];
         r.req = Some(req);
         r.issued_at = now;
+        r.window = next.window;
         if self.reqs.pacing == Pacing::Timed {
             // Only now, with this request outstanding, may an exhausted source end the run.
             self.schedule_next();
@@ -223,11 +226,15 @@ impl Engine {
         let req = r.req.take().expect("live request");
         let issued_at = r.issued_at;
         let role = r.role.take();
+        let window = r.window.take();
         self.reqs.slots.give(slot);
         self.reqs.last_completion = now;
         self.meter.complete(&req, issued_at, now);
         if let Some(role) = role {
             self.meter.read_role(role, issued_at, now);
+        }
+        if let Some(w) = window {
+            self.meter.window(w).complete(&req, issued_at, now, role);
         }
         if let (ReqOp::Write, Some(limit)) = (req.op, self.cfg.stop.write_bytes) {
             if !self.clock.stopping && self.meter.user_write_blocks * BLOCK_BYTES >= limit {

@@ -58,6 +58,7 @@ impl Engine {
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
         let members = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;
+        let windows = cfg.trace.as_ref().map_or(0, |t| t.windows.len());
         Ok(Self {
             link: Link::new(cfg.network_mbps, 0),
             scheme,
@@ -67,7 +68,7 @@ impl Engine {
             reqs: Requests::new(source),
             gc: GcJobs::new(gc_can_be_preempted),
             ggc,
-            meter: Meter::new(measure_from, prefilled, counters_at_start, members),
+            meter: Meter::new(measure_from, prefilled, counters_at_start, members, windows),
             cfg,
         })
     }

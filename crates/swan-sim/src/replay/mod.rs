@@ -25,10 +25,12 @@
 mod scan;
 mod source;
 mod stream;
+mod windows;
 
-pub use scan::{guess_format, open, OpenTrace, TraceScan};
+pub use scan::{guess_format, open, OpenTrace, TraceInput, TraceScan};
 pub use source::{engine, TraceSource};
 pub use stream::{ReplayRequest, Replayer};
+pub use windows::{parse_windows, read_windows, Window, WindowIndex, WindowsError, MAX_WINDOWS};
 
 use crate::trace::{AddressPolicy, ParseError, TraceError, TraceFormat};
 use serde::{Deserialize, Serialize};
@@ -124,6 +126,9 @@ pub struct ReplaySpec {
     pub skip_bad: bool,
     /// Replay only the trace's first requests.
     pub max_requests: Option<u64>,
+    /// Windows of the trace's recorded time measured apart (see [`windows`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<Window>,
 }
 
 /// What a replay states about itself (printed before the run, and in `summary.json`).

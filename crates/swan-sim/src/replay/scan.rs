@@ -3,9 +3,10 @@
 
 use super::{mapping_note, ReplayError, ReplayReport, ReplaySpec, Replayer, MAX_REQUEST_BLOCKS};
 use crate::trace::{self, TraceFormat, TraceOp, TraceReader, BLOCK_BYTES};
+use flate2::read::MultiGzDecoder;
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Lines the content guess looks at.
@@ -101,9 +102,18 @@ pub struct OpenTrace {
     pub scan: TraceScan,
 }
 
-fn open_file(path: &Path) -> Result<BufReader<File>, ReplayError> {
+/// A trace file as read: gunzipped on the fly when its name ends in `.gz`, as published
+/// traces often are (MSR Cambridge's, and the recorded YCSB trace under `data/traces`).
+pub type TraceInput = BufReader<Box<dyn Read + Send>>;
+
+fn open_file(path: &Path) -> Result<TraceInput, ReplayError> {
     let f = File::open(path).map_err(|source| ReplayError::Open { path: path.to_path_buf(), source })?;
-    Ok(BufReader::with_capacity(1 << 16, f))
+    let r: Box<dyn Read + Send> = if is_gzip(path) { Box::new(MultiGzDecoder::new(f)) } else { Box::new(f) };
+    Ok(BufReader::with_capacity(1 << 16, r))
+}
+
+fn is_gzip(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 /// Resolves the format and scans the trace `spec` names (first pass). Refuses a trace with no
@@ -128,7 +138,7 @@ pub fn open(spec: &ReplaySpec) -> Result<OpenTrace, ReplayError> {
 
 impl OpenTrace {
     /// The second pass: the trace's requests, mapped into a volume of `volume_blocks`.
-    pub fn replayer(&self, spec: &ReplaySpec, volume_blocks: u64) -> Result<Replayer<BufReader<File>>, ReplayError> {
+    pub fn replayer(&self, spec: &ReplaySpec, volume_blocks: u64) -> Result<Replayer<TraceInput>, ReplayError> {
         if volume_blocks == 0 {
             return Err(ReplayError::EmptyVolume);
         }
@@ -205,7 +215,9 @@ pub fn guess_format(path: &Path) -> Result<(TraceFormat, String), ReplayError> {
         }
     }
     let head: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    // `t.blkparse.gz` is named by its inner extension.
+    let named = if is_gzip(path) { Path::new(path.file_stem().unwrap_or_default()) } else { path };
+    let ext = named.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let by_ext = match ext.as_deref() {
         Some("blktrace") => Some(TraceFormat::Blkparse),
         Some(e) => e.parse::<TraceFormat>().ok(),

@@ -1,6 +1,6 @@
 //! A trace as the simulator's request source, and the engine built around it.
 
-use super::{open, ReplayError, ReplayMode, ReplayReport, Replayer};
+use super::{open, ReplayError, ReplayMode, ReplayReport, Replayer, WindowIndex};
 use crate::engine::{Engine, SimConfig, SimError};
 use crate::source::{ArrivalSource, Next, Pacing};
 use crate::trace::TraceOp;
@@ -13,15 +13,17 @@ use swan_models::Nanos;
 pub struct TraceSource<R> {
     replayer: Replayer<R>,
     pacing: Pacing,
+    windows: WindowIndex,
 }
 
 impl<R: BufRead> TraceSource<R> {
-    pub fn new(replayer: Replayer<R>, mode: ReplayMode) -> Self {
+    /// `windows`: the windows of recorded time each request is measured in (may be empty).
+    pub fn new(replayer: Replayer<R>, mode: ReplayMode, windows: WindowIndex) -> Self {
         let pacing = match mode {
             ReplayMode::Closed(depth) => Pacing::Closed { depth },
             ReplayMode::Recorded | ReplayMode::Accel(_) => Pacing::Timed,
         };
-        TraceSource { replayer, pacing }
+        TraceSource { replayer, pacing, windows }
     }
 }
 
@@ -39,7 +41,8 @@ impl<R: BufRead> ArrivalSource for TraceSource<R> {
         };
         // Pieces are at most MAX_REQUEST_BLOCKS, far below u32::MAX.
         let blocks = u32::try_from(r.blocks).expect("a replay request fits in u32 blocks");
-        Ok(Some(Next { at: r.at_ns.max(now), req: Request::new(op, r.block, blocks) }))
+        let window = self.windows.find(r.trace_ns);
+        Ok(Some(Next { at: r.at_ns.max(now), req: Request::new(op, r.block, blocks), window }))
     }
 
     fn finite(&self) -> bool {
@@ -73,7 +76,7 @@ pub fn engine(cfg: &SimConfig) -> Result<(Engine, Option<ReplayReport>), SimErro
     let engine = Engine::with_source(cfg.clone(), |volume_blocks| {
         report = Some(trace.report(spec, volume_blocks));
         let replayer = trace.replayer(spec, volume_blocks)?;
-        Ok(Box::new(TraceSource::new(replayer, spec.mode)))
+        Ok(Box::new(TraceSource::new(replayer, spec.mode, WindowIndex::new(&spec.windows))))
     })?;
     Ok((engine, report))
 }

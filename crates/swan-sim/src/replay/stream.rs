@@ -10,6 +10,8 @@ use std::path::PathBuf;
 pub struct ReplayRequest {
     /// Arrival in ns from the replay's start (0 in a closed loop); never before the previous one.
     pub at_ns: u64,
+    /// The record's own time in the trace, whatever the replay mode.
+    pub trace_ns: u64,
     pub op: TraceOp,
     pub block: u64,
     pub blocks: u64,
@@ -27,6 +29,18 @@ impl ReplayRequest {
     }
 }
 
+/// What is left of a record cut into pieces.
+#[derive(Clone, Copy, Debug)]
+struct Rest {
+    /// The next piece's first trace block, and the blocks left from it.
+    first: u64,
+    left: u64,
+    op: TraceOp,
+    at_ns: u64,
+    trace_ns: u64,
+    app: u32,
+}
+
 /// Yields a trace's requests mapped into a volume (see the module comment of [`super`]);
 /// reads one line at a time.
 pub struct Replayer<R> {
@@ -39,8 +53,8 @@ pub struct Replayer<R> {
     /// Records with data to replay (the scan's count: `max_requests` applied).
     records_total: u64,
     records_done: u64,
-    /// The rest of a record cut into pieces: next trace block, blocks left, op, arrival, app.
-    rest: Option<(u64, u64, TraceOp, u64, u32)>,
+    /// The rest of a record cut into pieces.
+    rest: Option<Rest>,
     last_at: u64,
 }
 
@@ -89,11 +103,18 @@ impl<R: BufRead> Replayer<R> {
 
     /// The next piece of the current record, placed by the policy.
     fn piece(&mut self) -> Option<ReplayRequest> {
-        let (first, left, op, at, app) = self.rest?;
-        let n = left.min(MAX_REQUEST_BLOCKS);
-        self.rest = (left > n).then_some((first + n, left - n, op, at, app));
-        let extent = self.policy.map(first * BLOCK_BYTES, n * BLOCK_BYTES, self.volume_blocks, self.span_bytes);
-        Some(ReplayRequest { at_ns: at, op, block: extent.start_block, blocks: extent.blocks, app })
+        let r = self.rest?;
+        let n = r.left.min(MAX_REQUEST_BLOCKS);
+        self.rest = (r.left > n).then_some(Rest { first: r.first + n, left: r.left - n, ..r });
+        let extent = self.policy.map(r.first * BLOCK_BYTES, n * BLOCK_BYTES, self.volume_blocks, self.span_bytes);
+        Some(ReplayRequest {
+            at_ns: r.at_ns,
+            trace_ns: r.trace_ns,
+            op: r.op,
+            block: extent.start_block,
+            blocks: extent.blocks,
+            app: r.app,
+        })
     }
 }
 
@@ -126,7 +147,7 @@ impl<R: BufRead> Iterator for Replayer<R> {
             self.last_at = at;
             let first = r.offset_bytes / BLOCK_BYTES;
             let blocks = r.end_bytes().div_ceil(BLOCK_BYTES) - first;
-            self.rest = Some((first, blocks, r.op, at, r.app));
+            self.rest = Some(Rest { first, left: blocks, op: r.op, at_ns: at, trace_ns: r.time_ns, app: r.app });
             return self.piece().map(Ok);
         }
         None

@@ -23,6 +23,7 @@ fn spec(path: &Path, mode: ReplayMode) -> ReplaySpec {
         policy: AddressPolicy::Wrap,
         skip_bad: false,
         max_requests: None,
+        windows: Vec::new(),
     }
 }
 
@@ -283,4 +284,55 @@ fn real_traces_have_their_applications() {
     let (cp, warn) = names("cloudphysics-vm.csv");
     assert_eq!(cp, ["all"]);
     assert!(warn.is_some());
+}
+
+#[test]
+fn windows_measure_the_requests_recorded_in_them_in_every_mode() {
+    // 300 requests 300 µs apart (as above); windows over the first third and the last third,
+    // with the middle third in none.
+    let mut text = String::new();
+    for i in 0..300u64 {
+        let op = i % 2;
+        let _ = std::fmt::Write::write_fmt(
+            &mut text,
+            format_args!("{} 0 {} {} {op}\n", i * 300_000, i * 1_000_008, 16 - 8 * op),
+        );
+    }
+    let p = trace_file("windows.mqsim", &text);
+    let windows = parse_windows("first 0 0.03\nlast 0.06 1\n", "w").unwrap();
+    for mode in [ReplayMode::Recorded, ReplayMode::Closed(4)] {
+        let mut s = spec(&p, mode);
+        s.windows = windows.clone();
+        let out = engine(&small_config(s)).unwrap().0.run(&mut |_| {}).unwrap();
+        let [first, last] = &out.windows[..] else { panic!("two windows, got {}", out.windows.len()) };
+        // Recorded at 0..29.7 ms: requests 0..99; at 60 ms and after: requests 200..299.
+        assert_eq!((first.reads, first.writes), (50, 50), "{mode}");
+        assert_eq!((last.reads, last.writes), (50, 50), "{mode}");
+        assert_eq!((first.read_bytes, first.write_bytes), (50 * BLOCK_BYTES, 100 * BLOCK_BYTES));
+        assert_eq!(first.latencies.read.len(), 50);
+        assert!(first.last_completion_ns <= last.first_issue_ns.unwrap(), "{mode}: the windows follow each other");
+        assert!(first.span_s() > 0.0 && first.mbps() > 0.0);
+        if mode == ReplayMode::Recorded {
+            // The first window spans its recorded 29.7 ms and a completion.
+            assert!((0.0297..0.035).contains(&first.span_s()), "{}", first.span_s());
+        }
+    }
+}
+
+#[test]
+fn a_gzipped_trace_replays_as_the_plain_one() {
+    use std::io::Write;
+    let text = "8,0 0 1 0.000001000 7 D W 0 + 16 [db]\n8,0 0 2 0.000002000 7 D R 64 + 8 [db]\n";
+    let plain = trace_file("plain.blkparse", text);
+    let gz = plain.with_file_name("zipped.blkparse.gz");
+    let mut enc = flate2::write::GzEncoder::new(fs::File::create(&gz).unwrap(), flate2::Compression::default());
+    enc.write_all(text.as_bytes()).unwrap();
+    enc.finish().unwrap();
+    let (format, from) = guess_format(&gz).unwrap();
+    assert_eq!((format, from.as_str()), (TraceFormat::Blkparse, "guessed from the extension .blkparse"));
+    assert_eq!(requests(&spec(&gz, ReplayMode::Recorded), 100), requests(&spec(&plain, ReplayMode::Recorded), 100));
+    // A file named .gz that is not gzip is a read error naming it, not a silent empty trace.
+    let fake = trace_file("fake.blkparse.gz", text);
+    let e = open(&spec(&fake, ReplayMode::Recorded)).unwrap_err();
+    assert!(e.to_string().contains("fake.blkparse.gz"), "{e}");
 }

@@ -19,12 +19,10 @@
 //! - Device numbers are not used: every request addresses the one array.
 
 use super::{TripleAConfig, TripleADriver, TripleARunError};
-use crate::replay::{self, human_bytes, OpenTrace, ReplayError, ReplayMode, ReplaySpec, Replayer};
+use crate::replay::{self, human_bytes, OpenTrace, ReplayError, ReplayMode, ReplaySpec, Replayer, TraceInput};
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, Next, Pacing};
 use crate::trace::{AddressPolicy, TraceFormat, TraceOp, BLOCK_BYTES};
-use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 use swan_core::scheme::{ReqOp, Request};
 use swan_core::triple_a::StaticLayout;
@@ -54,6 +52,7 @@ impl TraceWorkload {
             policy: AddressPolicy::Wrap,
             skip_bad: false,
             max_requests: None,
+            windows: Vec::new(),
         };
         let trace = replay::open(&spec)?;
         Ok(Self { trace, spec, depth })
@@ -113,7 +112,7 @@ impl TraceWorkload {
         )
     }
 
-    fn replayer(&self, pages: u64) -> Result<Replayer<BufReader<File>>, String> {
+    fn replayer(&self, pages: u64) -> Result<Replayer<TraceInput>, String> {
         self.trace.replayer(&self.spec, pages).map_err(|e| e.to_string())
     }
 }
@@ -121,7 +120,7 @@ impl TraceWorkload {
 /// The trace as the driver's source: endless, one pass after another.
 struct LoopedTrace {
     workload: TraceWorkload,
-    replayer: Replayer<BufReader<File>>,
+    replayer: Replayer<TraceInput>,
     pages: u64,
     base: u64,
 }
@@ -148,7 +147,7 @@ impl ArrivalSource for LoopedTrace {
         // maximum (8,192 pages).
         let lba = (r.block % self.pages + self.base) % self.pages;
         let blocks = u32::try_from(r.blocks).expect("a replay request fits in u32 pages");
-        Ok(Some(Next { at: now, req: Request::new(op, lba, blocks) }))
+        Ok(Some(Next { at: now, req: Request::new(op, lba, blocks), window: None }))
     }
 
     fn finite(&self) -> bool {
