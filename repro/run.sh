@@ -29,6 +29,7 @@ want=${1:-all}
 [[ $want == all || $want == fig5 ]] && run fig5 repro fig5
 [[ $want == all || $want == fig4b ]] && run fig4b repro fig4b
 [[ $want == all || $want == ssd-spread ]] && run ssd-spread repro ssd-spread
+[[ $want == all || $want == ycsb ]] && run ycsb repro ycsb
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
 for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# YCSB-like RocksDB phases on ext4 over a live `swan serve --emulate`, with the server's block
-# trace recorded (--record-trace) and replayed in `swan sim` over the same array: the live
-# and simulated numbers side by side. A measurement, not a test: it asserts nothing.
+# SWAN §5.3 live: YCSB-like RocksDB phases on ext4 over `swan serve --emulate`, for RAID4,
+# RAID5, Log-RAID4 and SWAN4 in turn, each phase's block trace recorded at the server and
+# replayed in `swan sim` over the same array. A measurement, not a test: it asserts nothing.
 #
-#   scripts/ycsb-live.sh                       # swan4 3×2, 512 MiB members, ~3 min on 2 cores
-#   SCHEME=raid5 NUM=400000 RUN_SECONDS=120 scripts/ycsb-live.sh
+#   scripts/ycsb-live.sh                                   # the four schemes, 3R-3SSD, ~25 min
+#   SCHEMES=swan4 NUM=100000 RUN_SECONDS=15 scripts/ycsb-live.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCRIPT=ycsb-live.sh
@@ -13,200 +13,174 @@ usage() {
   cat <<'EOF'
 Usage: scripts/ycsb-live.sh [--help]
 
-Creates a fresh array over member files (their contents are lost), serves it with
---emulate PRESET --emulate-age AGE --record-trace DIR/live.blkparse, attaches the export as a
-block device (nbdfuse, then a loop device with direct I/O and 4 KiB sectors), makes ext4 on
-it and runs RocksDB's db_bench with O_DIRECT reads, flushes and compactions (so its I/O
+For each scheme of SCHEMES: creates a fresh array over member files (their contents are
+lost), serves it with --emulate PRESET --emulate-age AGE (each SSD aged by random writes to
+AGE of it, the paper's aging step) and --record-trace, attaches the export as a block device
+(nbdfuse, then a loop device with direct I/O and 4 KiB sectors), writes the whole device
+once (so the array is full before the run, as a used array is: log-structured schemes must
+clean from the first Load write on, and every SSD holds valid data everywhere), makes ext4
+on it and runs RocksDB's db_bench with O_DIRECT reads, flushes and compactions (so its I/O
 reaches the server rather than the page cache), 1000-byte values as YCSB's records and a
-16 MiB memtable (so the Load's writes reach the device):
+16 MiB memtable (so the Load's writes reach the device), phase by phase:
 
-  Load   fillrandom, NUM keys
-  A      readrandomwriterandom --readwritepercent=50 for RUN_SECONDS (YCSB-A: 50 % reads,
-         50 % updates)
+  load  fillrandom, NUM keys, 1 thread                      (YCSB Load: inserts)
+  a     readrandomwriterandom 50 % reads, THREADS threads  (YCSB-A: 50/50 reads/updates)
+  b     readrandomwriterandom 95 % reads                   (YCSB-B: 95/5)
+  c     readrandom                                         (YCSB-C: reads only)
+  d     readwhilewriting, writes limited to D_WRITE_MBPS   (YCSB-D's 95/5 read/insert; db_bench
+                                                            has no read-latest distribution:
+                                                            its reads are uniform)
 
-Then takes everything down in order and replays the trace in swan sim over the same array
-(--array, the same SSD model and age), twice: --replay recorded (the live arrival times:
-compare latencies) and --replay closed=DEPTH (as fast as the simulated array allows: its
-capacity for this request stream). Prints, per phase, db_bench's ops/s, the block traffic
-the server received (from the trace: requests, MiB, MB/s over the phase's wall time), and
-the simulator's time and throughput for the phase's requests replayed closed-loop (the
-replay of the trace up to the phase's end, less that up to its start, --max-requests), and
-for the whole trace in both modes.
+each run phase for RUN_SECONDS. Then replays each scheme's trace in swan sim over the same
+array (--array, the same SSD model and age) with the phases as --windows: --replay recorded
+(the live arrival times: compare read latencies) and --replay closed=DEPTH (as fast as the
+simulated array allows: its capacity for this request stream).
+
+Prints, per phase and scheme: Fig. 8 (db_bench ops/s, live), Fig. 9 (mean read latency:
+db_bench's per-read histogram live, and the simulator's block reads under the recorded
+arrivals), the read tails of Fig. 10/11 (p99, p99.9, both faces), the block traffic the
+server received and the simulated array's capacity for it (closed loop); and Table 4
+(SWAN4's reads in phase a by R-group role, simulated). Writes them to DIR/ycsb.tsv.
 
 Needs root (losetup, mount), /dev/fuse, loop devices, nbdfuse, db_bench, mkfs.ext4.
 
 Environment:
-  SCHEME       swan create --scheme                          (default swan4)
-  RGROUPS      R-groups                                      (default 3)
-  SSDS         SSDs per R-group                              (default 2)
-  MEMBER_SIZE  size of each member file (≥ 256M for the model) (default 512M)
-  PRESET       swan serve --emulate, swan sim --ssd          (default sata850pro)
-  AGE          --emulate-age and swan sim --age              (default 0.6, the paper's)
-  NUM          db_bench keys (the Load phase writes NUM × 1 KB) (default 200000)
-  RUN_SECONDS  length of phase A                             (default 60)
-  DEPTH        swan sim --replay closed=DEPTH                (default 32)
-  DIR          where members, mounts, logs and the trace go  (default /var/tmp/swan-ycsb)
-  SWAN_BIN     swan binary                                   (default target/release/swan)
+  SCHEMES      schemes, in the order run          (default "raid4 raid5 lograid4 swan4")
+  RGROUPS      R-groups                           (default 3: the paper's 3R-3SSD)
+  SSDS         SSDs per R-group                   (default 3)
+  MEMBER_SIZE  size of each member file (≥ 256M)  (default 512M: segments of 8 MiB,
+                                                   the model's erase stripe)
+  PRESET       swan serve --emulate, swan sim --ssd (default sata850pro)
+  AGE          --emulate-age and swan sim --age   (default 0.6, the paper's)
+  NUM          db_bench keys (Load writes NUM × 1 KB) (default 300000)
+  THREADS      db_bench threads in the run phases (default 4)
+  RUN_SECONDS  length of each run phase           (default 30)
+  D_WRITE_MBPS phase d's write rate limit, MB/s   (default 2)
+  DEPTH        swan sim --replay closed=DEPTH     (default 32)
+  DIR          members, mounts, logs and traces   (default /dev/shm/swan-ycsb; members are
+                                                   removed after each scheme but the first)
+  SAVE_TRACES  also keep each scheme's trace there, gzipped, with its phases (SCHEME.blkparse.gz,
+               SCHEME.windows): how data/traces/ycsb was made, with RUN_SECONDS=6
+  SWAN_BIN     swan binary                        (default target/release/swan)
 EOF
 }
 # shellcheck source=scripts/lib/cli.sh
 source scripts/lib/cli.sh
 only_help_args "$@"
 
-SCHEME=${SCHEME:-swan4} RGROUPS=${RGROUPS:-3} SSDS=${SSDS:-2} MEMBER_SIZE=${MEMBER_SIZE:-512M}
-PRESET=${PRESET:-sata850pro} AGE=${AGE:-0.6} NUM=${NUM:-200000} RUN_SECONDS=${RUN_SECONDS:-60}
-DEPTH=${DEPTH:-32} DIR=${DIR:-/var/tmp/swan-ycsb} SWAN_BIN=${SWAN_BIN:-target/release/swan}
+SCHEMES=${SCHEMES:-raid4 raid5 lograid4 swan4} RGROUPS=${RGROUPS:-3} SSDS=${SSDS:-3}
+MEMBER_SIZE=${MEMBER_SIZE:-512M} PRESET=${PRESET:-sata850pro} AGE=${AGE:-0.6} NUM=${NUM:-300000}
+THREADS=${THREADS:-4} RUN_SECONDS=${RUN_SECONDS:-30} D_WRITE_MBPS=${D_WRITE_MBPS:-2} DEPTH=${DEPTH:-32}
+DIR=${DIR:-/dev/shm/swan-ycsb} SAVE_TRACES=${SAVE_TRACES:-} SWAN_BIN=${SWAN_BIN:-target/release/swan}
 [[ $(id -u) -eq 0 ]] || die "needs root (losetup, mount)"
-for tool in nbdfuse nbdinfo losetup mkfs.ext4 mount umount db_bench python3; do
+for tool in nbdfuse nbdinfo losetup mkfs.ext4 mount umount db_bench python3 dd; do
   command -v "$tool" >/dev/null || die "$tool is missing (scripts/test.sh installs it)"
 done
 [[ -x $SWAN_BIN ]] || cargo build --release -p swan-cli
 SWAN_BIN=$(realpath "$SWAN_BIN")
-
 mkdir -p "$DIR"
 DIR=$(realpath "$DIR")
-fuse="$DIR/fuse" mnt="$DIR/mnt" sock="$DIR/nbd.sock" trace="$DIR/live.blkparse" phases="$DIR/phases.tsv"
-members=()
-for ((i = 0; i < RGROUPS * SSDS; i++)); do members+=("$DIR/m$i"); done
-srv='' nbdfuse_pid='' loopdev='' mounted=''
+
+srv='' nbdfuse_pid='' loopdev='' mounted='' fuse='' mnt=''
 # Undo in reverse order whatever is still up, on any exit.
-cleanup() {
+teardown() {
   [[ -n $mounted ]] && { umount "$mnt" || umount -l "$mnt"; }
+  mounted=
   [[ -n $loopdev ]] && losetup -d "$loopdev"
+  loopdev=
   if [[ -n $nbdfuse_pid ]]; then
     fusermount3 -u "$fuse" 2>/dev/null || fusermount -u "$fuse" 2>/dev/null || umount "$fuse" || true
     wait "$nbdfuse_pid" 2>/dev/null || true
   fi
-  [[ -n $srv ]] && { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; }
-  true
-}
-trap cleanup EXIT
-mkdir -p "$fuse" "$mnt"
-rm -f "${members[@]}" "$sock" "$trace"
-
-"$SWAN_BIN" create --force --scheme "$SCHEME" --rgroups "$RGROUPS" --ssds-per-rgroup "$SSDS" \
-  --member-size "$MEMBER_SIZE" "${members[@]}" >"$DIR/create.log"
-"$SWAN_BIN" serve --socket "$sock" --emulate "$PRESET" --emulate-age "$AGE" --record-trace "$trace" \
-  "${members[@]}" 2>"$DIR/serve.log" &
-srv=$!
-uri="nbd+unix:///?socket=$sock"
-for _ in $(seq 600); do nbdinfo --size "$uri" >/dev/null 2>&1 && break; sleep 0.2; done
-nbdinfo --size "$uri" >/dev/null || die "the server did not come up: $(cat "$DIR/serve.log")"
-
-nbdfuse "$fuse" "$uri" >"$DIR/nbdfuse.log" 2>&1 &
-nbdfuse_pid=$!
-for _ in $(seq 300); do [[ -s $fuse/nbd ]] && break; sleep 0.1; done
-[[ -s $fuse/nbd ]] || die "nbdfuse did not expose $fuse/nbd: $(cat "$DIR/nbdfuse.log")"
-loopdev=$(losetup --find --show --direct-io=on --sector-size 4096 "$fuse/nbd")
-: >"$phases"
-now() { date +%s.%N; }
-phase() { # NAME START END: one row of phases.tsv
-  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$phases"
-}
-t0=$(now)
-mkfs.ext4 -q -F "$loopdev"
-phase mkfs "$t0" "$(now)"
-mount "$loopdev" "$mnt"
-mounted=1
-# A 16 MiB memtable (RocksDB's default is 64 MiB) so a Load of a few hundred MB reaches the
-# device as flushes and compactions, as the paper's much larger Load did.
-bench=(--db="$mnt/db" --num="$NUM" --value_size=1000 --compression_type=none --threads=1
-  --write_buffer_size=16777216
-  --use_direct_reads=true --use_direct_io_for_flush_and_compaction=true --seed=1)
-t0=$(now)
-db_bench --benchmarks=fillrandom "${bench[@]}" >"$DIR/load.log" 2>&1
-phase load "$t0" "$(now)"
-t0=$(now)
-db_bench --benchmarks=readrandomwriterandom --readwritepercent=50 --use_existing_db=1 \
-  --duration="$RUN_SECONDS" "${bench[@]}" >"$DIR/run-a.log" 2>&1
-phase a "$t0" "$(now)"
-umount "$mnt" && mounted=
-losetup -d "$loopdev" && loopdev=
-fusermount3 -u "$fuse" 2>/dev/null || fusermount -u "$fuse" 2>/dev/null || umount "$fuse"
-wait "$nbdfuse_pid" || true
-nbdfuse_pid=
-kill "$srv"
-wait "$srv" || die "swan serve did not stop cleanly: $(tail -5 "$DIR/serve.log")"
-srv=
-grep -q '^# end: ' "$trace" || die "the trace has no trailer: $(tail -5 "$DIR/serve.log")"
-
-sim() { # MODE OUT [swan sim flags]
-  local mode=$1 out=$2
-  shift 2
-  "$SWAN_BIN" sim --array "${members[0]}" --ssd "$PRESET" --age "$AGE" --trace "$trace" \
-    --trace-format blkparse --replay "$mode" --quiet --out "$DIR/$out" "$@" >"$DIR/$out.log" 2>&1 ||
-    die "swan sim --replay $mode failed: $(tail -5 "$DIR/$out.log")"
-}
-sim recorded sim-recorded
-sim "closed=$DEPTH" sim-closed
-# Each phase's simulated time: the closed-loop replay of the trace up to the phase's end,
-# less that up to its start (the prefixes are replayed from the same aged array).
-start=$(sed -n 's/^# start: .*(unix \([0-9.]*\)).*/\1/p' "$trace")
-: >"$DIR/sim-phases.tsv"
-while read -r name _ t1; do
-  n=$(awk -v t="$t1" -v s="$start" 'NF == 11 && $6 == "D" && $7 ~ /^[RW]/ && $4 < t - s { n++ } END { print n + 0 }' "$trace")
-  secs=0
-  if ((n > 0)); then
-    sim "closed=$DEPTH" "sim-closed-$name" --max-requests "$n"
-    secs=$(sed -n 's/^replayed [0-9]* requests of .* in \([0-9.]*\) simulated s.*/\1/p' "$DIR/sim-closed-$name.log")
+  nbdfuse_pid=
+  if [[ -n $srv ]]; then
+    kill "$srv" 2>/dev/null
+    wait "$srv" || die "swan serve did not stop cleanly: $(tail -5 "$d/serve.log")"
   fi
-  printf '%s\t%s\t%s\n' "$name" "$n" "$secs" >>"$DIR/sim-phases.tsv"
-done <"$phases"
+  srv=
+}
+trap 'teardown || true' EXIT
+trap 'exit 143' INT TERM
+now() { date +%s.%N; }
 
-python3 - "$trace" "$phases" "$DIR" "$SCHEME" "$RGROUPS" "$SSDS" "$MEMBER_SIZE" "$PRESET" "$AGE" "$DEPTH" <<'PY'
-import re, sys
-trace, phases, d, scheme, rg, ssds, size, preset, age, depth = sys.argv[1:]
-start = None
-rows = []  # (time_s, rwbs, bytes)
-for line in open(trace):
-    if line.startswith("# start:"):
-        start = float(re.search(r"\(unix ([0-9.]+)\)", line).group(1))
-    f = line.split()
-    if len(f) == 11 and f[5] == "D":
-        rows.append((float(f[3]), f[6], int(f[9]) * 512))
-end = [l for l in open(trace) if l.startswith("# end: ")][-1].strip()
+# One scheme, live: DIR/SCHEME/{live.blkparse,windows.tsv,*.log}.
+run_scheme() {
+  local scheme=$1 d="$DIR/$1" i t0 uri
+  mkdir -p "$d"
+  fuse="$d/fuse" mnt="$d/mnt"
+  mkdir -p "$fuse" "$mnt"
+  local members=() sock="$d/nbd.sock" trace="$d/live.blkparse" phases="$d/phases.tsv"
+  for ((i = 0; i < RGROUPS * SSDS; i++)); do members+=("$d/m$i"); done
+  rm -f "${members[@]}" "$sock" "$trace"
+  log "$scheme: creating ${#members[@]} × $MEMBER_SIZE members, serving with --emulate $PRESET --emulate-age $AGE"
+  "$SWAN_BIN" create --force --scheme "$scheme" --rgroups "$RGROUPS" --ssds-per-rgroup "$SSDS" \
+    --member-size "$MEMBER_SIZE" "${members[@]}" >"$d/create.log"
+  "$SWAN_BIN" serve --socket "$sock" --emulate "$PRESET" --emulate-age "$AGE" --record-trace "$trace" \
+    "${members[@]}" 2>"$d/serve.log" &
+  srv=$!
+  uri="nbd+unix:///?socket=$sock"
+  for _ in $(seq 600); do nbdinfo --size "$uri" >/dev/null 2>&1 && break; sleep 0.2; done
+  nbdinfo --size "$uri" >/dev/null || die "the server did not come up: $(cat "$d/serve.log")"
+  nbdfuse "$fuse" "$uri" >"$d/nbdfuse.log" 2>&1 &
+  nbdfuse_pid=$!
+  for _ in $(seq 300); do [[ -s $fuse/nbd ]] && break; sleep 0.1; done
+  [[ -s $fuse/nbd ]] || die "nbdfuse did not expose $fuse/nbd: $(cat "$d/nbdfuse.log")"
+  loopdev=$(losetup --find --show --direct-io=on --sector-size 4096 "$fuse/nbd")
+  : >"$phases"
+  phase() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$phases"; }
+  t0=$(now)
+  # dd stops with ENOSPC at the device's end: that is the point.
+  dd if=/dev/zero of="$loopdev" bs=1M oflag=direct status=none 2>/dev/null || true
+  phase fill "$t0" "$(now)"
+  t0=$(now)
+  mkfs.ext4 -q -F -E nodiscard "$loopdev"
+  phase mkfs "$t0" "$(now)"
+  mount "$loopdev" "$mnt"
+  mounted=1
+  # A 16 MiB memtable (RocksDB's default is 64 MiB) so a Load of a few hundred MB reaches the
+  # device as flushes and compactions, as the paper's much larger Load did.
+  local bench=(--db="$mnt/db" --num="$NUM" --value_size=1000 --compression_type=none
+    --write_buffer_size=16777216 --use_direct_reads=true --use_direct_io_for_flush_and_compaction=true --seed=1)
+  run() { # NAME BENCHMARK [db_bench flags]
+    local name=$1 b=$2
+    shift 2
+    log "$scheme: phase $name ($b)"
+    t0=$(now)
+    db_bench --benchmarks="$b" "${bench[@]}" "$@" >"$d/$name.log" 2>&1 ||
+      die "$scheme: db_bench $b failed: $(tail -5 "$d/$name.log")"
+    phase "$name" "$t0" "$(now)"
+  }
+  run load fillrandom --threads=1 --histogram=1
+  local runs=(--use_existing_db=1 --threads="$THREADS" --duration="$RUN_SECONDS" --histogram=1)
+  run a readrandomwriterandom --readwritepercent=50 "${runs[@]}"
+  run b readrandomwriterandom --readwritepercent=95 "${runs[@]}"
+  run c readrandom "${runs[@]}"
+  run d readwhilewriting --benchmark_write_rate_limit=$((D_WRITE_MBPS * 1000000)) "${runs[@]}"
+  teardown
+  grep -q '^# end: ' "$trace" || die "$scheme: the trace has no trailer: $(tail -5 "$d/serve.log")"
+  # The windows: phase times relative to the trace's start, as its records are timed.
+  local start
+  start=$(sed -n 's/^# start: .*(unix \([0-9.]*\)).*/\1/p' "$trace")
+  awk -v s="$start" '{ printf "%s %.6f %.6f\n", $1, ($2 - s < 0 ? 0 : $2 - s), $3 - s }' "$phases" >"$d/windows.txt"
+  for mode in recorded "closed=$DEPTH"; do
+    log "$scheme: swan sim --replay $mode"
+    "$SWAN_BIN" sim --array "${members[0]}" --ssd "$PRESET" --age "$AGE" --trace "$trace" \
+      --trace-format blkparse --windows "$d/windows.txt" --replay "$mode" --quiet \
+      --out "$d/sim-${mode%%=*}" >"$d/sim-${mode%%=*}.log" 2>&1 ||
+      die "$scheme: swan sim --replay $mode failed: $(tail -5 "$d/sim-${mode%%=*}.log")"
+  done
+  if [[ -n ${SAVE_TRACES:-} ]]; then
+    mkdir -p "$SAVE_TRACES"
+    gzip -9 -c "$trace" >"$SAVE_TRACES/$scheme.blkparse.gz"
+    {
+      echo "# The phases of $scheme.blkparse.gz: NAME START_S END_S, seconds of the trace's recorded time"
+      echo "# (scripts/ycsb-live.sh; swan sim --windows). fill and mkfs are set-up, not YCSB phases."
+      cat "$d/windows.txt"
+    } >"$SAVE_TRACES/$scheme.windows"
+  fi
+  # Keep one member (its superblock describes the array) for later replays; free the rest.
+  rm -f "${members[@]:1}"
+}
 
-def ops(log, bench):
-    for l in open(log):
-        l = l.rsplit("\r", 1)[-1]
-        if l.startswith(bench) and "ops/sec" in l:
-            return float(re.search(r"([0-9.]+) ops/sec", l).group(1))
-    return float("nan")
-
-print(f"# {scheme} {rg}×{ssds}, {size} members, --emulate {preset} --emulate-age {age}; ext4 over nbdfuse + loop")
-print(f"# trace: {end[2:]}")
-simulated = {l.split()[0]: float(l.split()[2]) for l in open(f"{d}/sim-phases.tsv")}
-print(f"{'phase':<6} {'wall s':>7} {'db_bench ops/s':>15} {'reads':>8} {'writes':>8} {'flushes':>8} {'read MiB':>9} "
-      f"{'write MiB':>10} {'live MB/s':>10} {'sim s':>7} {'sim MB/s':>9}")
-sim_before = 0.0
-bench = {"load": ("load.log", "fillrandom"), "a": ("run-a.log", "readrandomwriterandom")}
-for line in open(phases):
-    name, t0, t1 = line.split()
-    a, b = float(t0) - start, float(t1) - start
-    sel = [r for r in rows if a <= r[0] < b]
-    n = lambda k: sum(1 for r in sel if r[1].startswith(k))
-    mib = lambda k: sum(r[2] for r in sel if r[1].startswith(k)) / 2**20
-    o = ops(f"{d}/{bench[name][0]}", bench[name][1]) if name in bench else float("nan")
-    data = sum(r[2] for r in sel if r[1][0] in "RW") / 1e6
-    sim_s = simulated[name] - sim_before
-    sim_before = simulated[name]
-    sim_mbps = data / sim_s if sim_s > 0 else float("nan")
-    print(f"{name:<6} {b - a:>7.1f} {o:>15.0f} {n('R'):>8} {n('W'):>8} {n('F'):>8} {mib('R'):>9.1f} "
-          f"{mib('W'):>10.1f} {data / (b - a):>10.1f} {sim_s:>7.2f} {sim_mbps:>9.1f}")
-print(f"(live MB/s: reads and writes the server received over the phase's wall time, paced by db_bench;\n"
-      f" sim: the same requests replayed closed-loop, {depth} outstanding, on the simulated array: its capacity)")
-
-print("\nswan sim over the same array, the whole trace (mkfs, Load, A):")
-for mode, out in (("recorded", "sim-recorded"), (f"closed={depth}", "sim-closed")):
-    text = open(f"{d}/{out}.log").read()
-    m = re.search(r"replayed (\d+) requests of \S+ in ([0-9.]+) simulated s \(([0-9.]+) IOPS; read ([0-9.]+) MB/s, write ([0-9.]+) MB/s\)", text)
-    lat = {k: re.search(k + r"\s+latency µs: mean ([0-9.]+)\s+p50 \d+\s+p99 (\d+)", text) for k in ("read", "write")}
-    if not m:
-        sys.exit(f"no replay summary in {d}/{out}.log")
-    lats = "  ".join(f"{k} mean {v.group(1)} µs p99 {v.group(2)} µs" for k, v in lat.items() if v)
-    print(f"  --replay {mode:<10} {m.group(1)} requests in {float(m.group(2)):.1f} s simulated: {m.group(3)} IOPS, "
-          f"read {m.group(4)} MB/s, write {m.group(5)} MB/s; {lats}")
-live = sum(r[2] for r in rows if r[1][0] in "RW") / 1e6
-span = rows[-1][0] - rows[0][0] if rows else 0
-print(f"  live (the trace):    {sum(1 for r in rows if r[1][0] in 'RW')} requests in {span:.1f} s wall: {live / span if span else 0:.1f} MB/s")
-PY
+for scheme in $SCHEMES; do run_scheme "$scheme"; done
+python3 scripts/lib/ycsb_live.py "$DIR" $SCHEMES

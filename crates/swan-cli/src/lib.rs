@@ -16,6 +16,7 @@ mod repro_harmonia;
 mod repro_spread;
 mod repro_triple_a;
 mod repro_triple_a_traces;
+mod repro_ycsb;
 pub mod runner;
 pub mod server_cmd;
 pub mod sim_cmd;

@@ -13,6 +13,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::Fig5 => "fig5",
         Experiment::Fig4b => "fig4b",
         Experiment::SsdSpread => "ssd-spread",
+        Experiment::Ycsb => "ycsb",
         Experiment::Fig12 => "fig12",
         Experiment::SimpleSsd => "simple-ssd",
         Experiment::HarmoniaHpc => "harmonia-hpc",
@@ -79,6 +80,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if args.experiment == Experiment::SsdSpread {
         return crate::repro_spread::run(args);
+    }
+    if args.experiment == Experiment::Ycsb {
+        return crate::repro_ycsb::run(args);
     }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");

@@ -14,6 +14,9 @@ pub enum Experiment {
     /// Fig. 4(a)/(b) and 5 on SSDs that are not identical (Hao et al.'s field variation),
     /// three seeds, beside identical SSDs: does the slowest SSD make Log-RAID0 fall?
     SsdSpread,
+    /// Fig. 8–11 and Table 4: RocksDB's YCSB-like phases, recorded live at the server, replayed
+    /// over RAID4, RAID5, Log-RAID4 and SWAN4 (3R-3SSD).
+    Ycsb,
     /// Fig. 12: SSD-internal latency CDFs of SWAN0 and RAID0 on open-channel SSDs.
     Fig12,
     /// §6: SWAN0 and RAID0 over block-level-FTL SSDs, and the FTL map DRAM.

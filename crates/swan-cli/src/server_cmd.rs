@@ -286,7 +286,8 @@ fn percent(s: &str) -> Result<f64, String> {
     Ok(v / 100.0)
 }
 
-pub fn create(a: &CreateArgs) -> Result<()> {
+/// `swan create` without its report: the array's superblock as written to every member.
+pub fn create_array(a: &CreateArgs) -> Result<Superblock> {
     let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let o = CreateOptions {
         kind: a.scheme,
@@ -300,7 +301,11 @@ pub fn create(a: &CreateArgs) -> Result<()> {
         force: a.force,
         created,
     };
-    let sb = array::create(&a.members, &o)?;
+    Ok(array::create(&a.members, &o)?)
+}
+
+pub fn create(a: &CreateArgs) -> Result<()> {
+    let sb = create_array(a)?;
     let scheme = sb.array_spec().build()?;
     let mut spare = match scheme.log() {
         Some(la) => format!(
