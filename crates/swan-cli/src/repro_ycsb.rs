@@ -22,7 +22,9 @@ use crate::sim_cmd::SimArgs;
 use anyhow::Context;
 use clap::Parser;
 use std::path::{Path, PathBuf};
-use swan_sim::output::{RunSummary, WindowSummary};
+use swan_sim::output::{RunSummary, WindowSummary, WINDOW_READ_CDF_FILE};
+use swan_sim::report::windows::{self, PhaseCdf, PhaseTails};
+use swan_sim::report::Format;
 
 const SCHEMES: [&str; 4] = ["raid4", "raid5", "lograid4", "swan4"];
 const PHASES: [&str; 5] = ["load", "a", "b", "c", "d"];
@@ -142,6 +144,8 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     runs.table("Fig. 10/11: read p99 at the recorded arrivals, µs", "recorded", READ_P99);
     runs.table("Fig. 10/11: read p99.9 at the recorded arrivals, µs", "recorded", READ_P999);
     print_table4(&runs.of("swan4", "recorded"));
+    let figure = read_tails(&jobs, args.seed, &out.join("figures"), args.format)?;
+    println!("\nFig. 10/11 drawn: {}", figure.display());
     println!();
     for c in claims(&runs) {
         println!("{c}");
@@ -149,11 +153,43 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-type Figure = fn(&WindowSummary) -> f64;
-const MBPS: Figure = |w| w.mbps;
-const READ_MEAN: Figure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.mean);
-const READ_P99: Figure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.p99 as f64);
-const READ_P999: Figure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.p999 as f64);
+/// Fig. 10/11: each phase's read-latency tail, one line per scheme, from the first seed's runs
+/// at the recorded times (their `window_read_cdf.csv`).
+fn read_tails(jobs: &[Job], seed: u64, dir: &Path, format: Format) -> anyhow::Result<PathBuf> {
+    let mut curves: Vec<(String, Vec<PhaseCdf>)> = PHASES.iter().map(|p| (p.to_string(), Vec::new())).collect();
+    for scheme in SCHEMES {
+        let name = format!("{scheme}-recorded-seed{seed}");
+        let job = jobs.iter().find(|j| j.name == name).expect("a run per scheme and seed");
+        let file = job.dir.join(WINDOW_READ_CDF_FILE);
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        for (phase, cdfs) in &mut curves {
+            let points: Vec<(f64, f64)> = text
+                .lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let mut f = l.split(',');
+                    (f.next()? == phase.as_str()).then_some(())?;
+                    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+                })
+                .collect();
+            cdfs.push(PhaseCdf { label: scheme.to_string(), points });
+        }
+    }
+    let fig = PhaseTails {
+        subtitle: format!(
+            "cf. SWAN Fig. 10/11 \u{2014} each scheme's recorded YCSB trace replayed at its recorded times, seed {seed}"
+        ),
+        from: 0.99,
+        phases: curves,
+    };
+    Ok(windows::write(&fig, dir, "ycsb_read_tail", format)?)
+}
+
+type Measure = fn(&WindowSummary) -> f64;
+const MBPS: Measure = |w| w.mbps;
+const READ_MEAN: Measure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.mean);
+const READ_P99: Measure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.p99 as f64);
+const READ_P999: Measure = |w| w.read_latency_us.as_ref().map_or(f64::NAN, |l| l.p999 as f64);
 
 /// The runs of the reproduction, found by scheme and mode.
 struct Runs<'a> {
@@ -169,17 +205,17 @@ impl Runs<'_> {
     }
 
     /// `f` of `phase`'s window in every seed's run.
-    fn values(&self, scheme: &str, label: &str, phase: &str, f: Figure) -> Vec<f64> {
+    fn values(&self, scheme: &str, label: &str, phase: &str, f: Measure) -> Vec<f64> {
         self.of(scheme, label).iter().filter_map(|s| s.windows.iter().find(|w| w.name == phase)).map(f).collect()
     }
 
-    fn mean(&self, scheme: &str, label: &str, phase: &str, f: Figure) -> f64 {
+    fn mean(&self, scheme: &str, label: &str, phase: &str, f: Measure) -> f64 {
         let v = self.values(scheme, label, phase, f);
         v.iter().sum::<f64>() / v.len().max(1) as f64
     }
 
     /// One figure per phase and scheme: the mean over seeds, ± half the range.
-    fn table(&self, title: &str, label: &str, f: Figure) {
+    fn table(&self, title: &str, label: &str, f: Measure) {
         println!("\n{title} (mean over seeds ± half their range)");
         print!("{:<6}", "phase");
         for s in SCHEMES {

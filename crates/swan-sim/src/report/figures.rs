@@ -499,12 +499,12 @@ impl Figure for Victims<'_> {
 // Latency CDFs
 
 /// One CDF line.
-struct CdfLine<'a> {
-    label: String,
-    op: &'a str,
-    points: &'a [(f64, f64)],
-    color: RGBColor,
-    dashed: bool,
+pub(super) struct CdfLine<'a> {
+    pub(super) label: String,
+    pub(super) op: &'a str,
+    pub(super) points: &'a [(f64, f64)],
+    pub(super) color: RGBColor,
+    pub(super) dashed: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -649,7 +649,7 @@ fn log_bounds(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 /// One CDF panel: caption, log-x latency axis, y from `y_lo` to 1.
-fn cdf_panel<DB: DrawingBackend>(
+pub(super) fn cdf_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     caption: &str,
     lines: &[&CdfLine],
@@ -677,7 +677,8 @@ fn cdf_panel<DB: DrawingBackend>(
         .y_label_area_size(72)
         .build_cartesian_2d((x_lo..x_hi).log_scale().with_key_points(log_ticks(x_lo, x_hi)), y_lo..1.0)
         .map_err(pe)?;
-    let y_digits = if y_lo > 0.0 { 2 } else { 1 };
+    // Enough digits to tell the ticks apart: 2 from 0.95, 3 from 0.99.
+    let y_digits = if y_lo > 0.0 { (1e-9 - (1.0 - y_lo).log10()).floor() as usize + 1 } else { 1 };
     chart
         .configure_mesh()
         .x_desc("Latency (\u{b5}s, log scale)")

@@ -11,6 +11,9 @@
 //! | `latency_cdf.{svg,png}` | user request latency CDFs (log µs), one line per run and op, with a tail panel | (Fig. 10) |
 //! | `ssd_latency_cdf.{svg,png}` | SSD-internal latency CDFs, read and write panels, each with a tail panel | Fig. 12 |
 //!
+//! [`windows`] draws the read-latency tails of a trace's phases, one panel each, for
+//! `swan repro ycsb` (SWAN Fig. 10/11).
+//!
 //! A figure is skipped when no run has the data for it. SVG output needs no fonts;
 //! PNG output needs a TrueType font on the machine (e.g. `fonts-dejavu-core`).
 
@@ -18,6 +21,7 @@ mod canvas;
 mod figures;
 pub mod harmonia;
 mod load;
+pub mod windows;
 
 use std::collections::HashMap;
 use std::fmt;
