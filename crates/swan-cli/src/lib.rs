@@ -18,6 +18,8 @@ mod repro_triple_a;
 mod repro_triple_a_traces;
 mod repro_ycsb;
 pub mod runner;
+pub mod serve_cmd;
+pub mod serve_config;
 pub mod server_cmd;
 pub mod sim_cmd;
 pub mod triple_a_cmd;

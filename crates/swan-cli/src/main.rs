@@ -5,7 +5,8 @@
 //! and writes the figures.
 
 use swan_cli::{
-    alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, server_cmd, sim_cmd, triple_a_cmd, verify,
+    alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, serve_cmd, server_cmd, sim_cmd, triple_a_cmd,
+    verify,
 };
 
 #[global_allocator]
@@ -104,7 +105,7 @@ fn main() -> ExitCode {
         }),
         Some(Command::Bench(args)) => repro::bench(&args),
         Some(Command::Create(args)) => server_cmd::create(&args),
-        Some(Command::Serve(args)) => server_cmd::serve(&args),
+        Some(Command::Serve(args)) => serve_cmd::serve(&args),
         Some(Command::Status(args)) => server_cmd::status(&args),
         Some(Command::Check(args)) => server_cmd::check(&args),
         Some(Command::Scrub(args)) => server_cmd::scrub(&args),

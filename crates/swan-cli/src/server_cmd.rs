@@ -4,17 +4,12 @@
 use crate::units::parse_size;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
-use swan_server::engine::{Engine, EngineOptions};
+use swan_server::control::ExportEntry;
 use swan_server::layout::Superblock;
-use swan_server::metrics::MetricsListener;
-use swan_server::nbd::{ClientAuth, Listen, NbdServer, ServerOptions, Tls};
-use swan_server::service::BlockService;
-use swan_server::trace_record::{RecordingService, TraceRecorder};
+use swan_server::nbd::{ClientAuth, Listen, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
     parse_size(s)
@@ -78,9 +73,16 @@ pub struct ServeArgs {
     /// Serve on a unix socket at PATH (same as --listen unix:PATH).
     #[arg(long)]
     pub socket: Option<PathBuf>,
-    /// Export name clients ask for (the default export "" is always served too).
-    #[arg(long, default_value = "swan")]
-    pub name: String,
+    /// Export name clients ask for (default swan; the default export "" is served too).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Serve several arrays, each its own export, described in a TOML file: one
+    /// `[[export]]` section each, with its `name`, `members`, and optionally `read_only`,
+    /// `allow` (client-certificate CNs that may open it; needs --tls-verify-peer), `direct`,
+    /// `punch_holes` and `gc_target`. Replaces the member paths, --name, --read-only and
+    /// --gc-target; the other options apply to every export. docs/server.md has an example.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Open members with O_DIRECT (bypass the page cache).
     #[arg(long)]
     pub direct: bool,
@@ -167,8 +169,20 @@ pub struct ServeArgs {
     pub verbose: bool,
     /// Member files or block devices; `missing` in place of a member that is gone (the array
     /// is then served degraded, and `swan replace` rebuilds it).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "config", conflicts_with = "config")]
     pub members: Vec<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The export name of a lone array.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("swan")
+    }
+
+    /// Whether --name was given.
+    pub fn name_given(&self) -> bool {
+        self.name.is_some()
+    }
 }
 
 /// `--tls`.
@@ -182,7 +196,7 @@ pub enum TlsArg {
 /// The warning `swan serve` prints before serving, if any: plain NBD anywhere but on loopback
 /// or a unix socket lets anyone who reaches the address read and overwrite the volume, and
 /// TLS without client certificates lets anyone who reaches it and speaks TLS do so.
-pub fn exposure_warning(listen: &Listen, tls: TlsArg, verify_peer: bool) -> Option<String> {
+pub(crate) fn exposure_warning(listen: &Listen, tls: TlsArg, verify_peer: bool) -> Option<String> {
     let Listen::Tcp(addr) = listen else { return None };
     if addr.ip().is_loopback() {
         return None;
@@ -236,7 +250,7 @@ fn client_auth(a: &ServeArgs) -> Result<Option<ClientAuth>> {
     Ok(Some(ClientAuth { ca: ca.clone(), allow_subjects: a.tls_allow_subject.clone() }))
 }
 
-fn tls_options(a: &ServeArgs) -> Result<Tls> {
+pub(crate) fn tls_options(a: &ServeArgs) -> Result<Tls> {
     let clients = client_auth(a)?;
     let files = match (&a.tls_cert, &a.tls_key) {
         (Some(c), Some(k)) => Some((c, k)),
@@ -334,219 +348,6 @@ pub fn create(a: &CreateArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn serve(a: &ServeArgs) -> Result<()> {
-    let listen: Listen = match &a.socket {
-        Some(p) => Listen::Unix(p.clone()),
-        None => a.listen.parse()?,
-    };
-    if let Some(w) = exposure_warning(&listen, a.tls, a.tls_verify_peer) {
-        eprintln!("{w}");
-    }
-    // Checked before the array is opened: a bad certificate or a metrics port in use
-    // should not cost a recovery.
-    let tls = tls_options(a)?;
-    let metrics = match a.metrics {
-        Some(addr) => {
-            Some(MetricsListener::bind(addr).with_context(|| format!("--metrics {addr}: cannot listen there"))?)
-        }
-        None => None,
-    };
-    if !(a.handshake_timeout > 0.0 && a.handshake_timeout <= 3600.0) {
-        bail!("--handshake-timeout must be in (0, 3600] seconds");
-    }
-    let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
-    let trace_file = match &a.record_trace {
-        Some(path) => {
-            refuse_member_as_trace(path, &a.members)?;
-            Some(TraceRecorder::open(path)?)
-        }
-        None => None,
-    };
-    let opened = array::open(&a.members, a.direct, a.read_only)?;
-    let uuid = opened.sb.uuid_string();
-    let reads = a.reads.rules(opened.sb.kind)?;
-    if reads.parity_min_gain_us.is_some_and(|us| us > 0) && a.emulate.is_none() {
-        bail!(
-            "--parity-reads on needs --emulate PRESET: without a model of the SSDs the server cannot predict which \
-             one is busy (--parity-read-gain-us 0 reads around every block that may be, to test the path)"
-        );
-    }
-    let mut emulate = emulator(a, &opened.sb)?;
-    let mut recovered = array::recover(&opened).context("recovering the array")?;
-    if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
-        tell_free_space(e, &recovered.scheme);
-    }
-    if let Some(segments) = a.gc_target {
-        let la = recovered
-            .scheme
-            .log_mut()
-            .ok_or_else(|| anyhow!("--gc-target applies to SWAN arrays; this one is {}", opened.sb.kind))?;
-        la.set_swan_gc_target(segments).map_err(|e| anyhow!("--gc-target: {e}"))?;
-    }
-    eprintln!(
-        "swan: array {uuid} ({}): checkpoint {}, {} journal record(s) rolled forward",
-        opened.sb.kind, recovered.checkpoint_seq, recovered.records_replayed
-    );
-    let trace_header = trace_header(a, &opened.sb);
-    let engine = Arc::new(Engine::start(
-        opened,
-        recovered,
-        EngineOptions {
-            name: a.name.clone(),
-            read_only: a.read_only,
-            emulate,
-            verbose: a.verbose,
-            punch_holes: a.punch_holes,
-            reads,
-        },
-    )?);
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handler")?;
-    }
-    let control = swan_server::control::socket_path(&uuid);
-    let control_thread = swan_server::control::serve(control.clone(), Arc::clone(&engine), Arc::clone(&stop))
-        .with_context(|| format!("opening the control socket {}", control.display()))?;
-    let opts = ServerOptions { listen, verbose: a.verbose, tls, handshake_timeout, ..ServerOptions::default() };
-    let server = NbdServer::bind(opts)?;
-    let metrics_thread = match metrics {
-        Some(listener) => {
-            let addr = listener.local_addr();
-            let t = swan_server::metrics::serve(listener, Arc::clone(&engine), server.stats(), Arc::clone(&stop))
-                .context("starting the metrics thread")?;
-            eprintln!("swan: metrics on http://{addr}/metrics, dashboard on http://{addr}/");
-            Some(t)
-        }
-        None => None,
-    };
-    eprintln!(
-        "swan: serving on {} (TLS {}{}{}; status: swan status {})",
-        server.local_addr(),
-        format!("{:?}", a.tls).to_lowercase(),
-        if a.tls_verify_peer { ", client certificates verified" } else { "" },
-        if a.read_only { ", read-only" } else { "" },
-        a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]).display()
-    );
-    let recorder = match (trace_file, &a.record_trace) {
-        (Some(file), Some(path)) => match TraceRecorder::start(file, path, &trace_header) {
-            Ok(r) => Some(Arc::new(r)),
-            Err(e) => {
-                let _ = engine.shutdown();
-                return Err(e.into());
-            }
-        },
-        _ => None,
-    };
-    let service: Arc<dyn BlockService> = match &recorder {
-        Some(r) => Arc::new(RecordingService::new(Arc::clone(&engine) as Arc<dyn BlockService>, Arc::clone(r))),
-        None => Arc::clone(&engine) as Arc<dyn BlockService>,
-    };
-    let served = server.run(service, Arc::clone(&stop));
-    stop.store(true, Ordering::Relaxed);
-    if let Some(r) = recorder {
-        report_trace(&r);
-    }
-    let _ = control_thread.join();
-    if let Some(t) = metrics_thread {
-        let _ = t.join();
-    }
-    let stopped = engine.shutdown();
-    served?;
-    stopped?;
-    eprintln!("swan: stopped cleanly (checkpoint written)");
-    Ok(())
-}
-
-/// A trace path that names a member would be emptied by `--record-trace`: refused.
-fn refuse_member_as_trace(path: &std::path::Path, members: &[PathBuf]) -> Result<()> {
-    let Ok(trace) = path.canonicalize() else { return Ok(()) };
-    if let Some(m) = members.iter().find(|m| m.canonicalize().is_ok_and(|m| m == trace)) {
-        bail!("--record-trace {}: that is the member {}; name a new file for the trace", path.display(), m.display());
-    }
-    Ok(())
-}
-
-/// The `#` lines that open a recorded trace: what was recorded, from which array, by which
-/// swan, and the command that replays it.
-fn trace_header(a: &ServeArgs, sb: &Superblock) -> Vec<String> {
-    let path = a.record_trace.as_deref().unwrap_or(std::path::Path::new("TRACE"));
-    let member = a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]);
-    let emulate = match &a.emulate {
-        Some(p) => format!("emulate: {p}, aged {}", a.emulate_age),
-        None => "emulate: none (the members' own speed)".to_string(),
-    };
-    let (ssd, age) = (a.emulate.as_deref().unwrap_or("sata850pro"), a.emulate_age);
-    vec![
-        "swan serve --record-trace: every request the NBD front handed the engine, as blkparse text".into(),
-        "(action D; RWBS R read, W write, WF write with FUA, F flush, D trim, N write-zeroes; sectors of".into(),
-        "512 bytes; [process] names the NBD command; swan's reader replays the R and W lines)".into(),
-        format!("swan {} (commit {})", env!("CARGO_PKG_VERSION"), env!("SWAN_COMMIT")),
-        format!(
-            "array {}: {}, {} R-group(s) x {} SSD(s), {} MiB per member, volume {} bytes",
-            sb.uuid_string(),
-            sb.kind,
-            sb.rgroups,
-            sb.ssds_per_rgroup,
-            (sb.member_blocks * 4096) >> 20,
-            sb.volume_blocks * 4096
-        ),
-        format!("members: {}", a.members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(" ")),
-        emulate,
-        format!(
-            "replay: swan sim --array {} --ssd {ssd} --age {age} --trace {} --trace-format blkparse --replay recorded",
-            member.display(),
-            path.display()
-        ),
-    ]
-}
-
-/// What the recorder wrote, on stderr; drops and failures as warnings.
-fn report_trace(r: &TraceRecorder) {
-    match r.finish() {
-        Ok(s) => {
-            eprintln!("swan: trace {}: {}", r.path().display(), s.describe());
-            if s.dropped > 0 {
-                eprintln!(
-                    "swan serve: warning: --record-trace {}: {} request(s) were served but are missing from the \
-                     trace (the writer fell behind; each gap is marked in the file)",
-                    r.path().display(),
-                    s.dropped
-                );
-            }
-        }
-        Err(e) => eprintln!("swan serve: warning: {e}"),
-    }
-}
-
-/// The wall-clock SSD models in front of the members, if `--emulate` names one (aged as
-/// `--emulate-age` says); a warning if the array's segments do not fit its erase blocks.
-fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulate::Emulator>> {
-    let Some(preset) = &a.emulate else { return Ok(None) };
-    let mut e = swan_server::emulate::Emulator::new(preset, sb.members, sb.member_blocks)?;
-    if sb.kind.is_log_structured() {
-        let model = swan_models::ssd::preset(preset).expect("the emulator knows the preset");
-        if let Some(why) = model.segment_misalignment(u64::from(sb.segment_rows)) {
-            eprintln!("swan serve: warning: {why} (set at swan create --segment)");
-        }
-    }
-    if a.emulate_age > 0.0 {
-        e.age(a.emulate_age, 1);
-    }
-    Ok(Some(e))
-}
-
-/// Aged model SSDs must learn what the array's format told the real members: which
-/// segments are free. In-place RAID keeps no record of what is unused: nothing to tell.
-fn tell_free_space(e: &mut swan_server::emulate::Emulator, scheme: &swan_core::scheme::ArrayScheme) {
-    let mut plan = swan_core::io::IoPlan::new();
-    if let Some(la) = scheme.log() {
-        la.plan_free_trims(&mut plan);
-    }
-    for io in plan.ios() {
-        e.trim_untimed(io.member, io.block, io.count);
-    }
-}
-
 /// The control socket of the server of the array `member` belongs to (or `control`).
 fn control_path(control: &Option<PathBuf>, member: Option<&PathBuf>) -> Result<(PathBuf, Option<Superblock>)> {
     match (control, member) {
@@ -571,6 +372,39 @@ pub fn status(a: &StatusArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
+    // The array asked about first, then every other export of its server, each from its
+    // own control socket: an engine that does not answer is reported, the rest still shown.
+    let exports: Vec<ExportEntry> =
+        v.get("exports").and_then(|e| serde_json::from_value(e.clone()).ok()).unwrap_or_default();
+    let this = v["uuid"].as_str().unwrap_or("").to_string();
+    if let Some(e) = exports.iter().find(|e| e.uuid == this) {
+        println!("{}", export_line(e, exports.len()));
+    }
+    print_array(&v);
+    for e in exports.iter().filter(|e| e.uuid != this) {
+        println!();
+        println!("{}", export_line(e, exports.len()));
+        match swan_server::control::query(&e.control) {
+            Ok(other) => print_array(&other),
+            Err(err) => println!("no answer from its engine on {}: {err}", e.control.display()),
+        }
+    }
+    Ok(())
+}
+
+/// `export "db" (1 of 2): read-only, open to CN alice, bob`.
+fn export_line(e: &ExportEntry, of: usize) -> String {
+    let access = if e.read_only { "read-only" } else { "read-write" };
+    let who = match e.allow_subjects.as_slice() {
+        [] => "open to every client served".to_string(),
+        names => format!("open to CN {}", names.join(", ")),
+    };
+    let count = if of > 1 { format!(" (one of {of} exports of this server)") } else { String::new() };
+    format!("export {:?}{count}: {access}, {who}", e.name)
+}
+
+/// One array's status report, as tables.
+fn print_array(v: &serde_json::Value) {
     let g = |k: &str| v.get(k).cloned().unwrap_or_default();
     println!(
         "array {} ({}), volume {} MiB, up {:.0} s, free segments {}/{}{}",
@@ -655,7 +489,6 @@ pub fn status(a: &StatusArgs) -> Result<()> {
             );
         }
     }
-    Ok(())
 }
 
 #[derive(clap::Args, Debug)]

@@ -13,7 +13,6 @@ use common::{describe, require, text, Certs, Server};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -81,9 +80,7 @@ fn nbdinfo(addr: &str, client_dir: &Path) -> Output {
 /// read the same file names as libnbd).
 fn qemu_img_info(addr: &str, client_dir: &Path) -> Output {
     require("qemu-img", "qemu-utils");
-    let port = addr.rsplit(':').next().expect("port");
-    let creds = format!("tls-creds-x509,id=tls0,endpoint=client,dir={}", client_dir.display());
-    let opts = format!("driver=nbd,host=127.0.0.1,port={port},tls-creds=tls0");
+    let (creds, opts) = common::qemu_nbd_tls(addr, client_dir, "");
     run(
         Command::new("qemu-img").args(["info", "--output=json", "--object", &creds, "--image-opts", &opts]),
         "qemu-img info over TLS",
@@ -133,27 +130,11 @@ fn assert_refused(server: &Server, n: usize, client: &Output, what: &str) -> Str
 /// not accept): the error it met in the TLS handshake or on its first NBD option, which must
 /// be a TLS alert.
 fn pushy_client(addr: &str, client_dir: &Path) -> String {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(client_dir.join("ca-cert.pem")).expect("read the CAs") {
-        roots.add(c.expect("parse a CA")).expect("add a CA");
-    }
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(client_dir.join("client-cert.pem"))
-        .expect("read the client certificate")
-        .collect::<Result<_, _>>()
-        .expect("parse the client certificate");
-    let key = PrivateKeyDer::from_pem_file(client_dir.join("client-key.pem")).expect("the client key");
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(roots)
-        .with_client_auth_cert(chain, key)
-        .expect("the client certificate and key");
+    let config = nbd_wire::tls_client_auth_config(client_dir);
     let mut s = nbd_wire::greeted(addr);
     assert_eq!(nbd_wire::opt_single(&mut s, nbd_wire::OPT_STARTTLS, &[]), nbd_wire::REP_ACK, "NBD_OPT_STARTTLS");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("server name");
-    let conn = rustls::ClientConnection::new(Arc::new(config), name).expect("TLS client");
+    let conn = rustls::ClientConnection::new(config, name).expect("TLS client");
     let mut tls = rustls::StreamOwned::new(conn, s);
     let outcome = (|| -> std::io::Result<()> {
         while tls.conn.is_handshaking() {

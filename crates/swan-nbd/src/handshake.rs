@@ -143,6 +143,10 @@ pub struct Handshake {
     client: ClientFlags,
     /// `NBD_OPT_STARTTLS` has been acknowledged: what arrives now is decrypted.
     tls: bool,
+    /// Which exports this client may open (one flag per export); `None`: all of them.
+    permitted: Option<Vec<bool>>,
+    /// Exports asked for and refused by [`Handshake::permit`]'s policy, not yet taken.
+    refused: Vec<String>,
 }
 
 impl Handshake {
@@ -155,6 +159,8 @@ impl Handshake {
             buf: Vec::new(),
             client: ClientFlags::default(),
             tls: false,
+            permitted: None,
+            refused: Vec::new(),
         };
         (hs, Action::Send(greeting))
     }
@@ -172,6 +178,27 @@ impl Handshake {
     /// Whether TLS has been started ([`Action::StartTls`] was returned).
     pub fn tls_started(&self) -> bool {
         self.tls
+    }
+
+    /// Which exports this client may open, one flag per export of the configuration (those
+    /// beyond the list are closed to it). The others are left out of `NBD_OPT_LIST`, and
+    /// `NBD_OPT_INFO`/`NBD_OPT_GO` for one of them is answered `NBD_REP_ERR_POLICY` ("the
+    /// server [is] unwilling to continue negotiation as it is not allowed by server
+    /// policy"); `NBD_OPT_EXPORT_NAME`, which cannot be answered with an error, ends the
+    /// session. The connection owner sets it when it learns who the client is (its TLS
+    /// certificate), which it may do between any two calls to [`Handshake::on_bytes`].
+    pub fn permit(&mut self, permitted: Vec<bool>) {
+        self.permitted = Some(permitted);
+    }
+
+    /// The names of the exports this client asked for and was refused by policy since the
+    /// last call, for the owner to log who was turned away from what.
+    pub fn take_refused(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.refused)
+    }
+
+    fn is_permitted(&self, export: usize) -> bool {
+        self.permitted.as_ref().is_none_or(|p| p.get(export).copied().unwrap_or(false))
     }
 
     /// Feeds bytes received from the client.
@@ -365,6 +392,17 @@ impl Handshake {
             _ => None,
         };
         match idx {
+            Some(i) if !self.is_permitted(i) => {
+                self.refused.push(self.config.exports[i].name.clone());
+                actions.push(Action::Close {
+                    reason: format!(
+                        "NBD_OPT_EXPORT_NAME for export {:?}, which this client may not open",
+                        self.config.exports[i].name
+                    ),
+                });
+                self.state = State::Done;
+                None
+            }
             Some(i) => {
                 let l = &self.config.exports[i].limits;
                 actions.push(Action::Send(encode_export_name_reply(
@@ -390,7 +428,7 @@ impl Handshake {
             return;
         }
         let mut out = Vec::new();
-        for e in &self.config.exports {
+        for (_, e) in self.config.exports.iter().enumerate().filter(|(i, _)| self.is_permitted(*i)) {
             if encode_rep_server(&mut out, h.option, &e.name, &e.description).is_err() {
                 encode_rep_server(&mut out, h.option, &e.name, "").unwrap_or(());
             }
@@ -412,6 +450,12 @@ impl Handshake {
             Self::error(actions, h.option, rep::ERR_UNKNOWN, "no such export");
             return None;
         };
+        if !self.is_permitted(i) {
+            self.refused.push(self.config.exports[i].name.clone());
+            let msg = format!("export {:?} is not open to this client", self.config.exports[i].name);
+            Self::error(actions, h.option, rep::ERR_POLICY, &msg);
+            return None;
+        }
         let e = &self.config.exports[i];
         let l = &e.limits;
         let mut out = Vec::new();

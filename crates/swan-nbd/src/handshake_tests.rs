@@ -394,3 +394,71 @@ fn starttls_split_anywhere_hands_over_the_same_bytes() {
         assert_eq!([leftover, after].concat(), tail, "split {split}");
     }
 }
+
+// ------------------------------------------------------------ permitted exports
+
+/// Three exports, of which the client may open "a" and "c".
+fn permitted_abc() -> Handshake {
+    let export = |name: &str| ExportConfig {
+        name: name.into(),
+        description: format!("export {name}"),
+        limits: ExportLimits::new(1 << 20),
+    };
+    let (mut hs, _) = Handshake::new(ServerConfig::new(vec![export("a"), export("b"), export("c")]));
+    hs.on_bytes(&1u32.to_be_bytes());
+    hs.permit(vec![true, false, true]);
+    hs
+}
+
+#[test]
+fn list_shows_only_the_exports_the_client_may_open() {
+    let mut hs = permitted_abc();
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[]))));
+    // Each reply: the name's length, the name, then its description.
+    let name = |d: &[u8]| d[4..4 + u32::from_be_bytes(d[..4].try_into().unwrap()) as usize].to_vec();
+    let names: Vec<Vec<u8>> = r.iter().filter(|r| r.reply_type == rep::SERVER).map(|r| name(&r.data)).collect();
+    assert_eq!(names, [b"a".to_vec(), b"c".to_vec()]);
+    assert_eq!(r.last().unwrap().reply_type, rep::ACK);
+}
+
+#[test]
+fn info_and_go_of_a_closed_export_are_refused_by_policy() {
+    let mut hs = permitted_abc();
+    for o in [opt::INFO, opt::GO] {
+        let r =
+            replies(&sent(&hs.on_bytes(&opt_bytes(o, &InfoRequest { name: "b".into(), requests: vec![] }.encode()))));
+        assert_eq!((r.len(), r[0].option, r[0].reply_type), (1, o, rep::ERR_POLICY));
+        assert!(String::from_utf8_lossy(&r[0].data).contains("\"b\" is not open to this client"));
+    }
+    assert_eq!(hs.take_refused(), ["b", "b"]);
+    assert!(hs.take_refused().is_empty());
+    // An unknown name is still unknown, and the client may go on to an export it may open.
+    assert_eq!(replies(&sent(&hs.on_bytes(&go("zz"))))[0].reply_type, rep::ERR_UNKNOWN);
+    let a = hs.on_bytes(&go("c"));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 2, leftover: vec![] }));
+}
+
+#[test]
+fn export_name_of_a_closed_export_ends_the_session() {
+    let mut hs = permitted_abc();
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"b"));
+    assert!(matches!(a.as_slice(), [Action::Close { reason }] if reason.contains("may not open")), "{a:?}");
+    assert!(hs.is_done());
+    let mut hs = permitted_abc();
+    let a = hs.on_bytes(&opt_bytes(opt::EXPORT_NAME, b"a"));
+    assert_eq!(a.last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+}
+
+#[test]
+fn the_default_export_is_closed_when_its_export_is() {
+    let named = ExportConfig { name: "swan".into(), description: String::new(), limits: ExportLimits::new(1 << 20) };
+    let (mut hs, _) = Handshake::new(ServerConfig::new(vec![named]).with_default_export(0));
+    hs.on_bytes(&1u32.to_be_bytes());
+    hs.permit(vec![false]);
+    assert_eq!(replies(&sent(&hs.on_bytes(&go(""))))[0].reply_type, rep::ERR_POLICY);
+    let r = replies(&sent(&hs.on_bytes(&opt_bytes(opt::LIST, &[]))));
+    assert_eq!(r.iter().map(|r| r.reply_type).collect::<Vec<_>>(), [rep::ACK]);
+    // What the owner learns later (a certificate under TLS) opens it.
+    hs.permit(vec![true]);
+    assert_eq!(hs.on_bytes(&go("")).last(), Some(&Action::Transmission { export: 0, leftover: vec![] }));
+}

@@ -1,7 +1,9 @@
 //! The control socket: a unix socket next to a running server. A client sends one line and
 //! gets one line of JSON back:
 //!
-//! - `status` (or nothing): the engine's [`crate::engine::StatusReport`] (`swan status`);
+//! - `status` (or nothing): the engine's [`crate::engine::StatusReport`] (`swan status`),
+//!   with `export` (this array's export: name, read-only flag, allow-list) and `exports`
+//!   (every export its server serves, each with its own control socket);
 //! - `fail N`: mark member N failed (`swan fail`);
 //! - `replace N PATH`: rebuild failed member N onto PATH while serving (`swan replace`).
 //!
@@ -20,15 +22,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// One export of a server, as `swan status` shows it.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct ExportEntry {
+    pub name: String,
+    /// The array's UUID; its control socket is [`socket_path`] of it.
+    pub uuid: String,
+    pub read_only: bool,
+    /// Client-certificate common names that may open it; empty: every client served.
+    pub allow_subjects: Vec<String>,
+    pub control: PathBuf,
+}
+
 pub fn socket_path(uuid: &str) -> PathBuf {
     let dir = std::env::var_os("SWAN_RUN_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
     dir.join(format!("swan-{uuid}.sock"))
 }
 
-/// Serve status on `path` until `stop` is set. Runs on its own thread.
+/// Serve status on `path` until `stop` is set. Runs on its own thread. `exports` are every
+/// export of the server, `this` the index of `engine`'s among them.
 pub fn serve(
     path: PathBuf,
     engine: Arc<Engine>,
+    exports: Arc<Vec<ExportEntry>>,
+    this: usize,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let _ = std::fs::remove_file(&path);
@@ -45,7 +62,7 @@ pub fn serve(
                     let mut request = String::new();
                     // One short line; a client that sends nothing (an older `swan status`) asks for status.
                     let _ = BufReader::new((&s).take(4096)).read_line(&mut request);
-                    if let Some(answer) = answer(&engine, request.trim()) {
+                    if let Some(answer) = answer(&engine, &exports, this, request.trim()) {
                         let mut line = serde_json::to_vec(&answer).unwrap_or_default();
                         line.push(b'\n');
                         let _ = s.write_all(&line);
@@ -62,12 +79,19 @@ pub fn serve(
 }
 
 /// The answer to one request line.
-fn answer(engine: &Engine, request: &str) -> Option<serde_json::Value> {
+fn answer(engine: &Engine, exports: &[ExportEntry], this: usize, request: &str) -> Option<serde_json::Value> {
     let mut words = request.splitn(3, ' ');
     let verb = words.next().unwrap_or("");
     let member = |w: Option<&str>| w.and_then(|w| w.parse::<u32>().ok()).ok_or("expected a member index");
     let result: Result<String, String> = match verb {
-        "" | "status" => return engine.status().and_then(|r| serde_json::to_value(r).ok()),
+        "" | "status" => {
+            let mut v = serde_json::to_value(engine.status()?).ok()?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("export".into(), serde_json::to_value(exports.get(this)).ok()?);
+                o.insert("exports".into(), serde_json::to_value(exports).ok()?);
+            }
+            return Some(v);
+        }
         "fail" => member(words.next()).map_err(String::from).and_then(|m| engine.fail(m)),
         "replace" => match (member(words.next()), words.next()) {
             (Ok(m), Some(p)) if !p.is_empty() => engine.replace(m, p.into()),

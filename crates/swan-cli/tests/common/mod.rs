@@ -395,6 +395,19 @@ impl Certs {
     }
 }
 
+/// qemu's options for the NBD export `export` at `addr` over TLS with the x509 credentials in
+/// `client_dir` (the file names libnbd reads too): the `--object` of the credentials and the
+/// image options naming them.
+pub fn qemu_nbd_tls(addr: &str, client_dir: &Path, export: &str) -> (String, String) {
+    let port = addr.rsplit(':').next().expect("port");
+    let creds = format!("tls-creds-x509,id=tls0,endpoint=client,dir={}", client_dir.display());
+    let mut opts = format!("driver=nbd,host=127.0.0.1,port={port},tls-creds=tls0");
+    if !export.is_empty() {
+        opts += &format!(",export={export}");
+    }
+    (creds, opts)
+}
+
 /// `swan create` of a small RAID0 array (2 members of 64 MiB) in `dir`; returns its members.
 pub fn small_array(dir: &Path) -> Vec<PathBuf> {
     create_array(dir, "raid0", 1, 2, "64M", &[])

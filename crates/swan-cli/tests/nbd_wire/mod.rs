@@ -27,6 +27,7 @@ pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 pub const REP_INFO: u32 = 3;
 pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
+pub const REP_ERR_POLICY: u32 = (1 << 31) + 2;
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
 pub const REP_ERR_TLS_REQD: u32 = (1 << 31) + 5;
 pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
@@ -267,6 +268,31 @@ pub fn tls_client_config(ca: &Path) -> Arc<rustls::ClientConfig> {
         .expect("TLS versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
+    Arc::new(config)
+}
+
+/// A rustls client that trusts the CAs of a libnbd-style certificate directory
+/// (`ca-cert.pem`) and presents its certificate (`client-cert.pem`, `client-key.pem`) to any
+/// server that asks, whichever CAs the server names (GnuTLS would keep back one it knows the
+/// server will not accept).
+pub fn tls_client_auth_config(client_dir: &Path) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(client_dir.join("ca-cert.pem")).expect("read the CAs") {
+        roots.add(c.expect("parse a CA")).expect("add a CA");
+    }
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(client_dir.join("client-cert.pem"))
+        .expect("read the client certificate")
+        .collect::<Result<_, _>>()
+        .expect("parse the client certificate");
+    let key = PrivateKeyDer::from_pem_file(client_dir.join("client-key.pem")).expect("the client key");
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)
+        .expect("the client certificate and key");
     Arc::new(config)
 }
 

@@ -82,6 +82,18 @@ pub(super) fn subject(cert: &CertificateDer<'_>) -> String {
     }
 }
 
+/// The one common name of a certificate's subject; `None` for a subject with none, or with
+/// several (which of them an allow-list would be judging is ambiguous), or no certificate
+/// that parses.
+pub(super) fn common_name(cert: &CertificateDer<'_>) -> Option<String> {
+    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
+    let names: Vec<&str> = parsed.subject().iter_common_name().map(|a| a.as_str().unwrap_or("")).collect();
+    match names.as_slice() {
+        [cn] => Some((*cn).to_string()),
+        _ => None,
+    }
+}
+
 /// A client certificate the CA signed whose subject is not on the allow-list.
 #[derive(Debug, thiserror::Error)]
 #[error("the client's certificate subject {subject} is not on --tls-allow-subject")]
@@ -100,14 +112,9 @@ impl AllowList {
     /// The certificate's one common name if it is on the list. A subject with no CN, or with
     /// several, is refused: which of several the list would be judging is ambiguous.
     fn check(&self, cert: &CertificateDer<'_>) -> Result<(), NotAllowed> {
-        let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {
-            return Err(NotAllowed { subject: "(unparsable)".into() });
-        };
-        let subject = parsed.subject();
-        let names: Vec<&str> = subject.iter_common_name().map(|a| a.as_str().unwrap_or("")).collect();
-        match names.as_slice() {
-            [cn] if self.names.iter().any(|n| n == cn) => Ok(()),
-            _ => Err(NotAllowed { subject: format!("\"{subject}\"") }),
+        match common_name(cert) {
+            Some(cn) if self.names.contains(&cn) => Ok(()),
+            _ => Err(NotAllowed { subject: subject(cert) }),
         }
     }
 }

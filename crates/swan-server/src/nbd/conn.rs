@@ -20,10 +20,10 @@ use swan_nbd::{
 
 use super::error::{Causes, ConnError};
 use super::stream::Stream;
-use super::{tls, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
+use super::{tls, Export, Log, Registry, ServerOptions, ServerStats, ThreadGuard, STOP_POLL};
 use crate::metrics::requests::Op;
 use crate::payload::{Payload, PayloadPool};
-use crate::service::{gather, BlockOp, BlockRequest, BlockService, Completion, Reply};
+use crate::service::{gather, BlockOp, BlockRequest, Completion, Reply};
 
 /// Buffer sizes for the socket: a request header is 28 bytes, so reading through a buffer
 /// saves a system call per request; payloads bigger than this bypass it.
@@ -36,11 +36,17 @@ const MAX_BATCH: usize = 32;
 /// under IOV_MAX); the rest go in the next call.
 const GATHERED_PER_SEND: usize = 256;
 
+/// One export as connections see it: with the limits its requests are checked against.
+pub(super) struct Served {
+    pub export: Export,
+    pub limits: ExportLimits,
+}
+
 /// What every connection of one server shares.
 pub(super) struct ConnContext {
-    pub service: Arc<dyn BlockService>,
+    /// In the handshake's order: `Action::Transmission`'s index points here.
+    pub exports: Vec<Served>,
     pub config: ServerConfig,
-    pub limits: ExportLimits,
     pub opts: ServerOptions,
     pub stop: Arc<AtomicBool>,
     pub stats: Arc<ServerStats>,
@@ -53,7 +59,7 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) 
     let peer = stream.peer();
     ctx.log.say(format_args!("connection {id} from {peer}"));
     let outcome = match handshake(ctx, stream, id) {
-        Ok(Some((stream, leftover))) => transmission(ctx, stream, leftover, id),
+        Ok(Some((stream, export, leftover))) => transmission(ctx, stream, export, leftover, id),
         Ok(None) => Ok("closed during the handshake".to_string()),
         Err(e) => Err(ConnError::Handshake(Box::new(e))),
     };
@@ -66,26 +72,42 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) 
 // ---------------------------------------------------------------- handshake
 
 /// Drives [`Handshake`] until transmission (returning the stream to serve it on, which is
-/// the plaintext side of TLS once `NBD_OPT_STARTTLS` succeeded, and the bytes already
-/// received for it), an orderly close (`None`), or the deadline. The deadline covers the
-/// TLS handshake too: a client that never completes it is dropped like any other.
-fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Result<Option<(Stream, Vec<u8>)>, ConnError> {
+/// the plaintext side of TLS once `NBD_OPT_STARTTLS` succeeded, the export chosen and the
+/// bytes already received for it), an orderly close (`None`), or the deadline. The deadline
+/// covers the TLS handshake too: a client that never completes it is dropped like any other.
+///
+/// Which exports the client may open is decided here: at first those open to every client;
+/// once TLS is up, also those whose allow-list names the client's certificate.
+fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Handshaken {
     let deadline = Instant::now() + ctx.opts.handshake_timeout;
     let (mut hs, greeting) = Handshake::new(ctx.config.clone());
+    let restricted = ctx.exports.iter().any(|e| !e.export.allow_subjects.is_empty());
+    if restricted {
+        hs.permit(ctx.exports.iter().map(|e| e.export.admits(None)).collect());
+    }
+    // The TLS client's identity, until it has been applied to the handshake; then its CN.
+    let mut peer: Option<tls::Peer> = None;
+    let mut client: Option<String> = None;
     let mut actions = vec![greeting];
     let mut buf = [0u8; 4096];
     loop {
         for action in actions.drain(..) {
             match action {
                 Action::Send(bytes) => send_before(&mut stream, &bytes, deadline)?,
-                Action::Transmission { leftover, .. } => return Ok(Some((stream, leftover))),
+                Action::Transmission { export, leftover } => {
+                    let name = &ctx.config.exports[export].name;
+                    ctx.log.say(format_args!("connection {id}: export {name:?}"));
+                    return Ok(Some((stream, export, leftover)));
+                }
                 Action::StartTls { leftover } => {
                     // The handshake only starts TLS when the mode offers it.
                     let Some(config) = ctx.opts.tls.config() else {
                         return Err(ConnError::StartTlsUnconfigured);
                     };
                     let (stats, timeout, log) = (&ctx.stats, ctx.opts.send_timeout, ctx.log);
-                    stream = tls::start(config, stream, leftover, stats, timeout, log, id)?;
+                    let (plain, identity) = tls::start(config, stream, leftover, stats, timeout, log, id)?;
+                    stream = plain;
+                    peer = restricted.then_some(identity);
                     ctx.log.say(format_args!("connection {id}: TLS started"));
                 }
                 Action::Close { reason } => {
@@ -98,10 +120,34 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Result<Option<(S
         if n == 0 {
             return Err(ConnError::ClientClosed);
         }
+        // Bytes under TLS come only after its handshake, so the identity is known by now
+        // (if it somehow is not, the client keeps the exports open to every client).
+        if let Some(cn) = peer.as_ref().and_then(|p| p.get()) {
+            let cn = cn.as_deref();
+            hs.permit(ctx.exports.iter().map(|e| e.export.admits(cn)).collect());
+            if let Some(cn) = cn {
+                let open: Vec<&str> = (ctx.exports.iter().zip(&ctx.config.exports))
+                    .filter(|(e, _)| e.export.admits(Some(cn)))
+                    .map(|(_, c)| c.name.as_str())
+                    .collect();
+                ctx.log.say(format_args!("connection {id}: CN {cn:?} may open {open:?}"));
+            }
+            client = cn.map(str::to_string);
+            peer = None;
+        }
         // The state machine buffers at most one option, bounded by its max_option_len.
         actions = hs.on_bytes(&buf[..n]);
+        // Logged verbose or not, like refusals in the TLS handshake.
+        for name in hs.take_refused() {
+            let who =
+                client.as_deref().map_or_else(|| "a client without a certificate".into(), |cn| format!("CN {cn:?}"));
+            ctx.log.always(format_args!("connection {id}: refused export {name:?} to {who}: not on its allow-list"));
+        }
     }
 }
+
+/// What [`handshake`] ends with.
+type Handshaken = Result<Option<(Stream, usize, Vec<u8>)>, ConnError>;
 
 /// One read that gives up at `deadline` or when the server stops. Short read timeouts
 /// keep both noticed while a client sends nothing.
@@ -141,7 +187,13 @@ fn is_retry(e: &io::Error) -> bool {
 /// Serves requests until the client disconnects, sends `NBD_CMD_DISC`, breaks the
 /// protocol beyond recovery, or the writer fails; then waits for every in-flight reply
 /// to be sent (or fail) and closes.
-fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u64) -> Result<String, ConnError> {
+fn transmission(
+    ctx: &Arc<ConnContext>,
+    stream: Stream,
+    export: usize,
+    leftover: Vec<u8>,
+    id: u64,
+) -> Result<String, ConnError> {
     // Idle clients may stay connected indefinitely; a stuck send may not.
     let timeouts = stream.set_read_timeout(None).and_then(|()| stream.set_write_timeout(Some(ctx.opts.send_timeout)));
     timeouts.map_err(ConnError::io("setting the socket's timeouts"))?;
@@ -150,7 +202,9 @@ fn transmission(ctx: &Arc<ConnContext>, stream: Stream, leftover: Vec<u8>, id: u
     let replies = Arc::new(Replies::new(clone()?, Arc::clone(&flight), Arc::clone(&ctx.stats)));
     let writer = spawn_writer(ctx, clone()?, Arc::clone(&replies), id)?;
     let input = BufReader::with_capacity(IO_BUFFER, Cursor::new(leftover).chain(clone()?));
-    let outcome = Reader { ctx, flight, replies: Arc::clone(&replies), input, payloads: PayloadPool::new() }.run();
+    let export = &ctx.exports[export];
+    let outcome =
+        Reader { ctx, export, flight, replies: Arc::clone(&replies), input, payloads: PayloadPool::new() }.run();
     // The writer ends once the reader is done and every in-flight reply is out.
     replies.reader_done();
     let _ = writer.join();
@@ -456,6 +510,8 @@ enum Flow {
 
 struct Reader<'a, R> {
     ctx: &'a ConnContext,
+    /// The export this connection chose in its handshake.
+    export: &'a Served,
     flight: Arc<Inflight>,
     replies: Arc<Replies>,
     input: R,
@@ -499,7 +555,7 @@ impl<R: Read> Reader<'_, R> {
             // No reply, even to a malformed DISC: the client sends nothing after it.
             return Ok(Flow::End("client sent NBD_CMD_DISC".into()));
         }
-        match validate(&req, &self.ctx.limits) {
+        match validate(&req, &self.export.limits) {
             Ok(()) => self.submit(req),
             Err(errno) => self.refuse(req, errno),
         }
@@ -528,7 +584,7 @@ impl<R: Read> Reader<'_, R> {
     /// disconnecting. At least the spec's 32 MiB, which "SHOULD NOT be considered a
     /// denial of service attack" whatever the advertised maximum.
     fn discard_limit(&self) -> u64 {
-        let max = self.ctx.limits.max_payload.max(DEFAULT_MAX_PAYLOAD);
+        let max = self.export.limits.max_payload.max(DEFAULT_MAX_PAYLOAD);
         2 * u64::from(max)
     }
 
@@ -583,7 +639,7 @@ impl<R: Read> Reader<'_, R> {
             pending.0.deliver(Outgoing::from_reply(cookie, read_len, cost, reply));
         });
         let fua = req.flags & cmd_flags::FUA != 0;
-        self.ctx.service.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);
+        self.export.export.service.submit(BlockRequest { op, offset: req.offset, len: req.length, fua }, done);
         Ok(Flow::Continue)
     }
 

@@ -59,6 +59,10 @@ pub enum ServerError {
     Poll(#[source] io::Error),
     #[error("export name must be at most {MAX_STRING_LEN} bytes without NUL")]
     ExportName,
+    #[error("two exports are named {0:?}: a client could not say which it means")]
+    DuplicateExport(String),
+    #[error("no export to serve")]
+    NoExport,
     /// The export's sizes break the protocol's rules (`why`, from [`swan_nbd::ExportLimits::check`]).
     #[error("export {name:?}: {why}")]
     ExportLimits { name: String, why: &'static str },

@@ -1,5 +1,7 @@
-//! The NBD front of swan's block server: one export, backed by a [`BlockService`], served over
-//! TCP or a unix-domain socket to any number of clients.
+//! The NBD front of swan's block server: one export or several, each backed by its own
+//! [`BlockService`], served over TCP or a unix-domain socket to any number of clients. Each
+//! export may be closed to all clients but those whose TLS certificate names one of its
+//! allowed subjects ([`Export::allow_subjects`]).
 //!
 //! The protocol itself (handshake state machine, request decoding, validation against the
 //! export's limits, reply encoding) is `swan_nbd`, which does no I/O; this module owns the
@@ -165,6 +167,36 @@ impl Default for ServerOptions {
     }
 }
 
+/// One export: the service behind it and who may open it.
+#[derive(Clone)]
+pub struct Export {
+    pub service: Arc<dyn BlockService>,
+    /// Common names (CN) of the client-certificate subjects that may open this export,
+    /// compared exactly; empty: every client the server serves. A client without a
+    /// certificate (plain NBD, or TLS without client certificates) opens only exports whose
+    /// list is empty.
+    pub allow_subjects: Vec<String>,
+}
+
+impl Export {
+    /// An export every client may open.
+    pub fn open_to_all(service: Arc<dyn BlockService>) -> Export {
+        Export { service, allow_subjects: Vec::new() }
+    }
+
+    /// Whether a client whose certificate's CN is `cn` (`None`: no certificate, or no single
+    /// CN) may open it.
+    pub fn admits(&self, cn: Option<&str>) -> bool {
+        self.allow_subjects.is_empty() || cn.is_some_and(|cn| self.allow_subjects.iter().any(|a| a == cn))
+    }
+}
+
+impl fmt::Debug for Export {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Export").field("name", &self.service.info().name).field("allow", &self.allow_subjects).finish()
+    }
+}
+
 /// Counters a running server keeps, readable from any thread.
 #[derive(Debug, Default)]
 pub struct ServerStats {
@@ -274,17 +306,37 @@ impl NbdServer {
     /// Serves `service`'s export until `stop` is set, then shuts down (see the module
     /// doc) and returns. A unix socket's file is removed on return.
     pub fn run(self, service: Arc<dyn BlockService>, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
-        let info = service.info();
-        let limits = export_limits(&info)?;
-        let export = ExportConfig { name: info.name.clone(), description: info.description.clone(), limits };
+        self.run_exports(vec![Export::open_to_all(service)], stop)
+    }
+
+    /// Serves `exports` until `stop` is set, as [`NbdServer::run`]. A lone export also
+    /// answers to the empty name (the protocol's default export, what clients given a bare
+    /// `nbd://host` ask for); among several, a client must name the one it wants, so that
+    /// none writes to an array it did not mean.
+    pub fn run_exports(self, exports: Vec<Export>, stop: Arc<AtomicBool>) -> Result<(), ServerError> {
         let log = Log { verbose: self.opts.verbose };
-        log.say(format_args!("serving {:?} ({} bytes) on {}", info.name, info.size_bytes, self.local_addr()));
+        let mut served = Vec::with_capacity(exports.len());
+        let mut configs = Vec::with_capacity(exports.len());
+        for e in exports {
+            let info = e.service.info();
+            if configs.iter().any(|c: &ExportConfig| c.name == info.name) {
+                return Err(ServerError::DuplicateExport(info.name));
+            }
+            let limits = export_limits(&info)?;
+            log.say(format_args!("serving {:?} ({} bytes) on {}", info.name, info.size_bytes, self.local_addr()));
+            configs.push(ExportConfig { name: info.name.clone(), description: info.description.clone(), limits });
+            served.push(conn::Served { export: e, limits });
+        }
+        if served.is_empty() {
+            return Err(ServerError::NoExport);
+        }
+        let mut config = ServerConfig::new(configs).with_tls(self.opts.tls.mode());
+        if served.len() == 1 {
+            config = config.with_default_export(0);
+        }
         let ctx = Arc::new(ConnContext {
-            service,
-            // The one export answers to its name and to "" (the default export), which
-            // is what clients given a bare `nbd://host` ask for.
-            config: ServerConfig::new(vec![export]).with_default_export(0).with_tls(self.opts.tls.mode()),
-            limits,
+            exports: served,
+            config,
             opts: self.opts.clone(),
             stop: Arc::clone(&stop),
             stats: Arc::clone(&self.stats),

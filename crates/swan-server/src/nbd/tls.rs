@@ -19,7 +19,7 @@ use std::net::Shutdown;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -70,9 +70,16 @@ pub fn load_config(
     Ok(Arc::new(config))
 }
 
+/// Who the client proved to be in the TLS handshake: the common name of its certificate's
+/// subject (`None` without a certificate, or without exactly one CN). Set once the TLS
+/// handshake is over and before any byte it decrypts reaches the connection code, so that
+/// code finds it set as soon as it reads anything.
+pub(super) type Peer = Arc<OnceLock<Option<String>>>;
+
 /// Starts TLS on `tcp` (the `NBD_REP_ACK` to `NBD_OPT_STARTTLS` already sent): returns the
-/// plaintext end the connection code goes on with. `leftover` are bytes the client sent
-/// after its option, which are the beginning of the TLS stream.
+/// plaintext end the connection code goes on with, and where the client's identity will be.
+/// `leftover` are bytes the client sent after its option, which are the beginning of the
+/// TLS stream.
 pub(super) fn start(
     config: &Arc<rustls::ServerConfig>,
     tcp: Stream,
@@ -81,15 +88,17 @@ pub(super) fn start(
     send_timeout: Duration,
     log: Log,
     id: u64,
-) -> Result<Stream, ConnError> {
+) -> Result<(Stream, Peer), ConnError> {
+    let peer = Peer::default();
     let session = ServerConnection::new(Arc::clone(config)).map_err(ConnError::TlsStart)?;
     let (ours, theirs) = UnixStream::pair().map_err(ConnError::io("creating the TLS socket pair"))?;
     let counted = ThreadGuard::new(stats);
+    let identity = Arc::clone(&peer);
     thread::Builder::new()
         .name(format!("nbd-tls-{id}"))
         .spawn(move || {
             let _counted = counted;
-            let mut pump = Pump { session, tcp, plain: theirs, send_timeout, log, id, identified: false };
+            let mut pump = Pump { session, tcp, plain: theirs, send_timeout, log, id, peer };
             match pump.run(&leftover) {
                 Ok(()) => {}
                 // Refused clients are logged even when not verbose: who was turned away
@@ -106,7 +115,7 @@ pub(super) fn start(
             let _ = pump.plain.shutdown(Shutdown::Both);
         })
         .map_err(ConnError::io("starting the TLS thread"))?;
-    Ok(Stream::Unix(ours))
+    Ok((Stream::Unix(ours), identity))
 }
 
 struct Pump {
@@ -117,8 +126,8 @@ struct Pump {
     send_timeout: Duration,
     log: Log,
     id: u64,
-    /// Whether the client's certificate (if it gave one) has been logged.
-    identified: bool,
+    /// The client's identity, set (and logged) once the TLS handshake is over.
+    peer: Peer,
 }
 
 impl Pump {
@@ -248,12 +257,14 @@ impl Pump {
             let _ = self.session.write_tls(&mut self.tcp);
             return Err(ConnError::Tls(e));
         }
-        if !self.identified && !self.session.is_handshaking() {
-            self.identified = true;
-            if let Some(cert) = self.session.peer_certificates().and_then(|c| c.first()) {
+        if self.peer.get().is_none() && !self.session.is_handshaking() {
+            let cert = self.session.peer_certificates().and_then(|c| c.first());
+            if let Some(cert) = cert {
                 let id = self.id;
                 self.log.say(format_args!("connection {id}: client certificate {}", client_auth::subject(cert)));
             }
+            // Before the first decrypted byte is moved below: see [`Peer`].
+            let _ = self.peer.set(cert.and_then(client_auth::common_name));
         }
         let mut chunk = [0u8; 16 << 10];
         loop {
