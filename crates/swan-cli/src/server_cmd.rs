@@ -11,6 +11,7 @@ use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
 use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
+use swan_server::member::{Files, MemberSource, Timed};
 use swan_server::metrics::MetricsListener;
 use swan_server::nbd::{ClientAuth, Listen, NbdServer, ServerOptions, Tls};
 use swan_server::service::BlockService;
@@ -84,6 +85,17 @@ pub struct ServeArgs {
     /// Open members with O_DIRECT (bypass the page cache).
     #[arg(long)]
     pub direct: bool,
+    /// Give up on a member operation (read, write, trim, sync) that has not returned after
+    /// SECONDS and treat the member as failed, as on an I/O error: a parity array goes on
+    /// degraded (swan replace rebuilds it), a RAID0 request fails with EIO. `off` (or 0)
+    /// waits for ever. Every client waits while a member operation does, so the wait must
+    /// end; the default, 30, is the Linux kernel's own per-command timeout for SCSI and
+    /// NVMe disks: a healthy device never comes near it, and one past it is a device the
+    /// kernel is itself giving up on. A write that finds the member's file system full is
+    /// tried again for as long before it fails with ENOSPC. With a timeout, O_DIRECT reads
+    /// go through the I/O threads rather than io_uring (whose reads cannot be given up on).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = crate::units::member_timeout)]
+    pub member_timeout: crate::units::MemberTimeout,
     /// Refuse writes: the export is advertised read-only (NBD_FLAG_READ_ONLY) and writes,
     /// trims and write-zeroes fail with EPERM.
     #[arg(long)]
@@ -357,7 +369,11 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    let opened = array::open(&a.members, a.direct, a.read_only)?;
+    let source: Arc<dyn MemberSource> = match a.member_timeout.0 {
+        Some(timeout) => Arc::new(Timed { inner: Arc::new(Files), timeout }),
+        None => Arc::new(Files),
+    };
+    let opened = array::open_from(source, &a.members, a.direct, a.read_only)?;
     let uuid = opened.sb.uuid_string();
     let reads = a.reads.rules(opened.sb.kind)?;
     if reads.parity_min_gain_us.is_some_and(|us| us > 0) && a.emulate.is_none() {
