@@ -117,39 +117,7 @@ impl Deadline {
     /// Run `op` on a lane and wait for it at most the timeout.
     fn run<T: Send + 'static>(&self, op: impl FnOnce(&dyn Backing) -> io::Result<T> + Send + 'static) -> io::Result<T> {
         let start = Instant::now();
-        let (tx, rx) = mpsc::sync_channel(1);
-        {
-            let mut q = self.lanes.lock();
-            if let Some(since) = q.overrun_since {
-                let waited = start.saturating_duration_since(since);
-                return Err(io::Error::new(io::ErrorKind::TimedOut, Hung { waited, earlier: true }));
-            }
-            let (inner, lanes) = (Arc::clone(&self.inner), Arc::clone(&self.lanes));
-            q.jobs.push_back(Box::new(move || {
-                let r = op(&*inner);
-                // Nobody listening: the caller gave up, and the result (a late read's bytes
-                // with it) is dropped here.
-                let _ = tx.send(r);
-                let mut q = lanes.lock();
-                q.outstanding -= 1;
-                if q.outstanding == 0 {
-                    // Every stuck call has come back: the member answers again.
-                    q.overrun_since = None;
-                }
-            }));
-            q.outstanding += 1;
-            if q.jobs.len() > q.idle {
-                let lanes = Arc::clone(&self.lanes);
-                let spawned = std::thread::Builder::new().name("swan-member".into()).spawn(move || lanes.serve());
-                if let Err(e) = spawned {
-                    // The job stays queued for a lane that frees up; if none does, the wait
-                    // below runs out like any other.
-                    eprintln!("swan: starting a member I/O thread: {e}");
-                }
-            } else {
-                self.lanes.ready.notify_one();
-            }
-        }
+        let rx = self.hand_out(start, op)?;
         match rx.recv_timeout(self.timeout) {
             Ok(r) => r,
             Err(_) => {
@@ -162,6 +130,47 @@ impl Deadline {
                 Err(io::Error::new(io::ErrorKind::TimedOut, Hung { waited: self.timeout, earlier: false }))
             }
         }
+    }
+
+    /// Queue `op` for a lane (starting one if none is free); its result comes on the
+    /// channel returned. Refused at once while an earlier operation is stuck.
+    fn hand_out<T: Send + 'static>(
+        &self,
+        start: Instant,
+        op: impl FnOnce(&dyn Backing) -> io::Result<T> + Send + 'static,
+    ) -> io::Result<mpsc::Receiver<io::Result<T>>> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let mut q = self.lanes.lock();
+        if let Some(since) = q.overrun_since {
+            let waited = start.saturating_duration_since(since);
+            return Err(io::Error::new(io::ErrorKind::TimedOut, Hung { waited, earlier: true }));
+        }
+        let (inner, lanes) = (Arc::clone(&self.inner), Arc::clone(&self.lanes));
+        q.jobs.push_back(Box::new(move || {
+            let r = op(&*inner);
+            // Nobody listening: the caller gave up, and the result (a late read's bytes
+            // with it) is dropped here.
+            let _ = tx.send(r);
+            let mut q = lanes.lock();
+            q.outstanding -= 1;
+            if q.outstanding == 0 {
+                // Every stuck call has come back: the member answers again.
+                q.overrun_since = None;
+            }
+        }));
+        q.outstanding += 1;
+        if q.jobs.len() > q.idle {
+            let lanes = Arc::clone(&self.lanes);
+            let spawned = std::thread::Builder::new().name("swan-member".into()).spawn(move || lanes.serve());
+            if let Err(e) = spawned {
+                // The job stays queued for a lane that frees up; if none does, the wait
+                // runs out like any other.
+                eprintln!("swan: starting a member I/O thread: {e}");
+            }
+        } else {
+            self.lanes.ready.notify_one();
+        }
+        Ok(rx)
     }
 }
 
@@ -206,8 +215,9 @@ impl Backing for Deadline {
     }
 
     fn write_behind(&self, offset: u64, len: u64) {
-        // Advisory, but it can block where the device stops taking requests.
-        let _ = self.run(move |b| {
+        // Advisory: handed to a lane and not waited for (it can block where the device stops
+        // taking requests, and the next operation that is waited for notices that).
+        let _ = self.hand_out(Instant::now(), move |b| {
             b.write_behind(offset, len);
             Ok(())
         });
