@@ -15,6 +15,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use swan_server::member::{Files, MemberSource, Timed};
 use swan_server::array;
 use swan_server::control::ExportEntry;
 use swan_server::engine::{Engine, EngineOptions};
@@ -78,7 +79,11 @@ struct Running {
 /// settings where the export does not say otherwise.
 fn start_export(a: &ServeArgs, spec: &ExportSpec) -> Result<Running> {
     let direct = spec.direct.unwrap_or(a.direct);
-    let opened = array::open(&spec.members, direct, spec.read_only)?;
+    let source: Arc<dyn MemberSource> = match a.member_timeout.0 {
+        Some(timeout) => Arc::new(Timed { inner: Arc::new(Files), timeout }),
+        None => Arc::new(Files),
+    };
+    let opened = array::open_from(source, &spec.members, direct, spec.read_only)?;
     let reads = a.reads.rules(opened.sb.kind)?;
     if reads.parity_min_gain_us.is_some_and(|us| us > 0) && a.emulate.is_none() {
         bail!(

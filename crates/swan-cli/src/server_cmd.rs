@@ -86,6 +86,18 @@ pub struct ServeArgs {
     /// Open members with O_DIRECT (bypass the page cache).
     #[arg(long)]
     pub direct: bool,
+    /// Give up on a member operation (read, write, trim, sync) that has not returned after
+    /// SECONDS and treat the member as failed, as on an I/O error: a parity array goes on
+    /// degraded (swan replace rebuilds it), a RAID0 request fails with EIO. A write that
+    /// finds the member's file system full is tried again for as long before it fails with
+    /// ENOSPC. Off by default: a block device already has the kernel's own per-command
+    /// timeout (30 s for SCSI and NVMe), which reaches swan as EIO, and the deadline costs a
+    /// thread hand-off per member operation (about twice the CPU per 4 KiB request). Set it
+    /// (30 is the kernel's figure) for members on file systems that can hang without end
+    /// (network, FUSE). With it, O_DIRECT reads go through the I/O threads rather than
+    /// io_uring, whose reads cannot be given up on.
+    #[arg(long, value_name = "SECONDS", default_value = "off", value_parser = crate::units::member_timeout)]
+    pub member_timeout: crate::units::MemberTimeout,
     /// Refuse writes: the export is advertised read-only (NBD_FLAG_READ_ONLY) and writes,
     /// trims and write-zeroes fail with EPERM.
     #[arg(long)]

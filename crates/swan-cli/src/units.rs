@@ -41,6 +41,23 @@ pub fn format_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// `--member-timeout`: none for `off`.
+#[derive(Clone, Copy, Debug)]
+pub struct MemberTimeout(pub Option<std::time::Duration>);
+
+pub fn member_timeout(s: &str) -> Result<MemberTimeout, String> {
+    if s == "off" {
+        return Ok(MemberTimeout(None));
+    }
+    match s.parse::<f64>() {
+        Ok(0.0) => Ok(MemberTimeout(None)),
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 => {
+            Ok(MemberTimeout(Some(std::time::Duration::from_secs_f64(secs))))
+        }
+        _ => Err(format!("`{s}` is not a number of seconds in (0, 86400], 0 or `off`")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +70,10 @@ mod tests {
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("8x").unwrap_err().contains("unit"));
         assert!(parse_size("abc").is_err());
+        assert_eq!(member_timeout("off").unwrap().0, None);
+        assert_eq!(member_timeout("0").unwrap().0, None);
+        assert_eq!(member_timeout("2.5").unwrap().0, Some(std::time::Duration::from_millis(2500)));
+        assert!(member_timeout("-1").is_err() && member_timeout("soon").is_err() && member_timeout("inf").is_err());
         assert_eq!(parse_blocks("8k"), Ok(2));
         assert!(parse_blocks("6k").is_err());
         for (bytes, text) in [(1 << 20, "1MiB"), (3 << 29, "1536MiB"), (4096, "4KiB"), (1000, "1000"), (0, "0")] {

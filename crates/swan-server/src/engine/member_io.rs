@@ -324,6 +324,19 @@ impl MemberIo {
         if read_only {
             return Err("the array is served read-only".into());
         }
+        let old = &self.members[m as usize];
+        if let Some(stuck) = old.stuck_for() {
+            let same = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+            if same(old.path()) == same(path) {
+                return Err(format!(
+                    "member {m} ({}) has had an operation stuck for {:.0} s, which may still write to it: \
+                     rebuilding onto the same file could be overwritten by that late write; replace it with \
+                     another file or device, or wait until the member answers",
+                    path.display(),
+                    stuck.as_secs_f64()
+                ));
+            }
+        }
         let direct = self.members.first().is_some_and(Member::is_direct);
         let new = self.source.open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
         new.lock(true).map_err(|e| e.to_string())?;

@@ -289,7 +289,8 @@ impl Store {
                     self.failed_lbas.extend(r.lba..r.lba + u64::from(r.blocks));
                     self.durability.lose(|| e.to_string());
                 }
-                Err(Errno::Io)
+                // A full file system is said as such: the client may free space and retry.
+                Err(if e.is_full() { Errno::NoSpc } else { Errno::Io })
             }
         }
     }

@@ -79,6 +79,18 @@ pub enum MemberError {
     /// A failed member's block that its parity group could not give back either.
     #[error("member {}: {op}: {why}", .path.display())]
     Lost { path: PathBuf, op: Op, why: String },
+    /// A member that did not answer within the member timeout (`--member-timeout`).
+    #[error("member {}: {op}: the member hangs: {hung}", .path.display())]
+    Hung { path: PathBuf, op: Op, hung: super::Hung },
+    /// ENOSPC (or EDQUOT) from a write or trim: the file system under a sparse member had no
+    /// room for blocks the member had not used before. The member still holds every block
+    /// it held.
+    #[error(
+        "member {}: {op}: the file system holding the member is full ({error}); the member keeps what it held: \
+         free space there",
+        .path.display()
+    )]
+    Full { path: PathBuf, op: Op, error: io::Error },
     #[error("member {}: {op} failed: {error}", .path.display())]
     Io { path: PathBuf, op: Op, error: io::Error },
 }
@@ -90,14 +102,22 @@ impl MemberError {
     /// which are reported to whoever asked instead.
     ///
     /// Every OS error on the data path counts, not just `EIO`: with the alignment and range
-    /// checks done here, anything else (`ENOSPC` under a sparse file, `ENXIO` from a vanished
-    /// device) still means the member can no longer be trusted to hold its blocks.
+    /// checks done here, anything else (`ENXIO` from a vanished device) still means the
+    /// member can no longer be trusted to hold its blocks. So does a member that stops
+    /// answering ([`MemberError::Hung`]). A full file system ([`MemberError::Full`]) does
+    /// not: the member keeps every block it held, and failing it would cost a rebuild for
+    /// what freeing space cures.
     pub fn is_io_error(&self) -> bool {
         match self {
-            MemberError::Truncated { .. } => true,
+            MemberError::Truncated { .. } | MemberError::Hung { .. } => true,
             MemberError::Io { op, .. } => op.is_data(),
             _ => false,
         }
+    }
+
+    /// Whether the member's file system is full ([`MemberError::Full`]).
+    pub fn is_full(&self) -> bool {
+        matches!(self, MemberError::Full { .. })
     }
 
     /// The member the error is about.
@@ -115,6 +135,8 @@ impl MemberError {
             | MemberError::DeviceBusy { path, .. }
             | MemberError::Truncated { path, .. }
             | MemberError::Lost { path, .. }
+            | MemberError::Hung { path, .. }
+            | MemberError::Full { path, .. }
             | MemberError::Io { path, .. } => path,
         }
     }
@@ -129,6 +151,8 @@ impl MemberError {
             | MemberError::NotFileOrDevice { op, .. }
             | MemberError::Truncated { op, .. }
             | MemberError::Lost { op, .. }
+            | MemberError::Hung { op, .. }
+            | MemberError::Full { op, .. }
             | MemberError::Io { op, .. } => *op,
             MemberError::BadSize { .. } | MemberError::AlreadyExists { .. } => Op::Create,
             MemberError::DirectUnsupported { .. } | MemberError::DeviceBusy { .. } | MemberError::InUse { .. } => {
@@ -144,6 +168,7 @@ impl MemberError {
             MemberError::DirectUnsupported { error, .. }
             | MemberError::DeviceBusy { error, .. }
             | MemberError::Truncated { error, .. }
+            | MemberError::Full { error, .. }
             | MemberError::Io { error, .. } => Some(error),
             _ => None,
         }

@@ -18,10 +18,12 @@
 //! Errors separate the member failing ([`MemberError::is_io_error`]) from the caller misusing
 //! it, because the array marks a member failed on the former and must not on the latter.
 
+mod deadline;
 mod error;
 mod file;
 mod memory;
 
+pub use deadline::{Deadline, Hung};
 pub use error::{MemberError, Op};
 pub use file::{gap_to_boundary, FileBacking};
 pub use memory::{MemoryBacking, MemoryMembers};
@@ -90,6 +92,21 @@ pub trait Backing: Send + Sync + fmt::Debug {
     fn direct_fd(&self) -> Option<RawFd> {
         None
     }
+    /// How long an operation has gone unanswered past the member timeout, while one is still
+    /// out ([`Deadline`]); None for a backing with no time limit.
+    fn overrun(&self) -> Option<std::time::Duration> {
+        None
+    }
+    /// How long a write or trim may wait for its file system to have room again before
+    /// [`MemberError::Full`] (the member timeout; none without one).
+    fn space_wait(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+/// ENOSPC, or EDQUOT (a quota is a full file system to this member).
+fn is_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
 /// Where an array's members come from, by name: the file system ([`Files`]) for `swan`
@@ -124,6 +141,33 @@ impl MemberSource for Files {
 
     fn remove(&self, path: &Path) {
         let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Members from another source with a time limit on every operation ([`Deadline`]):
+/// what `swan serve --member-timeout` opens, the replacements `swan replace` names included.
+#[derive(Debug)]
+pub struct Timed {
+    pub inner: Arc<dyn MemberSource>,
+    pub timeout: std::time::Duration,
+}
+
+impl MemberSource for Timed {
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
+        self.inner.create(path, bytes, overwrite)
+    }
+
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
+        let timeout = self.timeout;
+        Ok(self.inner.open(path, opts)?.layered(|b| Arc::new(Deadline::new(b, timeout))))
+    }
+
+    fn remove(&self, path: &Path) {
+        self.inner.remove(path);
     }
 }
 
@@ -232,6 +276,12 @@ impl Member {
             op,
             why: "the member is absent (given as `missing`)".into(),
         })
+    }
+
+    /// How long an operation of this member has gone unanswered past the member timeout,
+    /// while one is still out (its system call may yet complete and write).
+    pub fn stuck_for(&self) -> Option<std::time::Duration> {
+        self.backing.as_ref().and_then(|b| b.overrun())
     }
 
     /// Whether the I/O is being recorded (crash replay, fault injection).
@@ -344,7 +394,8 @@ impl Member {
         let op = Op::Write { block, count };
         self.check_range(op, block, count)?;
         self.check_writable(op)?;
-        self.backing_for(op)?.write_at(block * BLOCK_U64, buf).map_err(|e| self.io_err(op, e))
+        let backing = self.backing_for(op)?;
+        self.waiting_for_space(op, backing, || backing.write_at(block * BLOCK_U64, buf))
     }
 
     /// Start writing back `count` blocks at `block` without waiting (on a file,
@@ -372,7 +423,40 @@ impl Member {
         if count == 0 {
             return Ok(());
         }
-        self.backing_for(op)?.discard(block * BLOCK_U64, count * BLOCK_U64).map_err(|e| self.io_err(op, e))
+        let backing = self.backing_for(op)?;
+        self.waiting_for_space(op, backing, || backing.discard(block * BLOCK_U64, count * BLOCK_U64))
+    }
+
+    /// Carry out a write or trim; while its file system is full, try again until the
+    /// backing's [`Backing::space_wait`] runs out (a fill that clears by then costs a pause,
+    /// not an error), then give [`MemberError::Full`].
+    fn waiting_for_space(
+        &self,
+        op: Op,
+        backing: &dyn Backing,
+        mut attempt: impl FnMut() -> io::Result<()>,
+    ) -> Result<(), MemberError> {
+        let wait = backing.space_wait();
+        let start = std::time::Instant::now();
+        let mut nap = std::time::Duration::from_millis(20);
+        let mut said = false;
+        loop {
+            match attempt() {
+                Err(e) if is_full(&e) && start.elapsed() + nap <= wait => {
+                    if !std::mem::replace(&mut said, true) {
+                        eprintln!(
+                            "swan: member {}: {op}: its file system is full; waiting up to {:.1} s for space",
+                            self.path.display(),
+                            wait.as_secs_f64()
+                        );
+                    }
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(std::time::Duration::from_secs(1));
+                }
+                Err(e) if is_full(&e) => return Err(MemberError::Full { path: self.path.clone(), op, error: e }),
+                r => return r.map_err(|e| self.io_err(op, e)),
+            }
+        }
     }
 
     /// Make every completed write and trim durable (on a file, `fdatasync`, which also
@@ -404,6 +488,9 @@ impl Member {
     }
 
     fn io_err(&self, op: Op, error: io::Error) -> MemberError {
+        if let Some(&hung) = error.get_ref().and_then(|e| e.downcast_ref::<Hung>()) {
+            return MemberError::Hung { path: self.path.clone(), op, hung };
+        }
         MemberError::Io { path: self.path.clone(), op, error }
     }
 }
