@@ -117,10 +117,17 @@ pub struct ServeArgs {
     /// explanation; authenticate clients with certificates instead (--tls-verify-peer).
     #[arg(long, value_name = "FILE")]
     pub tls_psk: Option<PathBuf>,
-    /// Seconds from accept to the end of the handshake before a client is dropped (tests
-    /// shorten it).
-    #[arg(long, hide = true, default_value_t = 10.0)]
+    /// Seconds a client gets from connecting to the end of the NBD handshake (TLS included)
+    /// before it is dropped, so that sockets which never negotiate hold no thread for long.
+    /// Once serving, an idle client may stay connected indefinitely.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub handshake_timeout: f64,
+    /// Connections served at once (handshaking, idle or busy); one more is closed as soon as
+    /// it is accepted, and the refusals are logged (one line per 10 s at most). Each costs two
+    /// threads and at most 16 MiB of requests in flight, so this bounds the server's memory
+    /// against a flood of clients.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_connections: usize,
     /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel, apas-slc) in front
     /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
     #[arg(long, value_name = "PRESET")]
@@ -350,6 +357,9 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         bail!("--handshake-timeout must be in (0, 3600] seconds");
     }
     let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
+    if !(1..=65536).contains(&a.max_connections) {
+        bail!("--max-connections must be from 1 to 65536, not {}", a.max_connections);
+    }
     let trace_file = match &a.record_trace {
         Some(path) => {
             refuse_member_as_trace(path, &a.members)?;
@@ -402,7 +412,14 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
     let control = swan_server::control::socket_path(&uuid);
     let control_thread = swan_server::control::serve(control.clone(), Arc::clone(&engine), Arc::clone(&stop))
         .with_context(|| format!("opening the control socket {}", control.display()))?;
-    let opts = ServerOptions { listen, verbose: a.verbose, tls, handshake_timeout, ..ServerOptions::default() };
+    let opts = ServerOptions {
+        listen,
+        verbose: a.verbose,
+        tls,
+        handshake_timeout,
+        max_connections: a.max_connections,
+        ..ServerOptions::default()
+    };
     let server = NbdServer::bind(opts)?;
     let metrics_thread = match metrics {
         Some(listener) => {
