@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Faults together (issue 25, part 3): fio verify through `swan serve` (3 connections, random
-# reads and writes 70/30 of 4-128 KiB) while each cycle injects, at random, one or more of:
+# Faults together (issue 25, part 3): fio verify through `swan serve` (3 writing and 3 reading
+# connections, 7 reads for every 3 writes, 4-128 KiB) while each cycle injects, at random, one or more of:
 # kill -9 and restart, `swan fail` + `swan replace` of a random member, a bit flip in a live
 # block of a random member, a client vanishing mid-WRITE, and a hung member (skipped, with
 # the reason, while `swan serve` has no --member-timeout). Faults are combined only in the
@@ -9,7 +9,7 @@
 # array. Prints each cycle, then: cycles, MiB acknowledged and verified, faults of each kind
 # injected and skipped, blocks lost (exit status non-zero, naming them, if any).
 #
-#   scripts/fault-soak.sh [CYCLES [SCHEME [SEED]]]   # default 200 swan5; about 15 s a cycle on 2 cores
+#   scripts/fault-soak.sh [CYCLES [SCHEME [SEED]]]   # default 200 swan5; about 7 s a cycle on 2 cores
 #
 # Needs fio with its nbd engine (Debian: fio). The suite runs the short version
 # (crates/swan-cli/tests/server_fault_soak.rs: fault_soak_short_swan5, 6 cycles). The kill -9

@@ -2,10 +2,11 @@
 //! kind the server claims to survive arrive at random, several in one cycle.
 //!
 //! Each cycle:
-//! 1. fio runs `JOBS` jobs (one NBD connection each) of random reads and writes, 70/30, of
-//!    4–128 KiB, each job over its own region at a base offset new to this cycle
-//!    (`--verify=crc32c --do_verify=0 --verify_state_save=1`: fio records which writes the
-//!    server acknowledged, as in `server_crash.rs`);
+//! 1. fio runs `JOBS` jobs (one NBD connection each) of random writes of 4–128 KiB, each
+//!    over its own region at a base offset new to this cycle (`--verify=crc32c
+//!    --do_verify=0 --verify_state_save=1`: fio records which writes the server
+//!    acknowledged, as in `server_crash.rs`), and as many jobs of random reads over the same
+//!    regions, 7 reads for every 3 writes (fio's flow control);
 //! 2. meanwhile the cycle's faults, drawn at random (at least one), arrive in an order that
 //!    keeps them within what the scheme promises (FORMAT.md, "When faults meet"):
 //!    - **disconnect**: a client of its own writes to a scratch region, then vanishes in the
@@ -86,6 +87,9 @@ impl Fault {
 #[derive(Default)]
 struct Tally {
     cycles: u32,
+    /// Requests of the writer runs (the reading jobs and the writing ones).
+    read_ios: u64,
+    write_ios: u64,
     acked: u64,
     verified: u64,
     injected: [u64; 5],
@@ -158,28 +162,44 @@ fn server_has_member_timeout(dir: &Path) -> bool {
 // ---------------------------------------------------------------------------------------------
 // fio
 
+const SIZES: &str = "--bssplit=4k/25:8k/20:16k/20:32k/15:64k/10:128k/10";
+
+/// The writing jobs: `JOBS` connections of random writes, each over its own region, whose
+/// verify state records what the server acknowledged. (Reads are jobs of their own: in a
+/// `--rw=randrw` job run `--verify_only`, fio 3.33 counts the replayed reads where it
+/// counts verify reads, and so verifies writes that were never acknowledged.)
 fn fio_args(uri: &str, base: u64, aux: &Path, seed: u64) -> Vec<String> {
-    [
-        "--name=soak",
-        "--ioengine=nbd",
-        "--rw=randrw",
-        "--rwmixread=70",
-        "--bssplit=4k/25:8k/20:16k/20:32k/15:64k/10:128k/10",
-        "--verify=crc32c",
-        "--output-format=json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([
+    ["--output-format=json", "--name=soak", "--ioengine=nbd", "--rw=randwrite", SIZES, "--verify=crc32c"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(region_args(uri, base, seed))
+        .chain([format!("--aux-path={}", aux.display())])
+        .collect()
+}
+
+/// The jobs' connections, regions and seed.
+fn region_args(uri: &str, base: u64, seed: u64) -> Vec<String> {
+    vec![
         format!("--numjobs={JOBS}"),
         format!("--uri={uri}"),
         format!("--offset={base}"),
         format!("--offset_increment={REGION}"),
         format!("--size={REGION}"),
-        format!("--aux-path={}", aux.display()),
         format!("--randseed={seed}"),
-    ])
-    .collect()
+    ]
+}
+
+/// The writer run: the writing jobs and as many reading jobs over the same regions, held
+/// by fio's flow control to 7 reads for every 3 writes (`--flow`, counted in requests).
+fn writer_args(uri: &str, base: u64, aux: &Path, seed: u64) -> Vec<String> {
+    let mut args = fio_args(uri, base, aux, seed);
+    args.extend(["--iodepth=8", "--do_verify=0", "--verify_state_save=1", "--flow_id=1", "--flow=3"].map(String::from));
+    args.push(format!("--runtime={WRITE_SECONDS}"));
+    args.extend(["--name=reads", "--ioengine=nbd", "--rw=randread", SIZES, "--iodepth=8"].map(String::from));
+    args.extend(region_args(uri, base, seed + 1));
+    args.extend(["--flow_id=1", "--flow=7", "--time_based"].map(String::from));
+    args.push(format!("--runtime={WRITE_SECONDS}"));
+    args
 }
 
 fn state_files(aux: &Path) -> Vec<PathBuf> {
@@ -293,6 +313,11 @@ fn flip_a_bit(soak: &Soak, lbas: std::ops::Range<u64>, rng: &mut SplitMix64) -> 
         let (slot, lba) = live[rng.below(live.len() as u64) as usize];
         let (m, b) = g.slot_location(segment, slot);
         let path = &soak.members[m as usize];
+        // A segment reused since this summary was written (open again) still carries it
+        // until it is sealed anew: the block must hold what the summary says it holds.
+        if crc32c::crc32c(&read_at(path, b * BLOCK, BLOCK as usize)) != summary.entries[slot as usize].crc {
+            continue;
+        }
         let bit = rng.below(BLOCK * 8);
         let at = b * BLOCK + bit / 8;
         let mut byte = read_at(path, at, 1);
@@ -364,9 +389,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         let written_before = u64_of(&soak.status(), "user_bytes_written");
         let mut writer = Guard::new(
             Command::new(&fio)
-                .args(fio_args(&soak.server().uri(), base, &aux, fio_seed))
-                .args(["--iodepth=8", "--do_verify=0", "--verify_state_save=1"])
-                .arg(format!("--runtime={WRITE_SECONDS}"))
+                .args(writer_args(&soak.server().uri(), base, &aux, fio_seed))
                 .stdin(Stdio::null())
                 .stdout(File::create(&wout).expect("fio stdout file"))
                 .stderr(File::create(&werr).expect("fio stderr file"))
@@ -422,6 +445,8 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         drop(writer);
         let w = fio_report(&std::fs::read_to_string(&wout).expect("fio output"));
         let acked = sum_jobs(&w, "write", "io_bytes");
+        t.read_ios += sum_jobs(&w, "read", "total_ios");
+        t.write_ios += sum_jobs(&w, "write", "total_ios");
         if !killed {
             let problems = verify_failures(&std::fs::read_to_string(&werr).unwrap_or_default());
             assert!(
@@ -467,9 +492,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         );
         let vtext = format!("{}{}", text(&vout.stdout), text(&vout.stderr));
         let v = fio_report(&text(&vout.stdout));
-        // In a verify_only run of a randrw job fio counts the writes it replayed as writes
-        // and reads them back: those are the bytes verified.
-        let verified = sum_jobs(&v, "write", "io_bytes");
+        let verified = sum_jobs(&v, "read", "io_bytes");
         let problems = verify_failures(&vtext);
         let ok = vout.status.success() && job_error(&v) == 0 && problems.is_empty();
         if !ok {
@@ -553,6 +576,12 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         t.acked as f64 / MIB as f64,
         t.verified as f64 / MIB as f64,
         started.elapsed().as_secs_f64()
+    );
+    println!(
+        "  writer runs: {} reads and {} writes ({:.0} % reads)",
+        t.read_ios,
+        t.write_ios,
+        100.0 * t.read_ios as f64 / (t.read_ios + t.write_ios).max(1) as f64
     );
     for f in KINDS {
         let why = t.skip_why[f as usize].as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
