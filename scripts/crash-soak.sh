@@ -13,11 +13,12 @@
 # writes as a kill -9 cannot, is scripts/crash-replay.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in
-  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  -*) echo "crash-soak.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-esac
-[[ ${1:-1} =~ ^[0-9]+$ ]] || { echo "crash-soak.sh: CYCLES must be a number, not '$1' (see --help)" >&2; exit 2; }
+SCRIPT=crash-soak.sh
+# shellcheck source=scripts/lib/soak.sh
+source scripts/lib/soak.sh
+soak_help_or_refuse "$@"
+soak_number CYCLES "${1:-}"
+soak_number SEED "${3:-}"
 export SWAN_SOAK_CYCLES="${1:-1000}"
 export SWAN_SOAK_SCHEME="${2:-swan0}"
 export SWAN_SOAK_SEED="${3:-20646}"

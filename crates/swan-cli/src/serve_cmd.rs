@@ -15,11 +15,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use swan_server::member::{Files, MemberSource, Timed};
 use swan_server::array;
 use swan_server::control::ExportEntry;
 use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
+use swan_server::member::{Files, MemberSource, Timed};
 use swan_server::metrics::MetricsListener;
 use swan_server::nbd::{Export, Listen, NbdServer, ServerOptions};
 use swan_server::service::BlockService;
@@ -186,6 +186,9 @@ pub fn serve(a: &ServeArgs) -> Result<()> {
         bail!("--handshake-timeout must be in (0, 3600] seconds");
     }
     let handshake_timeout = std::time::Duration::from_secs_f64(a.handshake_timeout);
+    if !(1..=65536).contains(&a.max_connections) {
+        bail!("--max-connections must be from 1 to 65536, not {}", a.max_connections);
+    }
     let trace_file = match &a.record_trace {
         Some(path) => {
             refuse_member_as_trace(path, &a.members)?;
@@ -273,7 +276,14 @@ fn serve_nbd(
     trace_file: Option<std::fs::File>,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
-    let opts = ServerOptions { listen, verbose: a.verbose, tls, handshake_timeout, ..ServerOptions::default() };
+    let opts = ServerOptions {
+        listen,
+        verbose: a.verbose,
+        tls,
+        handshake_timeout,
+        max_connections: a.max_connections,
+        ..ServerOptions::default()
+    };
     let server = NbdServer::bind(opts)?;
     // --metrics and --record-trace are refused with several exports: they are the first's.
     let first = &running[0];

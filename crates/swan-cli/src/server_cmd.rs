@@ -131,10 +131,17 @@ pub struct ServeArgs {
     /// explanation; authenticate clients with certificates instead (--tls-verify-peer).
     #[arg(long, value_name = "FILE")]
     pub tls_psk: Option<PathBuf>,
-    /// Seconds from accept to the end of the handshake before a client is dropped (tests
-    /// shorten it).
-    #[arg(long, hide = true, default_value_t = 10.0)]
+    /// Seconds a client gets from connecting to the end of the NBD handshake (TLS included)
+    /// before it is dropped, so that sockets which never negotiate hold no thread for long.
+    /// Once serving, an idle client may stay connected indefinitely.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub handshake_timeout: f64,
+    /// Connections served at once (handshaking, idle or busy); one more is closed as soon as
+    /// it is accepted, and the refusals are logged (one line per 10 s at most). Each costs two
+    /// threads and at most 16 MiB of requests in flight, so this bounds the server's memory
+    /// against a flood of clients.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_connections: usize,
     /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel, apas-slc) in front
     /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
     #[arg(long, value_name = "PRESET")]

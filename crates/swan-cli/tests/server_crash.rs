@@ -35,6 +35,7 @@
 
 mod common;
 
+use common::fio_verify::fio_report;
 use common::*;
 use serde_json::Value;
 use std::fs::File;
@@ -48,13 +49,6 @@ const BS: u64 = 8192;
 
 // ---------------------------------------------------------------------------------------------
 // fio
-
-/// The JSON report in fio's stdout (the nbd engine prints a line before it).
-fn fio_json(stdout: &str) -> Value {
-    let start = stdout.find("\n{").map(|i| i + 1).or_else(|| stdout.starts_with('{').then_some(0));
-    let start = start.unwrap_or_else(|| panic!("no JSON report in fio's output:\n{stdout}"));
-    serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("fio's JSON report: {e}:\n{stdout}"))
-}
 
 fn fio_job(j: &Value) -> &Value {
     &j["jobs"][0]
@@ -213,7 +207,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
         let st = wait_deadline(writer.child(), Duration::from_secs(60))
             .unwrap_or_else(|| panic!("{}", fio_output("fio still running 60 s after the server was killed")));
         drop(writer);
-        let w = fio_json(&std::fs::read_to_string(&wout).expect("fio output"));
+        let w = fio_report(&std::fs::read_to_string(&wout).expect("fio output"));
         let acked = u64_of(&fio_job(&w)["write"], "io_bytes");
         t.victims += u64_of(&before, "victims");
         t.gc_moved += u64_of(&before, "gc_blocks_moved");
@@ -233,7 +227,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
             Duration::from_secs(300),
         );
         let vtext = text(&vout.stdout);
-        let v = fio_json(&vtext);
+        let v = fio_report(&vtext);
         let verified = u64_of(&fio_job(&v)["read"], "io_bytes");
         let ok = vout.status.success()
             && fio_job(&v)["error"].as_u64() == Some(0)

@@ -3,6 +3,8 @@
 //! and a deterministic PRNG. Each test binary uses a different part of it.
 #![allow(dead_code)]
 
+pub mod fio_verify;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

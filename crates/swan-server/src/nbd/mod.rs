@@ -61,6 +61,10 @@ pub const STOP_POLL: Duration = Duration::from_millis(100);
 /// After `shutdown_grace`, how long to wait for connections whose sockets were cut.
 const CUT_WAIT: Duration = Duration::from_secs(1);
 
+/// Connections refused for `max_connections` are logged at most this often (a flood of
+/// them must not become a flood of log lines).
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
+
 /// A listening address: `IP:PORT`, or `unix:PATH` for a unix-domain socket.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Listen {
@@ -350,6 +354,7 @@ impl NbdServer {
 
     fn accept_loop(&self, ctx: &Arc<ConnContext>) -> Result<(), ServerError> {
         let mut next_id = 0u64;
+        let mut refusals = RefusalLog::default();
         while !ctx.stop.load(Ordering::Acquire) {
             if !self.listener.wait_readable(STOP_POLL).map_err(ServerError::Poll)? {
                 continue;
@@ -357,7 +362,7 @@ impl NbdServer {
             match self.listener.accept() {
                 Ok(stream) => {
                     next_id += 1;
-                    self.start_connection(ctx, stream, next_id);
+                    self.start_connection(ctx, stream, next_id, &mut refusals);
                 }
                 Err(e) if is_transient_accept_error(&e) => {}
                 Err(e) => {
@@ -371,10 +376,10 @@ impl NbdServer {
         Ok(())
     }
 
-    fn start_connection(&self, ctx: &Arc<ConnContext>, stream: Stream, id: u64) {
+    fn start_connection(&self, ctx: &Arc<ConnContext>, stream: Stream, id: u64, refusals: &mut RefusalLog) {
         if self.stats.active_connections() >= self.opts.max_connections {
             self.stats.refused.fetch_add(1, Ordering::AcqRel);
-            ctx.log.say(format_args!("refusing {}: {} connections open", stream.peer(), self.opts.max_connections));
+            refusals.refused(ctx.log, stream.peer(), self.opts.max_connections);
             return;
         }
         let handle = match stream.configure().and_then(|()| stream.try_clone()) {
@@ -459,6 +464,30 @@ fn export_limits(info: &ExportInfo) -> Result<ExportLimits, ServerError> {
 fn is_transient_accept_error(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::*;
     matches!(e.kind(), WouldBlock | Interrupted | ConnectionAborted | ConnectionReset)
+}
+
+/// Logs connections refused for `max_connections`, verbose or not: the first at once, then
+/// a count at most every [`REFUSAL_LOG_EVERY`].
+#[derive(Default)]
+struct RefusalLog {
+    last: Option<Instant>,
+    unlogged: u64,
+}
+
+impl RefusalLog {
+    fn refused(&mut self, log: Log, peer: impl fmt::Display, max: usize) {
+        self.unlogged += 1;
+        if self.last.is_some_and(|t| t.elapsed() < REFUSAL_LOG_EVERY) {
+            return;
+        }
+        log.always(format_args!(
+            "refusing connections: {max} are open, the most --max-connections allows \
+             ({} refused since the last such line, the latest from {peer})",
+            self.unlogged
+        ));
+        self.last = Some(Instant::now());
+        self.unlogged = 0;
+    }
 }
 
 /// Polls `stats` until no connection is active; false if `limit` passed first.
