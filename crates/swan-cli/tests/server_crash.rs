@@ -211,16 +211,20 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
         let acked = u64_of(&fio_job(&w)["write"], "io_bytes");
         t.victims += u64_of(&before, "victims");
         t.gc_moved += u64_of(&before, "gc_blocks_moved");
-        assert!(job.state_file().is_file(), "{}", fio_output("fio saved no verify state"));
+        // fio saves its verify state only when the kill cuts its job short; a job that wrote its
+        // whole region first (a fast machine, a short region) is verified whole instead.
+        let have_state = job.state_file().is_file();
+        assert!(have_state || st.success(), "{}", fio_output("fio saved no verify state"));
 
         server = Server::start_with(dir, &members, serve);
         let replayed = server.replayed();
         let verify = CrashJob { uri: server.uri(), ..job };
+        let state_load = if have_state { "--verify_state_load=1" } else { "--verify_state_load=0" };
         let vout = run(
             Command::new(&fio).args(verify.args()).args([
                 "--iodepth=1",
                 "--verify_only",
-                "--verify_state_load=1",
+                state_load,
                 "--verify_state_save=0",
             ]),
             "fio --verify_only",
