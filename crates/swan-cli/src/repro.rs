@@ -2,7 +2,7 @@
 //! against what swan measured, and the pictures. Also `swan bench`.
 
 use crate::repro_args::{Experiment, ReproArgs};
-use crate::runner::{default_parallelism, run_all, Job};
+use crate::runner::{default_parallelism, opt, print_table, run_all, Job};
 use std::path::PathBuf;
 use swan_sim::experiments::{self, Scale};
 use swan_sim::output::RunSummary;
@@ -143,44 +143,6 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         println!("  {}", p.display());
     }
     Ok(())
-}
-
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".into(), |x| format!("{x:.digits$}"))
-}
-
-pub fn print_table(summaries: &[RunSummary]) {
-    println!(
-        "\n{:<10} {:>5} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6} {:>9} {:>11} {:>8}",
-        "scheme",
-        "SSDs",
-        "GC onset",
-        "write MB/s",
-        "after GC",
-        "CV",
-        "WAF-a",
-        "WAF-s",
-        "p99 µs",
-        "req/wall-s",
-        "wall s"
-    );
-    for s in summaries {
-        let a = &s.options.array;
-        println!(
-            "{:<10} {:>5} {:>9} {:>10.1} {:>10} {:>7} {:>6} {:>6} {:>9} {:>11.0} {:>8.1}",
-            s.scheme,
-            a.members(),
-            s.gc_onset_s.map_or("-".into(), |t| format!("{t:.0} s")),
-            s.user_write_mbps_mean,
-            opt(s.user_write_mbps_after_gc_mean, 1),
-            s.user_write_mbps_after_gc_cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)),
-            opt(s.waf_array, 2),
-            opt(s.waf_ssd, 2),
-            s.latency_us.p99,
-            s.requests_per_wall_s,
-            s.wall_s
-        );
-    }
 }
 
 fn verdict(ok: bool) -> &'static str {

@@ -98,3 +98,43 @@ pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec
 pub fn default_parallelism() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).min(2)
 }
+
+/// `v` with `digits` decimals, or `-` when there is none.
+pub fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+/// The table every run prints: one row per run.
+pub fn print_table(summaries: &[RunSummary]) {
+    println!(
+        "\n{:<10} {:>5} {:>9} {:>10} {:>10} {:>7} {:>6} {:>6} {:>9} {:>11} {:>8}",
+        "scheme",
+        "SSDs",
+        "GC onset",
+        "write MB/s",
+        "after GC",
+        "CV",
+        "WAF-a",
+        "WAF-s",
+        "p99 µs",
+        "req/wall-s",
+        "wall s"
+    );
+    for s in summaries {
+        let a = &s.options.array;
+        println!(
+            "{:<10} {:>5} {:>9} {:>10.1} {:>10} {:>7} {:>6} {:>6} {:>9} {:>11.0} {:>8.1}",
+            s.scheme,
+            a.members(),
+            s.gc_onset_s.map_or("-".into(), |t| format!("{t:.0} s")),
+            s.user_write_mbps_mean,
+            opt(s.user_write_mbps_after_gc_mean, 1),
+            s.user_write_mbps_after_gc_cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0)),
+            opt(s.waf_array, 2),
+            opt(s.waf_ssd, 2),
+            s.latency_us.p99,
+            s.requests_per_wall_s,
+            s.wall_s
+        );
+    }
+}

@@ -1,7 +1,6 @@
 //! `swan sim`: one simulated run with every knob on the command line.
 
-use crate::repro::print_table;
-use crate::runner::{run_all, Job};
+use crate::runner::{print_table, run_all, Job};
 use crate::units::{format_size, parse_blocks, parse_size};
 use anyhow::{bail, Context};
 use std::path::PathBuf;

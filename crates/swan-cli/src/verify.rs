@@ -12,7 +12,7 @@
 //! and is printed with the result: the model erases a trimmed block when it is next
 //! allocated, so the front-end pays `Te` per segment it writes (Eq. 1 charges it to GC).
 
-use crate::repro::print_table;
+use crate::runner::print_table;
 use crate::runner::{default_parallelism, run_all, Job};
 use std::path::Path;
 use swan_core::analytic::Plan;
