@@ -210,8 +210,7 @@ impl Runs<'_> {
     }
 
     fn mean(&self, scheme: &str, label: &str, phase: &str, f: Measure) -> f64 {
-        let v = self.values(scheme, label, phase, f);
-        v.iter().sum::<f64>() / v.len().max(1) as f64
+        mean(&self.values(scheme, label, phase, f))
     }
 
     /// One figure per phase and scheme: the mean over seeds, ± half the range.
@@ -227,11 +226,16 @@ impl Runs<'_> {
             for s in SCHEMES {
                 let v = self.values(s, label, phase, f);
                 let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-                print!("{:>18}", format!("{:.1} ± {:.1}", self.mean(s, label, phase, f), (hi - lo) / 2.0));
+                print!("{:>18}", format!("{:.1} ± {:.1}", mean(&v), (hi - lo) / 2.0));
             }
             println!();
         }
     }
+}
+
+/// The mean of `v` (0 for none).
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// SWAN's Table 4 from phase A's window of each SWAN4 run at the recorded arrivals.

@@ -196,18 +196,23 @@ fn small_config(trace: ReplaySpec) -> SimConfig {
     cfg
 }
 
-#[test]
-fn the_engine_replays_every_request_in_each_mode() {
+/// 300 MQSim requests 300 µs apart, alternating 8 KiB writes and 4 KiB reads, beyond a small
+/// volume.
+fn alternating_trace(name: &str) -> PathBuf {
     let mut text = String::new();
     for i in 0..300u64 {
-        // 300 µs apart, alternating 8 KiB writes and 4 KiB reads, beyond a small volume.
         let op = i % 2;
         let _ = std::fmt::Write::write_fmt(
             &mut text,
             format_args!("{} 0 {} {} {op}\n", i * 300_000, i * 1_000_008, 16 - 8 * op),
         );
     }
-    let p = trace_file("engine.mqsim", &text);
+    trace_file(name, &text)
+}
+
+#[test]
+fn the_engine_replays_every_request_in_each_mode() {
+    let p = alternating_trace("engine.mqsim");
     for mode in [ReplayMode::Recorded, ReplayMode::Accel(100.0), ReplayMode::Closed(4)] {
         let cfg = small_config(spec(&p, mode));
         let (engine, report) = engine(&cfg).unwrap();
@@ -288,17 +293,8 @@ fn real_traces_have_their_applications() {
 
 #[test]
 fn windows_measure_the_requests_recorded_in_them_in_every_mode() {
-    // 300 requests 300 µs apart (as above); windows over the first third and the last third,
-    // with the middle third in none.
-    let mut text = String::new();
-    for i in 0..300u64 {
-        let op = i % 2;
-        let _ = std::fmt::Write::write_fmt(
-            &mut text,
-            format_args!("{} 0 {} {} {op}\n", i * 300_000, i * 1_000_008, 16 - 8 * op),
-        );
-    }
-    let p = trace_file("windows.mqsim", &text);
+    // Windows over the first third and the last third, with the middle third in none.
+    let p = alternating_trace("windows.mqsim");
     let windows = parse_windows("first 0 0.03\nlast 0.06 1\n", "w").unwrap();
     for mode in [ReplayMode::Recorded, ReplayMode::Closed(4)] {
         let mut s = spec(&p, mode);
