@@ -6,6 +6,7 @@ use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_core::geometry::RaidLevel;
 use swan_core::ggc::{GgcConfig, GgcPolicy};
+use swan_core::scheme::log::DEFAULT_SPARE;
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{SsdConfig, PAGE_BYTES};
@@ -114,8 +115,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub prefill: bool,
     /// Log-structured schemes: keep this fraction of the segments' payload spare for GC and
-    /// expose the rest (default: all but what GC may be unable to give back, two segments
-    /// per R-group and one more, and one segment for the largest write).
+    /// expose the rest (default 0.1, what `swan create` keeps, so the simulated array is the
+    /// one the server would make; 0 exposes all but what GC may be unable to give back).
     #[arg(long, allow_negative_numbers = true)]
     pub spare: Option<f64>,
     /// Leave requests issued before this simulated second out of the latencies.
@@ -238,8 +239,8 @@ impl SimArgs {
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
         let ssd = self.ssd_model(&preset, capacity)?;
         let array = match created {
-            Some(a) => self.with_spare(a),
-            None => self.with_spare(self.array_spec(&ssd)?),
+            Some(a) => self.with_spare(a, self.spare),
+            None => self.with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
         };
         let region = self.working_region(&array)?;
         let named = self.named_workload(region)?;
@@ -344,9 +345,10 @@ impl SimArgs {
         })
     }
 
-    /// `array` with the volume `--spare` leaves, if given.
-    fn with_spare(&self, mut array: ArraySpec) -> ArraySpec {
-        if let Some(spare) = self.spare {
+    /// `array` with the volume `spare` leaves, if any, for a log-structured scheme. A created
+    /// array (`--array`) keeps the volume its superblock records unless `--spare` is given.
+    fn with_spare(&self, mut array: ArraySpec, spare: Option<f64>) -> ArraySpec {
+        if let (Some(spare), true) = (spare, array.kind.is_log_structured()) {
             array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
         }
         array

@@ -43,13 +43,7 @@ pub struct CreateOptions {
     pub created: u64,
 }
 
-/// The spare share a log-structured array keeps by default. A log array whose volume is all of
-/// its payload collects victims that are almost entirely valid once the volume is full:
-/// random 4 KiB writes over a whole swan0 volume with 9 segments of slack moved 26 blocks for
-/// every one the user wrote. With 10 % kept back the simulator's swan0 sits at an array WAF
-/// of about 2.8 under uniform random writes (README, "Spare space"), the over-provisioning of
-/// a typical enterprise SSD.
-pub const DEFAULT_SPARE: f64 = 0.10;
+pub use swan_core::scheme::log::DEFAULT_SPARE;
 
 /// The segment per SSD when `swan create` is given none: 8 MiB, the erase stripe of the SSD
 /// swan models for the paper (its 850 PRO stripes consecutive pages over 16 dies with 512 KiB

@@ -49,7 +49,7 @@ mod scheme;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Layout, LogConfig, LEAST_SWAN_GC_TARGET};
+pub use config::{Layout, LogConfig, DEFAULT_SPARE, LEAST_SWAN_GC_TARGET};
 pub use gc::GC_WRITE_PHASE;
 pub use parity_read::{prefer_row, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
 
