@@ -27,7 +27,7 @@ pub struct ReadArgs {
     pub parity_read_gain_us: Option<u64>,
 }
 
-fn parse_on_off(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" => Ok(true),
         "off" => Ok(false),

@@ -30,6 +30,11 @@ pub struct SimArgs {
     /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc.
     #[arg(long, default_value = "sata850pro")]
     pub ssd: String,
+    /// Whether host reads overtake the SSDs' own GC (its copies and erases), as preemptible
+    /// GC and erase suspension allow; host writes wait for it either way: on or off
+    /// (default: the preset's; on for sata850pro and sata850pro-blockftl, off for the others).
+    #[arg(long, value_parser = crate::read_args::parse_on_off, value_name = "on|off")]
+    pub ssd_gc_preemptible: Option<bool>,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
@@ -300,7 +305,8 @@ impl SimArgs {
     /// The SSD model: `preset` at `capacity` bytes, refused with the smallest capacity that
     /// would fit when it is too small.
     fn ssd_model(&self, preset: &SsdConfig, capacity: u64) -> anyhow::Result<SsdConfig> {
-        let ssd = preset.with_user_pages(capacity / PAGE_BYTES);
+        let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
+        ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
         let Err(e) = ssd.validate() else { return Ok(ssd) };
         let given = format_size(capacity);
         if self.array.is_some() {

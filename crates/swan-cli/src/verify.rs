@@ -45,6 +45,7 @@ pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
         gc_domain: GcDomain::Device,
         placement: Placement::Static,
         copy_back: false,
+        gc_preemptible: false,
     }
 }
 

@@ -96,6 +96,13 @@ pub struct SsdConfig {
     /// and back in.
     #[serde(default)]
     pub copy_back: bool,
+    /// The device's own GC (its copies and erases) yields to host reads that ask to
+    /// preempt ([`super::IoClass::UserPreempt`]), as controllers with preemptible GC
+    /// (Lee et al., "Semi-preemptible garbage collection", 2011) and NAND with erase
+    /// suspension (Wu and He, FAST '12) let them: such a read waits only for foreground host
+    /// work on its die. Otherwise a read waits for every copy and erase queued before it.
+    #[serde(default)]
+    pub gc_preemptible: bool,
 }
 
 /// A configuration the model cannot run, naming the field and what would work.

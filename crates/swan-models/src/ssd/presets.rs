@@ -48,6 +48,11 @@ const GIB: u64 = 1 << 30;
 /// - One GC domain for the whole drive, writes striped dynamically over every die: what a
 ///   consumer SATA controller does, and what makes a segment of one erase block per die
 ///   (8 MiB) the unit a TRIM frees whole.
+/// - Host reads overtake the drive's own GC copies and erases (preemptible GC, erase
+///   suspension). SWAN's Table 4 measured 103 µs on average for reads of 850 PROs whose
+///   R-group was collecting; a drive whose reads queue behind its GC (1.5 ms per erase, runs
+///   of copies) cannot give that: replaying SWAN4's recorded YCSB-A trace, such reads
+///   averaged 2.8–4.1 ms over seeds 1–3, and 138–166 µs with this on (docs/swan.md).
 pub fn sata850pro() -> SsdConfig {
     SsdConfig {
         name: "sata850pro".into(),
@@ -70,6 +75,7 @@ pub fn sata850pro() -> SsdConfig {
         gc_domain: GcDomain::Device,
         placement: Placement::Static,
         copy_back: false,
+        gc_preemptible: true,
     }
 }
 
@@ -129,6 +135,7 @@ pub fn harmonia() -> SsdConfig {
         gc_domain: GcDomain::Unit,
         placement: Placement::Static,
         copy_back: true,
+        gc_preemptible: false,
     }
 }
 
@@ -162,6 +169,7 @@ pub fn openchannel() -> SsdConfig {
         gc_domain: GcDomain::Device,
         placement: Placement::Static,
         copy_back: false,
+        gc_preemptible: false,
     }
 }
 

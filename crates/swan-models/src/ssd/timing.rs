@@ -41,12 +41,15 @@ use crate::{IoClass, Nanos};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Prio {
     /// FIFO with everything; counts as foreground work (`User`, and the SSD's own GC,
-    /// which the host cannot preempt).
+    /// which the host cannot preempt unless the device's GC is preemptible).
     Foreground,
     /// FIFO with everything; invisible to preempting operations (`Gc`: array-level GC).
     Background,
     /// Overtakes background work (`UserPreempt`).
     Preempt,
+    /// The SSD's own GC when it is preemptible: every host read overtakes it; host writes
+    /// still wait for it, since they need the space it frees.
+    Internal,
 }
 
 impl Prio {
@@ -59,64 +62,80 @@ impl Prio {
     }
 }
 
-/// A strict FIFO server with a foreground lane: one die.
+/// Whether work on a die reads a page out (which may overtake the device's preemptible GC)
+/// or programs one (which may not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DieOp {
+    Read,
+    Program,
+}
+
+/// Where `mark` stands once work that ran from `start` to `end` has been put in its lane: a
+/// backlog it overtook (`mark > start`) is pushed back by the work's length.
+fn bump(mark: &mut Nanos, start: Nanos, end: Nanos) {
+    *mark = if *mark > start { *mark + (end - start) } else { end };
+}
+
+/// A strict FIFO server with nested lanes: one die. `fg_busy_until` ≤ `host_busy_until` ≤
+/// `busy_until`: foreground host work, all host work, and all work (the device's own
+/// preemptible GC too).
 #[derive(Clone, Copy, Debug, Default)]
 struct Die {
     busy_until: Nanos,
+    host_busy_until: Nanos,
     fg_busy_until: Nanos,
 }
 
 impl Die {
-    fn start_at(&self, ready: Nanos, prio: Prio) -> Nanos {
-        match prio {
-            Prio::Preempt => ready.max(self.fg_busy_until),
-            Prio::Foreground | Prio::Background => ready.max(self.busy_until),
+    fn start_at(&self, ready: Nanos, prio: Prio, op: DieOp) -> Nanos {
+        match (prio, op) {
+            (Prio::Preempt, _) => ready.max(self.fg_busy_until),
+            (Prio::Foreground | Prio::Background, DieOp::Read) => ready.max(self.host_busy_until),
+            _ => ready.max(self.busy_until),
         }
     }
 
     /// Records that the die worked from `start` (as given by [`Die::start_at`]) to `end`.
     fn occupy(&mut self, start: Nanos, end: Nanos, prio: Prio) {
-        match prio {
-            Prio::Foreground => {
-                self.busy_until = end;
-                self.fg_busy_until = end;
-            }
-            Prio::Background => self.busy_until = end,
-            Prio::Preempt => {
-                let dur = end - start;
-                self.busy_until = if self.busy_until > start { self.busy_until + dur } else { end };
-                self.fg_busy_until = end;
-            }
+        bump(&mut self.busy_until, start, end);
+        if prio != Prio::Internal {
+            bump(&mut self.host_busy_until, start, end);
+        }
+        if matches!(prio, Prio::Foreground | Prio::Preempt) {
+            bump(&mut self.fg_busy_until, start, end);
         }
     }
 }
 
-/// A bandwidth-capped pipe with a foreground lane: one channel, or the host link.
+/// A bandwidth-capped pipe with nested lanes as a die's: one channel, or the host link.
 #[derive(Clone, Copy, Debug, Default)]
 struct Pipe {
     busy_until: Nanos,
+    host_busy_until: Nanos,
     fg_busy_until: Nanos,
 }
 
 impl Pipe {
     /// A transfer of `dur` submitted at `now` whose data is ready at `ready`; returns when
-    /// it has crossed.
+    /// it has crossed. Pushing a backlog back by `dur` is exactly adding the transfer to
+    /// that fluid backlog, so every lane at or below the transfer's own grows by `dur`.
     fn transfer(&mut self, now: Nanos, ready: Nanos, dur: Nanos, prio: Prio) -> Nanos {
+        let add = |mark: &mut Nanos| {
+            *mark = (*mark).max(now) + dur;
+            *mark
+        };
+        add(&mut self.busy_until);
         let queued = match prio {
+            Prio::Internal => self.busy_until,
+            Prio::Background => add(&mut self.host_busy_until),
             Prio::Foreground => {
-                self.busy_until = self.busy_until.max(now) + dur;
-                self.fg_busy_until = self.busy_until;
-                self.busy_until
-            }
-            Prio::Background => {
-                self.busy_until = self.busy_until.max(now) + dur;
-                self.busy_until
+                let q = add(&mut self.host_busy_until);
+                self.fg_busy_until = q;
+                q
             }
             Prio::Preempt => {
-                self.fg_busy_until = self.fg_busy_until.max(now) + dur;
-                // Pushing the backlog back by `dur` is exactly adding it to the fluid backlog.
-                self.busy_until = self.busy_until.max(now) + dur;
-                self.fg_busy_until
+                add(&mut self.host_busy_until);
+                add(&mut self.fg_busy_until)
             }
         };
         (ready + dur).max(queued)
@@ -143,6 +162,9 @@ pub(crate) struct Timing {
     /// Die-nanoseconds of work charged since the last [`Timing::reset_busy`], summed over
     /// dies: how busy the flash was, whatever the host saw.
     die_busy_ns: u64,
+    /// The lane the device's own GC runs in: foreground, or background when it yields to
+    /// preempting reads ([`super::SsdConfig::gc_preemptible`]).
+    gc: Prio,
 }
 
 /// Time for one page at `mbps` MB/s (10^6 bytes per second).
@@ -171,6 +193,7 @@ impl Timing {
             horizon: 0,
             base,
             die_busy_ns: 0,
+            gc: if config.gc_preemptible { Prio::Internal } else { Prio::Foreground },
         }
     }
 
@@ -206,7 +229,7 @@ impl Timing {
     fn sense(&mut self, now: Nanos, die: u32, prio: Prio) -> Nanos {
         let ch = self.channel_of(die);
         let d = &mut self.dies[die as usize];
-        let start = d.start_at(now, prio);
+        let start = d.start_at(now, prio, DieOp::Read);
         let out = self.channels[ch].transfer(now, start + self.t_read, self.channel_xfer, prio);
         d.occupy(start, out, prio);
         self.horizon = self.horizon.max(d.busy_until);
@@ -219,7 +242,7 @@ impl Timing {
     fn program(&mut self, now: Nanos, ready: Nanos, die: u32, prio: Prio) -> Nanos {
         let ch = self.channel_of(die);
         let d = &mut self.dies[die as usize];
-        let start = d.start_at(ready, prio);
+        let start = d.start_at(ready, prio, DieOp::Program);
         let end = self.channels[ch].transfer(now, start, self.channel_xfer, prio) + self.t_prog;
         d.occupy(start, end, prio);
         self.horizon = self.horizon.max(d.busy_until);
@@ -239,10 +262,11 @@ impl Timing {
     /// die starts it or its data can leave over the host link, whichever is later: what a
     /// driver deciding where to read from asks. Changes nothing.
     pub(crate) fn read_wait(&self, now: Nanos, die: u32, prio: Prio) -> Nanos {
-        let die_start = self.dies[die as usize].start_at(now, prio);
+        let die_start = self.dies[die as usize].start_at(now, prio, DieOp::Read);
         let host = match prio {
             Prio::Preempt => self.host.fg_busy_until,
-            Prio::Foreground | Prio::Background => self.host.busy_until,
+            Prio::Foreground | Prio::Background => self.host.host_busy_until,
+            Prio::Internal => self.host.busy_until,
         };
         die_start.max(host).saturating_sub(now)
     }
@@ -256,8 +280,8 @@ impl Timing {
     }
 
     /// The SSD's own copy of a valid page (GC or merge): read on `from`, program on `to`;
-    /// returns when both are done. Charged as foreground work: the host cannot preempt
-    /// the device's internal GC.
+    /// returns when both are done. Charged in the GC lane: foreground work, which the host
+    /// cannot preempt, unless the device's GC is preemptible.
     ///
     /// Within one die the program follows the read. Across dies the program does not wait
     /// for its own read: GC pages are staged in controller DRAM and a die programs
@@ -266,28 +290,29 @@ impl Timing {
     /// gap, and serialise a GC run behind one victim's reads. The run as a whole still
     /// completes only when every read and program has.
     pub(crate) fn copy_page(&mut self, now: Nanos, from: u32, to: u32) -> Nanos {
-        let in_controller = self.sense(now, from, Prio::Foreground);
+        let in_controller = self.sense(now, from, self.gc);
         let ready = if from == to { in_controller } else { now };
-        self.program(now, ready, to, Prio::Foreground).max(in_controller)
+        self.program(now, ready, to, self.gc).max(in_controller)
     }
 
     /// The SSD's own copy of a page inside `die` by copy-back: the die reads and programs,
-    /// the channel is not used. Foreground work, as [`Timing::copy_page`].
+    /// the channel is not used. In the GC lane, as [`Timing::copy_page`].
     pub(crate) fn copy_back_page(&mut self, now: Nanos, die: u32) -> Nanos {
         let d = &mut self.dies[die as usize];
-        let start = d.start_at(now, Prio::Foreground);
+        let start = d.start_at(now, self.gc, DieOp::Program);
         let end = start + self.t_read + self.t_prog;
-        d.occupy(start, end, Prio::Foreground);
+        d.occupy(start, end, self.gc);
         self.horizon = self.horizon.max(end);
         self.die_busy_ns += end - start;
         end
     }
 
+    /// An erase of one block on `die`, in the GC lane; returns when it ends.
     pub(crate) fn erase_block(&mut self, now: Nanos, die: u32) -> Nanos {
         let d = &mut self.dies[die as usize];
-        let start = d.start_at(now, Prio::Foreground);
+        let start = d.start_at(now, self.gc, DieOp::Program);
         let end = start + self.t_erase;
-        d.occupy(start, end, Prio::Foreground);
+        d.occupy(start, end, self.gc);
         self.horizon = self.horizon.max(end);
         self.die_busy_ns += end - start;
         end
@@ -336,5 +361,45 @@ mod tests {
         let second = t.read_page(0, 3, Prio::Foreground);
         assert!(second >= first + 50_000);
         assert_eq!(t.horizon(), second.max(first));
+    }
+
+    /// An SSD whose own GC is preemptible, with ten erases (15 ms) queued on die 0.
+    fn erasing(preemptible: bool) -> Timing {
+        let mut t = Timing::new(&SsdConfig { gc_preemptible: preemptible, ..presets::sata850pro() });
+        for _ in 0..10 {
+            t.erase_block(0, 0);
+        }
+        t
+    }
+
+    #[test]
+    fn host_reads_overtake_preemptible_gc_and_push_it_back() {
+        let mut t = erasing(true);
+        for prio in [Prio::Foreground, Prio::Background, Prio::Preempt] {
+            let read = t.read_page(0, 0, prio);
+            assert!(read < 200_000, "{prio:?} read waited for the device's GC: {read} ns");
+        }
+        // The three reads ran first, so the erases end later by their die time.
+        assert!(t.dies[0].busy_until >= 15_000_000 + 3 * 50_000, "{}", t.dies[0].busy_until);
+        // A program needs the space the erases free: it waits for all of them.
+        let write = t.write_page(0, 0, Prio::Foreground);
+        assert!(write > 15_000_000, "a write overtook the device's GC: {write} ns");
+    }
+
+    #[test]
+    fn without_preemptible_gc_every_read_waits_for_it() {
+        let mut t = erasing(false);
+        for prio in [Prio::Foreground, Prio::Preempt] {
+            let read = t.read_page(0, 0, prio);
+            assert!(read > 15_000_000, "{prio:?} read overtook the device's GC: {read} ns");
+        }
+    }
+
+    #[test]
+    fn a_preempting_read_still_waits_for_foreground_host_work() {
+        let mut t = erasing(true);
+        let write = t.write_page(0, 0, Prio::Foreground);
+        let read = t.read_page(0, 0, Prio::Preempt);
+        assert!(read >= write, "read {read} ns overtook a host write ending at {write} ns");
     }
 }
