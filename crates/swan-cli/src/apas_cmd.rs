@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_sim::apas::report::{side_by_side, summaries};
 use swan_sim::apas::run::{AUTO_PERIODS, DEFAULT_DISKS, PAPER_PERIOD_S};
-use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport};
+use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, DiskFill, Policy, PolicyReport};
 use swan_sim::trace::TraceFormat;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -49,6 +49,13 @@ pub struct ApasArgs {
     /// Band size in MiB (a whole number of 4 KiB blocks).
     #[arg(long, default_value_t = 32.0)]
     pub band_mib: f64,
+    /// How full each disk is when the run starts: \"auto\" (free space at the lazy-cleaning
+    /// threshold, 20 %, plus a quarter of the blocks the trace writes to the disk, so the run
+    /// crosses it), or a fraction in [0, 0.985] of the disk's shingled blocks holding valid
+    /// data (older data the trace never touches, spread over the disk, plus the trace's
+    /// footprint); 0 leaves the disks empty but for the footprint.
+    #[arg(long, default_value = "auto", value_name = "auto|FRACTION")]
+    pub disk_fill: String,
     /// Period length in seconds [default: the trace's span / 25].
     #[arg(long)]
     pub period_s: Option<f64>,
@@ -86,6 +93,23 @@ pub fn config(args: &ApasArgs) -> anyhow::Result<ApasSimConfig> {
         bail!("--band-mib {}: a band must be a positive whole number of 4 KiB blocks", args.band_mib);
     }
     cfg.band_bytes = band as u64;
+    cfg.disk_fill = match args.disk_fill.as_str() {
+        "auto" => DiskFill::Auto,
+        f => match f.parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => DiskFill::Fraction(x),
+            _ => bail!("--disk-fill '{f}': expected auto or a fraction between 0 and 1"),
+        },
+    };
+    let smr = cfg.smr();
+    if let Err(e) = smr.validate() {
+        bail!("--band-mib {}: {e}", args.band_mib);
+    }
+    let most = smr.logical_blocks() as f64 / (smr.shingled_bands() * smr.band_blocks()) as f64;
+    if let DiskFill::Fraction(f) = cfg.disk_fill {
+        if f > most {
+            bail!("--disk-fill {f}: at most {most:.4} of a disk's shingled blocks can hold data (the rest are its spare bands)");
+        }
+    }
     if let Some(p) = args.period_s {
         if !(p.is_finite() && p > 0.0) {
             bail!("--period-s {p}: the period must be a positive number of seconds");

@@ -157,6 +157,11 @@ impl Bands {
         Ok(w)
     }
 
+    /// Sets `band`'s write pointer to `blocks`, as if written before time 0 with no tags.
+    pub(crate) fn fill_untimed(&mut self, band: u32, blocks: u64) {
+        self.wp[band as usize] = blocks;
+    }
+
     /// Forget everything in `band` and rewind its write pointer: the band is free.
     pub fn free(&mut self, band: u32) {
         let (first, wp) = (self.target(band, 0), self.wp[band as usize]);
