@@ -108,6 +108,10 @@ pub struct Smr {
     valid: Vec<u64>,
     invalid: Vec<u64>,
     free: BTreeSet<u32>,
+    /// Bands holding an invalid block, in band order: the only ones a cleaning frees space
+    /// in, kept as blocks are invalidated and bands cleaned so that a cleaning policy need
+    /// not scan every band.
+    dirty: BTreeSet<u32>,
     /// Partly written bands not open for host writes (a cleaning's destination).
     partial: BTreeSet<u32>,
     open: Option<u32>,
@@ -129,6 +133,7 @@ impl Smr {
             foreign: vec![0; n],
             valid: vec![0; n],
             invalid: vec![0; n],
+            dirty: BTreeSet::new(),
             partial: BTreeSet::new(),
             open: None,
         })
@@ -231,6 +236,11 @@ impl Smr {
         self.free.len()
     }
 
+    /// Shingled bands holding an invalid block, in band order.
+    pub fn dirty_bands(&self) -> impl Iterator<Item = u32> + '_ {
+        self.dirty.iter().copied()
+    }
+
     /// Shingled bands holding data, in band order.
     pub fn used_bands(&self) -> impl Iterator<Item = u32> + '_ {
         (self.config.unshingled_bands..self.media.bands()).filter(|b| !self.free.contains(b))
@@ -251,6 +261,7 @@ impl Smr {
             self.owner[b][offset as usize] = NONE;
             self.valid[b] -= 1;
             self.invalid[b] += 1;
+            self.dirty.insert(e.band);
         }
     }
 
@@ -415,6 +426,7 @@ impl Smr {
         self.foreign[victim as usize] = 0;
         self.valid[victim as usize] = 0;
         self.invalid[victim as usize] = 0;
+        self.dirty.remove(&victim);
         self.partial.remove(&victim);
         if self.open == Some(victim) {
             self.open = None;

@@ -174,6 +174,13 @@ fn model_check_aged(ops: u64, seed: u64, foreign: u64) -> Nanos {
             let valid: u64 = d.used_bands().map(|b| d.band_stats(b).valid).sum();
             assert_eq!(valid, reference.len() as u64 + foreign);
             assert_eq!(d.foreign_blocks(), foreign);
+            // The live counts equal what a scan of every band finds.
+            let bb = d.media().band_blocks();
+            let scanned: u64 = d.used_bands().map(|b| d.band_stats(b).free).sum();
+            assert_eq!(d.free_blocks(), d.free_bands() as u64 * bb + scanned, "op {op}");
+            let mut dirty = d.band_states();
+            dirty.retain(|b| b.invalid > 0);
+            assert_eq!(d.victim_states(), dirty, "op {op}");
             for b in d.used_bands() {
                 let s = d.band_stats(b);
                 assert_eq!(s.valid + s.invalid + s.free, 32);

@@ -185,12 +185,11 @@ impl Disks {
         }
         let bands: Vec<u32> = match self.cleaner {
             Cleaner::Apas(gc) => {
-                let plan = gc.plan(&d.smr.band_states(), free, total, false);
+                let plan = gc.plan(&d.smr.victim_states(), free, total, false);
                 plan.now().iter().map(|v| v.band).collect()
             }
             Cleaner::Greedy { threshold_percent } => {
-                let mut states = d.smr.band_states();
-                states.retain(|b| b.invalid > 0);
+                let mut states = d.smr.victim_states();
                 states.sort_by_key(|b| (b.valid, b.band));
                 let target = u128::from(total) * u128::from(threshold_percent);
                 let mut gained = u128::from(free) * 100;
@@ -231,7 +230,7 @@ impl Disks {
                 continue;
             }
             let free = d.smr.free_blocks();
-            let plan = gc.plan(&d.smr.band_states(), free, d.smr.shingled_blocks(), true);
+            let plan = gc.plan(&d.smr.victim_states(), free, d.smr.shingled_blocks(), true);
             let mut t = start;
             d.changed = false;
             for v in plan.now() {
