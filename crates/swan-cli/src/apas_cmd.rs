@@ -49,6 +49,10 @@ pub struct ApasArgs {
     /// Band size in MiB (a whole number of 4 KiB blocks).
     #[arg(long, default_value_t = 32.0)]
     pub band_mib: f64,
+    /// Stripe chunk in MiB: how much of the volume stays together on one disk (a whole
+    /// number of 4 KiB blocks) [default: one band].
+    #[arg(long)]
+    pub chunk_mib: Option<f64>,
     /// How full each disk is when the run starts: \"auto\" (free space at the lazy-cleaning
     /// threshold, 20 %, plus a quarter of the blocks the trace writes to the disk, so the run
     /// crosses it), or a fraction in [0, 0.985] of the disk's shingled blocks holding valid
@@ -93,6 +97,13 @@ pub fn config(args: &ApasArgs) -> anyhow::Result<ApasSimConfig> {
         bail!("--band-mib {}: a band must be a positive whole number of 4 KiB blocks", args.band_mib);
     }
     cfg.band_bytes = band as u64;
+    if let Some(c) = args.chunk_mib {
+        let bytes = c * (1u64 << 20) as f64;
+        if !(bytes.is_finite() && bytes >= 4096.0 && bytes.fract() == 0.0 && (bytes as u64).is_multiple_of(4096)) {
+            bail!("--chunk-mib {c}: a stripe chunk must be a positive whole number of 4 KiB blocks");
+        }
+        cfg.chunk_bytes = Some(bytes as u64);
+    }
     cfg.disk_fill = match args.disk_fill.as_str() {
         "auto" => DiskFill::Auto,
         f => match f.parse::<f64>() {

@@ -13,16 +13,16 @@ use swan_sim::apas::run::PAPER_PERIOD_S;
 use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, DiskFill, PeriodRow, Policy, PolicyReport};
 
 /// A workload: its trace, how fast it is replayed, and which of the paper's it stands for.
-struct Workload {
-    name: &'static str,
-    file: &'static str,
-    accel: f64,
-    about: &'static str,
+pub(crate) struct Workload {
+    pub(crate) name: &'static str,
+    pub(crate) file: &'static str,
+    pub(crate) accel: f64,
+    pub(crate) about: &'static str,
     /// The paper's trace it stands in for, if any.
-    stands_for: Option<&'static str>,
+    pub(crate) stands_for: Option<&'static str>,
 }
 
-const WORKLOADS: [Workload; 4] = [
+pub(crate) const WORKLOADS: [Workload; 4] = [
     Workload {
         name: "msr-win",
         file: "msr-window-rw20.heimdall",

@@ -59,6 +59,10 @@ pub struct ApasSimConfig {
     pub cache_fraction: f64,
     pub disks: u32,
     pub band_bytes: u64,
+    /// The stripe chunk (blocks of the volume kept together on one disk); `None`: one band,
+    /// so that a band-size sweep can hold it fixed or let it follow.
+    #[serde(default)]
+    pub chunk_bytes: Option<u64>,
     /// Period length; `None`: the trace's span / [`AUTO_PERIODS`].
     pub period_ns: Option<Nanos>,
     /// Arrival times divided by this.
@@ -78,6 +82,7 @@ impl Default for ApasSimConfig {
             cache_fraction: DEFAULT_CACHE_FRACTION,
             disks: DEFAULT_DISKS,
             band_bytes: DEFAULT_BAND_BYTES,
+            chunk_bytes: None,
             period_ns: None,
             accel: 1.0,
             seed: 1,
@@ -109,6 +114,11 @@ impl ApasSimConfig {
             return Err("at least one disk is needed".into());
         }
         self.smr().validate().map_err(|e| format!("band size {} B: {e}", self.band_bytes))?;
+        if let Some(c) = self.chunk_bytes {
+            if c == 0 || c % crate::trace::BLOCK_BYTES != 0 {
+                return Err(format!("stripe chunk {c} B must be a positive whole number of 4 KiB blocks"));
+            }
+        }
         if let DiskFill::Fraction(f) = self.disk_fill {
             let c = self.smr();
             let most = c.logical_blocks() as f64 / c.shingled_bands() as f64 / c.band_blocks() as f64;
@@ -165,7 +175,7 @@ impl ApasTrace {
         let apps = self.applications();
         let mut out = format!(
             "trace {}: {} format, {} requests ({} reads, {} writes), {} application{} ({}), {:.3} s recorded\n  \
-             open loop at the trace's times{}; {} disks (Atlas 10K IV SWDs, {} MiB bands) striped in band-sized \
+             open loop at the trace's times{}; {} disks (Atlas 10K IV SWDs, {} MiB bands) striped in {} MiB \
              chunks, addresses wrap modulo the volume, the trace's start at a chunk chosen by seed {}",
             self.trace.path.display(),
             self.trace.format,
@@ -179,6 +189,7 @@ impl ApasTrace {
             if cfg.accel == 1.0 { String::new() } else { format!(" divided by {}", cfg.accel) },
             cfg.disks,
             cfg.band_bytes as f64 / f64::from(1u32 << 20),
+            cfg.chunk_bytes.unwrap_or(cfg.band_bytes) as f64 / f64::from(1u32 << 20),
             cfg.seed,
         );
         if let Some(w) = self.application_warning() {
@@ -374,7 +385,8 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         Policy::Hwsr => Cleaner::Greedy { threshold_percent: cfg.gc.lazy_threshold_percent },
     };
     let mut disks = Disks::new(&cfg.smr(), cfg.disks, cleaner, cfg.idle_timeout_ns)?;
-    let layout = DiskLayout::new(cfg.disks, disks.band_blocks(), disks.logical_blocks(), cfg.seed)?;
+    let chunk = cfg.chunk_bytes.map_or(disks.band_blocks(), |c| c / crate::trace::BLOCK_BYTES);
+    let layout = DiskLayout::new(cfg.disks, chunk, disks.logical_blocks(), cfg.seed)?;
 
     // First pass: the footprint, written to the disks before the run, and each disk's share
     // of it and of the trace's writes (what the disk fill is reckoned from).

@@ -121,6 +121,7 @@ fn bad_settings_are_errors_that_say_what() {
     assert!(bad(ApasSimConfig { accel: 0.0, ..Default::default() }).contains("acceleration"));
     assert!(bad(ApasSimConfig { disks: 0, ..Default::default() }).contains("disk"));
     assert!(bad(ApasSimConfig { band_bytes: 1000, ..Default::default() }).contains("band size"));
+    assert!(bad(ApasSimConfig { chunk_bytes: Some(1000), ..Default::default() }).contains("stripe chunk"));
     assert!(bad(ApasSimConfig { period_ns: Some(0), ..Default::default() }).contains("period"));
     assert!(bad(ApasSimConfig { cache_blocks: Some(3), ..Default::default() }).contains("cache"));
 }
