@@ -19,8 +19,10 @@ use swan_sim::trace::TraceFormat;
 
 Requests arrive at the trace's own times (divided by --accel), each with its application id (the \
 trace's device or ASU field; a format without one runs as one application, with a warning). Every \
-block the trace touches is written to the disks before the run. The volume is striped over --disks \
-disks in band-sized chunks; the trace's block 0 sits at a chunk chosen by --seed (the only thing \
+block the trace touches is written to the disks before the run, after each disk is aged with \
+older data the trace never touches, so that its free space starts just above the 20 % lazy-cleaning \
+threshold (--disk-fill). The volume is striped over --disks \
+disks in band-sized chunks (--chunk-mib to hold them at another size); the trace's block 0 sits at a chunk chosen by --seed (the only thing \
 the seed changes). Without --period-s the trace's span is cut into 25 periods (the paper's \
 10,000 s periods are longer than every trace here: give --period-s 10000 to use them).
 
@@ -53,11 +55,12 @@ pub struct ApasArgs {
     /// number of 4 KiB blocks) [default: one band].
     #[arg(long)]
     pub chunk_mib: Option<f64>,
-    /// How full each disk is when the run starts: \"auto\" (free space at the lazy-cleaning
+    /// How full each disk is when the run starts: "auto" (free space at the lazy-cleaning
     /// threshold, 20 %, plus a quarter of the blocks the trace writes to the disk, so the run
-    /// crosses it), or a fraction in [0, 0.985] of the disk's shingled blocks holding valid
+    /// crosses it), or the fraction of the disk's shingled blocks holding valid
     /// data (older data the trace never touches, spread over the disk, plus the trace's
-    /// footprint); 0 leaves the disks empty but for the footprint.
+    /// footprint), at most what the spare bands leave (0.985 with 32 MiB bands); 0 leaves the
+    /// disks empty but for the footprint.
     #[arg(long, default_value = "auto", value_name = "auto|FRACTION")]
     pub disk_fill: String,
     /// Period length in seconds [default: the trace's span / 25].
