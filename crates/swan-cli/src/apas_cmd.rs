@@ -5,7 +5,7 @@ use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_sim::apas::report::{side_by_side, summaries};
 use swan_sim::apas::run::{AUTO_PERIODS, DEFAULT_DISKS, PAPER_PERIOD_S};
-use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport};
+use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, DiskFill, Policy, PolicyReport};
 use swan_sim::trace::TraceFormat;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -19,8 +19,10 @@ use swan_sim::trace::TraceFormat;
 
 Requests arrive at the trace's own times (divided by --accel), each with its application id (the \
 trace's device or ASU field; a format without one runs as one application, with a warning). Every \
-block the trace touches is written to the disks before the run. The volume is striped over --disks \
-disks in band-sized chunks; the trace's block 0 sits at a chunk chosen by --seed (the only thing \
+block the trace touches is written to the disks before the run, after each disk is aged with \
+older data the trace never touches, so that its free space starts just above the 20 % lazy-cleaning \
+threshold (--disk-fill). The volume is striped over --disks \
+disks in band-sized chunks (--chunk-mib to hold them at another size); the trace's block 0 sits at a chunk chosen by --seed (the only thing \
 the seed changes). Without --period-s the trace's span is cut into 25 periods (the paper's \
 10,000 s periods are longer than every trace here: give --period-s 10000 to use them).
 
@@ -49,6 +51,18 @@ pub struct ApasArgs {
     /// Band size in MiB (a whole number of 4 KiB blocks).
     #[arg(long, default_value_t = 32.0)]
     pub band_mib: f64,
+    /// Stripe chunk in MiB: how much of the volume stays together on one disk (a whole
+    /// number of 4 KiB blocks) [default: one band].
+    #[arg(long)]
+    pub chunk_mib: Option<f64>,
+    /// How full each disk is when the run starts: "auto" (free space at the lazy-cleaning
+    /// threshold, 20 %, plus a quarter of the blocks the trace writes to the disk, so the run
+    /// crosses it), or the fraction of the disk's shingled blocks holding valid
+    /// data (older data the trace never touches, spread over the disk, plus the trace's
+    /// footprint), at most what the spare bands leave (0.985 with 32 MiB bands); 0 leaves the
+    /// disks empty but for the footprint.
+    #[arg(long, default_value = "auto", value_name = "auto|FRACTION")]
+    pub disk_fill: String,
     /// Period length in seconds [default: the trace's span / 25].
     #[arg(long)]
     pub period_s: Option<f64>,
@@ -86,6 +100,30 @@ pub fn config(args: &ApasArgs) -> anyhow::Result<ApasSimConfig> {
         bail!("--band-mib {}: a band must be a positive whole number of 4 KiB blocks", args.band_mib);
     }
     cfg.band_bytes = band as u64;
+    if let Some(c) = args.chunk_mib {
+        let bytes = c * (1u64 << 20) as f64;
+        if !(bytes.is_finite() && bytes >= 4096.0 && bytes.fract() == 0.0 && (bytes as u64).is_multiple_of(4096)) {
+            bail!("--chunk-mib {c}: a stripe chunk must be a positive whole number of 4 KiB blocks");
+        }
+        cfg.chunk_bytes = Some(bytes as u64);
+    }
+    cfg.disk_fill = match args.disk_fill.as_str() {
+        "auto" => DiskFill::Auto,
+        f => match f.parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => DiskFill::Fraction(x),
+            _ => bail!("--disk-fill '{f}': expected auto or a fraction between 0 and 1"),
+        },
+    };
+    let smr = cfg.smr();
+    if let Err(e) = smr.validate() {
+        bail!("--band-mib {}: {e}", args.band_mib);
+    }
+    let most = smr.logical_blocks() as f64 / (smr.shingled_bands() * smr.band_blocks()) as f64;
+    if let DiskFill::Fraction(f) = cfg.disk_fill {
+        if f > most {
+            bail!("--disk-fill {f}: at most {most:.4} of a disk's shingled blocks can hold data (the rest are its spare bands)");
+        }
+    }
     if let Some(p) = args.period_s {
         if !(p.is_finite() && p > 0.0) {
             bail!("--period-s {p}: the period must be a positive number of seconds");

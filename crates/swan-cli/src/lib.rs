@@ -11,6 +11,7 @@ pub mod read_args;
 pub mod replay_cmd;
 pub mod repro;
 mod repro_apas;
+mod repro_apas_sweep;
 pub mod repro_args;
 mod repro_harmonia;
 mod repro_spread;

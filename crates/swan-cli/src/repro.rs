@@ -32,6 +32,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::ApasFig3 => "apas-fig3",
         Experiment::ApasFig4 => "apas-fig4",
         Experiment::ApasFig5 => "apas-fig5",
+        Experiment::ApasSweep => "apas-sweep",
     }
 }
 
@@ -77,6 +78,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if matches!(args.experiment, Experiment::ApasFig3 | Experiment::ApasFig4 | Experiment::ApasFig5) {
         return crate::repro_apas::run(args, name(args.experiment));
+    }
+    if args.experiment == Experiment::ApasSweep {
+        return crate::repro_apas_sweep::run(args);
     }
     if args.experiment == Experiment::SsdSpread {
         return crate::repro_spread::run(args);

@@ -10,19 +10,19 @@ use crate::repro_args::{Experiment, ReproArgs};
 use crate::repro_triple_a_traces::traces_dir;
 use anyhow::Context;
 use swan_sim::apas::run::PAPER_PERIOD_S;
-use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, PeriodRow, Policy, PolicyReport};
+use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, DiskFill, PeriodRow, Policy, PolicyReport};
 
 /// A workload: its trace, how fast it is replayed, and which of the paper's it stands for.
-struct Workload {
-    name: &'static str,
-    file: &'static str,
-    accel: f64,
-    about: &'static str,
+pub(crate) struct Workload {
+    pub(crate) name: &'static str,
+    pub(crate) file: &'static str,
+    pub(crate) accel: f64,
+    pub(crate) about: &'static str,
     /// The paper's trace it stands in for, if any.
-    stands_for: Option<&'static str>,
+    pub(crate) stands_for: Option<&'static str>,
 }
 
-const WORKLOADS: [Workload; 4] = [
+pub(crate) const WORKLOADS: [Workload; 4] = [
     Workload {
         name: "msr-win",
         file: "msr-window-rw20.heimdall",
@@ -99,6 +99,8 @@ fn over_seeds(values: &[Option<f64>]) -> Option<(f64, f64, f64)> {
 struct Runs {
     per_seed: Vec<(PolicyReport, PolicyReport)>,
     paper_period: (PolicyReport, PolicyReport),
+    /// The first seed on disks holding the footprint alone (free space never near 20 %).
+    empty_disks: (PolicyReport, PolicyReport),
 }
 
 fn run_workload(w: &Workload, seeds: &[u64]) -> anyhow::Result<Runs> {
@@ -121,7 +123,28 @@ fn run_workload(w: &Workload, seeds: &[u64]) -> anyhow::Result<Runs> {
         period_ns: Some((PAPER_PERIOD_S * 1e9) as u64),
         ..ApasSimConfig::default()
     };
-    Ok(Runs { per_seed, paper_period: both(&paper)? })
+    let empty = ApasSimConfig {
+        seed: seeds[0],
+        accel: w.accel,
+        disk_fill: DiskFill::Fraction(0.0),
+        ..ApasSimConfig::default()
+    };
+    Ok(Runs { per_seed, paper_period: both(&paper)?, empty_disks: both(&empty)? })
+}
+
+/// One policy's cleanings: how many of each kind and the disk time they took.
+fn cleanings(r: &PolicyReport) -> String {
+    let d = &r.summary.disk;
+    format!(
+        "{} {}/{}/{} in {:.1}/{:.1}/{:.1} s",
+        r.policy.name(),
+        d.idle_cleanings,
+        d.lazy_cleanings,
+        d.forced_cleanings,
+        d.idle_cleaning_ns as f64 / 1e9,
+        d.lazy_cleaning_ns as f64 / 1e9,
+        d.forced_cleaning_ns as f64 / 1e9
+    )
 }
 
 fn ms(x: Option<(f64, f64, f64)>) -> String {
@@ -186,7 +209,10 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
          (each seed places the trace in the volume; nothing else is random); {} SWDs (Atlas 10K IV, {} MiB \
          bands) striped in band-sized chunks, the apas-slc SSD cache at {:.0} % of each trace's footprint, \
          every trace cut into 25 periods of equal length (the paper's 10,000 s periods are longer than \
-         every trace here: one run per workload with them follows the table)\n",
+         every trace here: one run per workload with them follows the table); aged disks: each starts with \
+         free space at the lazy-cleaning threshold (20 %) plus a quarter of the blocks the trace writes to it, \
+         the rest older data the trace never touches (--disk-fill auto; one run per workload on disks \
+         holding only the footprint follows the table)\n",
         match metric {
             Metric::Mean => 3,
             Metric::Read => 4,
@@ -240,6 +266,25 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
             fmt(a0.summary.smr_write_amplification),
             fmt(h0.summary.smr_write_amplification),
             a0.summary.disk.idle_cleanings,
+        );
+        let free: Vec<f64> = a0.free_at_start.iter().map(|f| f * 100.0).collect();
+        out += &format!(
+            "disks at the start (seed {}): {:.3}–{:.3} % free; cleanings idle/lazy/forced and the disk time in them: \
+             {}, {}\n",
+            seeds[0],
+            free.iter().copied().fold(f64::INFINITY, f64::min),
+            free.iter().copied().fold(0.0, f64::max),
+            cleanings(a0),
+            cleanings(h0)
+        );
+        let (ea, eh) = &runs.empty_disks;
+        out += &format!(
+            "on disks holding only the footprint (seed {}): apas {} ms, hwsr {} ms; cleanings {}, {}\n",
+            seeds[0],
+            fmt(metric.of_run(ea)),
+            fmt(metric.of_run(eh)),
+            cleanings(ea),
+            cleanings(eh)
         );
         let (pa, ph) = &runs.paper_period;
         out += &format!(

@@ -53,6 +53,8 @@ pub enum Experiment {
     ApasFig4,
     /// Apas Fig. 5: write response time per period, Apas against HWSR.
     ApasFig5,
+    /// Apas beyond the paper: cache size (5/10/20 % of the footprint) and band size (8/32/128 MiB, stripe chunk fixed) swept.
+    ApasSweep,
 }
 
 #[derive(clap::Args, Debug)]

@@ -824,6 +824,9 @@ fn apas_runs_both_policies_per_period_and_names_bad_input() {
     fails(&[&t[..], &["--period-s", "0"]].concat(), &["--period-s 0"]);
     fails(&[&t[..], &["--cache-mib", "0"]].concat(), &["--cache-mib 0"]);
     fails(&[&t[..], &["--cache-percent", "101"]].concat(), &["--cache-percent 101"]);
+    fails(&[&t[..], &["--chunk-mib", "0.001"]].concat(), &["--chunk-mib 0.001", "4 KiB"]);
+    fails(&[&t[..], &["--disk-fill", "full"]].concat(), &["--disk-fill 'full'", "auto or a fraction"]);
+    fails(&[&t[..], &["--disk-fill", "0.99"]].concat(), &["--disk-fill 0.99", "spare bands"]);
     fails(&[&t[..], &["--cache-mib", "0.01"]].concat(), &["cache", "16 applications"]);
     fails(&["apas", "--trace", "/nonexistent/trace.csv"], &["/nonexistent/trace.csv"]);
 }

@@ -40,6 +40,9 @@ pub struct Bands {
     unshingled: u32,
     /// Blocks written from the start of each band (the write pointer).
     wp: Vec<u64>,
+    /// The write pointers of the shingled bands, summed (kept as they move, so the disk's
+    /// free space needs no scan of every band).
+    shingled_written: u64,
     /// Physical block → tag of the data on it, when the media keeps tags.
     tags: Option<HashMap<u64, u64>>,
 }
@@ -48,7 +51,7 @@ impl Bands {
     /// `bands` bands of `band_blocks` blocks from the start of `hdd`; the caller has
     /// checked that they fit.
     pub(crate) fn new(hdd: Hdd, band_blocks: u64, bands: u32, unshingled: u32) -> Self {
-        Bands { hdd, band_blocks, bands, unshingled, wp: vec![0; bands as usize], tags: None }
+        Bands { hdd, band_blocks, bands, unshingled, wp: vec![0; bands as usize], shingled_written: 0, tags: None }
     }
 
     pub(crate) fn keep_tags(&mut self) {
@@ -69,6 +72,19 @@ impl Bands {
 
     pub fn is_shingled(&self, band: u32) -> bool {
         band >= self.unshingled
+    }
+
+    /// Blocks written in every shingled band, summed.
+    pub fn shingled_written(&self) -> u64 {
+        self.shingled_written
+    }
+
+    /// Moves `band`'s write pointer, keeping the sum of the shingled ones.
+    fn set_wp(&mut self, band: u32, wp: u64) {
+        let old = std::mem::replace(&mut self.wp[band as usize], wp);
+        if self.is_shingled(band) {
+            self.shingled_written = self.shingled_written - old + wp;
+        }
     }
 
     /// The band's write pointer: blocks written from its start.
@@ -144,7 +160,7 @@ impl Bands {
             w.rewritten_blocks = wp - damaged;
         }
         w.done = t;
-        self.wp[band as usize] = wp.max(end);
+        self.set_wp(band, wp.max(end));
         let first = self.target(band, offset);
         if let Some(map) = self.tags.as_mut() {
             for i in 0..count {
@@ -157,6 +173,11 @@ impl Bands {
         Ok(w)
     }
 
+    /// Sets `band`'s write pointer to `blocks`, as if written before time 0 with no tags.
+    pub(crate) fn fill_untimed(&mut self, band: u32, blocks: u64) {
+        self.set_wp(band, blocks);
+    }
+
     /// Forget everything in `band` and rewind its write pointer: the band is free.
     pub fn free(&mut self, band: u32) {
         let (first, wp) = (self.target(band, 0), self.wp[band as usize]);
@@ -165,7 +186,7 @@ impl Bands {
                 map.remove(&b);
             }
         }
-        self.wp[band as usize] = 0;
+        self.set_wp(band, 0);
     }
 
     /// Put (or clear) the tag on physical block `target`, when the media keeps tags.

@@ -62,6 +62,8 @@ pub struct SmrWrite {
     pub forced_cleanings: u32,
     /// Valid blocks those cleanings moved.
     pub moved_blocks: u64,
+    /// Time those cleanings took (the write waited for it).
+    pub cleaning_ns: Nanos,
 }
 
 /// What one band cleaning did.
@@ -84,6 +86,8 @@ pub enum SmrError {
     NotCleanable { band: u32 },
     #[error("no free band to clean into")]
     NoFreeBand,
+    #[error("cannot age the disk with {blocks} blocks of older data: it must be empty, and the host may address only {logical}")]
+    CannotAge { blocks: u64, logical: u64 },
 }
 
 const NONE: u32 = u32::MAX;
@@ -98,9 +102,16 @@ pub struct Smr {
     /// Per band, per block: the SMR_LBA whose valid copy is there, or `NONE` (invalid or
     /// unwritten). Allocated when a band is first written.
     owner: Vec<Vec<u32>>,
+    /// Per band: valid blocks at its front that belong to no host address the STL maps
+    /// ([`Smr::fill_foreign`]: an aged disk's older data). Counted in `valid`.
+    foreign: Vec<u64>,
     valid: Vec<u64>,
     invalid: Vec<u64>,
     free: BTreeSet<u32>,
+    /// Bands holding an invalid block, in band order: the only ones a cleaning frees space
+    /// in, kept as blocks are invalidated and bands cleaned so that a cleaning policy need
+    /// not scan every band.
+    dirty: BTreeSet<u32>,
     /// Partly written bands not open for host writes (a cleaning's destination).
     partial: BTreeSet<u32>,
     open: Option<u32>,
@@ -119,8 +130,10 @@ impl Smr {
             media,
             stl: HashMap::new(),
             owner: vec![Vec::new(); n],
+            foreign: vec![0; n],
             valid: vec![0; n],
             invalid: vec![0; n],
+            dirty: BTreeSet::new(),
             partial: BTreeSet::new(),
             open: None,
         })
@@ -162,13 +175,70 @@ impl Smr {
 
     /// Valid blocks among `from..to` of `band` (e.g. its front and back halves).
     pub fn valid_in(&self, band: u32, from: u64, to: u64) -> u64 {
-        let o = &self.owner[band as usize];
-        let to = (to as usize).min(o.len());
-        o.get(from as usize..to).map_or(0, |s| s.iter().filter(|&&x| x != NONE).count() as u64)
+        let b = band as usize;
+        let foreign = self.foreign[b].min(to).saturating_sub(from);
+        let o = &self.owner[b];
+        let (from, to) = (from.max(self.foreign[b]) as usize, (to as usize).min(o.len()));
+        foreign + o.get(from..to).map_or(0, |s| s.iter().filter(|&&x| x != NONE).count() as u64)
+    }
+
+    /// Valid blocks of the disk that no host address maps to ([`Smr::fill_foreign`]).
+    pub fn foreign_blocks(&self) -> u64 {
+        self.foreign.iter().sum()
+    }
+
+    /// Ages an empty disk: `blocks` valid blocks of older data, which no host address the
+    /// STL maps, written before time 0 in whole bands spread evenly over the shingled bands
+    /// (an aged log-structured disk's free bands lie wherever cleaning left them) and one
+    /// partly written band for the rest, which the host's writes then continue. The data
+    /// is never invalidated (no host write reaches it), so its bands are cleaned only by
+    /// choice or force, and then moved like any valid data.
+    ///
+    /// The host must keep its own live data within [`Smr::logical_blocks`] less `blocks`:
+    /// the spare bands' guarantee of room for cleaning counts both.
+    pub fn fill_foreign(&mut self, blocks: u64) -> Result<(), SmrError> {
+        if self.used_bands().next().is_some() || blocks > self.logical_blocks() {
+            return Err(SmrError::CannotAge { blocks, logical: self.logical_blocks() });
+        }
+        let bb = self.media.band_blocks();
+        let first = u64::from(self.config.unshingled_bands);
+        let shingled = u64::from(self.media.bands()) - first;
+        let (whole, rest) = (blocks / bb, blocks % bb);
+        for i in 0..whole {
+            // Strictly increasing, since whole <= shingled: `whole` distinct bands.
+            self.seal(first + i * shingled / whole, bb);
+        }
+        if rest > 0 {
+            let band = *self.free.first().expect("the spare bands are free");
+            self.seal(u64::from(band), rest);
+            self.partial.insert(band);
+        }
+        Ok(())
+    }
+
+    /// Bytes the STL's tables hold, estimated from their entries: a hash entry per mapped
+    /// block (8 B key + 16 B entry + ~8 B of hashing overhead) and a 4 B reverse entry per
+    /// block of every band the host has written (older data needs neither).
+    pub fn model_bytes(&self) -> u64 {
+        let reverse = self.owner.iter().filter(|o| !o.is_empty()).count() as u64;
+        self.stl.len() as u64 * 32 + reverse * self.media.band_blocks() * 4
+    }
+
+    fn seal(&mut self, band: u64, blocks: u64) {
+        let b = band as u32;
+        self.free.remove(&b);
+        self.media.fill_untimed(b, blocks);
+        self.foreign[band as usize] = blocks;
+        self.valid[band as usize] = blocks;
     }
 
     pub fn free_bands(&self) -> usize {
         self.free.len()
+    }
+
+    /// Shingled bands holding an invalid block, in band order.
+    pub fn dirty_bands(&self) -> impl Iterator<Item = u32> + '_ {
+        self.dirty.iter().copied()
     }
 
     /// Shingled bands holding data, in band order.
@@ -191,6 +261,7 @@ impl Smr {
             self.owner[b][offset as usize] = NONE;
             self.valid[b] -= 1;
             self.invalid[b] += 1;
+            self.dirty.insert(e.band);
         }
     }
 
@@ -222,6 +293,7 @@ impl Smr {
                 .min_by_key(|&b| self.valid[b as usize])
                 .expect("the spare bands guarantee a used band");
             let c = self.clean(*t, victim).expect("the last free band is kept for cleaning");
+            w.cleaning_ns += c.done - *t;
             *t = c.done;
             w.forced_cleanings += 1;
             w.moved_blocks += c.moved_blocks;
@@ -309,37 +381,41 @@ impl Smr {
         if !self.media.is_shingled(victim) || victim >= self.media.bands() || self.free.contains(&victim) {
             return Err(SmrError::NotCleanable { band: victim });
         }
-        let moving: Vec<(u64, u32)> = self.owner[victim as usize]
+        let foreign = self.foreign[victim as usize];
+        let owned: Vec<(u64, u32)> = self.owner[victim as usize]
             .iter()
             .enumerate()
             .filter(|&(_, &o)| o != NONE)
             .map(|(i, &o)| (i as u64, o))
             .collect();
+        // Every valid offset in order: the older data at the front, then the host's.
+        let offsets: Vec<u64> = (0..foreign).chain(owned.iter().map(|&(i, _)| i)).collect();
         let destination =
-            if moving.is_empty() { None } else { Some(self.free.pop_first().ok_or(SmrError::NoFreeBand)?) };
+            if offsets.is_empty() { None } else { Some(self.free.pop_first().ok_or(SmrError::NoFreeBand)?) };
         let mut t = now;
         let mut start = None;
-        let mut tags = Vec::with_capacity(moving.len());
         let mut i = 0;
-        while i < moving.len() {
+        while i < offsets.len() {
             let mut j = i + 1;
-            while j < moving.len() && moving[j].0 == moving[j - 1].0 + 1 {
+            while j < offsets.len() && offsets[j] == offsets[j - 1] + 1 {
                 j += 1;
             }
-            let r = self.media.read_at(t, victim, moving[i].0, (j - i) as u64).expect("inside the band");
+            let r = self.media.read_at(t, victim, offsets[i], (j - i) as u64).expect("inside the band");
             start.get_or_insert(r.start);
             t = r.done;
             i = j;
         }
-        for &(offset, _) in &moving {
-            tags.push(self.media.tag(self.media.target(victim, offset)));
-        }
+        let tags: Vec<Option<u64>> =
+            owned.iter().map(|&(offset, _)| self.media.tag(self.media.target(victim, offset))).collect();
         if let Some(dest) = destination {
-            t = self.media.write_at(t, dest, 0, moving.len() as u64, None).expect("a band holds a band").done;
-            for (k, &(_, lba)) in moving.iter().enumerate() {
+            t = self.media.write_at(t, dest, 0, offsets.len() as u64, None).expect("a band holds a band").done;
+            self.foreign[dest as usize] = foreign;
+            self.valid[dest as usize] = foreign;
+            for (k, &(_, lba)) in owned.iter().enumerate() {
+                let at = foreign + k as u64;
                 self.invalidate(u64::from(lba));
-                self.place(u64::from(lba), dest, k as u64);
-                self.media.set_tag(self.media.target(dest, k as u64), tags[k]);
+                self.place(u64::from(lba), dest, at);
+                self.media.set_tag(self.media.target(dest, at), tags[k]);
             }
             if self.band_stats(dest).free > 0 {
                 self.partial.insert(dest);
@@ -347,15 +423,17 @@ impl Smr {
         }
         self.media.free(victim);
         self.owner[victim as usize] = Vec::new();
+        self.foreign[victim as usize] = 0;
         self.valid[victim as usize] = 0;
         self.invalid[victim as usize] = 0;
+        self.dirty.remove(&victim);
         self.partial.remove(&victim);
         if self.open == Some(victim) {
             self.open = None;
         }
         self.free.insert(victim);
         let start = start.unwrap_or(now);
-        Ok(Cleaning { victim, destination, moved_blocks: moving.len() as u64, start, done: t.max(now) })
+        Ok(Cleaning { victim, destination, moved_blocks: offsets.len() as u64, start, done: t.max(now) })
     }
 }
 

@@ -128,8 +128,15 @@ fn a_full_disk_cleans_by_itself_when_the_host_keeps_writing() {
 /// Random writes, reads, trims and cleanings against a reference map; returns the final
 /// time. Every read must serve exactly the last tag written to each block.
 fn model_check(ops: u64, seed: u64) -> Nanos {
+    model_check_aged(ops, seed, 0)
+}
+
+/// The model check on a disk aged with `foreign` blocks of older data first: the host
+/// addresses the rest, and the older data must survive every cleaning, whole.
+fn model_check_aged(ops: u64, seed: u64, foreign: u64) -> Nanos {
     let mut d = Smr::new(small(100)).unwrap().with_tags();
-    let n = d.logical_blocks();
+    d.fill_foreign(foreign).unwrap();
+    let n = d.logical_blocks() - foreign;
     let mut reference: HashMap<u64, u64> = HashMap::new();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut t = 0;
@@ -165,7 +172,15 @@ fn model_check(ops: u64, seed: u64) -> Nanos {
         }
         if op % 50_000 == 0 {
             let valid: u64 = d.used_bands().map(|b| d.band_stats(b).valid).sum();
-            assert_eq!(valid, reference.len() as u64);
+            assert_eq!(valid, reference.len() as u64 + foreign);
+            assert_eq!(d.foreign_blocks(), foreign);
+            // The live counts equal what a scan of every band finds.
+            let bb = d.media().band_blocks();
+            let scanned: u64 = d.used_bands().map(|b| d.band_stats(b).free).sum();
+            assert_eq!(d.free_blocks(), d.free_bands() as u64 * bb + scanned, "op {op}");
+            let mut dirty = d.band_states();
+            dirty.retain(|b| b.invalid > 0);
+            assert_eq!(d.victim_states(), dirty, "op {op}");
             for b in d.used_bands() {
                 let s = d.band_stats(b);
                 assert_eq!(s.valid + s.invalid + s.free, 32);
@@ -184,6 +199,47 @@ fn model_check(ops: u64, seed: u64) -> Nanos {
 fn the_stl_never_loses_or_serves_stale_data() {
     let ops = std::env::var("SWAN_SMR_MODEL_OPS").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     model_check(ops, 22);
+}
+
+/// The same check with two thirds of the host's capacity held by older data (the bands
+/// are chosen at random, so older bands are moved too).
+#[test]
+fn an_aged_disk_keeps_its_older_data_and_the_hosts() {
+    let ops = std::env::var("SWAN_SMR_MODEL_OPS").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let foreign = Smr::new(small(100)).unwrap().logical_blocks() * 2 / 3 + 5;
+    model_check_aged(ops / 2, 23, foreign);
+}
+
+#[test]
+fn aging_spreads_whole_bands_and_leaves_the_rest_for_the_host() {
+    let mut d = Smr::new(small(100)).unwrap();
+    let (bands, bb) = (d.media().bands(), d.media().band_blocks());
+    let free0 = d.free_blocks();
+    d.fill_foreign(10 * bb + 7).unwrap();
+    assert_eq!(d.foreign_blocks(), 10 * bb + 7);
+    assert_eq!(d.free_blocks(), free0 - 10 * bb - 7, "block-exact");
+    let used: Vec<u32> = d.used_bands().collect();
+    assert_eq!(used.len(), 11);
+    assert!(used.iter().any(|&b| b > bands / 2), "spread over the disk, not packed at its start: {used:?}");
+    let full = used.iter().filter(|&&b| d.band_stats(b) == BandStats { valid: bb, invalid: 0, free: 0 }).count();
+    assert_eq!(full, 10);
+    // The host's first write continues the partly written band, after the older data.
+    let part = *used.iter().find(|&&b| d.band_stats(b).free > 0).unwrap();
+    d.write(0, 0, 3).unwrap();
+    assert_eq!(d.lookup(0).unwrap().band, part);
+    assert_eq!(d.lookup(0).unwrap().target_lba, d.media().target(part, 7));
+    assert_eq!(d.valid_in(part, 0, 7), 7);
+    assert_eq!(d.valid_in(part, 5, 9), 4);
+    // Cleaning it moves the older data and the host's, in that order.
+    d.write(0, 0, 1).unwrap();
+    let c = d.clean(0, part).unwrap();
+    assert_eq!(c.moved_blocks, 10, "7 older blocks and the host's 1, 2 and 0");
+    let dest = c.destination.unwrap();
+    assert_eq!(d.band_stats(dest), BandStats { valid: 10, invalid: 0, free: bb - 10 });
+    assert_eq!(d.lookup(1).unwrap().target_lba, d.media().target(dest, 7));
+    assert_eq!(d.foreign_blocks(), 10 * bb + 7);
+    assert!(d.fill_foreign(1).is_err(), "only an empty disk is aged");
+    assert!(Smr::new(small(100)).unwrap().fill_foreign(u64::MAX).is_err());
 }
 
 #[test]

@@ -44,6 +44,13 @@ pub struct DiskCounters {
     pub idle_cleanings: u64,
     pub lazy_cleanings: u64,
     pub forced_cleanings: u64,
+    /// Disk time spent cleaning, per kind (summed over disks, so it can exceed the run).
+    #[serde(default)]
+    pub idle_cleaning_ns: u64,
+    #[serde(default)]
+    pub lazy_cleaning_ns: u64,
+    #[serde(default)]
+    pub forced_cleaning_ns: u64,
 }
 
 impl DiskCounters {
@@ -61,6 +68,9 @@ impl DiskCounters {
             idle_cleanings: self.idle_cleanings - o.idle_cleanings,
             lazy_cleanings: self.lazy_cleanings - o.lazy_cleanings,
             forced_cleanings: self.forced_cleanings - o.forced_cleanings,
+            idle_cleaning_ns: self.idle_cleaning_ns - o.idle_cleaning_ns,
+            lazy_cleaning_ns: self.lazy_cleaning_ns - o.lazy_cleaning_ns,
+            forced_cleaning_ns: self.forced_cleaning_ns - o.forced_cleaning_ns,
         }
     }
 }
@@ -146,6 +156,7 @@ impl Disks {
         let w = d.smr.write(now, r.block, r.count).expect("the layout places blocks inside the disk");
         self.counters.host_blocks_written += r.count;
         self.counters.forced_cleanings += u64::from(w.forced_cleanings);
+        self.counters.forced_cleaning_ns += w.cleaning_ns;
         self.counters.moved_blocks += w.moved_blocks;
         d.free_at_least = d.free_at_least.saturating_sub(r.count);
         d.changed = true;
@@ -174,12 +185,11 @@ impl Disks {
         }
         let bands: Vec<u32> = match self.cleaner {
             Cleaner::Apas(gc) => {
-                let plan = gc.plan(&d.smr.band_states(), free, total, false);
+                let plan = gc.plan(&d.smr.victim_states(), free, total, false);
                 plan.now().iter().map(|v| v.band).collect()
             }
             Cleaner::Greedy { threshold_percent } => {
-                let mut states = d.smr.band_states();
-                states.retain(|b| b.invalid > 0);
+                let mut states = d.smr.victim_states();
                 states.sort_by_key(|b| (b.valid, b.band));
                 let target = u128::from(total) * u128::from(threshold_percent);
                 let mut gained = u128::from(free) * 100;
@@ -198,6 +208,7 @@ impl Disks {
         for band in bands.into_iter().take(LAZY_BANDS_PER_CALL) {
             match d.smr.clean(t, band) {
                 Ok(c) => {
+                    self.counters.lazy_cleaning_ns += c.done - t;
                     t = c.done;
                     self.counters.lazy_cleanings += 1;
                     self.counters.moved_blocks += c.moved_blocks;
@@ -219,7 +230,7 @@ impl Disks {
                 continue;
             }
             let free = d.smr.free_blocks();
-            let plan = gc.plan(&d.smr.band_states(), free, d.smr.shingled_blocks(), true);
+            let plan = gc.plan(&d.smr.victim_states(), free, d.smr.shingled_blocks(), true);
             let mut t = start;
             d.changed = false;
             for v in plan.now() {
@@ -229,6 +240,7 @@ impl Disks {
                 }
                 match d.smr.clean(t, v.band) {
                     Ok(c) => {
+                        self.counters.idle_cleaning_ns += c.done - t;
                         t = c.done;
                         self.counters.idle_cleanings += 1;
                         self.counters.moved_blocks += c.moved_blocks;
@@ -240,18 +252,29 @@ impl Disks {
         }
     }
 
-    /// Bytes the disk models' tables hold, estimated from their entries: an STL hash entry
-    /// per valid block (8 B key + 16 B entry + ~8 B of hashing overhead) and a 4 B reverse
-    /// entry per block of every band written.
+    /// Bytes the disk models' tables hold ([`Smr::model_bytes`]).
     pub fn model_bytes(&self) -> u64 {
-        let mut bytes = 0;
-        for d in &self.disks {
-            let bb = d.smr.config().band_blocks();
-            for b in d.smr.used_bands() {
-                bytes += d.smr.band_stats(b).valid * 32 + bb * 4;
-            }
+        self.disks.iter().map(|d| d.smr.model_bytes()).sum()
+    }
+
+    /// Ages every disk before the prefill: disk `i` gets `foreign[i]` blocks of older data
+    /// ([`Smr::fill_foreign`]).
+    pub fn age(&mut self, foreign: &[u64]) -> Result<(), String> {
+        for (d, &blocks) in self.disks.iter_mut().zip(foreign) {
+            d.smr.fill_foreign(blocks).map_err(|e| e.to_string())?;
+            d.free_at_least = d.smr.free_blocks();
         }
-        bytes
+        Ok(())
+    }
+
+    /// Each disk's free blocks as a share of its shingled blocks.
+    pub fn free_fractions(&self) -> Vec<f64> {
+        self.disks.iter().map(|d| d.smr.free_blocks() as f64 / d.smr.shingled_blocks() as f64).collect()
+    }
+
+    /// Blocks of one disk's shingled bands.
+    pub fn shingled_blocks(&self) -> u64 {
+        self.disks[0].smr.shingled_blocks()
     }
 }
 

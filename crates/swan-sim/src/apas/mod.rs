@@ -34,4 +34,4 @@ pub mod run;
 mod tests;
 
 pub use report::{PeriodRow, Policy, PolicyReport, Summary};
-pub use run::{run_policy, ApasSimConfig, ApasTrace};
+pub use run::{run_policy, ApasSimConfig, ApasTrace, DiskFill};

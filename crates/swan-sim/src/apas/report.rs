@@ -124,6 +124,9 @@ pub struct PolicyReport {
     pub period_s: f64,
     /// When the run started: the prefill took this long on the disks before it.
     pub prefill_s: f64,
+    /// Each disk's free blocks when the run starts, as a share of its shingled blocks.
+    #[serde(default)]
+    pub free_at_start: Vec<f64>,
     pub footprint_blocks: u64,
     pub applications: u64,
     pub rows: Vec<PeriodRow>,

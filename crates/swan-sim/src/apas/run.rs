@@ -37,6 +37,20 @@ pub const DEFAULT_CACHE_FRACTION: f64 = 0.10;
 /// is detected"). 100 ms: several disk accesses' worth of silence.
 pub const DEFAULT_IDLE_TIMEOUT_NS: Nanos = 100_000_000;
 
+/// How full the SWDs are when the run starts: aged disks hold older data besides the trace's
+/// footprint ([`Smr::fill_foreign`](swan_models::smr::Smr::fill_foreign)), so that lazy
+/// cleaning, which Algorithm 2 runs below 20 % free space, happens within the run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum DiskFill {
+    /// Each disk's free space starts at the lazy threshold plus a quarter of the blocks the
+    /// trace writes to that disk: the run's destages cross the threshold even where the
+    /// write cache absorbs half of the writes.
+    Auto,
+    /// This share of each disk's shingled blocks holds valid data at the start (older data
+    /// and the footprint); 0: the footprint alone, on otherwise empty disks.
+    Fraction(f64),
+}
+
 /// One run's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApasSimConfig {
@@ -45,6 +59,10 @@ pub struct ApasSimConfig {
     pub cache_fraction: f64,
     pub disks: u32,
     pub band_bytes: u64,
+    /// The stripe chunk (blocks of the volume kept together on one disk); `None`: one band,
+    /// so that a band-size sweep can hold it fixed or let it follow.
+    #[serde(default)]
+    pub chunk_bytes: Option<u64>,
     /// Period length; `None`: the trace's span / [`AUTO_PERIODS`].
     pub period_ns: Option<Nanos>,
     /// Arrival times divided by this.
@@ -52,6 +70,7 @@ pub struct ApasSimConfig {
     pub seed: u64,
     pub idle_timeout_ns: Nanos,
     pub hwsr_read_fraction: f64,
+    pub disk_fill: DiskFill,
     pub cpp: CppConfig,
     pub gc: GcConfig,
 }
@@ -63,11 +82,13 @@ impl Default for ApasSimConfig {
             cache_fraction: DEFAULT_CACHE_FRACTION,
             disks: DEFAULT_DISKS,
             band_bytes: DEFAULT_BAND_BYTES,
+            chunk_bytes: None,
             period_ns: None,
             accel: 1.0,
             seed: 1,
             idle_timeout_ns: DEFAULT_IDLE_TIMEOUT_NS,
             hwsr_read_fraction: hwsr::DEFAULT_READ_FRACTION,
+            disk_fill: DiskFill::Auto,
             cpp: CppConfig::default(),
             gc: GcConfig::default(),
         }
@@ -92,7 +113,23 @@ impl ApasSimConfig {
         if self.disks == 0 {
             return Err("at least one disk is needed".into());
         }
-        self.smr().validate().map_err(|e| format!("band size {} B: {e}", self.band_bytes))
+        self.smr().validate().map_err(|e| format!("band size {} B: {e}", self.band_bytes))?;
+        if let Some(c) = self.chunk_bytes {
+            if c == 0 || c % crate::trace::BLOCK_BYTES != 0 {
+                return Err(format!("stripe chunk {c} B must be a positive whole number of 4 KiB blocks"));
+            }
+        }
+        if let DiskFill::Fraction(f) = self.disk_fill {
+            let c = self.smr();
+            let most = c.logical_blocks() as f64 / c.shingled_bands() as f64 / c.band_blocks() as f64;
+            if !(0.0..=most).contains(&f) {
+                return Err(format!(
+                    "disk fill {f}: a disk can hold valid data on 0 to {most:.4} of its shingled blocks \
+                     (the rest is its spare bands)"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -138,7 +175,7 @@ impl ApasTrace {
         let apps = self.applications();
         let mut out = format!(
             "trace {}: {} format, {} requests ({} reads, {} writes), {} application{} ({}), {:.3} s recorded\n  \
-             open loop at the trace's times{}; {} disks (Atlas 10K IV SWDs, {} MiB bands) striped in band-sized \
+             open loop at the trace's times{}; {} disks (Atlas 10K IV SWDs, {} MiB bands) striped in {} MiB \
              chunks, addresses wrap modulo the volume, the trace's start at a chunk chosen by seed {}",
             self.trace.path.display(),
             self.trace.format,
@@ -152,6 +189,7 @@ impl ApasTrace {
             if cfg.accel == 1.0 { String::new() } else { format!(" divided by {}", cfg.accel) },
             cfg.disks,
             cfg.band_bytes as f64 / f64::from(1u32 << 20),
+            cfg.chunk_bytes.unwrap_or(cfg.band_bytes) as f64 / f64::from(1u32 << 20),
             cfg.seed,
         );
         if let Some(w) = self.application_warning() {
@@ -178,6 +216,26 @@ pub fn period_ns(trace: &ApasTrace, cfg: &ApasSimConfig) -> Result<Nanos, String
             Ok(span.div_ceil(AUTO_PERIODS))
         }
     }
+}
+
+/// Blocks of older data each disk is aged with before the prefill, so that the disk fill is
+/// met once the footprint (`on_disk`) is written too; never more than leaves the host room
+/// for the footprint.
+fn foreign_blocks(cfg: &ApasSimConfig, shingled: u64, logical: u64, on_disk: &[u64], written: &[u64]) -> Vec<u64> {
+    on_disk
+        .iter()
+        .zip(written)
+        .map(|(&fp, &w)| {
+            let held = match cfg.disk_fill {
+                DiskFill::Auto => {
+                    let threshold = (u128::from(shingled) * u128::from(cfg.gc.lazy_threshold_percent)).div_ceil(100);
+                    shingled.saturating_sub(threshold as u64 + w / 4)
+                }
+                DiskFill::Fraction(f) => (shingled as f64 * f) as u64,
+            };
+            held.min(logical).saturating_sub(fp)
+        })
+        .collect()
 }
 
 /// The cache in front of the disks: Apas's, re-partitioned every period, or HWSR's fixed one.
@@ -327,18 +385,33 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         Policy::Hwsr => Cleaner::Greedy { threshold_percent: cfg.gc.lazy_threshold_percent },
     };
     let mut disks = Disks::new(&cfg.smr(), cfg.disks, cleaner, cfg.idle_timeout_ns)?;
-    let layout = DiskLayout::new(cfg.disks, disks.band_blocks(), disks.logical_blocks(), cfg.seed)?;
+    let chunk = cfg.chunk_bytes.map_or(disks.band_blocks(), |c| c / crate::trace::BLOCK_BYTES);
+    let layout = DiskLayout::new(cfg.disks, chunk, disks.logical_blocks(), cfg.seed)?;
 
-    // First pass: the footprint, written to the disks before the run.
+    // First pass: the footprint, written to the disks before the run, and each disk's share
+    // of it and of the trace's writes (what the disk fill is reckoned from).
     let mut seen = HashSet::new();
+    let mut written = vec![0u64; cfg.disks as usize];
     for req in trace.requests(layout.volume_blocks())? {
         let req = req?;
         seen.extend(req.block..req.block + req.blocks);
+        if req.op != TraceOp::Read {
+            for lba in req.block..req.block + req.blocks {
+                written[layout.place(lba).0] += 1;
+            }
+        }
     }
     let mut footprint: Vec<u64> = seen.into_iter().collect();
     footprint.sort_unstable();
     let footprint_blocks = footprint.len() as u64;
-    disks.prefill(&layout.sorted_runs(footprint));
+    let runs = layout.sorted_runs(footprint);
+    let mut on_disk = vec![0u64; cfg.disks as usize];
+    for r in &runs {
+        on_disk[r.disk] += r.count;
+    }
+    disks.age(&foreign_blocks(cfg, disks.shingled_blocks(), disks.logical_blocks(), &on_disk, &written))?;
+    disks.prefill(&runs);
+    let free_at_start = disks.free_fractions();
     let t0 = disks.busy_until();
     disks.start(t0);
 
@@ -413,6 +486,7 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         cache_blocks,
         period_s: period as f64 / 1e9,
         prefill_s: t0 as f64 / 1e9,
+        free_at_start,
         footprint_blocks,
         applications: apps as u64,
         rows,

@@ -56,7 +56,8 @@ fn overwrite_then_idle() -> PathBuf {
 fn apas_cleans_in_idle_time_and_hwsr_does_not() {
     let trace = ApasTrace::open(&overwrite_then_idle(), None, 1.0).unwrap();
     assert_eq!(trace.applications(), 2);
-    let cfg = ApasSimConfig { band_bytes: 1 << 20, ..ApasSimConfig::default() };
+    // Disks holding the footprint alone: only idle time, never space, makes anyone clean.
+    let cfg = ApasSimConfig { band_bytes: 1 << 20, disk_fill: DiskFill::Fraction(0.0), ..ApasSimConfig::default() };
     let apas = run_policy(&trace, &cfg, Policy::Apas).unwrap();
     let hwsr = run_policy(&trace, &cfg, Policy::Hwsr).unwrap();
     assert_eq!(apas.footprint_blocks, 1024);
@@ -71,6 +72,32 @@ fn apas_cleans_in_idle_time_and_hwsr_does_not() {
     assert!(apas.summary.smr_write_amplification.unwrap() >= 1.0);
     assert_eq!(hwsr.summary.disk.idle_cleanings, 0);
     assert_eq!(hwsr.summary.smr_write_amplification, Some(1.0), "nothing forced HWSR's disks to clean");
+}
+
+#[test]
+fn aged_disks_start_just_above_the_lazy_threshold_and_the_run_crosses_it() {
+    let trace =
+        ApasTrace::open(&repo_trace("msr-window-rw20.heimdall"), None, 1.0).expect("the repository's MSR window");
+    for policy in [Policy::Apas, Policy::Hwsr] {
+        let aged = run_policy(&trace, &ApasSimConfig::default(), policy).unwrap();
+        assert_eq!(aged.free_at_start.len(), 4);
+        for &f in &aged.free_at_start {
+            assert!((0.2..0.2005).contains(&f), "{policy:?}: {f} free at the start");
+        }
+        let d = aged.summary.disk;
+        assert!(d.lazy_cleanings > 0 && d.lazy_cleaning_ns > 0, "{policy:?}: {d:?}");
+        assert_eq!(d.forced_cleanings, 0, "{policy:?}: lazy cleaning keeps room: {d:?}");
+        let empty = ApasSimConfig { disk_fill: DiskFill::Fraction(0.0), ..ApasSimConfig::default() };
+        let empty = run_policy(&trace, &empty, policy).unwrap();
+        assert!(empty.free_at_start.iter().all(|&f| f > 0.99), "{:?}", empty.free_at_start);
+        assert_eq!(empty.summary.disk.lazy_cleanings, 0);
+        // A fixed fill counts the footprint in: 0.5 of every disk holds data.
+        let half = ApasSimConfig { disk_fill: DiskFill::Fraction(0.5), ..ApasSimConfig::default() };
+        let half = run_policy(&trace, &half, policy).unwrap();
+        assert!(half.free_at_start.iter().all(|&f| (0.4999..=0.5001).contains(&f)), "{:?}", half.free_at_start);
+    }
+    let too_full = ApasSimConfig { disk_fill: DiskFill::Fraction(0.99), ..ApasSimConfig::default() };
+    assert!(run_policy(&trace, &too_full, Policy::Apas).unwrap_err().contains("disk fill 0.99"));
 }
 
 #[test]
@@ -94,6 +121,7 @@ fn bad_settings_are_errors_that_say_what() {
     assert!(bad(ApasSimConfig { accel: 0.0, ..Default::default() }).contains("acceleration"));
     assert!(bad(ApasSimConfig { disks: 0, ..Default::default() }).contains("disk"));
     assert!(bad(ApasSimConfig { band_bytes: 1000, ..Default::default() }).contains("band size"));
+    assert!(bad(ApasSimConfig { chunk_bytes: Some(1000), ..Default::default() }).contains("stripe chunk"));
     assert!(bad(ApasSimConfig { period_ns: Some(0), ..Default::default() }).contains("period"));
     assert!(bad(ApasSimConfig { cache_blocks: Some(3), ..Default::default() }).contains("cache"));
 }
