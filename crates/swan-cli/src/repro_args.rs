@@ -47,6 +47,9 @@ pub enum Experiment {
     TripleAFig10,
     /// Triple-A Fig. 11: latency CDF points of both arrays, per trace.
     TripleAFig11,
+    /// Triple-A beyond the paper: GC-active FIMMs under the hot-cluster micro-benchmark with
+    /// writes, a collecting FIMM blind to laggard detection, made a laggard, or exempted.
+    TripleAGc,
     /// Apas Fig. 3: mean response time per period, Apas against HWSR, on the stand-in traces.
     ApasFig3,
     /// Apas Fig. 4: read response time per period, Apas against HWSR.

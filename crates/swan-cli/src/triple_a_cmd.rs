@@ -4,11 +4,11 @@
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
-use swan_core::triple_a::AutonomicConfig;
+use swan_core::triple_a::{AutonomicConfig, GcLaggard};
 use swan_models::fabric::{preset, FabricConfig, PRESET_NAMES};
 use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
 use swan_sim::trace::TraceFormat;
-use swan_sim::triple_a::{TraceWorkload, TripleAConfig, TripleADriver, TripleAReport, TRACE_DEPTH};
+use swan_sim::triple_a::{GcConfig, TraceWorkload, TripleAConfig, TripleADriver, TripleAReport, TRACE_DEPTH};
 
 #[derive(clap::Args, Debug)]
 #[command(long_about = "Runs Triple-A's micro-benchmark (§5.2: random 4 KB reads or writes, a fixed share of \
@@ -33,7 +33,7 @@ pub struct TripleAArgs {
     #[arg(long, default_value = "both")]
     pub policy: String,
     /// Replay this block trace instead of the micro-benchmark (closed loop, looped; --help says how).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["hot", "share", "hot_pages", "one_switch", "rw", "rate"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hot", "share", "hot_pages", "one_switch", "rw", "write_share", "rate"])]
     pub trace: Option<PathBuf>,
     /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse or cloudphysics
     /// (guessed from the extension, then the content, when not given).
@@ -51,9 +51,12 @@ pub struct TripleAArgs {
     /// Put every hot cluster under one switch instead of spreading them.
     #[arg(long)]
     pub one_switch: bool,
-    /// randread or randwrite (micro-benchmark).
+    /// randread, randwrite or randrw (micro-benchmark; randrw mixes them by --write-share).
     #[arg(long, default_value = "randread")]
     pub rw: String,
+    /// With --rw randrw: the share of requests that are writes, in [0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    pub write_share: f64,
     /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 35 for a
     /// trace: the depth calibrated on Table 2's hm row].
     #[arg(long)]
@@ -85,6 +88,26 @@ pub struct TripleAArgs {
     /// stalled for it need longer than this. For sweeping the laggard detector.
     #[arg(long)]
     pub t_sla_us: Option<f64>,
+    /// GC-active FIMMs: each FIMM gets a log-structured FTL with greedy GC (run by the
+    /// management module; its copies and erases run inside the cluster), filled and aged
+    /// before the run. Needs FIMMs scaled down (--blocks-per-plane, --pages-per-block): the
+    /// maps take 8 bytes per 4 KiB of flash, and at most 4 GiB.
+    #[arg(long)]
+    pub gc: bool,
+    /// With --gc: the share of each FIMM's flash kept from the data layout for GC (0.10).
+    #[arg(long, requires = "gc")]
+    pub gc_op: Option<f64>,
+    /// With --gc: what laggard detection makes of a collecting FIMM: blind (Eq. 3 as for any
+    /// FIMM), laggard (it lags at once) or exempt (its stalls are not examined).
+    #[arg(long, default_value = "blind", requires = "gc")]
+    pub gc_laggard: String,
+    /// Override the blocks per plane of every FIMM (the preset's: 256). Each block of every
+    /// die and plane together is one erase unit of a FIMM's FTL under --gc.
+    #[arg(long)]
+    pub blocks_per_plane: Option<u32>,
+    /// Override the pages per block of every FIMM (the preset's: 512).
+    #[arg(long)]
+    pub pages_per_block: Option<u32>,
     /// Also write the reports as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -103,8 +126,18 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
     if let Some(lanes) = args.endpoint_lanes {
         fabric.endpoint.link_lanes = lanes;
     }
-    fabric.validate()?;
+    if let Some(n) = args.blocks_per_plane {
+        fabric.fimm.blocks_per_plane = n;
+    }
+    if let Some(n) = args.pages_per_block {
+        fabric.fimm.pages_per_block = n;
+    }
+    fabric.validate().context("--preset with --blocks-per-plane / --pages-per-block / --endpoint-lanes")?;
     let mut policies = policies(&args.policy)?;
+    let Some(gc_laggard) = GcLaggard::parse(&args.gc_laggard) else {
+        bail!("--gc-laggard {}: expected one of {}", args.gc_laggard, GcLaggard::NAMES.join(", "));
+    };
+    policies.iter_mut().for_each(|p| p.gc_laggard = gc_laggard);
     if let Some(us) = args.t_sla_us {
         if !(us.is_finite() && us > 0.0) {
             bail!("--t-sla-us {us}: t_SLA must be a positive time in µs");
@@ -158,6 +191,13 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
 fn config(fabric: &FabricConfig, autonomic: AutonomicConfig, args: &TripleAArgs) -> TripleAConfig {
     let mut cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
     cfg.measure_from_s = args.measure_from;
+    if args.gc {
+        let mut gc = GcConfig::default();
+        if let Some(op) = args.gc_op {
+            gc.over_provisioning = op;
+        }
+        cfg.gc = Some(gc);
+    }
     cfg
 }
 
@@ -189,14 +229,16 @@ fn policies(name: &str) -> anyhow::Result<Vec<AutonomicConfig>> {
 }
 
 fn micro_benchmark(args: &TripleAArgs) -> anyhow::Result<HotClusterSpec> {
-    let write = match args.rw.as_str() {
-        "randread" => false,
-        "randwrite" => true,
-        other => bail!("unknown pattern '{other}': Triple-A's micro-benchmark is randread or randwrite"),
+    let write_share = match args.rw.as_str() {
+        "randread" => 0.0,
+        "randwrite" => 1.0,
+        "randrw" if (0.0..=1.0).contains(&args.write_share) => args.write_share,
+        "randrw" => bail!("--write-share {}: a share of requests must be in [0, 1]", args.write_share),
+        other => bail!("--rw {other}: Triple-A's micro-benchmark is randread, randwrite or randrw"),
     };
     let placement = if args.one_switch { HotPlacement::OneSwitch } else { HotPlacement::Spread };
     Ok(HotClusterSpec {
-        write,
+        write_share,
         hot_clusters: args.hot,
         share_per_hot: args.share,
         hot_pages: args.hot_pages,
@@ -230,4 +272,22 @@ fn print_table(preset: &str, reports: &[TripleAReport]) {
         );
     }
     println!("(µs per request; stall = link + storage contention, by level: root complex, switch, endpoint)");
+    for r in reports {
+        if let Some(g) = &r.gc {
+            println!(
+                "{}: {} collections, {} slots copied, {:.1} % of FIMMs collecting; {} requests met GC at {:.1} µs, \
+                 the others {:.1} µs; laggards {} ({} collecting), GC stalls exempted {}",
+                r.label,
+                g.collections,
+                g.copied_slots,
+                100.0 * g.collecting_share,
+                g.requests_meeting_gc,
+                g.latency_meeting_gc_us,
+                g.latency_clear_of_gc_us,
+                r.autonomic.laggards_by_latency,
+                r.autonomic.laggards_collecting,
+                r.autonomic.gc_stalls_exempted
+            );
+        }
+    }
 }

@@ -784,7 +784,41 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     let out = ok(&["triple-a", "--preset", "4x8", "--hot", "2", "--iodepth", "64", "--seconds", "0.02"]);
     assert!(out.contains("non-autonomic") && out.contains("triple-a"), "{out}");
     fails(&["triple-a", "--preset", "4x17"], &["4x17", "4x8, 4x12, 4x16, 4x20"]);
-    fails(&["triple-a", "--rw", "randrw"], &["randrw", "randread or randwrite"]);
+    fails(&["triple-a", "--rw", "seqread"], &["--rw seqread", "randread, randwrite or randrw"]);
+    fails(&["triple-a", "--rw", "randrw", "--write-share", "1.5"], &["--write-share 1.5", "[0, 1]"]);
+    fails(&["triple-a", "--gc", "--gc-laggard", "sometimes"], &["--gc-laggard sometimes", "blind, laggard, exempt"]);
+    fails(&["triple-a", "--gc"], &["--gc", "--blocks-per-plane"]);
+    fails(&["triple-a", "--gc-op", "0.2"], &["--gc"]);
+    fails(
+        &["triple-a", "--gc", "--blocks-per-plane", "64", "--pages-per-block", "16", "--gc-op", "0.7"],
+        &["--gc-op 0.7"],
+    );
+    fails(&["triple-a", "--blocks-per-plane", "0"], &["--blocks-per-plane", "blocks_per_plane"]);
+    let gc = [
+        "triple-a",
+        "--preset",
+        "4x8",
+        "--gc",
+        "--blocks-per-plane",
+        "64",
+        "--pages-per-block",
+        "4",
+        "--rw",
+        "randrw",
+        "--hot",
+        "2",
+        "--iodepth",
+        "256",
+        "--seconds",
+        "0.05",
+        "--gc-laggard",
+        "exempt",
+    ];
+    let out = ok(&gc);
+    assert!(
+        out.contains("non-autonomic gc") && out.contains("triple-a gc-exempt") && out.contains("collections"),
+        "{out}"
+    );
     fails(&["triple-a", "--policy", "greedy"], &["greedy", "migration-only"]);
     fails(&["triple-a", "--hot", "65"], &["65 hot clusters", "room for 64"]);
     fails(&["triple-a", "--rate", "0"], &["arrival rate"]);

@@ -32,8 +32,9 @@ pub enum HotPlacement {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HotClusterSpec {
-    /// Random writes instead of random reads.
-    pub write: bool,
+    /// The share of requests that are writes: 0 for random reads (the paper's Fig. 12–16),
+    /// 1 for random writes, between for a mix (runs with GC-active FIMMs).
+    pub write_share: f64,
     pub hot_clusters: u32,
     /// The share of all requests each hot cluster receives.
     pub share_per_hot: f64,
@@ -52,7 +53,7 @@ impl HotClusterSpec {
     /// second at a hot cluster's bus-bound rate, ~190 k reads/s).
     pub fn reads(hot_clusters: u32, iodepth: u32) -> Self {
         Self {
-            write: false,
+            write_share: 0.0,
             hot_clusters,
             share_per_hot: 0.10,
             hot_pages: 8192,
@@ -97,6 +98,9 @@ impl HotClusterSource {
                 layout.pages_per_cluster()
             ));
         }
+        if !(0.0..=1.0).contains(&spec.write_share) {
+            return Err(format!("a write share must be in [0, 1], not {}", spec.write_share));
+        }
         if spec.iodepth == 0 {
             return Err("an I/O depth of 0 issues nothing".into());
         }
@@ -139,7 +143,13 @@ impl ArrivalSource for HotClusterSource {
     }
 
     fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
-        let op = if self.spec.write { ReqOp::Write } else { ReqOp::Read };
+        // A draw only for a mix, so that pure reads or writes keep the sequence they had.
+        let write = match self.spec.write_share {
+            s if s <= 0.0 => false,
+            s if s >= 1.0 => true,
+            s => self.rng.unit() < s,
+        };
+        let op = if write { ReqOp::Write } else { ReqOp::Read };
         let lba = self.next_page();
         // Exponential gaps: a Poisson stream at the mean rate.
         let gap = self.spec.rate_iops.map_or(0.0, |r| -(1.0 - self.rng.unit()).ln() / r * 1e9);
@@ -196,7 +206,8 @@ mod tests {
 
     #[test]
     fn one_switch_placement_and_writes() {
-        let spec = HotClusterSpec { write: true, placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(4, 8) };
+        let spec =
+            HotClusterSpec { write_share: 1.0, placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(4, 8) };
         let mut src = HotClusterSource::new(layout(), spec, 1).unwrap();
         assert_eq!(src.hot(), [0, 1, 2, 3]);
         assert_eq!(src.next(0).unwrap().unwrap().req.op, ReqOp::Write);

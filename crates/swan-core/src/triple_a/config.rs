@@ -14,6 +14,41 @@ pub enum LaggardDetection {
     Both,
 }
 
+/// What laggard detection makes of a FIMM that is collecting garbage (runs with GC-active
+/// FIMMs; the paper's FIMMs do no GC of their own, §6.7, and it does not say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GcLaggard {
+    /// The detector does not know: a collecting FIMM's stalls are judged by Eq. 3 like any.
+    Blind,
+    /// A stall on a collecting FIMM makes it a laggard at once, whatever Eq. 3 says: its
+    /// stalled pages are reshaped away from the collection.
+    Laggard,
+    /// A collecting FIMM's stalls are not examined: a collection ends by itself, and
+    /// reshaping its pages adds programs to FIMMs that may be collecting too.
+    Exempt,
+}
+
+impl GcLaggard {
+    pub const NAMES: [&'static str; 3] = ["blind", "laggard", "exempt"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GcLaggard::Blind => "blind",
+            GcLaggard::Laggard => "laggard",
+            GcLaggard::Exempt => "exempt",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "blind" => Some(GcLaggard::Blind),
+            "laggard" => Some(GcLaggard::Laggard),
+            "exempt" => Some(GcLaggard::Exempt),
+            _ => None,
+        }
+    }
+}
+
 /// What the management module does, and its thresholds. [`AutonomicConfig::non_autonomic`]
 /// is the paper's baseline: the same fabric, a static layout, nothing moved.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +78,9 @@ pub struct AutonomicConfig {
     /// Queue examination: every FIMM of a cluster within this fraction of the laggard's
     /// stalled count makes the whole cluster lag ("similar number", §4.2).
     pub similar_stalls: f64,
+    /// A collecting FIMM under laggard detection (only runs with GC-active FIMMs have one).
+    /// Blind by default: the paper's detector, unchanged.
+    pub gc_laggard: GcLaggard,
 }
 
 impl AutonomicConfig {
@@ -59,6 +97,7 @@ impl AutonomicConfig {
             settle: 100_000_000,
             max_in_flight: 64,
             similar_stalls: 0.8,
+            gc_laggard: GcLaggard::Blind,
         }
     }
 

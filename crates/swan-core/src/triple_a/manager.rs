@@ -14,7 +14,7 @@
 
 use super::detect::{self, Laggards, PageTiming};
 use super::layout::{DataLayout, Location, Move, PageHasher};
-use super::{AutonomicConfig, Nanos, TripleAError};
+use super::{AutonomicConfig, GcLaggard, Nanos, TripleAError};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -82,6 +82,10 @@ pub struct AutonomicStats {
     pub hot_detections: u64,
     pub laggards_by_latency: u64,
     pub laggards_by_queue: u64,
+    /// Laggards (by either detector) found while collecting garbage.
+    pub laggards_collecting: u64,
+    /// Stalls on a collecting FIMM left unexamined ([`GcLaggard::Exempt`]).
+    pub gc_stalls_exempted: u64,
     /// Hot clusters left alone: no cold cluster under their switch.
     pub no_cold_cluster: u64,
     /// Detections not acted on because the in-flight cap was reached (stalls of reads are not
@@ -177,16 +181,33 @@ impl Autonomic {
     /// Eq. 3 over the requests stalled for one FIMM (every entry of `stalled` is for the same
     /// FIMM); a laggard's stalled pages are reshaped onto the other FIMMs of its cluster.
     pub fn on_stall(&mut self, now: Nanos, stalled: &[Stalled]) -> Option<Action> {
+        self.on_stall_gc(now, stalled, false)
+    }
+
+    /// [`Autonomic::on_stall`] for a FIMM that may be `collecting` garbage, which
+    /// [`AutonomicConfig::gc_laggard`] says what to make of.
+    pub fn on_stall_gc(&mut self, now: Nanos, stalled: &[Stalled], collecting: bool) -> Option<Action> {
         let first = stalled.first()?;
         if !self.cfg.by_latency() {
             return None;
         }
         debug_assert!(stalled.iter().all(|s| (s.cluster, s.fimm) == (first.cluster, first.fimm)));
-        let pages = stalled.iter().map(|s| (s.kind == OpKind::Write, s.lpns.len() as u32));
-        if !detect::is_laggard(pages, self.timing, self.cfg.t_sla) {
-            return None;
+        let gc = if collecting { self.cfg.gc_laggard } else { GcLaggard::Blind };
+        match gc {
+            GcLaggard::Exempt => {
+                self.stats.gc_stalls_exempted += 1;
+                return None;
+            }
+            GcLaggard::Laggard => {}
+            GcLaggard::Blind => {
+                let pages = stalled.iter().map(|s| (s.kind == OpKind::Write, s.lpns.len() as u32));
+                if !detect::is_laggard(pages, self.timing, self.cfg.t_sla) {
+                    return None;
+                }
+            }
         }
         self.stats.laggards_by_latency += 1;
+        self.stats.laggards_collecting += u64::from(collecting);
         self.reshape(now, first.cluster, first.fimm, stalled)
     }
 

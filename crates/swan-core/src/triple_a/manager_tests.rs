@@ -1,7 +1,7 @@
 //! The management module on hand-built observations.
 
 use super::manager::{ActionKind, Autonomic, Carry, Completed, OpKind, Stalled};
-use super::{AutonomicConfig, DataLayout, FabricShape, LaggardDetection, LayoutConfig, PageTiming};
+use super::{AutonomicConfig, DataLayout, FabricShape, GcLaggard, LaggardDetection, LayoutConfig, PageTiming};
 
 const T: PageTiming = PageTiming { t_dma: 10_000, t_exe_read: 50_000, t_exe_write: 600_000 };
 /// Eq. 1 for one page in a 4-FIMM cluster: 10 × 4 + 50 = 90 µs.
@@ -115,4 +115,23 @@ fn the_non_autonomic_baseline_never_moves_a_page() {
     assert_eq!(m.on_stall(0, &stalled), None);
     assert_eq!(m.on_queue_full(0, &stalled, &[0.0; 8]), None);
     assert_eq!(m.layout().moved_pages(), 0);
+}
+
+#[test]
+fn a_collecting_fimm_is_judged_blind_made_a_laggard_or_exempted_as_configured() {
+    let stalled = [Stalled { kind: OpKind::Read, cluster: 0, fimm: 0, lpns: &[4] }];
+    let lax = |gc_laggard| AutonomicConfig { t_sla: 10_000_000, gc_laggard, ..AutonomicConfig::triple_a() };
+    // Blind: Eq. 3 decides, collecting or not (one read is within a 10 ms SLA).
+    assert_eq!(manager(lax(GcLaggard::Blind)).on_stall_gc(0, &stalled, true), None);
+    // Laggard: a collecting FIMM lags whatever Eq. 3 says; an idle one is still judged.
+    let mut m = manager(lax(GcLaggard::Laggard));
+    assert_eq!(m.on_stall_gc(0, &stalled, false), None, "not collecting: Eq. 3 decides");
+    let a = m.on_stall_gc(0, &stalled, true).expect("a collecting FIMM lags");
+    assert_eq!(a.kind, ActionKind::Reshape);
+    assert_eq!((m.stats().laggards_by_latency, m.stats().laggards_collecting), (1, 1));
+    // Exempt: even a stall far past t_SLA is not examined while the FIMM collects.
+    let mut m = manager(AutonomicConfig { gc_laggard: GcLaggard::Exempt, ..AutonomicConfig::triple_a() });
+    assert_eq!(m.on_stall_gc(0, &stalled, true), None);
+    assert_eq!(m.stats().gc_stalls_exempted, 1);
+    assert!(m.on_stall_gc(0, &stalled, false).is_some(), "not collecting: the paper's detector");
 }

@@ -26,10 +26,12 @@
 //! - [`detect`]: the paper's three expressions and the queue examination, as functions.
 //! - [`layout`]: where each logical page lives: a static striping plus the pages moved.
 //! - [`manager`]: the policy: observations in, migrations and reshapes out.
+//! - [`ftl`]: one FIMM's flash translation and GC, for runs with GC-active FIMMs.
 //! - [`config`]: every threshold the paper leaves open, with its default and why.
 
 pub mod config;
 pub mod detect;
+pub mod ftl;
 pub mod layout;
 pub mod manager;
 pub mod shape;
@@ -39,8 +41,9 @@ mod layout_tests;
 #[cfg(test)]
 mod manager_tests;
 
-pub use config::{AutonomicConfig, LaggardDetection};
+pub use config::{AutonomicConfig, GcLaggard, LaggardDetection};
 pub use detect::PageTiming;
+pub use ftl::{Collection, FimmFtl, GcCopy};
 pub use layout::{DataLayout, LayoutConfig, Location, Move, StaticLayout};
 pub use manager::{Action, ActionKind, Autonomic, AutonomicStats, Carry, Completed, OpKind, Stalled};
 pub use shape::FabricShape;

@@ -121,6 +121,24 @@ impl Cluster {
         Ok(c)
     }
 
+    /// The endpoint's work when a member device stands behind it instead of its FIMMs (a
+    /// cluster as an SSD, [`super::Fabric::carry`]): the command and its `down` payload,
+    /// arrived in the downstream buffer at `arrived`, are handed over after the endpoint's
+    /// latency; `service(at)` says when the device answers and with how many payload bytes.
+    /// The device's own waits are its own: none is charged here.
+    pub(crate) fn hand_over(
+        &mut self,
+        arrived: Nanos,
+        down: u32,
+        service: impl FnOnce(Nanos) -> (Nanos, u32),
+    ) -> Answer {
+        let at = arrived + self.endpoint.latency_ns;
+        self.down_buffer.release(at, self.tlps(down), Cause::Link);
+        let (done, payload) = service(at);
+        let done = done.max(at);
+        Answer { ready: done + self.endpoint.latency_ns, payload, issued: at, media_done: done }
+    }
+
     /// The endpoint's work on a checked `op` whose packets arrived in the downstream
     /// buffer at `arrived` (having taken their entries there): the HAL builds the command,
     /// the FIMM runs it over the local bus, and the answer is assembled. Gives the

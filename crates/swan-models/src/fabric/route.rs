@@ -6,7 +6,7 @@
 //! latency (store-and-forward of the train: with 4 KB packets a cut-through switch would
 //! save at most one packet time per hop, about 1 µs on an x4 link).
 
-use super::cluster::Cluster;
+use super::cluster::{Answer, Cluster};
 use super::config::{FabricConfig, FabricConfigError};
 use super::credit::CreditQueue;
 use super::{Cause, Completion, FabricOpError, FimmAddr, Level};
@@ -127,18 +127,51 @@ impl Fabric {
     pub fn submit(&mut self, now: Nanos, target: FimmAddr, op: FimmOp) -> Result<Completion, FabricOpError> {
         let ci = self.cluster_index(target.switch, target.cluster)?;
         self.clusters[ci].check(target.fimm, &op)?;
+        let payload = if op.kind == FimmOpKind::Program { op.bytes } else { 0 };
+        Ok(self.route(now, target.switch, ci, target.fimm, payload, |cl, left, c| cl.serve(left, target.fimm, op, c)))
+    }
+
+    /// A member device behind cluster `cluster` of switch `switch` in place of its FIMMs —
+    /// a cluster as an SSD, for array schemes run over the fabric: `down` payload bytes
+    /// (a write's data) travel host → RC → switch → endpoint, `service(at)` is the device's
+    /// answer to a command handed over at `at` (when, and with how many payload bytes: a
+    /// read's data), and the answer travels back to the host. The fabric charges its own
+    /// waits as for a FIMM operation; the device's time is the caller's, so the
+    /// completion's `media_done` is when the device answered. Calls must come in
+    /// non-decreasing `now`; `service` may be called with times that do not.
+    pub fn carry(
+        &mut self,
+        now: Nanos,
+        switch: u32,
+        cluster: u32,
+        down: u32,
+        service: impl FnOnce(Nanos) -> (Nanos, u32),
+    ) -> Result<Completion, FabricOpError> {
+        let ci = self.cluster_index(switch, cluster)?;
+        Ok(self.route(now, switch, ci, 0, down, |cl, left, _| cl.hand_over(left, down, service)))
+    }
+
+    /// The path host → endpoint `ci` → host, with `serve` at the endpoint.
+    fn route(
+        &mut self,
+        now: Nanos,
+        switch: u32,
+        ci: usize,
+        fimm: u32,
+        payload: u32,
+        serve: impl FnOnce(&mut Cluster, Nanos, &mut Completion) -> Answer,
+    ) -> Completion {
         let Fabric { config, rc_down, rc_up, switches, clusters } = self;
         let (rc, sw_cfg, pcie) = (config.root_complex, config.switch, config.pcie);
         let (up_lanes, ep_lanes) = (sw_cfg.uplink_lanes, config.endpoint.link_lanes);
-        let sw = &mut switches[target.switch as usize];
+        let sw = &mut switches[switch as usize];
         let cl = &mut clusters[ci];
         sw.uplink_down.prune(now);
         sw.uplink_up.prune(now);
-        cl.prune(now, target.fimm);
+        cl.prune(now, fimm);
         let mut c = Completion { submitted: now, ..Completion::default() };
 
         // Down: host → RC → switch → endpoint.
-        let payload = if op.kind == FimmOpKind::Program { op.bytes } else { 0 };
         let tlps = pcie.tlps(payload);
         let (admitted, cause) = rc_down.acquire(now, tlps);
         c.charge(Level::RootComplex, cause, admitted - now);
@@ -151,7 +184,7 @@ impl Fabric {
             cross(left + sw_cfg.latency_ns, tlps, wire, &mut cl.link_down, &mut cl.down_buffer, Level::Switch, &mut c);
         sw.down.release(left, tlps, why);
 
-        let answer = cl.serve(left, target.fimm, op, &mut c);
+        let answer = serve(cl, left, &mut c);
 
         // Up: endpoint → switch → RC → host.
         let tlps = pcie.tlps(answer.payload);
@@ -167,7 +200,7 @@ impl Fabric {
         rc_up.release(c.done, tlps, Cause::Link);
         c.issued = answer.issued;
         c.media_done = answer.media_done;
-        Ok(c)
+        c
     }
 
     /// Triple-A's data migration of one page (§4.1, Fig. 7): data already in the endpoint

@@ -386,3 +386,27 @@ fn a_stalled_read_is_issued_when_its_die_frees() {
     assert!(a.issued < b.issued, "{a:?} {b:?}");
     assert!(b.storage_contention_ns > 0 && b.issued >= a.issued + 115_000, "{b:?}");
 }
+
+#[test]
+fn a_member_device_behind_an_endpoint_pays_the_path_and_its_contention() {
+    let cfg = preset("4x16").unwrap();
+    // Unloaded: the read's path without the FIMM's part, plus the device's own time.
+    let bare =
+        unloaded_read(&cfg, 4096) - cfg.fimm.t_cmd_ns - cfg.fimm.t_read_ns - cfg.endpoint.local_bus.xfer_ns(4096);
+    let mut f = fabric(cfg.clone());
+    let c = f.carry(0, 1, 2, 0, |at| (at + 100_000, 4096)).unwrap();
+    assert_eq!(c.latency_ns(), bare + 100_000);
+    assert_eq!(c.media_done - c.issued, 100_000, "the device's time is the caller's");
+    assert_eq!(c.queue_stall.total_ns(), 0);
+    // 256 writes of 16 KiB at once to the four clusters of switch 0's first ports: the
+    // up-link and endpoint links queue them; every wait is charged once, to link or storage.
+    let mut f = fabric(cfg);
+    let mut last = 0;
+    for i in 0..256u32 {
+        let c = f.carry(0, 0, i % 4, 16_384, |at| (at + 50_000, 0)).unwrap();
+        assert_eq!(c.queue_stall.total_ns(), c.link_contention_ns + c.storage_contention_ns);
+        last = last.max(c.done);
+    }
+    assert!(last > 64 * 16_384 * 1_000 / (4 * 985), "each x4 link moves 64 × 16 KiB: {last} ns");
+    assert!(f.carry(0, 4, 0, 0, |at| (at, 0)).is_err(), "no switch 4");
+}

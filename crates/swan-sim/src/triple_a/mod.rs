@@ -14,6 +14,10 @@
 //! still assumes SSD members, and folding the fabric into it as a member topology is the
 //! next step (issue "Triple-A").
 //!
+//! With [`TripleAConfig::gc`] the FIMMs collect garbage ([`gc`]): a write goes to its FIMM's
+//! log head instead of its slot's place, and collections take the FIMM's dies and its
+//! cluster's bus while the user's requests do.
+//!
 //! Approximations, each a consequence of completion-time-at-submission models:
 //! - An operation is timed whole when submitted, so a move decided later does not re-time
 //!   operations already routed: a stalled write "redirected" keeps its old timing, and only
@@ -21,6 +25,9 @@
 //! - The map changes when a move is decided, not when its copy lands (see
 //!   `swan_core::triple_a::manager`).
 
+mod gc;
+#[cfg(test)]
+mod gc_tests;
 mod report;
 mod run;
 #[cfg(test)]
@@ -30,6 +37,7 @@ mod trace;
 mod trace_tests;
 mod watch;
 
+pub use gc::{GcConfig, GcReport};
 pub use report::{LatencyUs, StallUs, TripleAReport};
 pub use run::TripleADriver;
 pub use trace::{TraceWorkload, TRACE_DEPTH};
@@ -55,6 +63,11 @@ pub struct TripleAConfig {
     /// Eq. 2's bus utilisation is measured over windows of this length. 1 ms: a hundred
     /// 4 KB reads' sense time, short enough to follow a burst.
     pub bus_window_ns: Nanos,
+    /// GC-active FIMMs (see [`GcConfig`]); `None`: pages are programmed in place, as the
+    /// paper's FIMMs are.
+    pub gc: Option<GcConfig>,
+    /// Draws the FIMMs' aging writes; the run's constructors set it to the run's seed.
+    pub gc_seed: u64,
 }
 
 impl TripleAConfig {
@@ -69,12 +82,20 @@ impl TripleAConfig {
             sim_seconds: seconds,
             measure_from_s: 0.0,
             bus_window_ns: 1_000_000,
+            gc: None,
+            gc_seed: 1,
         }
     }
 
     /// The run's name in reports: which of Triple-A's managements it runs.
-    pub fn label(&self) -> &'static str {
-        management_label(&self.autonomic)
+    pub fn label(&self) -> String {
+        match self.gc {
+            Some(_) if self.autonomic.reshaping => {
+                format!("{} gc-{}", management_label(&self.autonomic), self.autonomic.gc_laggard.name())
+            }
+            Some(_) => format!("{} gc", management_label(&self.autonomic)),
+            None => management_label(&self.autonomic).to_string(),
+        }
     }
 }
 

@@ -110,6 +110,7 @@ impl Tally {
             redirected_writes: self.redirects,
             extra_writes_pct: (self.user_page_writes > 0).then(|| 100.0 * extra as f64 / self.user_page_writes as f64),
             cdf_us: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999].map(|p| (p, q(p))).to_vec(),
+            gc: None,
         }
     }
 }
@@ -159,4 +160,6 @@ pub struct TripleAReport {
     pub extra_writes_pct: Option<f64>,
     /// (quantile, latency µs) for a CDF (Fig. 11).
     pub cdf_us: Vec<(f64, u64)>,
+    /// What the FIMMs' collections did, in a run with GC-active FIMMs.
+    pub gc: Option<super::GcReport>,
 }

@@ -1,5 +1,6 @@
 //! The event loop of a Triple-A run (see the module docs of [`super`]).
 
+use super::gc::{page_addr, GcEvent, GcState};
 use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
 use super::{TripleAConfig, TripleARunError};
@@ -14,7 +15,7 @@ use swan_core::triple_a::{
 };
 use swan_core::BLOCK_SIZE;
 use swan_models::fabric::{Completion, Fabric, FimmAddr};
-use swan_models::fimm::{FimmConfig, FimmOp, PageAddr};
+use swan_models::fimm::FimmOp;
 use swan_models::Nanos;
 
 const PAGE: u32 = BLOCK_SIZE as u32;
@@ -31,6 +32,8 @@ enum Event {
     CopyDone(bool),
     /// Sample the buses' utilisation.
     Tick,
+    /// A step of a FIMM's garbage collection.
+    Gc(GcEvent),
 }
 
 /// A page's move still to carry out.
@@ -39,6 +42,8 @@ struct PendingCopy {
     mv: Move,
     kind: ActionKind,
     read_first: bool,
+    /// Where the page was in its old FIMM's flash when the move was decided.
+    from_flash: u64,
 }
 
 /// One request in flight: when it was issued and how each page went.
@@ -46,6 +51,8 @@ struct PendingCopy {
 struct Slot {
     start: Nanos,
     write: bool,
+    /// A page of it went to a FIMM that was collecting garbage.
+    met_gc: bool,
     pages: Vec<(u64, Location, Completion)>,
 }
 
@@ -69,6 +76,8 @@ pub struct TripleADriver {
     closed: bool,
     /// The pages of one observation, reused.
     scratch: Vec<u64>,
+    /// GC-active FIMMs, if the run has them.
+    gc: Option<GcState>,
 }
 
 impl TripleADriver {
@@ -95,6 +104,10 @@ impl TripleADriver {
             t_exe_read: f.fimm.t_read_ns,
             t_exe_write: f.fimm.t_prog_ns,
         };
+        let gc = match cfg.gc {
+            Some(g) => Some(GcState::new(g, f, layout.fixed().config(), cfg.gc_seed)?),
+            None => None,
+        };
         let source = make_source(*layout.fixed()).map_err(TripleARunError::Source)?;
         let depth = match source.pacing() {
             Pacing::Closed { depth } => Some(depth.max(1)),
@@ -118,6 +131,7 @@ impl TripleADriver {
             due: None,
             closed: depth.is_some(),
             scratch: Vec::new(),
+            gc,
         };
         match depth {
             Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
@@ -133,7 +147,8 @@ impl TripleADriver {
     }
 
     /// A run of `cfg` under Triple-A's micro-benchmark ([`HotClusterSource`]).
-    pub fn hot_clusters(cfg: TripleAConfig, spec: HotClusterSpec, seed: u64) -> Result<Self, TripleARunError> {
+    pub fn hot_clusters(mut cfg: TripleAConfig, spec: HotClusterSpec, seed: u64) -> Result<Self, TripleARunError> {
+        cfg.gc_seed = seed;
         Self::new(cfg, |layout| Ok(Box::new(HotClusterSource::new(layout, spec, seed)?) as Box<dyn ArrivalSource>))
     }
 
@@ -159,13 +174,50 @@ impl TripleADriver {
                 }
                 Event::Tick => {
                     self.watch.sample_buses(&self.fabric, self.cfg.bus_window_ns);
+                    if let Some(gc) = self.gc.as_mut() {
+                        if now >= self.measure_from {
+                            gc.start_measuring();
+                        }
+                        gc.sample();
+                    }
                     self.push(now + self.cfg.bus_window_ns, Event::Tick);
                 }
+                Event::Gc(step) => {
+                    if let Some(gc) = self.gc.as_mut() {
+                        gc.step(now, step, &mut self.fabric)?;
+                    }
+                }
             }
+            self.schedule_gc();
         }
         let measured = end - self.measure_from;
-        let label = self.cfg.label().to_string();
-        Ok(self.tally.report(label, measured, self.manager.stats(), self.manager.layout().moved_pages()))
+        let label = self.cfg.label();
+        let mut report = self.tally.report(label, measured, self.manager.stats(), self.manager.layout().moved_pages());
+        report.gc = self.gc.as_ref().map(GcState::finish);
+        #[cfg(test)]
+        if let Some(gc) = &self.gc {
+            gc.check().expect("every FIMM's map whole after the run");
+        }
+        Ok(report)
+    }
+
+    /// Puts the collection steps decided since the last call on the calendar.
+    fn schedule_gc(&mut self) {
+        let Some(gc) = self.gc.as_mut() else { return };
+        let steps = std::mem::take(&mut gc.out);
+        for (at, step) in steps {
+            self.push(at, Event::Gc(step));
+        }
+    }
+
+    /// Where slot `slot` of `fimm` is in flash: the slot itself unless its FIMM has an FTL.
+    fn flash_slot(&self, fimm: u32, slot: u64) -> u64 {
+        self.gc.as_ref().map_or(slot, |gc| gc.resolve(fimm, slot))
+    }
+
+    /// Where a write of slot `slot` of `fimm` goes in flash.
+    fn flash_write(&mut self, now: Nanos, fimm: u32, slot: u64) -> u64 {
+        self.gc.as_mut().map_or(slot, |gc| gc.write(now, fimm, slot))
     }
 
     fn push(&mut self, at: Nanos, event: Event) {
@@ -213,27 +265,31 @@ impl TripleADriver {
         let mut pages = std::mem::take(&mut self.slots[slot as usize].pages);
         pages.clear();
         let mut done = now;
+        let mut met_gc = false;
         for i in 0..u64::from(req.blocks) {
             let lpn = (req.lba + i) % self.manager.layout().pages();
             let loc = self.manager.resolve(lpn);
-            let at = page_addr(loc.slot, &self.cfg.fabric.fimm);
+            let fimm = self.shape.fimm_index(loc.cluster, loc.fimm);
+            let flash = if write { self.flash_write(now, fimm, loc.slot) } else { self.flash_slot(fimm, loc.slot) };
+            let collecting = self.gc.as_ref().is_some_and(|gc| gc.collecting(fimm));
+            met_gc |= collecting;
+            let at = page_addr(flash, &self.cfg.fabric.fimm);
             let op = if write { FimmOp::program(at, PAGE) } else { FimmOp::read(at, PAGE) };
             let c = self.fabric.submit(now, self.addr(loc), op)?;
-            let fimm = self.shape.fimm_index(loc.cluster, loc.fimm);
             self.watch.routed(now, fimm, Outstanding { lpn, kind, issued: c.issued, done: c.done });
             if c.issued > now {
-                self.on_stall(now, fimm);
+                self.on_stall(now, fimm, collecting);
             }
             self.tally.user_page_writes += u64::from(write);
             done = done.max(c.done);
             pages.push((lpn, loc, c));
         }
-        self.slots[slot as usize] = Slot { start: now, write, pages };
+        self.slots[slot as usize] = Slot { start: now, write, met_gc, pages };
         self.push(done, Event::Done(slot));
         Ok(())
     }
 
-    fn on_stall(&mut self, now: Nanos, fimm: u32) {
+    fn on_stall(&mut self, now: Nanos, fimm: u32, collecting: bool) {
         let any_write = self.watch.stalled(fimm, now).any(|o| o.kind == OpKind::Write);
         if !self.manager.wants_stalls(any_write) {
             return;
@@ -244,7 +300,7 @@ impl TripleADriver {
             .stalled(fimm, now)
             .map(|o| Stalled { kind: o.kind, cluster, fimm: within, lpns: std::slice::from_ref(&o.lpn) })
             .collect();
-        if let Some(action) = self.manager.on_stall(now, &stalled) {
+        if let Some(action) = self.manager.on_stall_gc(now, &stalled, collecting) {
             self.carry_out(now, action);
         }
     }
@@ -255,6 +311,9 @@ impl TripleADriver {
         let s = std::mem::take(&mut self.slots[slot as usize]);
         if s.start >= self.measure_from {
             self.tally.request(now - s.start, s.pages.iter().map(|p| p.2));
+            if let Some(gc) = self.gc.as_mut() {
+                gc.request(now - s.start, s.met_gc);
+            }
         }
         let kind = if s.write { OpKind::Write } else { OpKind::Read };
         // One observation per cluster the request touched (usually one: no allocation).
@@ -288,9 +347,17 @@ impl TripleADriver {
     fn carry_out(&mut self, now: Nanos, action: Action) {
         for (mv, carry) in action.moves {
             let from_fimm = self.shape.fimm_index(mv.from.cluster, mv.from.fimm);
+            // The old slot is free for the layout from now on: its FTL must not carry it.
+            let from_flash = self.flash_slot(from_fimm, mv.from.slot);
+            if let Some(gc) = self.gc.as_mut() {
+                gc.trim(from_fimm, mv.from.slot);
+            }
             let (at, read_first) = match carry {
                 Carry::Redirect => {
                     self.tally.redirects += 1;
+                    // The write was timed where it was routed; its data now lives here.
+                    let to_fimm = self.shape.fimm_index(mv.to.cluster, mv.to.fimm);
+                    self.flash_write(now, to_fimm, mv.to.slot);
                     continue;
                 }
                 // A stalled read's page reaches the endpoint when the read is served.
@@ -298,25 +365,26 @@ impl TripleADriver {
                 Carry::ReadAgain => (now, true),
             };
             self.seq += 1;
-            self.copies.insert(self.seq, PendingCopy { mv, kind: action.kind, read_first });
+            self.copies.insert(self.seq, PendingCopy { mv, kind: action.kind, read_first, from_flash });
             let key = self.seq;
             self.push(at, Event::Copy(key));
         }
     }
 
     fn copy(&mut self, now: Nanos, key: u64) -> Result<(), TripleARunError> {
-        let PendingCopy { mv, kind, read_first } = self.copies.remove(&key).expect("a pending copy");
+        let PendingCopy { mv, kind, read_first, from_flash } = self.copies.remove(&key).expect("a pending copy");
         let (from, to) = (self.addr(mv.from), self.addr(mv.to));
-        let fimm_cfg = &self.cfg.fabric.fimm;
         if read_first {
-            let op = FimmOp::read(page_addr(mv.from.slot, fimm_cfg), PAGE);
+            let op = FimmOp::read(page_addr(from_flash, &self.cfg.fabric.fimm), PAGE);
             let c = self.fabric.cluster_mut(from.switch, from.cluster)?.submit(now, from.fimm, op)?;
             self.tally.copy_reads += 1;
-            self.copies.insert(key, PendingCopy { mv, kind, read_first: false });
+            self.copies.insert(key, PendingCopy { mv, kind, read_first: false, from_flash });
             self.push(c.done, Event::Copy(key));
             return Ok(());
         }
-        let op = FimmOp::program(page_addr(mv.to.slot, fimm_cfg), PAGE);
+        let to_fimm = self.shape.fimm_index(mv.to.cluster, mv.to.fimm);
+        let flash = self.flash_write(now, to_fimm, mv.to.slot);
+        let op = FimmOp::program(page_addr(flash, &self.cfg.fabric.fimm), PAGE);
         let c = if from.switch == to.switch && from.cluster == to.cluster {
             self.fabric.cluster_mut(to.switch, to.cluster)?.submit(now, to.fimm, op)?
         } else {
@@ -349,7 +417,11 @@ fn layout_config(cfg: &TripleAConfig) -> Result<LayoutConfig, TripleARunError> {
     if cfg.chunk_pages == 0 {
         return Err(TripleARunError::Config("a chunk must be at least one page".into()));
     }
-    let slots = fimm.pages() * u64::from(fimm.page_bytes / PAGE);
+    let physical = fimm.pages() * u64::from(fimm.page_bytes / PAGE);
+    let slots = match &cfg.gc {
+        Some(gc) => GcState::logical_slots(gc, physical)?,
+        None => physical,
+    };
     let user_slots = ((slots as f64 * (1.0 - cfg.spare_fraction)) as u64) / cfg.chunk_pages * cfg.chunk_pages;
     if user_slots == 0 {
         return Err(TripleARunError::Config(format!(
@@ -358,22 +430,4 @@ fn layout_config(cfg: &TripleAConfig) -> Result<LayoutConfig, TripleARunError> {
         )));
     }
     Ok(LayoutConfig { chunk_pages: cfg.chunk_pages, user_slots, spare_slots: slots - user_slots })
-}
-
-/// Slot `slot` of a FIMM: consecutive flash pages go to consecutive dies, then planes, so a
-/// run of pages is spread over the module's parallel units.
-fn page_addr(slot: u64, c: &FimmConfig) -> PageAddr {
-    let unit = slot / u64::from(c.page_bytes / PAGE);
-    let dies = u64::from(c.dies());
-    let die = (unit % dies) as u32;
-    let rest = unit / dies;
-    let plane = (rest % u64::from(c.planes_per_die)) as u32;
-    let rest = rest / u64::from(c.planes_per_die);
-    PageAddr {
-        package: die / c.dies_per_package,
-        die: die % c.dies_per_package,
-        plane,
-        block: (rest / u64::from(c.pages_per_block)) as u32,
-        page: (rest % u64::from(c.pages_per_block)) as u32,
-    }
 }

@@ -57,7 +57,7 @@ fn without_shadow_cloning_each_migrated_page_is_read_again() {
 
 #[test]
 fn stalled_writes_are_redirected_without_extra_writes() {
-    let spec = HotClusterSpec { write: true, ..HotClusterSpec::reads(2, 1024) };
+    let spec = HotClusterSpec { write_share: 1.0, ..HotClusterSpec::reads(2, 1024) };
     let cfg = AutonomicConfig { migration: false, ..AutonomicConfig::triple_a() };
     let r = run(cfg, spec, 0.05, 1);
     assert!(r.redirected_writes > 0, "{r:?}");

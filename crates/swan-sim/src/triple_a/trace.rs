@@ -157,7 +157,8 @@ impl ArrivalSource for LoopedTrace {
 
 impl TripleADriver {
     /// A run of `cfg` replaying `workload` in a closed loop, its base chunk chosen by `seed`.
-    pub fn trace(cfg: TripleAConfig, workload: &TraceWorkload, seed: u64) -> Result<Self, TripleARunError> {
+    pub fn trace(mut cfg: TripleAConfig, workload: &TraceWorkload, seed: u64) -> Result<Self, TripleARunError> {
+        cfg.gc_seed = seed;
         Self::new(cfg, |layout| {
             let pages = layout.pages();
             let replayer = workload.replayer(pages)?;
