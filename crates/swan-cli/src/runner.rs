@@ -16,16 +16,9 @@ pub struct Job {
     pub dir: PathBuf,
 }
 
-/// Run one configuration into `dir`; returns its summary.
+/// Run one configuration into `dir`, its statement above `bar`; returns its summary.
 pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<RunSummary> {
-    let say = |statement: &str| {
-        if bar.is_hidden() {
-            println!("{statement}");
-        } else {
-            bar.println(statement);
-        }
-    };
-    run_into(cfg, dir, &say, &mut |f| bar.set_position((f * 1000.0) as u64))
+    run_into(cfg, dir, &|statement: &str| bar.println(statement), &mut |f| bar.set_position((f * 1000.0) as u64))
 }
 
 /// Run one configuration into `dir`, telling `say` what a trace run will do and `progress`
@@ -66,6 +59,9 @@ pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec
     }
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<anyhow::Result<RunSummary>>>> = Mutex::new(jobs.iter().map(|_| None).collect());
+    // Quiet output is kept (references are made from it), so the statements come out in
+    // job order, not in the order the runs happen to start.
+    let statements: Mutex<Vec<String>> = Mutex::new(vec![String::new(); jobs.len()]);
     std::thread::scope(|s| {
         for _ in 0..parallel.max(1).min(jobs.len().max(1)) {
             s.spawn(|| loop {
@@ -79,12 +75,20 @@ pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec
                 let bar = multi.add(ProgressBar::new(1000));
                 bar.set_style(bar_style());
                 bar.set_prefix(job.name.clone());
-                let r = run_one(&job.cfg, &job.dir, &bar);
+                let r = if quiet {
+                    let keep = |statement: &str| statements.lock().expect("lock")[i] += &format!("{statement}\n");
+                    run_into(&job.cfg, &job.dir, &keep, &mut |_| {})
+                } else {
+                    run_one(&job.cfg, &job.dir, &bar)
+                };
                 bar.finish();
                 results.lock().expect("lock")[i] = Some(r);
             });
         }
     });
+    for statement in statements.into_inner().expect("lock") {
+        print!("{statement}");
+    }
     results
         .into_inner()
         .expect("lock")
