@@ -39,7 +39,7 @@
 
 mod common;
 
-use bit_flip::{flip_a_bit, Flip};
+use bit_flip::{find_live, flip_a_bit, Flip};
 use common::fio_verify::{fio_report, job_error, sum_jobs, verify_failures, FioRun};
 use common::pausable::Pausable;
 use common::*;
@@ -177,6 +177,21 @@ impl Soak {
         status(&self.members[0], &self.dir)
     }
 
+    /// The members that take user writes now: a SWAN array's front-end R-group (its
+    /// back-end members see no I/O but GC's, so a hang there may go unmet), else every one.
+    fn writing_members(&self, st: &Value) -> Vec<usize> {
+        let n = self.members.len();
+        let groups = st["groups"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let front = groups.iter().find(|g| g["role"] == "front-end").and_then(|g| g["group"].as_u64());
+        match front {
+            Some(g) if !groups.is_empty() => {
+                let per = n / groups.len();
+                (g as usize * per..(g as usize + 1) * per).collect()
+            }
+            _ => (0..n).collect(),
+        }
+    }
+
     /// Each member's health, as `swan status` says it.
     fn health(&self) -> Vec<String> {
         let st = self.status();
@@ -184,15 +199,16 @@ impl Soak {
         members.iter().map(|m| m["health"].as_str().unwrap_or("?").to_string()).collect()
     }
 
-    /// With the server stopped: the shim moves to a random member (a new mount each time,
-    /// so nothing FUSE cached survives the checks and scrubs that wrote to the files).
-    fn move_shim(&mut self, rng: &mut SplitMix64) {
+    /// With the server stopped: the shim moves to a random one of `candidates` (a new
+    /// mount each time, so nothing FUSE cached survives the checks and scrubs that wrote to
+    /// the files).
+    fn move_shim(&mut self, candidates: &[usize], rng: &mut SplitMix64) {
         assert!(self.server.is_none(), "the shim moves only while the server is stopped");
         self.unshim();
         if !self.parity {
             return;
         }
-        let i = rng.below(self.members.len() as u64) as usize;
+        let i = candidates[rng.below(candidates.len() as u64) as usize];
         self.shims += 1;
         let mount = self.dir.join(format!("fuse-{}", self.shims));
         self.shim = Some(Pausable::start(&self.members[i], &mount, &format!("m{i}")));
@@ -313,9 +329,33 @@ fn replace(soak: &mut Soak, i: u32) {
 /// within the member timeout (and a margin). Then the shim answers again, the stuck calls
 /// return into the old file, and the member is rebuilt onto a new one. Returns the member
 /// and how long the server took to fail it.
-fn hang_and_replace(soak: &mut Soak, fault_seed: u64) -> (u32, Duration) {
+fn hang_and_replace(soak: &mut Soak, fault_seed: u64, rng: &mut SplitMix64) -> (u32, Duration) {
     let i = soak.shimmed.expect("a member behind the shim");
+    // A member outside SWAN's front-end R-group gets no user writes, and FUSE answers the
+    // sync of a file with nothing dirty without asking nbdkit: reads of blocks that live
+    // there (none cached: the shim is mounted anew each cycle) make the server meet the hang.
+    let writing = soak.writing_members(&soak.status()).contains(&i);
+    let mut lbas = Vec::new();
+    if !writing {
+        let blocks = soak.volume / BLOCK;
+        for _ in 0..4 {
+            if let Ok(live) = find_live(&soak.members, 0..blocks, Some(i), rng) {
+                lbas.push(live.lba);
+            }
+        }
+    }
     soak.shim.as_ref().expect("the shim").pause();
+    let addr = soak.server().addr().to_string();
+    let readers: Vec<_> = lbas
+        .into_iter()
+        .map(|lba| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = nbd_wire::open(&addr);
+                let _ = c.call(nbd_wire::CMD_READ, lba * BLOCK, BLOCK as u32, &[]);
+            })
+        })
+        .collect();
     let paused = Instant::now();
     let timeout = Duration::from_secs_f64(MEMBER_TIMEOUT.parse().expect("a number of seconds"));
     let mut poked = false;
@@ -341,6 +381,9 @@ fn hang_and_replace(soak: &mut Soak, fault_seed: u64) -> (u32, Duration) {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
+    for r in readers {
+        let _ = r.join();
+    }
     let log = soak.server().log();
     assert!(log.contains(&format!("member {i}")) && log.contains("the member hangs"), "{log}");
     soak.shim.as_ref().expect("the shim").resume();
@@ -372,7 +415,10 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         shims: 0,
     };
     let mut shim_rng = SplitMix64(seed ^ 0x5348_494d);
-    soak.move_shim(&mut shim_rng);
+    // Before the first start no status says which R-group takes the writes: SWAN starts
+    // with R-group 0 as its front-end.
+    let per_group = (soak.members.len() / rgroups as usize).max(1);
+    soak.move_shim(&(0..per_group).collect::<Vec<_>>(), &mut shim_rng);
     soak.start();
     soak.volume = u64_of(&soak.status(), "volume_bytes");
     println!(
@@ -430,8 +476,9 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         }
         if has(Fault::HungMember) {
             if soak.parity {
-                // First, while fio surely runs: the server meets the hang on fio's requests.
-                let (i, after) = hang_and_replace(&mut soak, fio_seed);
+                // First, while fio surely runs: the server meets the hang on fio's requests,
+                // or on reads of the member's live blocks if it takes no writes now.
+                let (i, after) = hang_and_replace(&mut soak, fio_seed, &mut crng);
                 t.injected(Fault::HungMember);
                 t.hang_seconds.push(after.as_secs_f64());
                 done.push(format!("member {i} hung, failed after {:.1} s and rebuilt", after.as_secs_f64()));
@@ -532,7 +579,9 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         );
 
         // A clean stop, then the array must check clean and scrub with nothing lost.
-        t.server_counters(&soak.status());
+        let st = soak.status();
+        t.server_counters(&st);
+        let front = soak.writing_members(&st);
         soak.server.take().expect("a running server").stop();
         soak.unshim();
         let when = format!("cycle {cycle} ({})", done.join(", "));
@@ -549,7 +598,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         if flip_found {
             check_clean(&soak.members, &dir, &format!("{when}, after swan scrub"));
         }
-        soak.move_shim(&mut shim_rng);
+        soak.move_shim(&front, &mut shim_rng);
         soak.start();
 
         last = Some((base, fio_seed));

@@ -1,6 +1,7 @@
-//! A flipped bit in a live block of a member, for the fault soak: a block that a segment
-//! sealed with block CRCs names live is found through the segment summaries on the member
-//! files, and one of its bits is flipped in the file behind the running server.
+//! Live blocks of a member, for the fault soak: a block that a segment sealed with block
+//! CRCs names live is found through the segment summaries on the member files; the soak
+//! flips one of its bits in the file behind the running server, or reads it to make the
+//! server meet a hung member.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -21,7 +22,7 @@ pub fn read_at(path: &Path, at: u64, len: usize) -> Vec<u8> {
     b
 }
 
-/// A bit flipped on a member.
+/// A live block of a member (and, once flipped, the flip's place).
 pub struct Flip {
     pub member: usize,
     pub block: u64,
@@ -35,6 +36,27 @@ pub struct Flip {
 /// may have been overwritten since the seal: then no read meets the flip, and only `swan
 /// check`, as a parity mismatch in its row, and `swan scrub` do.)
 pub fn flip_a_bit(members: &[PathBuf], lbas: std::ops::Range<u64>, rng: &mut SplitMix64) -> Result<Flip, String> {
+    let f = find_live(members, lbas, None, rng)?;
+    let path = &members[f.member];
+    let bit = rng.below(BLOCK * 8);
+    let at = f.block * BLOCK + bit / 8;
+    let mut byte = read_at(path, at, 1);
+    byte[0] ^= 1 << (bit % 8);
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).expect("open a member");
+    file.seek(SeekFrom::Start(at)).expect("seek");
+    file.write_all(&byte).expect("flip a bit");
+    Ok(f)
+}
+
+/// A block that a segment sealed with block CRCs names live, with a logical address in
+/// `lbas`, on member `on` (or any): read from the member files, so the server need not
+/// stop. Several tries at random segments; says why none was found.
+pub fn find_live(
+    members: &[PathBuf],
+    lbas: std::ops::Range<u64>,
+    on: Option<usize>,
+    rng: &mut SplitMix64,
+) -> Result<Flip, String> {
     let sb = Superblock::decode(&read_at(&members[0], 0, BLOCK as usize)).map_err(|e| format!("{e}"))?;
     if !sb.kind.is_log_structured() {
         return Err("in-place RAID: this soak finds live blocks through segment summaries, which it has not".into());
@@ -67,6 +89,7 @@ pub fn flip_a_bit(members: &[PathBuf], lbas: std::ops::Range<u64>, rng: &mut Spl
             .enumerate()
             .filter(|(_, e)| e.lba != DEAD && lbas.contains(&e.lba) && e.crc != 0)
             .map(|(slot, e)| (slot as u32, e.lba))
+            .filter(|&(slot, _)| on.is_none_or(|on| g.slot_location(segment, slot).0 as usize == on))
             .collect();
         if live.is_empty() {
             continue;
@@ -79,14 +102,7 @@ pub fn flip_a_bit(members: &[PathBuf], lbas: std::ops::Range<u64>, rng: &mut Spl
         if crc32c::crc32c(&read_at(path, b * BLOCK, BLOCK as usize)) != summary.entries[slot as usize].crc {
             continue;
         }
-        let bit = rng.below(BLOCK * 8);
-        let at = b * BLOCK + bit / 8;
-        let mut byte = read_at(path, at, 1);
-        byte[0] ^= 1 << (bit % 8);
-        let mut f = std::fs::OpenOptions::new().write(true).open(path).expect("open a member");
-        f.seek(SeekFrom::Start(at)).expect("seek");
-        f.write_all(&byte).expect("flip a bit");
         return Ok(Flip { member: m as usize, block: b, lba, segment, row: slot / g.data_members });
     }
-    Err("no live block of a sealed segment in this cycle's regions".into())
+    Err("no live block of a sealed segment in the range asked".into())
 }
