@@ -2,9 +2,9 @@
 # Faults together (issue 25, part 3): fio verify through `swan serve` (3 writing and 3 reading
 # connections, 7 reads for every 3 writes, 4-128 KiB) while each cycle injects, at random, one or more of:
 # kill -9 and restart, `swan fail` + `swan replace` of a random member, a bit flip in a live
-# block of a random member, a client vanishing mid-WRITE, and a hung member (skipped, with
-# the reason: the soak has no way yet to hang a member behind a running server; the
-# --member-timeout path is tested in server_member_faults.rs). Faults are combined only in the
+# block of a random member, a client vanishing mid-WRITE, and a hung member (one member,
+# a random one each cycle, is served through nbdfuse from nbdkit's pause filter; the server
+# runs with --member-timeout 3 and must fail it, then it is replaced). Faults are combined only in the
 # orders the scheme promises to survive (FORMAT.md, "When faults meet"). After each cycle fio
 # reads back every acknowledged write, then `swan check` and `swan scrub` run on the stopped
 # array. Prints each cycle, then: cycles, MiB acknowledged and verified, faults of each kind
@@ -12,7 +12,8 @@
 #
 #   scripts/fault-soak.sh [CYCLES [SCHEME [SEED]]]   # default 200 swan5; about 7 s a cycle on 2 cores
 #
-# Needs fio with its nbd engine (Debian: fio). The suite runs the short version
+# Needs fio with its nbd engine (Debian: fio) and, for schemes with parity, root, /dev/fuse,
+# nbdfuse and nbdkit (Debian: libnbd-bin or nbdfuse, nbdkit). The suite runs the short version
 # (crates/swan-cli/tests/server_fault_soak.rs: fault_soak_short_swan5, 6 cycles). The kill -9
 # soak alone is scripts/crash-soak.sh.
 set -euo pipefail

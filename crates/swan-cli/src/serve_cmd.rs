@@ -20,6 +20,8 @@ use swan_server::control::ExportEntry;
 use swan_server::engine::{Engine, EngineOptions};
 use swan_server::layout::Superblock;
 use swan_server::member::{Files, MemberSource, Timed};
+use swan_server::metrics::exposition::Exported;
+use swan_server::metrics::requests::Requests;
 use swan_server::metrics::MetricsListener;
 use swan_server::nbd::{Export, Listen, NbdServer, ServerOptions};
 use swan_server::service::BlockService;
@@ -49,7 +51,6 @@ fn export_specs(a: &ServeArgs) -> Result<Vec<ExportSpec>> {
         (a.read_only, "--read-only (give `read_only = true` to the exports in the file)"),
         (a.gc_target.is_some(), "--gc-target (give `gc_target` to the exports in the file)"),
         (a.record_trace.is_some(), "--record-trace (it records one array's requests)"),
-        (a.metrics.is_some(), "--metrics (its metrics are not labelled by export yet)"),
     ];
     if let Some((_, what)) = per_export.iter().find(|(given, _)| *given) {
         bail!("--config {}: not with {what}", file.display());
@@ -285,13 +286,31 @@ fn serve_nbd(
         ..ServerOptions::default()
     };
     let server = NbdServer::bind(opts)?;
-    // --metrics and --record-trace are refused with several exports: they are the first's.
+    // --record-trace is refused with --config: it records the first (the only) array.
     let first = &running[0];
+    let requests: Vec<Arc<Requests>> = running.iter().map(|_| Arc::default()).collect();
     let metrics_thread = match metrics {
         Some(listener) => {
             let addr = listener.local_addr();
-            let t = swan_server::metrics::serve(listener, Arc::clone(&first.engine), server.stats(), Arc::clone(stop))
-                .context("starting the metrics thread")?;
+            let stats = server.stats();
+            let t = if a.config.is_some() {
+                let exported = running
+                    .iter()
+                    .zip(&requests)
+                    .map(|(r, req)| {
+                        let engine = Arc::clone(&r.engine);
+                        Exported {
+                            label: Some(r.spec.name.clone()),
+                            status: Arc::new(move || engine.status()),
+                            requests: Arc::clone(req),
+                        }
+                    })
+                    .collect();
+                swan_server::metrics::serve_exports(listener, exported, stats, Arc::clone(stop))
+            } else {
+                swan_server::metrics::serve(listener, Arc::clone(&first.engine), stats, Arc::clone(stop))
+            }
+            .context("starting the metrics thread")?;
             eprintln!("swan: metrics on http://{addr}/metrics, dashboard on http://{addr}/");
             Some(t)
         }
@@ -307,13 +326,14 @@ fn serve_nbd(
     };
     let exports: Vec<Export> = running
         .iter()
-        .map(|r| {
+        .zip(requests)
+        .map(|(r, requests)| {
             let engine = Arc::clone(&r.engine) as Arc<dyn BlockService>;
             let service: Arc<dyn BlockService> = match &recorder {
                 Some(rec) => Arc::new(RecordingService::new(engine, Arc::clone(rec))),
                 None => engine,
             };
-            Export { service, allow_subjects: r.spec.allow.clone() }
+            Export { service, allow_subjects: r.spec.allow.clone(), requests }
         })
         .collect();
     let served = server.run_exports(exports, Arc::clone(stop));

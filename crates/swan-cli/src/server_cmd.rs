@@ -172,7 +172,8 @@ pub struct ServeArgs {
     /// roles and free segments, GC, array WAF, request latency histograms, sync points,
     /// degraded/rebuild state, connections (docs/metrics.md lists them) — and a live
     /// dashboard of them at http://ADDR/ (open it in a browser). IP:PORT; port 0 picks a
-    /// free port, which the server prints. Off by default.
+    /// free port, which the server prints. With --config, one listener for every export,
+    /// each export's series labelled export="NAME". Off by default.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
     /// Record the block trace the server is sent: every request the NBD front hands the

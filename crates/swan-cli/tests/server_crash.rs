@@ -35,12 +35,11 @@
 
 mod common;
 
-use common::fio_verify::fio_report;
+use common::fio_verify::{fio_report, FioRun};
 use common::*;
 use serde_json::Value;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use swan_testkit::rng::SplitMix64;
 
@@ -169,52 +168,32 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
         bases.push(base);
         let job = CrashJob { uri: server.uri(), offset: base, size: region, aux: aux.clone() };
         let _ = std::fs::remove_file(job.state_file());
-        let wout = dir.join(format!("write-{cycle}.out"));
-        let werr = dir.join(format!("write-{cycle}.err"));
-        let mut writer = Guard::new(
-            Command::new(&fio)
-                .args(job.args())
-                .args(["--iodepth=8", "--do_verify=0", "--verify_state_save=1"])
-                .stdin(Stdio::null())
-                .stdout(File::create(&wout).expect("fio stdout file"))
-                .stderr(File::create(&werr).expect("fio stderr file"))
-                .spawn()
-                .expect("start fio"),
+        let mut writer = FioRun::spawn(
+            &fio,
+            &[job.args(), ["--iodepth=8", "--do_verify=0", "--verify_state_save=1"].map(String::from).to_vec()]
+                .concat(),
+            dir,
+            &format!("write-{cycle}"),
         );
-        let fio_output = |what: &str| {
-            format!(
-                "{what}\n--- fio stdout ---\n{}\n--- fio stderr ---\n{}",
-                std::fs::read_to_string(&wout).unwrap_or_default(),
-                std::fs::read_to_string(&werr).unwrap_or_default()
-            )
-        };
         // The delay runs from the first write the server performs.
-        let wait_start = Instant::now();
-        loop {
-            if u64_of(&status(&members[0], dir), "user_bytes_written") > 0 {
-                break;
-            }
-            if let Some(st) = writer.child().try_wait().expect("poll fio") {
-                panic!("{}", fio_output(&format!("{scheme} cycle {cycle}: fio exited ({st}) before writing anything")));
-            }
-            assert!(wait_start.elapsed() < Duration::from_secs(60), "{}", fio_output("fio wrote nothing in 60 s"));
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        writer.wait_for_writes(&format!("{scheme} cycle {cycle}"), 0, || {
+            u64_of(&status(&members[0], dir), "user_bytes_written")
+        });
         let delay = Duration::from_millis(300 + crng.below(2201));
         std::thread::sleep(delay);
         let before = status(&members[0], dir);
         server.kill9();
         let st = wait_deadline(writer.child(), Duration::from_secs(60))
-            .unwrap_or_else(|| panic!("{}", fio_output("fio still running 60 s after the server was killed")));
-        drop(writer);
-        let w = fio_report(&std::fs::read_to_string(&wout).expect("fio output"));
+            .unwrap_or_else(|| panic!("{}", writer.output("fio still running 60 s after the server was killed")));
+        let w = fio_report(&writer.stdout());
         let acked = u64_of(&fio_job(&w)["write"], "io_bytes");
         t.victims += u64_of(&before, "victims");
         t.gc_moved += u64_of(&before, "gc_blocks_moved");
         // fio saves its verify state only when the kill cuts its job short; a job that wrote its
         // whole region first (a fast machine, a short region) is verified whole instead.
         let have_state = job.state_file().is_file();
-        assert!(have_state || st.success(), "{}", fio_output("fio saved no verify state"));
+        assert!(have_state || st.success(), "{}", writer.output("fio saved no verify state"));
+        drop(writer);
 
         server = Server::start_with(dir, &members, serve);
         let replayed = server.replayed();

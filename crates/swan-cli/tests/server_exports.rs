@@ -332,8 +332,8 @@ fn serve_refuses_bad_configs_at_start() {
         e.contains(&format!("{config}:3: export \"db\" has an allow-list")) && e.contains("--tls-verify-peer"),
         "{e}"
     );
-    let e = refused(&["--config", &config, "--metrics", "127.0.0.1:0"], "--config with --metrics");
-    assert!(e.contains("not with --metrics"), "{e}");
+    let e = refused(&["--config", &config, "--record-trace", "t.blk"], "--config with --record-trace");
+    assert!(e.contains("not with --record-trace"), "{e}");
     let e = refused(&["--config", &config, "--read-only"], "--config with --read-only");
     assert!(e.contains("not with --read-only"), "{e}");
     let e = refused(&["--config", &config, &s(&a.db[0])], "--config with member paths");

@@ -20,33 +20,37 @@
 //!      on a random member, flipped in the member file behind the running server (only
 //!      with every member healthy and after any kill of the cycle: a flip meeting a failed
 //!      member, or a crash before the flip is repaired, is two faults in one parity group);
-//!    - **hung member**: needs `swan serve --member-timeout` and a way to hang a member;
-//!      counted as skipped, with the reason, until both exist;
+//!    - **hung member** (first of the cycle's member faults, while fio surely runs): one
+//!      member, a random one each cycle, is served through nbdfuse from nbdkit's pause
+//!      filter (`common::pausable`); it is paused, the server (run with `--member-timeout`)
+//!      must show it failed within the timeout and a margin while fio goes on, then it
+//!      answers again and `swan replace` rebuilds it onto a new file, waited for. A fail +
+//!      replace of the same cycle comes after: never two failed members at once;
 //! 3. fio runs the same jobs `--verify_only`: every acknowledged write must read back whole;
 //! 4. the server is stopped cleanly, `swan check` must find the array clean and `swan scrub`
 //!    must find nothing lost (it repairs what a flip left that no read met); the server
 //!    restarts for the next cycle.
 //!
-//! Schemes without parity (RAID0, SWAN0) promise nothing against a failed member or a
-//! flipped bit (the block reads as EIO): there those faults are not drawn, and the report
-//! says so. `scripts/fault-soak.sh CYCLES [SCHEME [SEED]]` runs the long version; the suite
+//! Schemes without parity (RAID0, SWAN0) promise nothing against a failed member, a hung
+//! one or a flipped bit (the block reads as EIO): there those faults are not drawn, and the
+//! report says so. With parity, the test needs root, /dev/fuse, nbdfuse and nbdkit, and
+//! fails naming the package when one is missing. `scripts/fault-soak.sh CYCLES [SCHEME [SEED]]` runs the long version; the suite
 //! runs `fault_soak_short_swan5`.
 
 mod common;
 
-use common::fio_verify::{fio_report, job_error, sum_jobs, verify_failures};
+use bit_flip::{find_live, flip_a_bit, Flip};
+use common::fio_verify::{fio_report, job_error, sum_jobs, verify_failures, FioRun};
+use common::pausable::Pausable;
 use common::*;
 use serde_json::Value;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
-use swan_core::geometry::Geometry;
-use swan_core::summary::{Summary, DEAD};
-use swan_server::layout::Superblock;
 use swan_testkit::rng::SplitMix64;
 
+mod bit_flip;
 mod nbd_wire;
 
 const MIB: u64 = 1 << 20;
@@ -59,6 +63,11 @@ const REGION: u64 = 16 * MIB;
 const SCRATCH: u64 = 4 * MIB;
 /// How long the writer runs when nothing kills the server first.
 const WRITE_SECONDS: u64 = 4;
+/// `swan serve --member-timeout`: short, so a hung member costs a cycle little, yet well
+/// above what a member's fdatasync takes on a busy machine (a member failed by it with no
+/// hang drawn fails the soak).
+const MEMBER_TIMEOUT: &str = "3";
+const CMD_FLUSH: u16 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Fault {
@@ -96,6 +105,8 @@ struct Tally {
     skipped: [u64; 5],
     skip_why: [Option<String>; 5],
     scrub_repaired: u64,
+    /// Per hang: seconds from the pause to the member shown failed.
+    hang_seconds: Vec<f64>,
     /// Flips no read met, which `swan check` found as their row's parity mismatch.
     flips_found_by_check: u64,
     /// Server counters summed over every server's life (read before each stop or kill).
@@ -137,6 +148,11 @@ struct Soak {
     volume: u64,
     parity: bool,
     replaced: u32,
+    /// The shim a member is served through (arrays with parity only), and which member
+    /// (none once that member is replaced: the shim stays mounted until it moves).
+    shim: Option<Pausable>,
+    shimmed: Option<usize>,
+    shims: u32,
 }
 
 impl Soak {
@@ -144,19 +160,66 @@ impl Soak {
         self.server.as_ref().expect("a running server")
     }
 
+    /// The paths `swan serve` is given: the members, one of them through the shim.
+    fn served(&self) -> Vec<PathBuf> {
+        let mut served = self.members.clone();
+        if let (Some(i), Some(shim)) = (self.shimmed, &self.shim) {
+            served[i] = shim.file.clone();
+        }
+        served
+    }
+
     fn start(&mut self) {
-        self.server = Some(Server::start_with(&self.dir, &self.members, &[]));
+        self.server = Some(Server::start_with(&self.dir, &self.served(), &["--member-timeout", MEMBER_TIMEOUT]));
     }
 
     fn status(&self) -> Value {
         status(&self.members[0], &self.dir)
     }
-}
 
-/// `swan serve --help` mentions `--member-timeout`: the server can time out a hung member.
-fn server_has_member_timeout(dir: &Path) -> bool {
-    let out = swan(&["serve", "--help"], dir);
-    text(&out.stdout).contains("--member-timeout")
+    /// The members that take user writes now: a SWAN array's front-end R-group (its
+    /// back-end members see no I/O but GC's, so a hang there may go unmet), else every one.
+    fn writing_members(&self, st: &Value) -> Vec<usize> {
+        let n = self.members.len();
+        let groups = st["groups"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let front = groups.iter().find(|g| g["role"] == "front-end").and_then(|g| g["group"].as_u64());
+        match front {
+            Some(g) if !groups.is_empty() => {
+                let per = n / groups.len();
+                (g as usize * per..(g as usize + 1) * per).collect()
+            }
+            _ => (0..n).collect(),
+        }
+    }
+
+    /// Each member's health, as `swan status` says it.
+    fn health(&self) -> Vec<String> {
+        let st = self.status();
+        let members = st["members"].as_array().unwrap_or_else(|| panic!("no members in {st}"));
+        members.iter().map(|m| m["health"].as_str().unwrap_or("?").to_string()).collect()
+    }
+
+    /// With the server stopped: the shim moves to a random one of `candidates` (a new
+    /// mount each time, so nothing FUSE cached survives the checks and scrubs that wrote to
+    /// the files).
+    fn move_shim(&mut self, candidates: &[usize], rng: &mut SplitMix64) {
+        assert!(self.server.is_none(), "the shim moves only while the server is stopped");
+        self.unshim();
+        if !self.parity {
+            return;
+        }
+        let i = candidates[rng.below(candidates.len() as u64) as usize];
+        self.shims += 1;
+        let mount = self.dir.join(format!("fuse-{}", self.shims));
+        self.shim = Some(Pausable::start(&self.members[i], &mount, &format!("m{i}")));
+        self.shimmed = Some(i);
+    }
+
+    /// With the server stopped: no member behind the shim (the checks read the files).
+    fn unshim(&mut self) {
+        self.shimmed = None;
+        self.shim = None;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,6 +304,14 @@ fn fail_and_replace(soak: &mut Soak, rng: &mut SplitMix64) -> u32 {
     let out = swan(&["fail", "--member", &i.to_string(), &any], &soak.dir);
     assert!(out.status.success(), "{}", describe("swan fail", &out));
     std::thread::sleep(Duration::from_millis(200 + rng.below(800)));
+    replace(soak, i);
+    i
+}
+
+/// `swan replace` of failed member `i` with a new file, waited for until the rebuild is
+/// done; the member is no longer behind the shim, if it was.
+fn replace(soak: &mut Soak, i: u32) {
+    let any = soak.members[if i == 0 { 1 } else { 0 }].to_str().expect("utf-8 path").to_string();
     soak.replaced += 1;
     let new = soak.dir.join(format!("r{}-m{i}", soak.replaced));
     let new_s = new.to_str().expect("utf-8 path").to_string();
@@ -248,86 +319,76 @@ fn fail_and_replace(soak: &mut Soak, rng: &mut SplitMix64) -> u32 {
     assert!(out.status.success(), "{}", describe("swan replace --wait", &out));
     let old = std::mem::replace(&mut soak.members[i as usize], new);
     let _ = std::fs::remove_file(old);
-    i
-}
-
-/// Reads `len` bytes of `path` at `at`.
-fn read_at(path: &Path, at: u64, len: usize) -> Vec<u8> {
-    let mut f = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    f.seek(SeekFrom::Start(at)).expect("seek");
-    let mut b = vec![0u8; len];
-    f.read_exact(&mut b).expect("read a member");
-    b
-}
-
-/// A bit flipped on a member.
-struct Flip {
-    member: usize,
-    block: u64,
-    lba: u64,
-    segment: u64,
-    row: u32,
-}
-
-/// Flips one bit of a block that a segment sealed with block CRCs names live, with a
-/// logical address in `lbas`, on a random member; or says why none was found. (The block
-/// may have been overwritten since the seal: then no read meets the flip, and only `swan
-/// check`, as a parity mismatch in its row, and `swan scrub` do.)
-fn flip_a_bit(soak: &Soak, lbas: std::ops::Range<u64>, rng: &mut SplitMix64) -> Result<Flip, String> {
-    let sb = Superblock::decode(&read_at(&soak.members[0], 0, BLOCK as usize)).map_err(|e| format!("{e}"))?;
-    if !sb.kind.is_log_structured() {
-        return Err("in-place RAID: this soak finds live blocks through segment summaries, which it has not".into());
+    if soak.shimmed == Some(i as usize) {
+        // The new file is served as itself; the shim, on the old one, stays until it moves.
+        soak.shimmed = None;
     }
-    let g = Geometry::new(
-        sb.rgroups,
-        sb.ssds_per_rgroup,
-        sb.kind.raid(),
-        sb.member_blocks,
-        sb.meta_blocks,
-        sb.segment_rows,
-    )
-    .map_err(|e| format!("{e}"))?;
-    // Several tries at random segments: most are free, open, or hold other regions.
-    for _ in 0..400 {
-        let segment = rng.below(g.segments());
-        let area: Vec<u8> = (g.payload_slots()..g.data_slots)
-            .flat_map(|slot| {
-                let (m, b) = g.slot_location(segment, slot);
-                read_at(&soak.members[m as usize], b * BLOCK, BLOCK as usize)
+}
+
+/// The member behind the shim stops answering while fio runs; the server must fail it
+/// within the member timeout (and a margin). Then the shim answers again, the stuck calls
+/// return into the old file, and the member is rebuilt onto a new one. Returns the member
+/// and how long the server took to fail it.
+fn hang_and_replace(soak: &mut Soak, fault_seed: u64, rng: &mut SplitMix64) -> (u32, Duration) {
+    let i = soak.shimmed.expect("a member behind the shim");
+    // A member outside SWAN's front-end R-group gets no user writes, and FUSE answers the
+    // sync of a file with nothing dirty without asking nbdkit: reads of blocks that live
+    // there (none cached: the shim is mounted anew each cycle) make the server meet the hang.
+    let writing = soak.writing_members(&soak.status()).contains(&i);
+    let mut lbas = Vec::new();
+    if !writing {
+        let blocks = soak.volume / BLOCK;
+        for _ in 0..4 {
+            if let Ok(live) = find_live(&soak.members, 0..blocks, Some(i), rng) {
+                lbas.push(live.lba);
+            }
+        }
+    }
+    soak.shim.as_ref().expect("the shim").pause();
+    let addr = soak.server().addr().to_string();
+    let readers: Vec<_> = lbas
+        .into_iter()
+        .map(|lba| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = nbd_wire::open(&addr);
+                let _ = c.call(nbd_wire::CMD_READ, lba * BLOCK, BLOCK as u32, &[]);
             })
-            .collect();
-        let Ok(summary) = Summary::decode(&area) else { continue };
-        if summary.segment != segment || !summary.block_crcs {
-            continue;
+        })
+        .collect();
+    let paused = Instant::now();
+    let timeout = Duration::from_secs_f64(MEMBER_TIMEOUT.parse().expect("a number of seconds"));
+    let mut poked = false;
+    let failed_after = loop {
+        if soak.health()[i] == "failed" {
+            break paused.elapsed();
         }
-        let live: Vec<(u32, u64)> = summary
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.lba != DEAD && lbas.contains(&e.lba) && e.crc != 0)
-            .map(|(slot, e)| (slot as u32, e.lba))
-            .collect();
-        if live.is_empty() {
-            continue;
+        // fio may have finished before the server had an operation for the member: a
+        // WRITE and a FLUSH (which syncs every member) of our own give it one.
+        if !poked && paused.elapsed() > timeout + Duration::from_secs(2) {
+            poked = true;
+            let mut c = nbd_wire::open(soak.server().addr());
+            c.write(soak.volume - SCRATCH, &nbd_wire::pattern(fault_seed, 64 * 1024));
+            let flushed = c.call(CMD_FLUSH, 0, 0, &[]);
+            assert!(flushed.is_ok(), "a FLUSH while a member hangs failed ({flushed:?}):\n{}", soak.server().log());
+            c.disconnect();
         }
-        let (slot, lba) = live[rng.below(live.len() as u64) as usize];
-        let (m, b) = g.slot_location(segment, slot);
-        let path = &soak.members[m as usize];
-        // A segment reused since this summary was written (open again) still carries it
-        // until it is sealed anew: the block must hold what the summary says it holds.
-        if crc32c::crc32c(&read_at(path, b * BLOCK, BLOCK as usize)) != summary.entries[slot as usize].crc {
-            continue;
-        }
-        let bit = rng.below(BLOCK * 8);
-        let at = b * BLOCK + bit / 8;
-        let mut byte = read_at(path, at, 1);
-        byte[0] ^= 1 << (bit % 8);
-        let mut f = std::fs::OpenOptions::new().write(true).open(path).expect("open a member");
-        f.seek(SeekFrom::Start(at)).expect("seek");
-        f.write_all(&byte).expect("flip a bit");
-        return Ok(Flip { member: m as usize, block: b, lba, segment, row: slot / g.data_members });
+        assert!(
+            paused.elapsed() < timeout + Duration::from_secs(60),
+            "member {i} not failed {:?} after it hung (--member-timeout {MEMBER_TIMEOUT}):\n{}",
+            paused.elapsed(),
+            soak.server().log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for r in readers {
+        let _ = r.join();
     }
-    Err("no live block of a sealed segment in this cycle's regions".into())
+    let log = soak.server().log();
+    assert!(log.contains(&format!("member {i}")) && log.contains("the member hangs"), "{log}");
+    soak.shim.as_ref().expect("the shim").resume();
+    replace(soak, i as u32);
+    (i as u32, failed_after)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,18 +403,30 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
     let aux = dir.join("fio");
     std::fs::create_dir_all(&aux).expect("fio state dir");
     let parity = !scheme.ends_with('0');
-    let mut soak = Soak { dir: dir.clone(), members, server: None, volume: 0, parity, replaced: 0 };
+    let mut soak = Soak {
+        dir: dir.clone(),
+        members,
+        server: None,
+        volume: 0,
+        parity,
+        replaced: 0,
+        shim: None,
+        shimmed: None,
+        shims: 0,
+    };
+    let mut shim_rng = SplitMix64(seed ^ 0x5348_494d);
+    // Before the first start no status says which R-group takes the writes: SWAN starts
+    // with R-group 0 as its front-end.
+    let per_group = (soak.members.len() / rgroups as usize).max(1);
+    soak.move_shim(&(0..per_group).collect::<Vec<_>>(), &mut shim_rng);
     soak.start();
     soak.volume = u64_of(&soak.status(), "volume_bytes");
-    let hang = if server_has_member_timeout(&dir) {
-        "swan serve has --member-timeout, but this soak has no way yet to hang a member behind a running server"
-    } else {
-        "swan serve has no --member-timeout (a hung member would hang the array)"
-    };
     println!(
-        "{scheme} {rgroups}x{ssds} ({MEMBER_SIZE} members): volume {} MiB; {JOBS} fio jobs of {} MiB each per cycle",
+        "{scheme} {rgroups}x{ssds} ({MEMBER_SIZE} members): volume {} MiB; {JOBS} fio jobs of {} MiB each per cycle; \
+         --member-timeout {MEMBER_TIMEOUT}{}",
         soak.volume / MIB,
-        REGION / MIB
+        REGION / MIB,
+        if soak.parity { "; one member at a time served through nbdfuse from nbdkit's pause filter" } else { "" }
     );
     let span = JOBS * REGION;
     let top = soak.volume - SCRATCH - span;
@@ -384,39 +457,34 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
             let _ = std::fs::remove_file(f);
         }
         let fio_seed = crng.below(1 << 32) + 1;
-        let wout = dir.join(format!("write-{cycle}.out"));
-        let werr = dir.join(format!("write-{cycle}.err"));
         let written_before = u64_of(&soak.status(), "user_bytes_written");
-        let mut writer = Guard::new(
-            Command::new(&fio)
-                .args(writer_args(&soak.server().uri(), base, &aux, fio_seed))
-                .stdin(Stdio::null())
-                .stdout(File::create(&wout).expect("fio stdout file"))
-                .stderr(File::create(&werr).expect("fio stderr file"))
-                .spawn()
-                .expect("start fio"),
+        let mut writer = FioRun::spawn(
+            &fio,
+            &writer_args(&soak.server().uri(), base, &aux, fio_seed),
+            &dir,
+            &format!("write-{cycle}"),
         );
-        let fio_output = |what: &str| {
-            format!(
-                "{what}\n--- fio stdout ---\n{}\n--- fio stderr ---\n{}",
-                std::fs::read_to_string(&wout).unwrap_or_default(),
-                std::fs::read_to_string(&werr).unwrap_or_default()
-            )
-        };
-        let wait_start = Instant::now();
-        while u64_of(&soak.status(), "user_bytes_written") == written_before {
-            if let Some(st) = writer.child().try_wait().expect("poll fio") {
-                panic!("{}", fio_output(&format!("cycle {cycle}: fio exited ({st}) before writing anything")));
-            }
-            assert!(wait_start.elapsed() < Duration::from_secs(60), "{}", fio_output("fio wrote nothing in 60 s"));
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        writer.wait_for_writes(&format!("cycle {cycle}"), written_before, || {
+            u64_of(&soak.status(), "user_bytes_written")
+        });
         let mut done: Vec<String> = Vec::new();
         if has(Fault::Disconnect) {
             std::thread::sleep(Duration::from_millis(crng.below(600)));
             let what = disconnect_mid_write(soak.server().addr(), soak.volume - SCRATCH, fio_seed);
             t.injected(Fault::Disconnect);
             done.push(format!("client disconnect ({what})"));
+        }
+        if has(Fault::HungMember) {
+            if soak.parity {
+                // First, while fio surely runs: the server meets the hang on fio's requests,
+                // or on reads of the member's live blocks if it takes no writes now.
+                let (i, after) = hang_and_replace(&mut soak, fio_seed, &mut crng);
+                t.injected(Fault::HungMember);
+                t.hang_seconds.push(after.as_secs_f64());
+                done.push(format!("member {i} hung, failed after {:.1} s and rebuilt", after.as_secs_f64()));
+            } else {
+                t.skipped(Fault::HungMember, "no parity: a hung member fails the requests by design (not drawn)");
+            }
         }
         if has(Fault::FailReplace) {
             if soak.parity {
@@ -428,9 +496,14 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
                 t.skipped(Fault::FailReplace, "no parity: a failed member loses data by design (not drawn)");
             }
         }
-        if has(Fault::HungMember) {
-            t.skipped(Fault::HungMember, hang);
-        }
+        // Every member healthy: a member failed with no fault drawn (a member timeout too short
+        // for this machine) would make the next faults two at once.
+        let health = soak.health();
+        assert!(
+            health.iter().all(|h| h == "healthy"),
+            "cycle {cycle}: members {health:?} after {done:?}: a member failed that no fault touched\n{}",
+            soak.server().log()
+        );
         let killed = has(Fault::Kill9);
         if killed {
             // Only now: every member is healthy again (a replace waited for its rebuild).
@@ -441,30 +514,30 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
             done.push("kill -9".into());
         }
         let st = wait_deadline(writer.child(), Duration::from_secs(120))
-            .unwrap_or_else(|| panic!("{}", fio_output("fio still running 120 s into the cycle")));
-        drop(writer);
-        let w = fio_report(&std::fs::read_to_string(&wout).expect("fio output"));
+            .unwrap_or_else(|| panic!("{}", writer.output("fio still running 120 s into the cycle")));
+        let w = fio_report(&writer.stdout());
         let acked = sum_jobs(&w, "write", "io_bytes");
         t.read_ios += sum_jobs(&w, "read", "total_ios");
         t.write_ios += sum_jobs(&w, "write", "total_ios");
         if !killed {
-            let problems = verify_failures(&std::fs::read_to_string(&werr).unwrap_or_default());
+            let problems = verify_failures(&writer.stderr());
             assert!(
                 st.success() && job_error(&w) == 0 && problems.is_empty(),
                 "{}",
-                fio_output(&format!("cycle {cycle}: the writer failed with no kill"))
+                writer.output(&format!("cycle {cycle}: the writer failed with no kill"))
             );
         }
         for f in state_files(&aux) {
-            assert!(f.is_file(), "{}", fio_output(&format!("fio saved no verify state {}", f.display())));
+            assert!(f.is_file(), "{}", writer.output(&format!("fio saved no verify state {}", f.display())));
         }
+        drop(writer);
         if killed {
             soak.start();
         }
         let mut flip = None;
         if has(Fault::BitFlip) {
             if soak.parity {
-                match flip_a_bit(&soak, base / BLOCK..(base + span) / BLOCK, &mut crng) {
+                match flip_a_bit(&soak.members, base / BLOCK..(base + span) / BLOCK, &mut crng) {
                     Ok(f) => {
                         t.injected(Fault::BitFlip);
                         done.push(format!(
@@ -506,8 +579,11 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         );
 
         // A clean stop, then the array must check clean and scrub with nothing lost.
-        t.server_counters(&soak.status());
+        let st = soak.status();
+        t.server_counters(&st);
+        let front = soak.writing_members(&st);
         soak.server.take().expect("a running server").stop();
+        soak.unshim();
         let when = format!("cycle {cycle} ({})", done.join(", "));
         let flip_found = check_before_scrub(&soak, flip.as_ref(), &when);
         t.flips_found_by_check += u64::from(flip_found);
@@ -522,6 +598,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
         if flip_found {
             check_clean(&soak.members, &dir, &format!("{when}, after swan scrub"));
         }
+        soak.move_shim(&front, &mut shim_rng);
         soak.start();
 
         last = Some((base, fio_seed));
@@ -564,6 +641,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
     }
     t.server_counters(&soak.status());
     soak.server.take().expect("a running server").stop();
+    soak.unshim();
     if t.read_failures + t.gc_lost > 0 {
         t.lost.push(format!(
             "the server answered {} read block(s) with EIO and GC lost {} block(s)",
@@ -597,6 +675,13 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
          scrubs ({} flip(s) no read met, found first by swan check); GC: {} victims, {} blocks moved",
         t.read_repairs, t.gc_repaired, t.scrub_repaired, t.flips_found_by_check, t.victims, t.gc_moved
     );
+    if !t.hang_seconds.is_empty() {
+        let max = t.hang_seconds.iter().copied().fold(0.0, f64::max);
+        let mean = t.hang_seconds.iter().sum::<f64>() / t.hang_seconds.len() as f64;
+        println!(
+            "  hung members failed {mean:.1} s after the hang on average, {max:.1} s at most (--member-timeout {MEMBER_TIMEOUT})"
+        );
+    }
     println!(
         "  blocks lost: {}",
         if t.lost.is_empty() { "0".to_string() } else { format!("in {} cycle(s)", t.lost.len()) }
@@ -607,7 +692,7 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
             assert!(t.injected[f as usize] > 0, "the short soak never injected {}", f.name());
         }
         if parity {
-            for f in [Fault::FailReplace, Fault::BitFlip] {
+            for f in [Fault::FailReplace, Fault::BitFlip, Fault::HungMember] {
                 assert!(t.injected[f as usize] > 0, "the short soak never injected {}", f.name());
             }
         }

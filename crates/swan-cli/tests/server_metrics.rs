@@ -8,6 +8,9 @@
 //!   and answer every query of the Grafana dashboard (`docs/grafana-swan.json`).
 //! - `docs/metrics.md` must list every family a scrape has and every metric the dashboard uses.
 //! - `degraded_and_rebuilt_members_show_in_metrics`: `swan fail` and `swan replace` on RAID5.
+//! - `several_exports_share_one_metrics_listener_labelled_by_export`: `--config` with two
+//!   exports: every series but the connection counters carries `export`, each export counts
+//!   its own requests, Prometheus scrapes it and the dashboard's queries answer.
 //! - `bad_metrics_address_is_named` and `metrics_port_in_use_fails_at_start`: bad input.
 
 mod common;
@@ -524,5 +527,83 @@ fn degraded_and_rebuilt_members_show_in_metrics() {
     assert_eq!(rebuilt.sum("swan_member_state", &[("state", "healthy")]), 4.0);
     assert_eq!(rebuilt.get("swan_member_info", &[("member", "1")]), 1.0);
     assert!(rebuilt.matching("swan_member_info", &[("path", new.to_str().expect("utf-8"))]).next().is_some());
+    server.stop();
+}
+
+/// `swan serve --config` with `--metrics`: one listener for two exports, every series of an
+/// export labelled with its name (the server's connection counters with none), each family
+/// described once; fio's bytes counted on the export it wrote to; a real Prometheus scrapes
+/// it and the Grafana dashboard's queries answer.
+#[test]
+fn several_exports_share_one_metrics_listener_labelled_by_export() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let sub = |name: &str| {
+        let p = d.join(name);
+        std::fs::create_dir_all(&p).expect("array directory");
+        p
+    };
+    let a = create_array(&sub("a"), "swan0", 3, 2, "64M", &[]);
+    let b = create_array(&sub("b"), "raid5", 1, 3, "32M", &[]);
+    let list = |m: &[std::path::PathBuf]| {
+        m.iter().map(|p| format!("{:?}", p.to_str().expect("utf-8 path"))).collect::<Vec<_>>().join(", ")
+    };
+    let config = d.join("exports.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[export]]\nname = \"a\"\nmembers = [{}]\n\n[[export]]\nname = \"b\"\nmembers = [{}]\n",
+            list(&a),
+            list(&b)
+        ),
+    )
+    .expect("write the config");
+    let config = config.to_str().expect("utf-8 path").to_string();
+    let server = Server::start_with(d, &[], &["--config", &config, "--metrics", "127.0.0.1:0"]);
+    let addr = server.metrics_addr();
+    let uri = |export: &str| format!("{}/{export}", server.uri());
+    let wa = fio(d, &uri("a"), "randwrite", 65536, 16 * MIB, 8 * MIB);
+    let wb = fio(d, &uri("b"), "write", 4096, 2 * MIB, 2 * MIB);
+    let rb = fio(d, &uri("b"), "read", 65536, 2 * MIB, 2 * MIB);
+
+    let e = scrape(&addr);
+    for s in &e.samples {
+        let export = s.labels.iter().find(|(k, _)| k == "export").map(|(_, v)| v.as_str());
+        if s.name.starts_with("swan_connections_") {
+            assert_eq!(export, None, "the server's connection counters carry no export: {s:?}");
+        } else {
+            assert!(matches!(export, Some("a" | "b")), "a series without its export's label: {s:?}");
+        }
+    }
+    assert_eq!(e.get("swan_user_written_bytes_total", &[("export", "a")]), wa as f64);
+    assert_eq!(e.get("swan_user_written_bytes_total", &[("export", "b")]), wb as f64);
+    assert_eq!(e.get("swan_user_read_bytes_total", &[("export", "b")]), rb as f64);
+    assert_eq!(e.get("swan_request_bytes_total", &[("export", "a"), ("op", "write")]), wa as f64);
+    assert_eq!(e.get("swan_request_bytes_total", &[("export", "b"), ("op", "write")]), wb as f64);
+    assert_eq!(e.get("swan_request_duration_seconds_count", &[("export", "b"), ("op", "write")]), (wb / 4096) as f64);
+    assert_eq!(e.get("swan_request_duration_seconds_count", &[("export", "a"), ("op", "read")]), 0.0);
+    assert_eq!(e.get("swan_array_info", &[("export", "a"), ("scheme", "swan0")]), 1.0);
+    assert_eq!(e.get("swan_array_info", &[("export", "b"), ("scheme", "raid5")]), 1.0);
+    assert_eq!(e.sum("swan_member_state", &[("export", "a"), ("state", "healthy")]), 6.0);
+    assert_eq!(e.sum("swan_member_state", &[("export", "b"), ("state", "healthy")]), 3.0);
+    assert!(e.get("swan_connections_accepted_total", &[]) >= 3.0, "fio's three runs each connected");
+
+    let mut prom = Prometheus::start(d, &addr);
+    let written = |p: &Prometheus, x: &str| p.one(&format!("swan_user_written_bytes_total{{export=\"{x}\"}}"));
+    prom.wait("scraping both exports", Duration::from_secs(60), |p| {
+        written(p, "a") == Some(wa as f64) && written(p, "b") == Some(wb as f64)
+    });
+    // rate() over 5 s needs two scrapes in its window: the queries get a few seconds.
+    let unanswered = |p: &Prometheus| -> Vec<String> {
+        let conditional = |q: &str| ["rebuild", "!=\"healthy\""].iter().any(|c| q.contains(c));
+        dashboard_queries().into_iter().filter(|q| !conditional(q) && p.query(q).is_empty()).collect()
+    };
+    let start = Instant::now();
+    while !unanswered(&prom).is_empty() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let left = unanswered(&prom);
+    assert!(left.is_empty(), "the dashboard's queries {left:?} find nothing:\n{}", prom.logs());
+    drop(prom);
     server.stop();
 }

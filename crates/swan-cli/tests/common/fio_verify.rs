@@ -7,7 +7,12 @@
 //! `--verify_only --verify_state_load=1` replays the write sequence and reads back every
 //! acknowledged write, checking its header (offset, per-write seed) and CRC32C.
 
+use super::Guard;
 use serde_json::Value;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The JSON report in fio's stdout (the nbd engine, and warnings, print lines before it).
 pub fn fio_report(stdout: &str) -> Value {
@@ -40,4 +45,64 @@ pub fn verify_failures(output: &str) -> Vec<String> {
     const SIGNS: [&str; 6] =
         ["verify failed", "verify:", "bad header", "bad magic", "io_u error", "Input/output error"];
     output.lines().filter(|l| SIGNS.iter().any(|s| l.contains(s))).map(str::to_string).collect()
+}
+
+/// A writer run of fio in the background, its stdout and stderr going to files so that a
+/// failure can show whatever fio had printed, even after a kill cut it short.
+pub struct FioRun {
+    pub proc: Guard,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl FioRun {
+    /// Starts `fio ARGS` with its output in `dir/NAME.out` and `dir/NAME.err`.
+    pub fn spawn(fio: &Path, args: &[String], dir: &Path, name: &str) -> FioRun {
+        let (out, err) = (dir.join(format!("{name}.out")), dir.join(format!("{name}.err")));
+        let proc = Guard::new(
+            Command::new(fio)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(File::create(&out).expect("fio stdout file"))
+                .stderr(File::create(&err).expect("fio stderr file"))
+                .spawn()
+                .expect("start fio"),
+        );
+        FioRun { proc, out, err }
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        self.proc.child()
+    }
+
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    /// `what`, then everything fio printed: for a panic message.
+    pub fn output(&self, what: &str) -> String {
+        format!("{what}\n--- fio stdout ---\n{}\n--- fio stderr ---\n{}", self.stdout(), self.stderr())
+    }
+
+    /// Waits until `written()` (the server's count of bytes written) passes `before`: the
+    /// faults are timed from the first write the server performs. Fails the test if fio
+    /// exits first or nothing is written in 60 s.
+    pub fn wait_for_writes(&mut self, what: &str, before: u64, mut written: impl FnMut() -> u64) {
+        let start = Instant::now();
+        while written() <= before {
+            if let Some(st) = self.child().try_wait().expect("poll fio") {
+                panic!("{}", self.output(&format!("{what}: fio exited ({st}) before writing anything")));
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{}",
+                self.output(&format!("{what}: fio wrote nothing in 60 s"))
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

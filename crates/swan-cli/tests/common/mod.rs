@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fio_verify;
+pub mod pausable;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};

@@ -8,10 +8,10 @@
 
 use crate::engine::{Engine, StatusReport};
 use crate::member::BLOCK;
-use crate::metrics::requests::Op;
+use crate::metrics::requests::{Op, Requests};
 use crate::nbd::ServerStats;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeGaugeValue, EncodeLabelSet, NoLabelSet};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeGaugeValue, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -21,20 +21,37 @@ use std::sync::Arc;
 /// can produce a [`StatusReport`] (`None` while the engine is stopping).
 pub type StatusSource = Arc<dyn Fn() -> Option<StatusReport> + Send + Sync>;
 
+/// One export of the server, as a scrape sees it.
+pub struct Exported {
+    /// The value of the `export` label on every series of this export; `None` for the lone
+    /// array of a server without `--config`, whose series carry no such label.
+    pub label: Option<String>,
+    pub status: StatusSource,
+    /// What the NBD front counted of this export's requests.
+    pub requests: Arc<Requests>,
+}
+
 /// The scrape-time collector of one server.
 pub struct Scrape {
-    status: StatusSource,
+    exports: Vec<Exported>,
     server: Arc<ServerStats>,
 }
 
 impl Scrape {
+    /// A server of one array, unlabelled, whose requests the server's own counters hold.
     pub fn new(status: StatusSource, server: Arc<ServerStats>) -> Scrape {
-        Scrape { status, server }
+        let requests = server.requests_shared();
+        Scrape { exports: vec![Exported { label: None, status, requests }], server }
     }
 
     /// Over a running engine.
     pub fn of_engine(engine: Arc<Engine>, server: Arc<ServerStats>) -> Scrape {
         Scrape::new(Arc::new(move || engine.status()), server)
+    }
+
+    /// A server of several exports: each family once, a series per export with its label.
+    pub fn of_exports(exports: Vec<Exported>, server: Arc<ServerStats>) -> Scrape {
+        Scrape { exports, server }
     }
 }
 
@@ -46,34 +63,47 @@ impl fmt::Debug for Scrape {
 
 impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
-        server(&mut enc, &self.server)?;
-        if let Some(st) = (self.status)() {
-            array(&mut enc, &st)?;
-            rgroups(&mut enc, &st)?;
-            members(&mut enc, &st)?;
-            rebuild(&mut enc, &st)?;
-        }
-        Ok(())
+        connections(&mut enc, &self.server)?;
+        requests(&mut enc, &self.exports)?;
+        // One status request per export per scrape; an export whose engine is stopping
+        // has none and is left out of the families below.
+        let reports: Vec<(Labels, StatusReport)> =
+            self.exports.iter().filter_map(|e| (e.status)().map(|st| (export_label(e), st))).collect();
+        array(&mut enc, &reports)?;
+        rgroups(&mut enc, &reports)?;
+        members(&mut enc, &reports)?;
+        rebuild(&mut enc, &reports)
     }
 }
 
 type Label = (&'static str, String);
+type Labels = Vec<Label>;
+type Reports = [(Labels, StatusReport)];
 
-fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: impl EncodeGaugeValue) -> fmt::Result {
-    enc.encode_descriptor(name, help, None, MetricType::Gauge)?.encode_gauge(&v)
+/// The labels every series of `e` starts with.
+fn export_label(e: &Exported) -> Labels {
+    e.label.iter().map(|l| ("export", l.clone())).collect()
 }
 
-/// A counter named without its `_total`, which the encoder appends.
-fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> fmt::Result {
-    enc.encode_descriptor(name, help, None, MetricType::Counter)?.encode_counter::<NoLabelSet, _, u64>(&v, None)
+/// `prefix` followed by `own`.
+fn with(prefix: &Labels, own: impl IntoIterator<Item = Label>) -> Labels {
+    prefix.iter().cloned().chain(own).collect()
 }
 
-fn gauges<L: EncodeLabelSet, V: EncodeGaugeValue>(
+/// A gauge family: per report, the samples `of` gives (their own labels after the export's).
+/// Nothing at all (no descriptor) when no report gives one.
+fn gauges<L: IntoIterator<Item = Label>, V: EncodeGaugeValue, I: IntoIterator<Item = (L, V)>>(
     enc: &mut DescriptorEncoder,
+    rs: &Reports,
     name: &str,
     help: &str,
-    samples: impl IntoIterator<Item = (L, V)>,
+    of: impl Fn(&StatusReport) -> I,
 ) -> fmt::Result {
+    let samples: Vec<(Labels, V)> =
+        rs.iter().flat_map(|(prefix, st)| of(st).into_iter().map(|(l, v)| (with(prefix, l), v))).collect();
+    if samples.is_empty() {
+        return Ok(());
+    }
     let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
     for (labels, v) in samples {
         m.encode_family(&labels)?.encode_gauge(&v)?;
@@ -81,12 +111,30 @@ fn gauges<L: EncodeLabelSet, V: EncodeGaugeValue>(
     Ok(())
 }
 
-fn counters<L: EncodeLabelSet>(
+/// A gauge with no labels of its own (but the export's).
+fn gauge<V: EncodeGaugeValue>(
     enc: &mut DescriptorEncoder,
+    rs: &Reports,
     name: &str,
     help: &str,
-    samples: impl IntoIterator<Item = (L, u64)>,
+    of: impl Fn(&StatusReport) -> Option<V>,
 ) -> fmt::Result {
+    gauges(enc, rs, name, help, |st| of(st).map(|v| (None::<Label>, v)))
+}
+
+/// A counter family, as [`gauges`]; named without its `_total`, which the encoder appends.
+fn counters<L: IntoIterator<Item = Label>, I: IntoIterator<Item = (L, u64)>>(
+    enc: &mut DescriptorEncoder,
+    rs: &Reports,
+    name: &str,
+    help: &str,
+    of: impl Fn(&StatusReport) -> I,
+) -> fmt::Result {
+    let samples: Vec<(Labels, u64)> =
+        rs.iter().flat_map(|(prefix, st)| of(st).into_iter().map(|(l, v)| (with(prefix, l), v))).collect();
+    if samples.is_empty() {
+        return Ok(());
+    }
     let mut m = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
     for (labels, v) in samples {
         m.encode_family(&labels)?.encode_counter::<NoLabelSet, _, u64>(&v, None)?;
@@ -94,21 +142,50 @@ fn counters<L: EncodeLabelSet>(
     Ok(())
 }
 
-fn op_label(op: Op) -> [Label; 1] {
-    [("op", op.name().to_string())]
+/// A counter with no labels of its own (but the export's).
+fn counter(
+    enc: &mut DescriptorEncoder,
+    rs: &Reports,
+    name: &str,
+    help: &str,
+    of: impl Fn(&StatusReport) -> u64,
+) -> fmt::Result {
+    counters(enc, rs, name, help, |st| [(None::<Label>, of(st))])
 }
 
-/// Connections and requests, as the NBD front counts them.
-fn server(enc: &mut DescriptorEncoder, s: &ServerStats) -> fmt::Result {
-    gauge(enc, "swan_connections_open", "NBD connections open now.", s.active_connections() as u64)?;
-    counter(enc, "swan_connections_accepted", "NBD connections accepted since the server started.", s.accepted())?;
-    counter(
+fn op_label(op: Op) -> Label {
+    ("op", op.name().to_string())
+}
+
+/// Connections, as the NBD front counts them: the server's, shared by its exports (a
+/// connection has no export until its handshake chose one), so never labelled by export.
+fn connections(enc: &mut DescriptorEncoder, s: &ServerStats) -> fmt::Result {
+    let one = |enc: &mut DescriptorEncoder, name: &str, help: &str, kind: MetricType, v: u64| {
+        let mut m = enc.encode_descriptor(name, help, None, kind)?;
+        match kind {
+            MetricType::Counter => m.encode_counter::<NoLabelSet, _, u64>(&v, None),
+            _ => m.encode_gauge(&v),
+        }
+    };
+    one(enc, "swan_connections_open", "NBD connections open now.", MetricType::Gauge, s.active_connections() as u64)?;
+    one(
+        enc,
+        "swan_connections_accepted",
+        "NBD connections accepted since the server started.",
+        MetricType::Counter,
+        s.accepted(),
+    )?;
+    one(
         enc,
         "swan_connections_refused",
         "NBD connections closed at once because the connection limit was reached.",
+        MetricType::Counter,
         s.refused(),
-    )?;
-    let r = s.requests();
+    )
+}
+
+/// Requests, as the NBD front counts them for each export.
+fn requests(enc: &mut DescriptorEncoder, exports: &[Exported]) -> fmt::Result {
     {
         let mut m = enc.encode_descriptor(
             "swan_request_duration_seconds",
@@ -116,247 +193,265 @@ fn server(enc: &mut DescriptorEncoder, s: &ServerStats) -> fmt::Result {
             None,
             MetricType::Histogram,
         )?;
-        for op in Op::ALL {
-            let (sum, count, buckets) = r.op(op).latency.snapshot();
-            m.encode_family(&op_label(op))?.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+        for e in exports {
+            for op in Op::ALL {
+                let (sum, count, buckets) = e.requests.op(op).latency.snapshot();
+                let labels = with(&export_label(e), [op_label(op)]);
+                m.encode_family(&labels)?.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+            }
         }
     }
-    counters(
-        enc,
+    let per_op = |what: fn(&crate::metrics::requests::OpCounts) -> u64| {
+        exports
+            .iter()
+            .flat_map(move |e| Op::ALL.map(|op| (with(&export_label(e), [op_label(op)]), what(e.requests.op(op)))))
+            .collect::<Vec<_>>()
+    };
+    let mut family = |name: &str, help: &str, samples: Vec<(Labels, u64)>| -> fmt::Result {
+        let mut m = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for (labels, v) in samples {
+            m.encode_family(&labels)?.encode_counter::<NoLabelSet, _, u64>(&v, None)?;
+        }
+        Ok(())
+    };
+    family(
         "swan_request_bytes",
         "Bytes named by completed requests (data read or written; the range of TRIM and WRITE_ZEROES), by NBD command.",
-        Op::ALL.map(|op| (op_label(op), r.op(op).bytes.load(Ordering::Relaxed))),
+        per_op(|c| c.bytes.load(Ordering::Relaxed)),
     )?;
-    counters(
-        enc,
+    family(
         "swan_request_errors",
         "Requests the engine completed with an error, by NBD command.",
-        Op::ALL.map(|op| (op_label(op), r.op(op).errors.load(Ordering::Relaxed))),
+        per_op(|c| c.errors.load(Ordering::Relaxed)),
     )
 }
 
 /// The array as a whole: volume, GC, write amplification, durability.
-fn array(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
-    gauges(
+fn array(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
+    gauges(enc, rs, "swan_array_info", "The served array: its UUID and scheme (always 1).", |st| {
+        [([("uuid", st.uuid.clone()), ("scheme", st.scheme.clone())], 1u64)]
+    })?;
+    gauge(enc, rs, "swan_volume_bytes", "Size of the exported volume.", |st| Some(st.volume_bytes))?;
+    gauge(enc, rs, "swan_uptime_seconds", "Seconds since the engine started.", |st| Some(st.uptime_s))?;
+    counter(enc, rs, "swan_user_written_bytes", "Bytes users wrote to the volume since the server started.", |st| {
+        st.user_bytes_written
+    })?;
+    counter(enc, rs, "swan_user_read_bytes", "Bytes users read from the volume since the server started.", |st| {
+        st.user_bytes_read
+    })?;
+    let moved = |st: &StatusReport| st.gc_blocks_moved * BLOCK as u64;
+    counter(enc, rs, "swan_gc_moved_bytes", "Bytes of live blocks GC copied out of victim segments.", moved)?;
+    counter(enc, rs, "swan_gc_victims", "GC jobs: victim segments GC took, every R-group together.", |st| st.victims)?;
+    // The array-level WAF of the SWAN paper: what the log wrote per byte users wrote
+    // (parity, the same under every scheme, left out). Undefined before any write.
+    gauge(
         enc,
-        "swan_array_info",
-        "The served array: its UUID and scheme (always 1).",
-        [([("uuid", st.uuid.clone()), ("scheme", st.scheme.clone())], 1u64)],
+        rs,
+        "swan_array_waf",
+        "Array write amplification: (user bytes + GC-moved bytes) / user bytes, since the server started.",
+        |st| {
+            (st.user_bytes_written > 0)
+                .then(|| (st.user_bytes_written + moved(st)) as f64 / st.user_bytes_written as f64)
+        },
     )?;
-    gauge(enc, "swan_volume_bytes", "Size of the exported volume.", st.volume_bytes)?;
-    gauge(enc, "swan_uptime_seconds", "Seconds since the engine started.", st.uptime_s)?;
+    gauge(
+        enc,
+        rs,
+        "swan_gc_onset_user_written_bytes",
+        "User bytes written (since start) when GC took its first victim.",
+        |st| st.gc_onset_user_bytes,
+    )?;
+    gauge(enc, rs, "swan_segments", "Segments of the log (0 for in-place RAID).", |st| Some(st.segments))?;
+    gauge(enc, rs, "swan_free_segments", "Free segments of the log, every R-group together.", |st| {
+        Some(st.free_segments)
+    })?;
+    gauge(enc, rs, "swan_gc_target_segments", "SWAN: free segments GC keeps ready in the back-end R-groups.", |st| {
+        st.gc_target
+    })?;
+    counter(enc, rs, "swan_front_end_rotations", "SWAN: times the front-end moved to another R-group.", |st| {
+        st.front_rotations
+    })?;
     counter(
         enc,
-        "swan_user_written_bytes",
-        "Bytes users wrote to the volume since the server started.",
-        st.user_bytes_written,
-    )?;
-    counter(
-        enc,
-        "swan_user_read_bytes",
-        "Bytes users read from the volume since the server started.",
-        st.user_bytes_read,
-    )?;
-    let moved = st.gc_blocks_moved * BLOCK as u64;
-    counter(enc, "swan_gc_moved_bytes", "Bytes of live blocks GC copied out of victim segments.", moved)?;
-    counter(enc, "swan_gc_victims", "GC jobs: victim segments GC took, every R-group together.", st.victims)?;
-    if st.user_bytes_written > 0 {
-        // The array-level WAF of the SWAN paper: what the log wrote per byte users wrote
-        // (parity, the same under every scheme, left out). Undefined before any write.
-        let waf = (st.user_bytes_written + moved) as f64 / st.user_bytes_written as f64;
-        gauge(
-            enc,
-            "swan_array_waf",
-            "Array write amplification: (user bytes + GC-moved bytes) / user bytes, since the server started.",
-            waf,
-        )?;
-    }
-    if let Some(b) = st.gc_onset_user_bytes {
-        gauge(
-            enc,
-            "swan_gc_onset_user_written_bytes",
-            "User bytes written (since start) when GC took its first victim.",
-            b,
-        )?;
-    }
-    gauge(enc, "swan_segments", "Segments of the log (0 for in-place RAID).", st.segments)?;
-    gauge(enc, "swan_free_segments", "Free segments of the log, every R-group together.", st.free_segments)?;
-    if let Some(t) = st.gc_target {
-        gauge(enc, "swan_gc_target_segments", "SWAN: free segments GC keeps ready in the back-end R-groups.", t)?;
-    }
-    counter(
-        enc,
-        "swan_front_end_rotations",
-        "SWAN: times the front-end moved to another R-group.",
-        st.front_rotations,
-    )?;
-    counter(
-        enc,
+        rs,
         "swan_sync_points",
         "Sync points: every member synced and the journal made durable (FLUSH, FUA).",
-        st.sync_points,
+        |st| st.sync_points,
     )?;
     counter(
         enc,
+        rs,
         "swan_parity_read_blocks",
         "User blocks read around their member from the rest of the row and parity (--parity-reads).",
-        st.parity_read_blocks,
+        |st| st.parity_read_blocks,
     )?;
     counter(
         enc,
+        rs,
         "swan_parity_extra_reads",
         "Member reads that reading around cost beyond the direct reads (--parity-reads).",
-        st.parity_extra_reads,
+        |st| st.parity_extra_reads,
     )?;
-    counter(enc, "swan_journal_records", "Records written to the change journal.", st.journal_records)?;
-    counter(enc, "swan_checkpoints", "Checkpoints of the map written.", st.checkpoints)?;
-    gauge(enc, "swan_queued_requests", "Requests waiting in the engine's queue at the scrape.", st.queued_requests)?;
+    counter(enc, rs, "swan_journal_records", "Records written to the change journal.", |st| st.journal_records)?;
+    counter(enc, rs, "swan_checkpoints", "Checkpoints of the map written.", |st| st.checkpoints)?;
+    gauge(enc, rs, "swan_queued_requests", "Requests waiting in the engine's queue at the scrape.", |st| {
+        Some(st.queued_requests)
+    })?;
     let outcome = |o: &str, v: u64| ([("outcome", o.to_string())], v);
     counters(
         enc,
+        rs,
         "swan_read_check_blocks",
         "Blocks of user reads checked against their CRC, by outcome (verified, mismatch, repaired from parity, failed with EIO, unverified: no CRC known).",
-        [
-            outcome("verified", st.reads_verified),
-            outcome("mismatch", st.read_mismatches),
-            outcome("repaired", st.read_repairs),
-            outcome("failed", st.read_failures),
-            outcome("unverified", st.reads_unverified),
-        ],
+        |st| {
+            [
+                outcome("verified", st.reads_verified),
+                outcome("mismatch", st.read_mismatches),
+                outcome("repaired", st.read_repairs),
+                outcome("failed", st.read_failures),
+                outcome("unverified", st.reads_unverified),
+            ]
+        },
     )?;
     counters(
         enc,
+        rs,
         "swan_gc_check_blocks",
         "Blocks GC moved, by what their CRC check found (verified, repaired from parity, lost, unverified: no CRC known).",
-        [
-            outcome("verified", st.gc_verified),
-            outcome("repaired", st.gc_repaired),
-            outcome("lost", st.gc_lost),
-            outcome("unverified", st.gc_unverified),
-        ],
+        |st| {
+            [
+                outcome("verified", st.gc_verified),
+                outcome("repaired", st.gc_repaired),
+                outcome("lost", st.gc_lost),
+                outcome("unverified", st.gc_unverified),
+            ]
+        },
     )
 }
 
 /// R-groups: which takes the writes, which collect garbage, their free segments.
-fn rgroups(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
+fn rgroups(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
     let g = |g: u32| [("rgroup", g.to_string())];
     gauges(
         enc,
+        rs,
         "swan_rgroup_front_end",
         "1 for the R-group that takes every user write (SWAN's front-end), 0 for back-end R-groups.",
-        st.groups.iter().map(|r| (g(r.group), u64::from(r.role == "front-end"))),
+        |st| st.groups.iter().map(|r| (g(r.group), u64::from(r.role == "front-end"))).collect::<Vec<_>>(),
     )?;
     gauges(
         enc,
+        rs,
         "swan_rgroup_gc_active",
         "1 while GC runs in this R-group (SWAN back-end; the one log of Log-RAID), else 0.",
-        st.groups.iter().map(|r| (g(r.group), u64::from(r.role.contains("GC")))),
+        |st| st.groups.iter().map(|r| (g(r.group), u64::from(r.role.contains("GC")))).collect::<Vec<_>>(),
     )?;
-    gauges(
-        enc,
-        "swan_rgroup_role",
-        "The R-group's role as swan status names it (always 1).",
-        st.groups.iter().map(|r| ([("rgroup", r.group.to_string()), ("role", r.role.clone())], 1u64)),
-    )?;
-    gauges(
-        enc,
-        "swan_rgroup_free_segments",
-        "Free segments of this R-group.",
-        st.groups.iter().map(|r| (g(r.group), r.free_segments)),
-    )?;
+    gauges(enc, rs, "swan_rgroup_role", "The R-group's role as swan status names it (always 1).", |st| {
+        st.groups
+            .iter()
+            .map(|r| ([("rgroup", r.group.to_string()), ("role", r.role.clone())], 1u64))
+            .collect::<Vec<_>>()
+    })?;
+    gauges(enc, rs, "swan_rgroup_free_segments", "Free segments of this R-group.", |st| {
+        st.groups.iter().map(|r| (g(r.group), r.free_segments)).collect::<Vec<_>>()
+    })?;
     counters(
         enc,
+        rs,
         "swan_rgroup_gc_jobs",
         "GC jobs (victim segments) started in this R-group since the server started.",
-        st.groups.iter().map(|r| (g(r.group), r.gc_jobs)),
+        |st| st.groups.iter().map(|r| (g(r.group), r.gc_jobs)).collect::<Vec<_>>(),
     )
 }
 
 /// Members: their I/O, errors and health.
-fn members(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
+fn members(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
     let m = |i: usize| [("member", i.to_string())];
     let class = |i: usize, c: &str| [("member", i.to_string()), ("class", c.to_string())];
-    let each = || st.members.iter().enumerate();
-    gauges(
-        enc,
-        "swan_member_info",
-        "The member's path (always 1).",
-        each().map(|(i, s)| ([("member", i.to_string()), ("path", s.path.clone())], 1u64)),
-    )?;
+    let each = |st: &StatusReport, f: &dyn Fn(usize, &crate::engine::MemberStatus) -> u64| {
+        st.members.iter().enumerate().map(|(i, s)| (m(i), f(i, s))).collect::<Vec<_>>()
+    };
+    gauges(enc, rs, "swan_member_info", "The member's path (always 1).", |st| {
+        st.members
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ([("member", i.to_string()), ("path", s.path.clone())], 1u64))
+            .collect::<Vec<_>>()
+    })?;
     counters(
         enc,
+        rs,
         "swan_member_written_bytes",
         "Bytes written to the member, by class: user (user data and its parity) or gc (blocks GC moved).",
-        each().flat_map(|(i, s)| [(class(i, "user"), s.user_bytes_written), (class(i, "gc"), s.gc_bytes_written)]),
+        |st| {
+            st.members
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| [(class(i, "user"), s.user_bytes_written), (class(i, "gc"), s.gc_bytes_written)])
+                .collect::<Vec<_>>()
+        },
     )?;
     counters(
         enc,
+        rs,
         "swan_member_read_bytes",
         "Bytes read from the member, by class: user (reads and read-modify-write) or gc (GC reading victims).",
-        each().flat_map(|(i, s)| [(class(i, "user"), s.bytes_read), (class(i, "gc"), s.gc_bytes_read)]),
+        |st| {
+            st.members
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| [(class(i, "user"), s.bytes_read), (class(i, "gc"), s.gc_bytes_read)])
+                .collect::<Vec<_>>()
+        },
     )?;
-    counters(
-        enc,
-        "swan_member_reads",
-        "Read operations issued to the member (contiguous runs).",
-        each().map(|(i, s)| (m(i), s.reads)),
-    )?;
-    counters(
-        enc,
-        "swan_member_writes",
-        "Write operations issued to the member (contiguous runs).",
-        each().map(|(i, s)| (m(i), s.writes)),
-    )?;
-    counters(
-        enc,
-        "swan_member_trims",
-        "TRIMs issued to the member (a log's freed segments).",
-        each().map(|(i, s)| (m(i), s.trims)),
-    )?;
-    counters(enc, "swan_member_errors", "I/O errors the member returned.", each().map(|(i, s)| (m(i), s.errors)))?;
+    counters(enc, rs, "swan_member_reads", "Read operations issued to the member (contiguous runs).", |st| {
+        each(st, &|_, s| s.reads)
+    })?;
+    counters(enc, rs, "swan_member_writes", "Write operations issued to the member (contiguous runs).", |st| {
+        each(st, &|_, s| s.writes)
+    })?;
+    counters(enc, rs, "swan_member_trims", "TRIMs issued to the member (a log's freed segments).", |st| {
+        each(st, &|_, s| s.trims)
+    })?;
+    counters(enc, rs, "swan_member_errors", "I/O errors the member returned.", |st| each(st, &|_, s| s.errors))?;
     gauges(
         enc,
+        rs,
         "swan_member_state",
         "1 for the member's current state (healthy, failed, rebuilding), 0 for the others.",
-        each().flat_map(|(i, s)| {
-            ["healthy", "failed", "rebuilding"]
-                .map(|state| ([("member", i.to_string()), ("state", state.to_string())], u64::from(s.health == state)))
-        }),
+        |st| {
+            st.members
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    ["healthy", "failed", "rebuilding"].map(|state| {
+                        ([("member", i.to_string()), ("state", state.to_string())], u64::from(s.health == state))
+                    })
+                })
+                .collect::<Vec<_>>()
+        },
     )?;
-    let degraded = st.members.iter().any(|s| s.health != "healthy");
     gauge(
         enc,
+        rs,
         "swan_degraded",
         "1 while any member is failed or rebuilding (the array serves from parity), else 0.",
-        u64::from(degraded),
+        |st| Some(u64::from(st.members.iter().any(|s| s.health != "healthy"))),
     )
 }
 
 /// A rebuild onto a replacement member (`swan replace`).
-fn rebuild(enc: &mut DescriptorEncoder, st: &StatusReport) -> fmt::Result {
-    gauge(
-        enc,
-        "swan_rebuild_active",
-        "1 while a replacement member is being rebuilt, else 0.",
-        u64::from(st.rebuild.is_some()),
-    )?;
-    if let Some(r) = &st.rebuild {
-        let m = [("member", r.member.to_string())];
-        let b = BLOCK as u64;
-        gauges(
-            enc,
-            "swan_rebuild_done_bytes",
-            "Bytes of the replacement member rebuilt so far.",
-            [(m.clone(), r.done_blocks * b)],
-        )?;
-        gauges(
-            enc,
-            "swan_rebuild_total_bytes",
-            "Bytes of the replacement member to rebuild.",
-            [(m, r.total_blocks * b)],
-        )?;
-    }
-    Ok(())
+fn rebuild(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
+    gauge(enc, rs, "swan_rebuild_active", "1 while a replacement member is being rebuilt, else 0.", |st| {
+        Some(u64::from(st.rebuild.is_some()))
+    })?;
+    let b = BLOCK as u64;
+    gauges(enc, rs, "swan_rebuild_done_bytes", "Bytes of the replacement member rebuilt so far.", |st| {
+        st.rebuild.as_ref().map(|r| ([("member", r.member.to_string())], r.done_blocks * b))
+    })?;
+    gauges(enc, rs, "swan_rebuild_total_bytes", "Bytes of the replacement member to rebuild.", |st| {
+        st.rebuild.as_ref().map(|r| ([("member", r.member.to_string())], r.total_blocks * b))
+    })
 }
 
 #[cfg(test)]
@@ -443,6 +538,48 @@ mod tests {
             "# TYPE swan_request_duration_seconds histogram",
         ] {
             assert!(t.lines().any(|l| l == line), "no line {line:?} in\n{t}");
+        }
+    }
+
+    #[test]
+    fn several_exports_share_each_family_with_an_export_label() {
+        let (a, mut b) = (report(), report());
+        b.scheme = "raid5".into();
+        b.user_bytes_written = 0;
+        b.rebuild = None;
+        let export = |name: &str, st: StatusReport| Exported {
+            label: Some(name.into()),
+            status: Arc::new(move || Some(st.clone())),
+            requests: Arc::default(),
+        };
+        let exports = vec![export("a", a), export("b", b)];
+        exports[1].requests.completed(Op::Write, 4096, std::time::Duration::from_micros(30), true);
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Scrape::of_exports(exports, Arc::default())));
+        let mut t = String::new();
+        prometheus_text::encode(&mut t, &registry).expect("encodes");
+        for line in [
+            "swan_volume_bytes{export=\"a\"} 1073741824",
+            "swan_volume_bytes{export=\"b\"} 1073741824",
+            "swan_array_info{export=\"b\",uuid=\"u\",scheme=\"raid5\"} 1",
+            "swan_array_waf{export=\"a\"} 1.5",
+            "swan_rgroup_front_end{export=\"b\",rgroup=\"1\"} 1",
+            "swan_rebuild_done_bytes{export=\"a\",member=\"1\"} 40960",
+            "swan_request_bytes_total{export=\"b\",op=\"write\"} 4096",
+            "swan_request_bytes_total{export=\"a\",op=\"write\"} 0",
+            "swan_connections_open 0",
+        ] {
+            assert!(t.lines().any(|l| l == line), "no line {line:?} in\n{t}");
+        }
+        // No WAF before a write, and no rebuild: B has no such series.
+        assert!(
+            !t.contains("swan_array_waf{export=\"b\"}") && !t.contains("swan_rebuild_done_bytes{export=\"b\""),
+            "{t}"
+        );
+        // Each family described once, whatever the number of exports.
+        for family in ["swan_volume_bytes", "swan_request_duration_seconds", "swan_member_state"] {
+            let typed = t.lines().filter(|l| l.starts_with(&format!("# TYPE {family} "))).count();
+            assert_eq!(typed, 1, "{family} typed {typed} times in\n{t}");
         }
     }
 

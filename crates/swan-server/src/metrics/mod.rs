@@ -6,7 +6,8 @@
 //!   front's counters, as Prometheus metric families.
 //! - [`http`]: the listener: `/metrics`, and the live dashboard at `/` (`dashboard.html`).
 //!
-//! [`serve`] puts the three together.
+//! [`serve`] puts the three together for one array; [`serve_exports`] for several, each
+//! export's series labelled with its name.
 
 pub mod exposition;
 pub mod http;
@@ -30,5 +31,19 @@ pub fn serve(
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(exposition::Scrape::of_engine(engine, server)));
+    listener.serve(registry, stop)
+}
+
+/// Serve `/metrics` of a server of several exports on `listener` until `stop` is set:
+/// every series of an export carries its `export` label (the connection counters, the
+/// server's, none).
+pub fn serve_exports(
+    listener: MetricsListener,
+    exports: Vec<exposition::Exported>,
+    server: Arc<ServerStats>,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(exposition::Scrape::of_exports(exports, server)));
     listener.serve(registry, stop)
 }

@@ -634,8 +634,11 @@ impl<R: Read> Reader<'_, R> {
         // Latency as the client sees it from the server: from the request handed to the
         // service (its payload already read) to its reply being ready to send.
         let start = Instant::now();
+        let export_requests = Arc::clone(&self.export.export.requests);
         let done: Completion = Box::new(move |reply| {
-            pending.0.stats.requests().completed(counted, length, start.elapsed(), reply.is_ok());
+            let took = start.elapsed();
+            pending.0.stats.requests().completed(counted, length, took, reply.is_ok());
+            export_requests.completed(counted, length, took, reply.is_ok());
             pending.0.deliver(Outgoing::from_reply(cookie, read_len, cost, reply));
         });
         let fua = req.flags & cmd_flags::FUA != 0;

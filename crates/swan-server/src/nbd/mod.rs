@@ -180,12 +180,15 @@ pub struct Export {
     /// certificate (plain NBD, or TLS without client certificates) opens only exports whose
     /// list is empty.
     pub allow_subjects: Vec<String>,
+    /// What the front counts of this export's requests (besides the server's counts of
+    /// every export's): a server of several exports labels its metrics by export with it.
+    pub requests: Arc<Requests>,
 }
 
 impl Export {
     /// An export every client may open.
     pub fn open_to_all(service: Arc<dyn BlockService>) -> Export {
-        Export { service, allow_subjects: Vec::new() }
+        Export { service, allow_subjects: Vec::new(), requests: Arc::default() }
     }
 
     /// Whether a client whose certificate's CN is `cn` (`None`: no certificate, or no single
@@ -208,7 +211,7 @@ pub struct ServerStats {
     refused: AtomicU64,
     active: AtomicUsize,
     threads: AtomicUsize,
-    requests: Requests,
+    requests: Arc<Requests>,
 }
 
 impl ServerStats {
@@ -230,6 +233,11 @@ impl ServerStats {
     /// Requests handed to the service, per operation: counts, bytes, errors, latency.
     pub fn requests(&self) -> &Requests {
         &self.requests
+    }
+
+    /// The same counters, shared (for a collector that outlives this borrow).
+    pub fn requests_shared(&self) -> Arc<Requests> {
+        Arc::clone(&self.requests)
     }
 
     /// Connection threads (readers and writers) still running.
