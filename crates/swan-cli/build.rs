@@ -14,14 +14,19 @@ fn main() {
     // Uncommitted changes are not marked: the script reruns when HEAD moves, not on every
     // edit, so such a mark would go stale.
     let commit = std::env::var("SWAN_COMMIT").ok().or_else(|| git(&["rev-parse", "--short=12", "HEAD"]));
-    // Rebuild when HEAD moves: HEAD itself (a checkout) and the branch it points at (a commit).
-    for path in ["HEAD", "refs/heads", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
+    // Rebuild when this checkout's HEAD moves. Its reflog records every move (commit,
+    // checkout, reset) and nothing else; the shared refs/heads directory would also change
+    // with every commit in any other worktree of the repository, rebuilding for nothing.
+    let reflog = git(&["rev-parse", "--git-path", "logs/HEAD"]).filter(|p| std::path::Path::new(p).exists());
+    let watched: Vec<String> = match reflog {
+        Some(log) => vec![log],
+        // No reflog (turned off): HEAD itself, and the refs a commit may rewrite.
+        None => {
+            ["HEAD", "refs/heads", "packed-refs"].iter().filter_map(|p| git(&["rev-parse", "--git-path", p])).collect()
         }
-    }
-    if let Some(p) = git(&["rev-parse", "--git-common-dir"]) {
-        println!("cargo:rerun-if-changed={p}/refs/heads");
+    };
+    for p in watched {
+        println!("cargo:rerun-if-changed={p}");
     }
     println!("cargo:rustc-env=SWAN_COMMIT={}", commit.unwrap_or_else(|| "unknown".into()));
 }
