@@ -168,6 +168,9 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
         bases.push(base);
         let job = CrashJob { uri: server.uri(), offset: base, size: region, aux: aux.clone() };
         let _ = std::fs::remove_file(job.state_file());
+        // Counted from here: after the prefill the server has written already, and a kill
+        // before fio's own first write (fio still connecting) would leave nothing to verify.
+        let written_before = u64_of(&status(&members[0], dir), "user_bytes_written");
         let mut writer = FioRun::spawn(
             &fio,
             &[job.args(), ["--iodepth=8", "--do_verify=0", "--verify_state_save=1"].map(String::from).to_vec()]
@@ -176,7 +179,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
             &format!("write-{cycle}"),
         );
         // The delay runs from the first write the server performs.
-        writer.wait_for_writes(&format!("{scheme} cycle {cycle}"), 0, || {
+        writer.wait_for_writes(&format!("{scheme} cycle {cycle}"), written_before, || {
             u64_of(&status(&members[0], dir), "user_bytes_written")
         });
         let delay = Duration::from_millis(300 + crng.below(2201));
