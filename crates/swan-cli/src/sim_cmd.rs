@@ -244,8 +244,8 @@ impl SimArgs {
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
         let ssd = self.ssd_model(&preset, capacity)?;
         let array = match created {
-            Some(a) => self.with_spare(a, self.spare),
-            None => self.with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
+            Some(a) => with_spare(a, self.spare),
+            None => with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
         };
         let region = self.working_region(&array)?;
         let named = self.named_workload(region)?;
@@ -349,15 +349,6 @@ impl SimArgs {
                 ..Default::default()
             },
         })
-    }
-
-    /// `array` with the volume `spare` leaves, if any, for a log-structured scheme. A created
-    /// array (`--array`) keeps the volume its superblock records unless `--spare` is given.
-    fn with_spare(&self, mut array: ArraySpec, spare: Option<f64>) -> ArraySpec {
-        if let (Some(spare), true) = (spare, array.kind.is_log_structured()) {
-            array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
-        }
-        array
     }
 
     /// The blocks `--working-set` covers: that share of the data members' blocks, which must
@@ -598,4 +589,13 @@ fn created_array(member: &std::path::Path) -> anyhow::Result<ArraySpec> {
     let sb = swan_server::array::read_superblock(&m)
         .with_context(|| format!("--array {}: not a member of a swan array", member.display()))?;
     Ok(sb.array_spec())
+}
+
+/// `array` with the volume `spare` leaves, if any, for a log-structured scheme. A created
+/// array (`--array`) keeps the volume its superblock records unless `--spare` is given.
+fn with_spare(mut array: ArraySpec, spare: Option<f64>) -> ArraySpec {
+    if let (Some(spare), true) = (spare, array.kind.is_log_structured()) {
+        array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
+    }
+    array
 }

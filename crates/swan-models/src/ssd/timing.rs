@@ -40,10 +40,11 @@ use crate::{IoClass, Nanos};
 /// How an operation queues on a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Prio {
-    /// FIFO with everything; counts as foreground work (`User`, and the SSD's own GC,
-    /// which the host cannot preempt unless the device's GC is preemptible).
+    /// FIFO with all host work, and with the device's own GC unless it reads past a
+    /// preemptible one; counts as foreground work (`User`, and the SSD's own GC when it is
+    /// not preemptible).
     Foreground,
-    /// FIFO with everything; invisible to preempting operations (`Gc`: array-level GC).
+    /// As `Foreground`, but invisible to preempting operations (`Gc`: array-level GC).
     Background,
     /// Overtakes background work (`UserPreempt`).
     Preempt,
@@ -162,8 +163,8 @@ pub(crate) struct Timing {
     /// Die-nanoseconds of work charged since the last [`Timing::reset_busy`], summed over
     /// dies: how busy the flash was, whatever the host saw.
     die_busy_ns: u64,
-    /// The lane the device's own GC runs in: foreground, or background when it yields to
-    /// preempting reads ([`super::SsdConfig::gc_preemptible`]).
+    /// The lane the device's own GC runs in: foreground, or the internal lane every host
+    /// read overtakes ([`super::SsdConfig::gc_preemptible`]).
     gc: Prio,
 }
 
