@@ -90,6 +90,14 @@ fn with(prefix: &Labels, own: impl IntoIterator<Item = Label>) -> Labels {
     prefix.iter().cloned().chain(own).collect()
 }
 
+/// Every report's samples as `of` gives them, each labelled with its export first.
+fn samples<L: IntoIterator<Item = Label>, V, I: IntoIterator<Item = (L, V)>>(
+    rs: &Reports,
+    of: impl Fn(&StatusReport) -> I,
+) -> Vec<(Labels, V)> {
+    rs.iter().flat_map(|(prefix, st)| of(st).into_iter().map(|(l, v)| (with(prefix, l), v))).collect()
+}
+
 /// A gauge family: per report, the samples `of` gives (their own labels after the export's).
 /// Nothing at all (no descriptor) when no report gives one.
 fn gauges<L: IntoIterator<Item = Label>, V: EncodeGaugeValue, I: IntoIterator<Item = (L, V)>>(
@@ -99,8 +107,7 @@ fn gauges<L: IntoIterator<Item = Label>, V: EncodeGaugeValue, I: IntoIterator<It
     help: &str,
     of: impl Fn(&StatusReport) -> I,
 ) -> fmt::Result {
-    let samples: Vec<(Labels, V)> =
-        rs.iter().flat_map(|(prefix, st)| of(st).into_iter().map(|(l, v)| (with(prefix, l), v))).collect();
+    let samples = samples(rs, of);
     if samples.is_empty() {
         return Ok(());
     }
@@ -130,8 +137,7 @@ fn counters<L: IntoIterator<Item = Label>, I: IntoIterator<Item = (L, u64)>>(
     help: &str,
     of: impl Fn(&StatusReport) -> I,
 ) -> fmt::Result {
-    let samples: Vec<(Labels, u64)> =
-        rs.iter().flat_map(|(prefix, st)| of(st).into_iter().map(|(l, v)| (with(prefix, l), v))).collect();
+    let samples = samples(rs, of);
     if samples.is_empty() {
         return Ok(());
     }

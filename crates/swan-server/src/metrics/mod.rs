@@ -29,9 +29,7 @@ pub fn serve(
     server: Arc<ServerStats>,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let mut registry = Registry::default();
-    registry.register_collector(Box::new(exposition::Scrape::of_engine(engine, server)));
-    listener.serve(registry, stop)
+    serve_scrape(listener, exposition::Scrape::of_engine(engine, server), stop)
 }
 
 /// Serve `/metrics` of a server of several exports on `listener` until `stop` is set:
@@ -43,7 +41,15 @@ pub fn serve_exports(
     server: Arc<ServerStats>,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    serve_scrape(listener, exposition::Scrape::of_exports(exports, server), stop)
+}
+
+fn serve_scrape(
+    listener: MetricsListener,
+    scrape: exposition::Scrape,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(exposition::Scrape::of_exports(exports, server)));
+    registry.register_collector(Box::new(scrape));
     listener.serve(registry, stop)
 }
