@@ -9,7 +9,7 @@
 use crate::repro_args::{Experiment, ReproArgs};
 use crate::runner::default_parallelism;
 use anyhow::Context;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use swan_core::triple_a::AutonomicConfig;
@@ -125,12 +125,32 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         cells.len(),
         out.display()
     );
+    let by_cell = run_cells(&cells, seeds, args, &out, |c| format!("{} / {}", c.x, c.label()), run_one)?;
+    print_table(&cells, &by_cell);
+    println!();
+    for claim in claims(args.experiment, &cells, &by_cell) {
+        println!("{claim}");
+    }
+    Ok(())
+}
+
+/// Every cell over `seeds` seeds from `--seed`, on `--jobs` threads (saying which finished,
+/// by `name`, unless `--quiet`); each cell's reports in seed order, also written to
+/// `out/reports.json`.
+pub(crate) fn run_cells<C: Sync>(
+    cells: &[C],
+    seeds: u64,
+    args: &ReproArgs,
+    out: &Path,
+    name: impl Fn(&C) -> String + Sync,
+    run: impl Fn(&C, u64) -> anyhow::Result<TripleAReport> + Sync,
+) -> anyhow::Result<Vec<Vec<TripleAReport>>> {
     let work: Vec<(usize, u64)> = (0..cells.len()).flat_map(|c| (0..seeds).map(move |s| (c, args.seed + s))).collect();
     let threads = args.jobs.unwrap_or_else(default_parallelism).max(1);
     let results = in_parallel(&work, threads, |&(c, seed)| {
-        let r = run_one(&cells[c], seed);
+        let r = run(&cells[c], seed);
         if !args.quiet {
-            eprintln!("  {} / {} seed {seed}: done", cells[c].x, cells[c].label());
+            eprintln!("  {} seed {seed}: done", name(&cells[c]));
         }
         r
     });
@@ -138,14 +158,9 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
     for (i, r) in results.into_iter().enumerate() {
         by_cell[work[i].0].push(r?);
     }
-    let json = serde_json::to_string_pretty(&by_cell)?;
-    std::fs::write(out.join("reports.json"), json).context("writing reports.json")?;
-    print_table(&cells, &by_cell);
-    println!();
-    for claim in claims(args.experiment, &cells, &by_cell) {
-        println!("{claim}");
-    }
-    Ok(())
+    std::fs::write(out.join("reports.json"), serde_json::to_string_pretty(&by_cell)?)
+        .context("writing reports.json")?;
+    Ok(by_cell)
 }
 
 /// `f` over every item of `work` on `threads` threads; the results in `work`'s order.

@@ -10,8 +10,7 @@
 //! random), so GC is in steady state from the first write.
 
 use crate::repro_args::ReproArgs;
-use crate::repro_triple_a::{in_parallel, stat};
-use crate::runner::default_parallelism;
+use crate::repro_triple_a::{run_cells, stat};
 use anyhow::Context;
 use std::path::PathBuf;
 use swan_core::triple_a::{AutonomicConfig, GcLaggard};
@@ -102,21 +101,7 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         100.0 * GcConfig::default().over_provisioning,
         out.display()
     );
-    let work: Vec<(usize, u64)> = (0..cells.len()).flat_map(|c| (0..seeds).map(move |s| (c, args.seed + s))).collect();
-    let threads = args.jobs.unwrap_or_else(default_parallelism).max(1);
-    let results = in_parallel(&work, threads, |&(c, seed)| {
-        let r = run_one(&cells[c], seed);
-        if !args.quiet {
-            eprintln!("  {} seed {seed}: done", cells[c].label);
-        }
-        r
-    });
-    let mut by_cell: Vec<Vec<TripleAReport>> = vec![Vec::new(); cells.len()];
-    for (i, r) in results.into_iter().enumerate() {
-        by_cell[work[i].0].push(r?);
-    }
-    let json = serde_json::to_string_pretty(&by_cell)?;
-    std::fs::write(out.join("reports.json"), json).context("writing reports.json")?;
+    let by_cell = run_cells(&cells, seeds, args, &out, |c| c.label.clone(), run_one)?;
     print_table(&cells, &by_cell);
     println!();
     for line in findings(&cells, &by_cell) {

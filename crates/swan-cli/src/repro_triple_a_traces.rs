@@ -8,8 +8,7 @@
 //! of one seed see the same placement, so their ratio is taken seed by seed).
 
 use crate::repro_args::{Experiment, ReproArgs};
-use crate::repro_triple_a::{in_parallel, stat};
-use crate::runner::default_parallelism;
+use crate::repro_triple_a::{run_cells, stat};
 use anyhow::Context;
 use std::path::PathBuf;
 use swan_core::triple_a::AutonomicConfig;
@@ -145,24 +144,12 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         );
     }
     println!("  not run, no trace reachable from this machine: {NOT_HERE}");
-    let work: Vec<(usize, u64)> = (0..cells.len()).flat_map(|c| (0..seeds).map(move |s| (c, args.seed + s))).collect();
-    let threads = args.jobs.unwrap_or_else(default_parallelism).max(1);
-    let results = in_parallel(&work, threads, |&(c, seed)| {
-        let cell = cells[c];
+    let name = |cell: &Cell| format!("{} / {}", WORKLOADS[cell.workload].name, management_label(&cell.autonomic));
+    let by_cell = run_cells(&cells, seeds, args, &out, name, |cell, seed| {
         let mut cfg = TripleAConfig::new(preset("4x16").expect("a preset"), cell.autonomic, SECONDS);
         cfg.measure_from_s = MEASURE_FROM_S;
-        let r = TripleADriver::trace(cfg, &workloads[cell.workload], seed).and_then(|d| d.run());
-        if !args.quiet {
-            eprintln!("  {} / {} seed {seed}: done", WORKLOADS[cell.workload].name, management_label(&cell.autonomic));
-        }
-        r
-    });
-    let mut by_cell: Vec<Vec<TripleAReport>> = vec![Vec::new(); cells.len()];
-    for (i, r) in results.into_iter().enumerate() {
-        by_cell[work[i].0].push(r?);
-    }
-    std::fs::write(out.join("reports.json"), serde_json::to_string_pretty(&by_cell)?)
-        .context("writing reports.json")?;
+        Ok(TripleADriver::trace(cfg, &workloads[cell.workload], seed)?.run()?)
+    })?;
     let per = arrays.len();
     let at = |w: usize, a: usize| &by_cell[w * per + a][..];
     println!();
