@@ -16,7 +16,7 @@
 # volume. SWAN0 is 4 R-groups x 2 SSDs, Log-RAID0 one group of 8, both with the model's erase
 # stripe as segment; their format TRIMs the ageing, so each log is pre-filled instead
 # (--prefill, untimed, until array GC is in its steady state) and keeps 15 % of its space
-# spare (--spare 0.15, the SSDs' own share), as in `swan repro harmonia-hpc`. Two more rows
+# spare (--spare 15, the SSDs' own share), as in `swan repro harmonia-hpc`. Two more rows
 # test why GGC loses on TPC-C and WebSearch: TPC-C replayed at Table XI's rate, WebSearch
 # over filled SSDs that are not aged.
 set -euo pipefail
@@ -42,10 +42,10 @@ schemes=("raid0 --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-reactive --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-proactive --rgroups 1 --ssds-per-rgroup 8"
   "harmonia-idle --rgroups 1 --ssds-per-rgroup 8"
-  "swan0 --rgroups 4 --ssds-per-rgroup 2 --prefill --spare 0.15"
-  "lograid0 --rgroups 1 --ssds-per-rgroup 8 --prefill --spare 0.15")
+  "swan0 --rgroups 4 --ssds-per-rgroup 2 --prefill --spare 15"
+  "lograid0 --rgroups 1 --ssds-per-rgroup 8 --prefill --spare 15")
 
-echo "Mean response time in ms (min–max over seeds 1..$SEEDS; mean standard deviation); ${common[*]} ${warmup[*]} ${replay[*]} unless a row says otherwise; swan0 and lograid0 also --prefill --spare 0.15"
+echo "Mean response time in ms (min–max over seeds 1..$SEEDS; mean standard deviation); ${common[*]} ${warmup[*]} ${replay[*]} unless a row says otherwise; swan0 and lograid0 also --prefill --spare 15"
 echo
 printf '| trace | requests |'
 for s in "${schemes[@]}"; do printf ' %s |' "${s%% *}"; done

@@ -30,18 +30,18 @@ run() { # name, then options
     "$SWAN" sim "${BASE[@]}" "$@" --seed "$s" --out "$OUT/$name/seed$s" >/dev/null
   done
 }
-run prio-on --spare 0.25 --rwmixread 0.7 --read-priority on
-run prio-off --spare 0.25 --rwmixread 0.7 --read-priority off
+run prio-on --spare 25 --rwmixread 0.7 --read-priority on
+run prio-off --spare 25 --rwmixread 0.7 --read-priority off
 for mix in 70 30; do
   r=$(awk "BEGIN { print $mix / 100 }")
-  run "mix$mix-parity-off" --spare 0.25 --rwmixread "$r"
-  run "mix$mix-parity-on" --spare 0.25 --rwmixread "$r" --parity-reads on
-  run "mix$mix-noprio-parity-off" --spare 0.25 --rwmixread "$r" --read-priority off
-  run "mix$mix-noprio-parity-on" --spare 0.25 --rwmixread "$r" --read-priority off --parity-reads on
+  run "mix$mix-parity-off" --spare 25 --rwmixread "$r"
+  run "mix$mix-parity-on" --spare 25 --rwmixread "$r" --parity-reads on
+  run "mix$mix-noprio-parity-off" --spare 25 --rwmixread "$r" --read-priority off
+  run "mix$mix-noprio-parity-on" --spare 25 --rwmixread "$r" --read-priority off --parity-reads on
 done
 # SSDs that collect on their own: 1 MiB segments against the model's 8 MiB erase stripes,
 # 90 % aged, 10 % spare (the write-heavy mix).
-SELF=(--rwmixread 0.3 --segment 1MiB --age 0.9 --spare 0.1)
+SELF=(--rwmixread 0.3 --segment 1MiB --age 0.9 --spare 10)
 run "ssdgc-parity-off" "${SELF[@]}"
 run "ssdgc-parity-on" "${SELF[@]}" --parity-reads on
 python3 - "$OUT" $SEEDS <<'PY'
@@ -78,7 +78,7 @@ for mix in ["70", "30"]:
             extra = sum(r["parity_extra_reads"] for r in rs)
             print(f"| {mix}/{100-int(mix)} | {'off' if prio else 'on'} | {par} | {mean(p99):.0f} [{min(p99)}–{max(p99)}] "
                   f"| {mean(p999):.0f} [{min(p999)}–{max(p999)}] | {m:.1f} | {blocks} | {1000*extra/reads:.2f} |")
-print(f"\nSSDs collecting on their own (30/70, --segment 1MiB --age 0.9 --spare 0.1), seeds {' '.join(seeds)}:\n")
+print(f"\nSSDs collecting on their own (30/70, --segment 1MiB --age 0.9 --spare 10), seeds {' '.join(seeds)}:\n")
 print("| parity reads | SSD WAF | write MB/s | read p99 µs | read p99.9 µs | read mean µs | blocks read around | extra member reads per 1000 user reads |")
 print("|---|---|---|---|---|---|---|---|")
 for par in ["off", "on"]:

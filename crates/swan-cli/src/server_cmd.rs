@@ -50,7 +50,7 @@ pub struct CreateArgs {
     /// Share of the data capacity kept out of the volume as spare room for GC, in percent
     /// (log-structured schemes; default 10). Less spare means a larger volume and, once it is
     /// full, more GC copying per user write.
-    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = crate::units::parse_spare_percent)]
     pub spare: Option<f64>,
     /// Reuse members that belong to another swan array (their data is lost).
     #[arg(long)]
@@ -311,15 +311,6 @@ pub struct CheckArgs {
 }
 
 /// "10", "10%" or "12.5 %" → 0.10, 0.10, 0.125.
-fn percent(s: &str) -> Result<f64, String> {
-    let n = s.trim().trim_end_matches('%').trim();
-    let v: f64 = n.parse().map_err(|_| format!("'{s}' is not a percentage (e.g. 10 or 10%)"))?;
-    if !(0.0..90.0).contains(&v) {
-        return Err(format!("{s}: give a percentage from 0 to below 90"));
-    }
-    Ok(v / 100.0)
-}
-
 /// `swan create` without its report: the array's superblock as written to every member.
 pub fn create_array(a: &CreateArgs) -> Result<Superblock> {
     let created = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -119,10 +119,11 @@ pub struct SimArgs {
     /// writes take --bs/--dist or the named workload's sizes, over the whole volume).
     #[arg(long)]
     pub prefill: bool,
-    /// Log-structured schemes: keep this fraction of the segments' payload spare for GC and
-    /// expose the rest (default 0.1, what `swan create` keeps, so the simulated array is the
-    /// one the server would make; 0 exposes all but what GC may be unable to give back).
-    #[arg(long, allow_negative_numbers = true)]
+    /// Log-structured schemes: keep this share of the segments' payload spare for GC and
+    /// expose the rest, in per cent as `swan create --spare` takes it (default 10, what
+    /// `swan create` keeps, so the simulated array is the one the server would make; 0
+    /// exposes all but what GC may be unable to give back).
+    #[arg(long, value_name = "PERCENT", value_parser = crate::units::parse_spare_percent)]
     pub spare: Option<f64>,
     /// Leave requests issued before this simulated second out of the latencies.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
@@ -446,7 +447,6 @@ impl SimArgs {
         let log = kind.is_log_structured();
         match self.spare {
             Some(_) if !log => bail!("--spare is for log-structured schemes (lograid*, swan*)"),
-            Some(f) if !(0.0..1.0).contains(&f) => bail!("--spare must be within [0, 1), got {f}"),
             _ => {}
         }
         if self.prefill && !log {

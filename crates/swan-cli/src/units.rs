@@ -21,6 +21,27 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// A spare share given in per cent (`10` or `10%`), as a fraction. `swan create` and `swan sim`
+/// both read `--spare` with it, so one number means one array. A bare number below 1 is
+/// refused: it is far more often a fraction written by mistake than a spare of under 1 %,
+/// which can still be asked for as `0.5%`.
+pub fn parse_spare_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let explicit = t.ends_with('%');
+    let n = t.trim_end_matches('%').trim();
+    let v: f64 = n.parse().map_err(|_| format!("'{s}' is not a percentage (e.g. 10 or 10%)"))?;
+    if !(0.0..90.0).contains(&v) {
+        return Err(format!("{s}: give a percentage from 0 to below 90"));
+    }
+    if v > 0.0 && v < 1.0 && !explicit {
+        let pct = v * 100.0;
+        return Err(format!(
+            "{s} is read as per cent, not as a fraction: write {pct} for {pct} %, or {s}% for under 1 %"
+        ));
+    }
+    Ok(v / 100.0)
+}
+
 /// Like [`parse_size`], but must be a positive multiple of 4 KiB; returns blocks.
 pub fn parse_blocks(s: &str) -> Result<u64, String> {
     let bytes = parse_size(s)?;
@@ -61,6 +82,18 @@ pub fn member_timeout(s: &str) -> Result<MemberTimeout, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spare_is_per_cent_in_every_command() {
+        assert_eq!(parse_spare_percent("10"), Ok(0.1));
+        assert_eq!(parse_spare_percent("25%"), Ok(0.25));
+        assert_eq!(parse_spare_percent("0"), Ok(0.0));
+        assert_eq!(parse_spare_percent("0.5%"), Ok(0.005));
+        assert!(parse_spare_percent("0.15").unwrap_err().contains("write 15 for 15 %"));
+        assert!(parse_spare_percent("90").unwrap_err().contains("below 90"));
+        assert!(parse_spare_percent("-1").unwrap_err().contains("below 90"));
+        assert!(parse_spare_percent("ten").unwrap_err().contains("not a percentage"));
+    }
 
     #[test]
     fn sizes() {

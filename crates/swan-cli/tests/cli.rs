@@ -764,7 +764,7 @@ fn sim_prefill_fills_the_log_before_the_run() {
         "0.2",
         "--prefill",
         "--spare",
-        "0.15",
+        "15",
         "--quiet",
         "--out",
         d,
@@ -775,8 +775,10 @@ fn sim_prefill_fills_the_log_before_the_run() {
     assert!(num(p, "victims") > 0.0, "the pre-fill ran no GC: {p}");
     assert!(num(p, "user_blocks") > 2.0 * num(&s, "volume_blocks"), "{p}");
     sim_fails(&["--scheme", "raid0", "--prefill"], &["--prefill", "log-structured"]);
-    sim_fails(&["--scheme", "raid0", "--spare", "0.1"], &["--spare", "log-structured"]);
-    sim_fails(&["--spare", "1.5"], &["--spare", "[0, 1)"]);
+    sim_fails(&["--scheme", "raid0", "--spare", "10"], &["--spare", "log-structured"]);
+    // One unit with `swan create`: per cent, and a bare fraction is named as the mistake it is.
+    sim_fails(&["--spare", "95"], &["--spare", "below 90"]);
+    sim_fails(&["--spare", "0.15"], &["--spare", "write 15 for 15 %"]);
 }
 
 #[test]
@@ -969,7 +971,7 @@ fn sim_swan5_reports_reads_by_rgroup_role_and_reads_around() {
         "--ssd-capacity",
         "256MiB",
         "--spare",
-        "0.25",
+        "25",
         "--rw",
         "randrw",
         "--rwmixread",
