@@ -397,11 +397,20 @@ fn refuse_member_as_trace(path: &std::path::Path, members: &[PathBuf]) -> Result
 fn trace_header(a: &ServeArgs, sb: &Superblock) -> Vec<String> {
     let path = a.record_trace.as_deref().unwrap_or(std::path::Path::new("TRACE"));
     let member = a.members.iter().find(|m| m.as_os_str() != array::MISSING).unwrap_or(&a.members[0]);
+    let preemptible = a.emulate_gc_preemptible.map(|on| if on { "on" } else { "off" });
     let emulate = match &a.emulate {
-        Some(p) => format!("emulate: {p}, aged {}", a.emulate_age),
+        Some(p) => format!(
+            "emulate: {p}, aged {}, reads overtake the SSDs' GC: {}",
+            a.emulate_age,
+            preemptible.unwrap_or("as the preset")
+        ),
         None => "emulate: none (the members' own speed)".to_string(),
     };
     let (ssd, age) = (a.emulate.as_deref().unwrap_or("sata850pro"), a.emulate_age);
+    let ssd_flags = match preemptible {
+        Some(on) => format!("--ssd {ssd} --ssd-gc-preemptible {on}"),
+        None => format!("--ssd {ssd}"),
+    };
     vec![
         "swan serve --record-trace: every request the NBD front handed the engine, as blkparse text".into(),
         "(action D; RWBS R read, W write, WF write with FUA, F flush, D trim, N write-zeroes; sectors of".into(),
@@ -419,7 +428,7 @@ fn trace_header(a: &ServeArgs, sb: &Superblock) -> Vec<String> {
         format!("members: {}", a.members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(" ")),
         emulate,
         format!(
-            "replay: swan sim --array {} --ssd {ssd} --age {age} --trace {} --trace-format blkparse --replay recorded",
+            "replay: swan sim --array {} {ssd_flags} --age {age} --trace {} --trace-format blkparse --replay recorded",
             member.display(),
             path.display()
         ),
@@ -448,7 +457,13 @@ fn report_trace(r: &TraceRecorder) {
 /// `--emulate-age` says); a warning if the array's segments do not fit its erase blocks.
 fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulate::Emulator>> {
     let Some(preset) = &a.emulate else { return Ok(None) };
-    let mut e = swan_server::emulate::Emulator::new(preset, sb.members, sb.member_blocks)?;
+    let mut e = swan_server::emulate::Emulator::configured(
+        preset,
+        a.emulate_gc_preemptible,
+        sb.members,
+        sb.member_blocks,
+        std::time::Instant::now(),
+    )?;
     if sb.kind.is_log_structured() {
         let model = swan_models::ssd::preset(preset).expect("the emulator knows the preset");
         if let Some(why) = model.segment_misalignment(u64::from(sb.segment_rows)) {

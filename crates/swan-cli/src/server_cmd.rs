@@ -149,6 +149,11 @@ pub struct ServeArgs {
     /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub emulate_age: f64,
+    /// Whether host reads overtake the emulated SSDs' own GC (its copies and erases), as
+    /// preemptible GC and erase suspension allow; host writes wait for it either way: on or
+    /// off (default: the preset's, as for `swan sim --ssd-gc-preemptible`; on for sata850pro).
+    #[arg(long, value_parser = crate::read_args::parse_on_off, value_name = "on|off", requires = "emulate")]
+    pub emulate_gc_preemptible: Option<bool>,
     /// How user reads are served. Reads around a busy SSD need --emulate, whose model
     /// predicts which SSD is busy; without it only --parity-read-gain-us 0 (read around every
     /// block that may be, a test of the path) is accepted.

@@ -107,23 +107,28 @@ fn the_recorded_trace_holds_what_fio_sent_and_swan_sim_replays_it() {
     assert!(text.starts_with("# swan serve --record-trace"), "a header first:\n{}", &text[..400.min(text.len())]);
     assert!(text.lines().last().is_some_and(|l| l.starts_with("# end: ") && l.ends_with("; 0 dropped")));
 
-    // The replay command the header suggests, as written there.
-    let replay = text.lines().find_map(|l| l.strip_prefix("# replay: swan ")).expect("a '# replay:' header line");
-    let out_dir = dir.path().join("sim");
-    let mut args: Vec<&str> = replay.split_whitespace().collect();
-    args.extend(["--quiet", "--out", out_dir.to_str().expect("utf-8")]);
-    let out = swan(&args, dir.path());
-    assert!(out.status.success(), "{}", describe(&format!("swan {}", args.join(" ")), &out));
-    let said = text_of(&out);
+    let said = replay_as_the_header_says(&text, dir.path(), "sim");
     let data = sent.reads + sent.writes;
     let statement = format!("blkparse format (given), {data} requests ({} reads, {} writes;", sent.reads, sent.writes);
     assert!(said.contains(&statement), "swan sim reads every read and write of the trace:\n{said}");
     assert!(said.contains(&format!("replayed {data} requests of ")), "and replays them all:\n{said}");
 
     // Round trip: `swan replay` sends the trace to the same array served again, which
-    // records what it receives: the same reads and writes, request for request.
+    // records what it receives: the same reads and writes, request for request. This time
+    // behind emulated SSDs whose reads wait for their GC, which the replay line must carry.
     let again = dir.path().join("again.blkparse");
-    let server = Server::start_with(dir.path(), &members, &["--record-trace", again.to_str().expect("utf-8")]);
+    let server = Server::start_with(
+        dir.path(),
+        &members,
+        &[
+            "--record-trace",
+            again.to_str().expect("utf-8"),
+            "--emulate",
+            "sata850pro",
+            "--emulate-gc-preemptible",
+            "off",
+        ],
+    );
     let t = trace.to_str().expect("utf-8");
     let out = swan(&["replay", t, "--nbd", &server.uri(), "--replay", "closed=8", "--quiet"], dir.path());
     assert!(out.status.success(), "{}", describe("swan replay", &out));
@@ -134,6 +139,33 @@ fn the_recorded_trace_holds_what_fio_sent_and_swan_sim_replays_it() {
         (first.reads, first.read_bytes, first.writes, first.write_bytes),
         "the trace of the replay against the trace replayed"
     );
+    let text = std::fs::read_to_string(&again).expect("the second trace");
+    assert!(
+        text.contains("reads overtake the SSDs' GC: off"),
+        "the header names the model:\n{}",
+        &text[..1000.min(text.len())]
+    );
+    let said = replay_as_the_header_says(&text, dir.path(), "sim-again");
+    assert!(said.contains(&format!("replayed {} requests of ", first.reads + first.writes)), "{said}");
+}
+
+/// Runs the `# replay: swan …` command a trace's header suggests, as written there; what it said.
+fn replay_as_the_header_says(text: &str, dir: &Path, out: &str) -> String {
+    let replay = text.lines().find_map(|l| l.strip_prefix("# replay: swan ")).expect("a '# replay:' header line");
+    let out_dir = dir.join(out);
+    let mut args: Vec<&str> = replay.split_whitespace().collect();
+    args.extend(["--quiet", "--out", out_dir.to_str().expect("utf-8")]);
+    if let Some(on) = text.lines().find(|l| l.starts_with("# emulate: ")).and_then(|l| l.rsplit(": ").next()) {
+        if on == "off" || on == "on" {
+            assert!(
+                replay.contains(&format!("--ssd-gc-preemptible {on}")),
+                "the replay runs the served model: {replay}"
+            );
+        }
+    }
+    let out = swan(&args, dir);
+    assert!(out.status.success(), "{}", describe(&format!("swan {}", args.join(" ")), &out));
+    text_of(&out)
 }
 
 fn text_of(out: &std::process::Output) -> String {

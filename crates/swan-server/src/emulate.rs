@@ -125,12 +125,23 @@ impl Emulator {
     /// One fresh model SSD per member, preset `preset` (a name [`swan_models::ssd::preset`]
     /// accepts) scaled to exactly `member_blocks` 4 KiB blocks; model time 0 is now.
     pub fn new(preset: &str, members: u32, member_blocks: u64) -> Result<Self, EmulateError> {
-        Self::with_start(preset, members, member_blocks, Instant::now())
+        Self::configured(preset, None, members, member_blocks, Instant::now())
     }
 
-    /// [`Emulator::new`] with model time 0 at `start`.
-    pub fn with_start(preset: &str, members: u32, member_blocks: u64, start: Instant) -> Result<Self, EmulateError> {
-        let base = ssd::preset(preset).ok_or_else(|| EmulateError::UnknownPreset { name: preset.to_owned() })?;
+    /// [`Emulator::new`] with model time 0 at `start`, and whether host reads overtake the
+    /// SSDs' own GC when not the preset's choice (`swan sim --ssd-gc-preemptible` says the same
+    /// for the simulator, so both faces can run one model).
+    pub fn configured(
+        preset: &str,
+        gc_preemptible: Option<bool>,
+        members: u32,
+        member_blocks: u64,
+        start: Instant,
+    ) -> Result<Self, EmulateError> {
+        let mut base = ssd::preset(preset).ok_or_else(|| EmulateError::UnknownPreset { name: preset.to_owned() })?;
+        if let Some(on) = gc_preemptible {
+            base.gc_preemptible = on;
+        }
         if members == 0 {
             return Err(EmulateError::NoMembers);
         }
@@ -428,6 +439,18 @@ mod tests {
         assert!(preempt < Duration::from_millis(1), "{preempt:?}");
         assert!(user >= gc_end - t1, "a User read waits for the queued GC: {user:?}");
         assert!(gc_after > gc_end);
+    }
+
+    #[test]
+    fn reads_overtake_gc_as_the_preset_says_unless_told_otherwise() {
+        let preset_gc = |on| {
+            let e = Emulator::configured("sata850pro", on, 1, MEMBER, Instant::now()).unwrap();
+            e.ssds[0].config().gc_preemptible
+        };
+        assert!(preset_gc(None), "sata850pro's reads overtake its GC");
+        assert!(!preset_gc(Some(false)), "the override was not taken");
+        let harmonia = Emulator::configured("harmonia", Some(true), 1, 262_144, Instant::now()).unwrap();
+        assert!(harmonia.ssds[0].config().gc_preemptible, "the override was not taken");
     }
 
     #[test]
