@@ -4,7 +4,7 @@
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
-use swan_core::triple_a::{AutonomicConfig, GcLaggard};
+use swan_core::triple_a::{AutonomicConfig, GcLaggard, LaggardDetection};
 use swan_models::fabric::{preset, FabricConfig, PRESET_NAMES};
 use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
 use swan_sim::trace::TraceFormat;
@@ -88,6 +88,10 @@ pub struct TripleAArgs {
     /// stalled for it need longer than this. For sweeping the laggard detector.
     #[arg(long)]
     pub t_sla_us: Option<f64>,
+    /// Which laggard detector runs (§4.2): latency (Eq. 3 on every stall), queue (Fig. 8's
+    /// examination of a switch's queue each time it fills) or both (the default).
+    #[arg(long, default_value = "both")]
+    pub laggard_detection: String,
     /// GC-active FIMMs: each FIMM gets a log-structured FTL with greedy GC (run by the
     /// management module; its copies and erases run inside the cluster), filled and aged
     /// before the run. Needs FIMMs scaled down (--blocks-per-plane, --pages-per-block): the
@@ -138,6 +142,10 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         bail!("--gc-laggard {}: expected one of {}", args.gc_laggard, GcLaggard::NAMES.join(", "));
     };
     policies.iter_mut().for_each(|p| p.gc_laggard = gc_laggard);
+    let Some(detection) = LaggardDetection::parse(&args.laggard_detection) else {
+        bail!("--laggard-detection {}: expected one of {}", args.laggard_detection, LaggardDetection::NAMES.join(", "));
+    };
+    policies.iter_mut().for_each(|p| p.laggard_detection = detection);
     if let Some(us) = args.t_sla_us {
         if !(us.is_finite() && us > 0.0) {
             bail!("--t-sla-us {us}: t_SLA must be a positive time in µs");
@@ -272,6 +280,12 @@ fn print_table(preset: &str, reports: &[TripleAReport]) {
         );
     }
     println!("(µs per request; stall = link + storage contention, by level: root complex, switch, endpoint)");
+    for r in reports.iter().filter(|r| r.autonomic.laggards_by_latency + r.autonomic.laggards_by_queue > 0) {
+        println!(
+            "{}: laggards found by latency (Eq. 3) {}, by queue examination (Fig. 8) {}",
+            r.label, r.autonomic.laggards_by_latency, r.autonomic.laggards_by_queue
+        );
+    }
     for r in reports {
         if let Some(g) = &r.gc {
             println!(

@@ -790,6 +790,7 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     fails(&["triple-a", "--rw", "randrw", "--write-share", "1.5"], &["--write-share 1.5", "[0, 1]"]);
     fails(&["triple-a", "--gc", "--gc-laggard", "sometimes"], &["--gc-laggard sometimes", "blind, laggard, exempt"]);
     fails(&["triple-a", "--gc"], &["--gc", "--blocks-per-plane"]);
+    fails(&["triple-a", "--laggard-detection", "psychic"], &["--laggard-detection psychic", "latency, queue, both"]);
     fails(&["triple-a", "--gc-op", "0.2"], &["--gc"]);
     fails(
         &["triple-a", "--gc", "--blocks-per-plane", "64", "--pages-per-block", "16", "--gc-op", "0.7"],

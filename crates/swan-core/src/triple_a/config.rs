@@ -14,6 +14,19 @@ pub enum LaggardDetection {
     Both,
 }
 
+impl LaggardDetection {
+    pub const NAMES: [&'static str; 3] = ["latency", "queue", "both"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "latency" => Some(LaggardDetection::Latency),
+            "queue" => Some(LaggardDetection::Queue),
+            "both" => Some(LaggardDetection::Both),
+            _ => None,
+        }
+    }
+}
+
 /// What laggard detection makes of a FIMM that is collecting garbage (runs with GC-active
 /// FIMMs; the paper's FIMMs do no GC of their own, §6.7, and it does not say).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

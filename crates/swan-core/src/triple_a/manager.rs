@@ -225,12 +225,15 @@ impl Autonomic {
         }
         let (&(cluster, _), _) = counts.iter().max_by_key(|&(&(c, f), &n)| (n, std::cmp::Reverse((c, f))))?;
         let per_fimm: Vec<u32> = (0..fimms).map(|f| counts.get(&(cluster, f)).copied().unwrap_or(0)).collect();
-        self.stats.laggards_by_queue += 1;
         let ours: Vec<Stalled> = stalled.iter().filter(|s| s.cluster == cluster).copied().collect();
         match detect::laggards_by_queue(&per_fimm, self.cfg.similar_stalls) {
             Laggards::None => None,
-            Laggards::One(fimm) => self.reshape(now, cluster, fimm, &ours),
+            Laggards::One(fimm) => {
+                self.stats.laggards_by_queue += 1;
+                self.reshape(now, cluster, fimm, &ours)
+            }
             Laggards::All => {
+                self.stats.laggards_by_queue += 1;
                 let shadow = self.cfg.shadow_cloning;
                 let pages = ours.iter().flat_map(move |s| s.lpns.iter().map(move |&l| (l, carry_of(s.kind, shadow))));
                 self.migrate(now, cluster, pages, bus_utilisation)

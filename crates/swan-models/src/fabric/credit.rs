@@ -52,6 +52,16 @@ impl CreditQueue {
         (admitted, cause)
     }
 
+    /// Whether a train of `n` packets arriving at `at` finds too few free entries and must
+    /// wait. Entries given back by `at` are freed, as [`CreditQueue::acquire`] would.
+    pub(crate) fn full_at(&mut self, at: Nanos, n: u32) -> bool {
+        let n = (n as usize).clamp(1, self.capacity);
+        while self.held.peek().is_some_and(|Reverse((t, _))| *t <= at) {
+            self.held.pop();
+        }
+        self.held.len() + n > self.capacity
+    }
+
     /// Gives the `n` entries taken by [`CreditQueue::acquire`] back at `at`; `cause` says
     /// why their holder stayed.
     pub(crate) fn release(&mut self, at: Nanos, n: u32, cause: Cause) {

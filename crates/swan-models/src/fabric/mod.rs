@@ -111,6 +111,9 @@ pub struct Completion {
     pub link_contention_ns: Nanos,
     pub storage_contention_ns: Nanos,
     pub queue_stall: QueueStall,
+    /// The request found its switch's downstream queue full and waited at the root complex
+    /// for an entry: the moment Triple-A's queue examination (§4.2, Fig. 8) looks at it.
+    pub switch_queue_full: bool,
 }
 
 impl Completion {

@@ -176,8 +176,9 @@ impl Fabric {
         let (admitted, cause) = rc_down.acquire(now, tlps);
         c.charge(Level::RootComplex, cause, admitted - now);
         let wire = pcie.wire_ns(up_lanes, payload);
-        let (left, why) =
-            cross(admitted + rc.latency_ns, tlps, wire, &mut sw.uplink_down, &mut sw.down, Level::RootComplex, &mut c);
+        let at_switch = admitted + rc.latency_ns;
+        c.switch_queue_full = sw.down.full_at(at_switch, tlps);
+        let (left, why) = cross(at_switch, tlps, wire, &mut sw.uplink_down, &mut sw.down, Level::RootComplex, &mut c);
         rc_down.release(left, tlps, why);
         let wire = pcie.wire_ns(ep_lanes, payload);
         let (left, why) =

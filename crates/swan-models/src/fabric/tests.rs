@@ -410,3 +410,23 @@ fn a_member_device_behind_an_endpoint_pays_the_path_and_its_contention() {
     assert!(last > 64 * 16_384 * 1_000 / (4 * 985), "each x4 link moves 64 × 16 KiB: {last} ns");
     assert!(f.carry(0, 4, 0, 0, |at| (at, 0)).is_err(), "no switch 4");
 }
+
+#[test]
+fn a_request_that_finds_its_switch_queue_full_says_so() {
+    // Reads at one instant into one cluster: the switch's queue of 8 entries takes the
+    // first 8 and the rest wait at the root complex for an entry, flagged; the other
+    // switch's queue stays empty, so a read there is not.
+    let mut config = triple_a(2, 4);
+    config.switch.queue_entries = 8;
+    let mut f = fabric(config);
+    let flags: Vec<bool> = (0..20)
+        .map(|i| f.submit(0, to(0, 0, i % 4), FimmOp::read(page(0, 0, i), 4096)).unwrap().switch_queue_full)
+        .collect();
+    assert!(flags[..8].iter().all(|&full| !full), "{flags:?}");
+    assert!(flags[8..].iter().all(|&full| full), "{flags:?}");
+    let other = f.submit(0, to(1, 0, 0), FimmOp::read(page(0, 0, 0), 4096)).unwrap();
+    assert!(!other.switch_queue_full && other.queue_stall.root_complex_ns == 0, "{other:?}");
+    // Long after, the queue has drained.
+    let later = f.submit(1_000_000_000, to(0, 0, 0), FimmOp::read(page(0, 0, 1), 4096)).unwrap();
+    assert!(!later.switch_queue_full, "{later:?}");
+}

@@ -78,6 +78,9 @@ pub struct TripleADriver {
     scratch: Vec<u64>,
     /// GC-active FIMMs, if the run has them.
     gc: Option<GcState>,
+    /// Per switch: the last request routed through it found its queue full. The queue is
+    /// examined when it fills, not again for every request that waits while it stays full.
+    queue_full: Vec<bool>,
 }
 
 impl TripleADriver {
@@ -132,6 +135,7 @@ impl TripleADriver {
             closed: depth.is_some(),
             scratch: Vec::new(),
             gc,
+            queue_full: vec![false; shape.switches as usize],
         };
         match depth {
             Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
@@ -280,6 +284,12 @@ impl TripleADriver {
             if c.issued > now {
                 self.on_stall(now, fimm, collecting);
             }
+            let switch = loc.cluster / self.shape.clusters_per_switch;
+            if std::mem::replace(&mut self.queue_full[switch as usize], c.switch_queue_full) != c.switch_queue_full
+                && c.switch_queue_full
+            {
+                self.examine_queue(now, switch);
+            }
             self.tally.user_page_writes += u64::from(write);
             done = done.max(c.done);
             pages.push((lpn, loc, c));
@@ -301,6 +311,27 @@ impl TripleADriver {
             .map(|o| Stalled { kind: o.kind, cluster, fimm: within, lpns: std::slice::from_ref(&o.lpn) })
             .collect();
         if let Some(action) = self.manager.on_stall_gc(now, &stalled, collecting) {
+            self.carry_out(now, action);
+        }
+    }
+
+    /// Fig. 8's queue examination: a switch's queue has filled, so the management module
+    /// looks at every request stalled under that switch.
+    fn examine_queue(&mut self, now: Nanos, switch: u32) {
+        let fimms = self.shape.clusters_per_switch * self.shape.fimms_per_cluster;
+        let fpc = self.shape.fimms_per_cluster;
+        let watch = &self.watch;
+        let stalled: Vec<Stalled> = (switch * fimms..(switch + 1) * fimms)
+            .flat_map(|fimm| {
+                watch.stalled(fimm, now).map(move |o| Stalled {
+                    kind: o.kind,
+                    cluster: fimm / fpc,
+                    fimm: fimm % fpc,
+                    lpns: std::slice::from_ref(&o.lpn),
+                })
+            })
+            .collect();
+        if let Some(action) = self.manager.on_queue_full(now, &stalled, &self.watch.bus_utilisation) {
             self.carry_out(now, action);
         }
     }

@@ -66,6 +66,19 @@ fn stalled_writes_are_redirected_without_extra_writes() {
 }
 
 #[test]
+fn a_full_switch_queue_is_examined_and_its_laggards_moved() {
+    use swan_core::triple_a::LaggardDetection;
+    let spec = HotClusterSpec::reads(2, 1024);
+    let with = |d| run(AutonomicConfig { laggard_detection: d, ..AutonomicConfig::triple_a() }, spec, 0.2, 1);
+    let queue = with(LaggardDetection::Queue);
+    assert!(queue.autonomic.laggards_by_queue > 0, "the hot clusters fill their switch queues: {:?}", queue.autonomic);
+    assert_eq!(queue.autonomic.laggards_by_latency, 0, "{:?}", queue.autonomic);
+    assert!(queue.moved_pages > 0, "{queue:?}");
+    let latency = with(LaggardDetection::Latency);
+    assert_eq!(latency.autonomic.laggards_by_queue, 0, "{:?}", latency.autonomic);
+}
+
+#[test]
 fn bad_runs_are_refused_by_name() {
     let spec = HotClusterSpec::reads(2, 8);
     let mut cfg = TripleAConfig::new(preset("4x8").unwrap(), AutonomicConfig::triple_a(), 0.0);
