@@ -112,7 +112,7 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
 
 fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
     println!(
-        "\n{:<36} {:>17} {:>19} {:>7} {:>6} {:>7} {:>7} {:>6} {:>8} {:>8} {:>9} {:>8} {:>8}",
+        "\n{:<36} {:>17} {:>19} {:>7} {:>6} {:>7} {:>7} {:>6} {:>8} {:>8} {:>9} {:>8} {:>7} {:>8}",
         "array",
         "kIOPS (min–max)",
         "latency µs (min–max)",
@@ -125,6 +125,7 @@ fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
         "clear",
         "laggards",
         "at GC",
+        "queue",
         "reshaped"
     );
     for (cell, rs) in cells.iter().zip(by_cell) {
@@ -136,7 +137,7 @@ fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
             None => "—".to_string(),
         };
         println!(
-            "{:<36} {:>6.0} ({:>4.0}–{:<4.0}) {:>7.0} ({:>4.0}–{:<4.0}) {:>7.0} {:>6.0} {:>7.0} {:>7.0} {:>6} {:>8} {:>8} {:>9.0} {:>8.0} {:>8.0}",
+            "{:<36} {:>6.0} ({:>4.0}–{:<4.0}) {:>7.0} ({:>4.0}–{:<4.0}) {:>7.0} {:>6.0} {:>7.0} {:>7.0} {:>6} {:>8} {:>8} {:>9.0} {:>8.0} {:>7.0} {:>8.0}",
             cell.label,
             iops,
             ilo,
@@ -153,13 +154,14 @@ fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
             gc(|g| g.latency_clear_of_gc_us, 0),
             m(&|r| r.autonomic.laggards_by_latency as f64),
             m(&|r| r.autonomic.laggards_collecting as f64),
+            m(&|r| r.autonomic.laggards_by_queue as f64),
             m(&|r| r.autonomic.reshaped_pages as f64),
         );
     }
     println!(
         "(means over seeds; µs per request; GC % = FIMMs collecting, sampled each ms; met GC / clear = mean latency \
          of requests that had / had no page on a collecting FIMM; laggards = Eq. 3 detections, at GC = on a \
-         collecting FIMM)"
+         collecting FIMM; queue = laggards found by examining a full switch queue, Fig. 8)"
     );
 }
 
