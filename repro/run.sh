@@ -35,7 +35,7 @@ want=${1:-all}
 for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup; do
   [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
 done
-for t in triple-a-fig12 triple-a-fig13 triple-a-fig16 triple-a-table2 triple-a-fig9 triple-a-fig10 triple-a-fig11 triple-a-gc; do
+for t in triple-a-fig12 triple-a-fig13 triple-a-fig16 triple-a-table2 triple-a-fig9 triple-a-fig10 triple-a-fig11 triple-a-gc triple-a-arrays; do
   [[ $want == all || $want == "$t" ]] && run "$t" repro "$t"
 done
 for a in apas-fig3 apas-fig4 apas-fig5 apas-sweep; do

@@ -16,6 +16,7 @@ pub mod repro_args;
 mod repro_harmonia;
 mod repro_spread;
 mod repro_triple_a;
+mod repro_triple_a_arrays;
 mod repro_triple_a_gc;
 mod repro_triple_a_traces;
 mod repro_ycsb;

@@ -30,6 +30,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::TripleAFig10 => "triple-a-fig10",
         Experiment::TripleAFig11 => "triple-a-fig11",
         Experiment::TripleAGc => "triple-a-gc",
+        Experiment::TripleAArrays => "triple-a-arrays",
         Experiment::ApasFig3 => "apas-fig3",
         Experiment::ApasFig4 => "apas-fig4",
         Experiment::ApasFig5 => "apas-fig5",
@@ -76,6 +77,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::TripleATable2 | Experiment::TripleAFig9 | Experiment::TripleAFig10 | Experiment::TripleAFig11
     ) {
         return crate::repro_triple_a_traces::run(args, name(args.experiment));
+    }
+    if args.experiment == Experiment::TripleAArrays {
+        return crate::repro_triple_a_arrays::run(args, name(args.experiment));
     }
     if args.experiment == Experiment::TripleAGc {
         return crate::repro_triple_a_gc::run(args, name(args.experiment));

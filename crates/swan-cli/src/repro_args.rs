@@ -50,6 +50,10 @@ pub enum Experiment {
     /// Triple-A beyond the paper: GC-active FIMMs under the hot-cluster micro-benchmark with
     /// writes, a collecting FIMM blind to laggard detection, made a laggard, or exempted.
     TripleAGc,
+    /// Triple-A beyond the paper: SWAN0/4, Log-RAID0/4 and RAID5 with each member a cluster
+    /// behind the 4x16 fabric, random writes and a 50/50 mix, FIMMs programming in place or
+    /// collecting garbage: throughput, latency, link vs storage contention.
+    TripleAArrays,
     /// Apas Fig. 3: mean response time per period, Apas against HWSR, on the stand-in traces.
     ApasFig3,
     /// Apas Fig. 4: read response time per period, Apas against HWSR.

@@ -155,9 +155,33 @@ pub struct SimArgs {
     /// (the disk utilization ud of §3.5; the paper's runs use 0.6).
     #[arg(long, default_value_t = 0.6, allow_negative_numbers = true, conflicts_with = "trace")]
     pub working_set: f64,
-    /// Fraction of each SSD written at random before the array is built (the paper ages to 0.6).
-    #[arg(long, default_value_t = 0.6, allow_negative_numbers = true)]
-    pub age: f64,
+    /// Fraction of each SSD written at random before the array is built (default 0.6: the
+    /// paper ages to 0.6; none with --fabric, whose FIMMs age under --fimm-gc).
+    #[arg(long, allow_negative_numbers = true)]
+    pub age: Option<f64>,
+    /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs: a
+    /// preset, 4x8, 4x12, 4x16 (the paper's) or 4x20 (switches × clusters per switch, four
+    /// 64 GiB FIMMs a cluster). Member i is cluster i, switch-major (members 0–15 of a 4x16
+    /// share switch 0 and its up-link); every member I/O crosses the root complex, the
+    /// member's switch and its endpoint to the cluster's FIMMs and back, a flash page at a
+    /// time. Any scheme; --ssd-capacity is the member size, and the SSD-only flags (--age,
+    /// --fill, --ssd-speed-spread, --ssd-slow-*, Harmonia's schemes) are refused. summary.json
+    /// then has `fabric`: per page operation, link vs storage contention and each queue's stall.
+    #[arg(long, value_name = "PRESET", conflicts_with = "array")]
+    pub fabric: Option<String>,
+    /// With --fabric: the FIMMs collect garbage (the management module's page-mapped FTL per
+    /// FIMM, 10 % over-provisioning, filled and overwritten once before the run), their
+    /// copies and erases taking the same dies, local bus and endpoint as the array's I/O.
+    /// Without it pages are programmed in place, as the paper's FIMMs are. Its maps take 8
+    /// bytes per 4 KiB of flash: scale the FIMMs down with --fimm-blocks-per-plane.
+    #[arg(long, requires = "fabric")]
+    pub fimm_gc: bool,
+    /// With --fabric: flash blocks per plane of each FIMM (the preset's 256 if unset).
+    #[arg(long, value_name = "N", requires = "fabric")]
+    pub fimm_blocks_per_plane: Option<u32>,
+    /// With --fabric: pages per flash block of each FIMM (the preset's if unset).
+    #[arg(long, value_name = "N", requires = "fabric")]
+    pub fimm_pages_per_block: Option<u32>,
     /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]
@@ -284,7 +308,7 @@ impl SimArgs {
             stop: StopRule { sim_seconds: self.time, write_bytes: footprint.map(|f| (f * raw_bytes as f64) as u64) },
             interval_ms: self.interval_ms,
             seed: self.seed,
-            age_fraction: self.age,
+            age_fraction: self.age_fraction()?,
             stall_limit_s: 600.0,
             trace,
             fill_first: self.fill,
@@ -300,7 +324,24 @@ impl SimArgs {
                 slow_period_ms: self.ssd_slow_period,
             },
             reads: self.reads.rules(kind)?,
+            fabric: self.fabric.as_ref().map(|preset| swan_sim::fabric_array::FabricSpec {
+                preset: preset.clone(),
+                gc: self.fimm_gc,
+                blocks_per_plane: self.fimm_blocks_per_plane,
+                pages_per_block: self.fimm_pages_per_block,
+            }),
         })
+    }
+
+    /// `--age`, its default 0.6 for SSD members; refused with `--fabric`.
+    fn age_fraction(&self) -> anyhow::Result<f64> {
+        match (self.age, &self.fabric) {
+            (Some(_), Some(f)) => {
+                bail!("--age ages SSD members; the clusters of --fabric {f} have FIMMs, aged by --fimm-gc")
+            }
+            (None, Some(_)) => Ok(0.0),
+            (age, None) => Ok(age.unwrap_or(0.6)),
+        }
     }
 
     /// The SSD model: `preset` at `capacity` bytes, refused with the smallest capacity that
@@ -441,8 +482,8 @@ impl SimArgs {
         if !(self.working_set > 0.0 && self.working_set <= 1.0) {
             bail!("--working-set must be within (0, 1], got {}", self.working_set);
         }
-        if !(0.0..1.0).contains(&self.age) {
-            bail!("--age must be within [0, 1), got {}", self.age);
+        if let Some(age) = self.age.filter(|a| !(0.0..1.0).contains(a)) {
+            bail!("--age must be within [0, 1), got {age}");
         }
         let log = kind.is_log_structured();
         match self.spare {

@@ -208,6 +208,9 @@ fn help_sim() {
             "--ssd-speed-spread",
             "--ssd-slow-fraction",
             "Hao et al.",
+            "--fabric",
+            "--fimm-gc",
+            "switch-major",
         ],
     );
 }
@@ -997,4 +1000,48 @@ fn sim_swan5_reports_reads_by_rgroup_role_and_reads_around() {
     assert!((roles.iter().map(|r| num(r, "share")).sum::<f64>() - 1.0).abs() < 1e-9);
     assert_eq!(s["options"]["reads"]["parity_min_gain_us"], 500);
     assert!(num(&s, "parity_extra_reads") >= num(&s, "parity_read_blocks"));
+}
+
+#[test]
+fn sim_over_a_fabric_reports_where_member_io_waited() {
+    let tmp = TempDir::new("sim-fabric");
+    let dir = tmp.join("run");
+    let d = dir.to_str().expect("utf-8 temp path");
+    let args = [
+        "sim",
+        "--fabric",
+        "4x8",
+        "--scheme",
+        "lograid0",
+        "--rgroups",
+        "1",
+        "--ssds-per-rgroup",
+        "4",
+        "--bs",
+        "4k",
+        "--ssd-capacity",
+        "256MiB",
+        "--time",
+        "0.05",
+        "--quiet",
+        "--out",
+        d,
+    ];
+    ok(&args);
+    let s: Value = serde_json::from_str(&read(&dir.join("summary.json"))).expect("summary.json parses");
+    assert_eq!(s["options"]["fabric"]["preset"], "4x8");
+    assert_eq!(s["fabric"]["members"], 4);
+    assert!(num(&s["fabric"]["user_write"], "ops") > 1000.0, "user writes crossed the fabric: {}", s["fabric"]);
+    assert!(num(&s["fabric"]["user_write"], "latency_us") > 0.0);
+}
+
+#[test]
+fn sim_over_a_fabric_refuses_what_cannot_run_there() {
+    sim_fails(&["--fabric", "4x8", "--rgroups", "9", "--ssds-per-rgroup", "4"], &["36 members", "32 clusters"]);
+    sim_fails(&["--fabric", "9x9"], &["--fabric 9x9", "4x16"]);
+    sim_fails(&["--fabric", "4x8", "--age", "0.5"], &["--age", "--fabric 4x8"]);
+    sim_fails(&["--fabric", "4x8", "--scheme", "harmonia-idle"], &["Harmonia"]);
+    let tiny = ["--fabric", "4x8", "--fimm-blocks-per-plane", "1", "--ssd-capacity", "2GiB"];
+    sim_fails(&tiny, &["do not fit a cluster"]);
+    sim_fails(&["--fimm-gc"], &["--fabric"]);
 }

@@ -121,6 +121,7 @@ pub fn run_config(
         age_spread: 0.0,
         prefill: None,
         ssd_variation: Default::default(),
+        fabric: None,
         reads: crate::engine::ReadRules::default(),
     }
 }
@@ -343,6 +344,7 @@ pub fn harmonia_run(
         reads: crate::engine::ReadRules::default(),
         trace: None,
         ssd_variation: Default::default(),
+        fabric: None,
     }
 }
 

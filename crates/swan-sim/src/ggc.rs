@@ -126,7 +126,7 @@ impl GgcDriver {
         if kind != DevOpKind::Write {
             return None;
         }
-        let notice = ssds[member as usize].take_soft_limit_notice();
+        let notice = ssds.get_mut(member as usize).and_then(Ssd::take_soft_limit_notice);
         let coordinator = self.coordinator.as_mut()?;
         notice?;
         if let Some(f) = coordinator.on_soft_limit(member, now) {

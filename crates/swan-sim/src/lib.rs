@@ -10,6 +10,7 @@
 //!   the NBD replay client alike).
 //! - [`hot_clusters`]: Triple-A's micro-benchmark (random 4 KB I/O with N hot clusters).
 //! - [`triple_a`]: Triple-A's management driving the PCIe fabric model.
+//! - [`fabric_array`]: an array's members as Triple-A clusters behind that fabric.
 //! - [`apas`]: Apas's SSD cache over shingled disks, and the HWSR baseline, replaying a trace.
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
@@ -20,6 +21,7 @@
 pub mod apas;
 pub mod engine;
 pub mod experiments;
+pub mod fabric_array;
 pub mod ggc;
 pub mod hot_clusters;
 pub mod metrics;

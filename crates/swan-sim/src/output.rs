@@ -96,6 +96,9 @@ pub struct RunSummary {
     /// Per window of the trace's recorded time (`--windows`): each phase measured alone.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<WindowSummary>,
+    /// Members behind a fabric (`--fabric`): where their page operations waited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<crate::fabric_array::FabricReport>,
 }
 
 /// One window of a trace replay (an application's phase) measured on its own.
@@ -257,6 +260,7 @@ impl RunSummary {
             parity_read_blocks: out.counters.parity_read_blocks,
             parity_extra_reads: out.counters.parity_extra_reads,
             windows: window_rows(cfg, out),
+            fabric: out.fabric.clone(),
         }
     }
 }

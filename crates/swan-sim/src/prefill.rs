@@ -12,8 +12,8 @@
 //!
 //! How: the same scheme code the run uses ([`Scheme::submit`], [`Scheme::start_gc`],
 //! [`Scheme::finish_gc`]) plans every write, GC job and TRIM, and each planned member write
-//! and TRIM is applied to the SSD models' mapping without time ([`Ssd::apply_untimed`], the
-//! way [`Ssd::fill_sequential`] and [`Ssd::age_random`] warm an SSD up). A GC job finishes
+//! and TRIM is applied to the SSD models' mapping without time ([`swan_models::ssd::Ssd::apply_untimed`], the
+//! way `Ssd::fill_sequential` and `Ssd::age_random` warm an SSD up). A GC job finishes
 //! the moment it starts, which is one legal ordering of the concurrent run (GC that always
 //! keeps up); reads are not carried out, since nothing waits for them. It costs about a
 //! microsecond of wall time per block written (≈ 170 s for a SWAN0 of eight 27 GiB SSDs,
@@ -25,11 +25,11 @@
 //! blocks the measured run finds are spread the way its own writes spread them — then, in
 //! order, every block they missed, then more random writes ([`run`] says why in that order).
 
+use crate::engine::Members;
 use crate::workload::{Arrival, Generator, Pattern, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::scheme::{ArrayScheme, Counters, ReqOp, Request, Submitted};
-use swan_models::ssd::Ssd;
 use swan_models::{DevOp, DevOpKind};
 
 /// Blocks per request when the pre-fill writes the blocks its random writes missed (1 MiB).
@@ -87,7 +87,7 @@ pub fn overwrite_spec(workload: &WorkloadSpec) -> WorkloadSpec {
 }
 
 /// Format `scheme`, then fill and overwrite its volume as `spec` says, applying every member
-/// write and TRIM to `ssds` untimed; `random` draws the random writes.
+/// write and TRIM to `members` untimed; `random` draws the random writes.
 ///
 /// Why scattered first and not in order: a volume written whole in order leaves every sealed
 /// segment fully valid and the spare in the last front-end R-group. SWAN's GC then has too
@@ -98,7 +98,7 @@ pub fn overwrite_spec(workload: &WorkloadSpec) -> WorkloadSpec {
 /// to give.
 pub fn run(
     scheme: &mut ArrayScheme,
-    ssds: &mut [Ssd],
+    members: &mut impl Members,
     spec: Prefill,
     random: &mut Generator,
 ) -> Result<PrefillReport, String> {
@@ -109,7 +109,7 @@ pub fn run(
     if !(ok(spec.scatter) && ok(spec.settle)) {
         return Err(format!("pre-fill writes must be ≥ 0 volumes, got {} and {}", spec.scatter, spec.settle));
     }
-    let mut w = Writer { scheme, ssds, plan: IoPlan::new() };
+    let mut w = Writer { scheme, members, plan: IoPlan::new() };
     w.scheme.format(&mut w.plan);
     w.apply();
     let start = w.scheme.counters().clone();
@@ -136,13 +136,13 @@ pub fn run(
 }
 
 /// The scheme and its members, with one plan reused for every step.
-struct Writer<'a> {
+struct Writer<'a, M> {
     scheme: &'a mut ArrayScheme,
-    ssds: &'a mut [Ssd],
+    members: &'a mut M,
     plan: IoPlan,
 }
 
-impl Writer<'_> {
+impl<M: Members> Writer<'_, M> {
     /// Carry out the plan's writes and TRIMs on the members, untimed.
     fn apply(&mut self) {
         for io in self.plan.ios() {
@@ -151,12 +151,7 @@ impl Writer<'_> {
                 IoKind::Trim => DevOpKind::Trim,
                 IoKind::Read(_) | IoKind::Flush => continue,
             };
-            self.ssds[io.member as usize].apply_untimed(DevOp {
-                kind,
-                block: io.block,
-                count: io.count,
-                class: io.class,
-            });
+            self.members.apply_untimed(io.member, DevOp { kind, block: io.block, count: io.count, class: io.class });
         }
     }
 

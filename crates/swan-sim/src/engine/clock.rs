@@ -22,6 +22,8 @@ pub(super) enum What {
     GcPhase(u32),
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
+    /// The members' own work is due (see [`super::Members::wakeup`]).
+    Members,
     /// The oldest GC victim awaiting deferred release may have waited long enough.
     Release,
     /// Close a reporting interval and check the stop rule.

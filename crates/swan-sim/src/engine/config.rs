@@ -68,6 +68,10 @@ pub struct SimConfig {
     /// How user reads are served: SWAN's read priority, reads around busy SSDs.
     #[serde(default)]
     pub reads: super::ReadRules,
+    /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs
+    /// (see [`crate::fabric_array`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<crate::fabric_array::FabricSpec>,
 }
 
 impl SimConfig {
@@ -116,6 +120,9 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
         return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
     }
     cfg.ssd_variation.validate().map_err(SimError::Config)?;
+    if let Some(f) = &cfg.fabric {
+        check_fabric_settings(cfg, &f.preset)?;
+    }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
     }
@@ -130,6 +137,23 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
             "reads around a busy SSD (--parity-reads) rebuild a block from its row's parity: {} has no parity",
             cfg.array.kind
         )));
+    }
+    Ok(())
+}
+
+/// Settings that shape SSD members and mean nothing for clusters behind a fabric.
+fn check_fabric_settings(cfg: &SimConfig, preset: &str) -> Result<(), SimError> {
+    let refuse =
+        |what: &str| Err(SimError::Config(format!("--fabric {preset}: {what} is for SSD members, not clusters")));
+    if cfg.ggc.is_some() {
+        return refuse("Harmonia's coordinated GC (--scheme harmonia-*)");
+    }
+    if cfg.fill_first || cfg.age_fraction > 0.0 {
+        return refuse("filling or aging the SSDs (--fill, --age; a cluster's FIMMs age under --fimm-gc)");
+    }
+    let v = &cfg.ssd_variation;
+    if v.speed_spread != 0.0 || v.slow_fraction != 0.0 {
+        return refuse("SSD-to-SSD variation (--ssd-speed-spread, --ssd-slow-fraction)");
     }
     Ok(())
 }

@@ -6,10 +6,10 @@
 
 use super::clock::What;
 use super::inflight::{Pending, Slots};
-use super::{Engine, IoFrom};
+use super::{Engine, IoFrom, Members};
 use swan_core::scheme::release::{release_due, release_for_waiting_write, RELEASE_AFTER_NS};
 use swan_core::scheme::{GcJobId, Submitted};
-use swan_models::{Device, Nanos};
+use swan_models::Nanos;
 
 #[derive(Debug, Default)]
 pub(super) struct GcSlot {
@@ -39,7 +39,7 @@ impl GcJobs {
     }
 }
 
-impl Engine {
+impl<M: Members> Engine<M> {
     /// Start every GC job the scheme wants now.
     pub(super) fn pump_gc(&mut self) {
         if !self.gc.may_start {
@@ -67,9 +67,9 @@ impl Engine {
         if self.gc.preemptible {
             // Reads that preempted this phase pushed its work back inside the SSDs.
             let mask = self.gc.slots[slot].members_mask;
-            let late = (0..self.ssds.len().min(64))
+            let late = (0..self.members.count().min(64) as u32)
                 .filter(|m| mask & (1 << m) != 0)
-                .map(|m| self.ssds[m].busy_until())
+                .map(|m| self.members.busy_until(m))
                 .max()
                 .unwrap_or(0);
             if late > self.clock.now {

@@ -4,7 +4,7 @@
 //! The engine reports each completion and each member operation here as it happens; the
 //! meter never schedules anything, so measuring cannot change what is simulated.
 
-use super::{Engine, NS_PER_S};
+use super::{Engine, Members, NS_PER_S};
 use crate::ggc::GgcReport;
 use crate::metrics::{Latencies, MemberTraffic, MemberTrafficMbps, Row};
 use crate::prefill::PrefillReport;
@@ -12,7 +12,6 @@ use hdrhistogram::Histogram;
 use swan_core::io::{IoClass, MemberIo};
 use swan_core::scheme::{ArrayScheme, Counters, ReqOp, Request};
 use swan_core::BLOCK_BYTES;
-use swan_models::ssd::Ssd;
 use swan_models::{DevOpKind, Nanos};
 
 /// What a run produced.
@@ -52,6 +51,8 @@ pub struct RunOutput {
     pub windows: Vec<super::WindowOutput>,
     /// Per SSD: its speed and how busy it was, to find the one that limits a stripe.
     pub ssd_load: Vec<SsdLoad>,
+    /// Members behind a fabric: where their operations waited (`None` for SSDs).
+    pub fabric: Option<crate::fabric_array::FabricReport>,
 }
 
 /// One SSD's speed and load over the run.
@@ -205,7 +206,13 @@ impl Meter {
 
     /// Close the interval under way at `now` into a row, and start the next.
     /// `front_group`: whether the scheme has a front-end R-group to report.
-    pub(super) fn close_interval(&mut self, now: Nanos, scheme: &ArrayScheme, ssds: &[Ssd], front_group: bool) {
+    pub(super) fn close_interval(
+        &mut self,
+        now: Nanos,
+        scheme: &ArrayScheme,
+        members: &impl Members,
+        front_group: bool,
+    ) {
         let secs = (now - self.interval_start) as f64 / NS_PER_S;
         let mbps = |bytes: u64| bytes as f64 / secs / 1e6;
         let status = scheme.status();
@@ -215,7 +222,7 @@ impl Meter {
             (c.victim_valid_blocks - self.prev_counters.victim_valid_blocks) as f64
                 / (c.victim_payload_blocks - self.prev_counters.victim_payload_blocks) as f64
         });
-        let ssd_gc_pages: u64 = ssds.iter().map(|s| s.stats().gc_pages_copied).sum();
+        let ssd_gc_pages: u64 = (0..members.count() as u32).map(|m| members.stats(m).gc_pages_copied).sum();
         let members = self
             .interval
             .traffic
@@ -246,7 +253,7 @@ impl Meter {
     }
 }
 
-impl Engine {
+impl<M: Members> Engine<M> {
     pub(super) fn finish(mut self) -> RunOutput {
         let now = self.clock.now;
         let mut m = self.meter;
@@ -258,29 +265,31 @@ impl Engine {
         let mut ssd_read_latency = crate::metrics::new_histogram();
         let mut ssd_write_latency = crate::metrics::new_histogram();
         let (mut host_w, mut gc_c, mut erases, mut dram, mut ssd_heap, mut pages) = (0, 0, 0, 0, 0, 0);
-        for ssd in &self.ssds {
-            let s = ssd.stats();
+        let count = self.members.count() as u32;
+        for m in 0..count {
+            let s = self.members.stats(m);
             ssd_read_latency.add(&s.read_latency_us).expect("same histogram bounds");
             ssd_write_latency.add(&s.write_latency_us).expect("same histogram bounds");
             host_w += s.host_pages_written;
             gc_c += s.gc_pages_copied;
             erases += s.erases;
-            dram = ssd.map_dram_bytes();
-            ssd_heap += ssd.model_bytes();
-            pages += ssd.config().user_pages;
+            dram = self.members.map_dram_bytes(m);
+            ssd_heap += self.members.model_bytes(m);
+            pages += self.members.user_blocks(m);
         }
         let (seed, variation) = (self.cfg.seed, self.cfg.ssd_variation);
-        let ssd_load = (0u32..)
-            .zip(self.ssds.iter_mut())
-            .map(|(i, ssd)| SsdLoad {
+        let members = &mut self.members;
+        let ssd_load = (0..count)
+            .map(|i| SsdLoad {
                 speed_factor: variation.speed_factor(seed, i),
-                slow_s: ssd.slow_ns(now) as f64 / NS_PER_S,
-                die_busy: ssd.die_busy_fraction(now),
-                host_pages_written: ssd.stats().host_pages_written,
-                write_latency_mean_us: ssd.stats().write_latency_us.mean(),
+                slow_s: members.slow_ns(i, now) as f64 / NS_PER_S,
+                die_busy: members.busy_fraction(i, now),
+                host_pages_written: members.stats(i).host_pages_written,
+                write_latency_mean_us: members.stats(i).write_latency_us.mean(),
             })
             .collect();
-        let ggc = self.ggc.finish(&self.ssds);
+        let ggc = self.ggc.finish(self.members.ssds());
+        let fabric = self.members.fabric_report(now);
         RunOutput {
             ssd_load,
             ggc,
@@ -307,6 +316,7 @@ impl Engine {
             ssd_heap_bytes: ssd_heap,
             modelled_blocks: pages,
             stall_ns: self.reqs.stalled.total_ns,
+            fabric,
         }
     }
 }

@@ -31,6 +31,7 @@ mod clock;
 mod config;
 mod gc;
 mod inflight;
+mod members;
 mod meter;
 mod reads;
 mod requests;
@@ -38,8 +39,10 @@ mod setup;
 mod windows;
 
 pub use config::{SimConfig, SimError, StopRule};
+pub use members::Members;
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
+pub use setup::{build, build_synthetic, Built};
 pub use swan_core::scheme::ReadRules;
 pub use windows::WindowOutput;
 
@@ -55,7 +58,7 @@ use swan_core::scheme::ArrayScheme;
 use swan_core::BLOCK_BYTES;
 use swan_models::link::Link;
 use swan_models::ssd::Ssd;
-use swan_models::{DevOp, DevOpKind, Device, Nanos};
+use swan_models::{DevOp, DevOpKind, Nanos};
 
 const NS_PER_S: f64 = 1e9;
 
@@ -64,12 +67,13 @@ const NS_PER_S: f64 = 1e9;
 /// time always advances and a closed loop of such requests cannot recurse.
 pub const NO_IO_LATENCY_NS: Nanos = 1_000;
 
-pub struct Engine {
+/// The engine over members `M` (independent SSDs unless said otherwise).
+pub struct Engine<M: Members = Vec<Ssd>> {
     cfg: SimConfig,
     scheme: ArrayScheme,
     /// The plan the scheme fills at each call, reused.
     plan: IoPlan,
-    ssds: Vec<Ssd>,
+    members: M,
     link: Link,
     clock: Clock,
     reqs: Requests,
@@ -89,7 +93,7 @@ enum IoFrom {
     GcJob(u32),
 }
 
-impl Engine {
+impl<M: Members> Engine<M> {
     pub fn scheme(&self) -> &ArrayScheme {
         &self.scheme
     }
@@ -134,9 +138,13 @@ impl Engine {
                     self.retry_stalled();
                 }
                 What::Ggc => {
-                    if let Some(at) = self.ggc.on_wakeup(&mut self.ssds, self.clock.now) {
+                    if let Some(at) = self.ggc.on_wakeup(self.members.ssds(), self.clock.now) {
                         self.clock.push(at, What::Ggc);
                     }
+                }
+                What::Members => {
+                    self.members.wake(self.clock.now);
+                    self.schedule_members();
                 }
                 What::Tick => {
                     if self.tick(progress)? {
@@ -160,7 +168,7 @@ impl Engine {
             return Ok(self.clock.stopping);
         }
         let log_structured = self.cfg.array.kind.is_log_structured();
-        self.meter.close_interval(now, &self.scheme, &self.ssds, log_structured);
+        self.meter.close_interval(now, &self.scheme, &self.members, log_structured);
 
         let t = now as f64 / NS_PER_S;
         let mut done = self.clock.stopping;
@@ -219,11 +227,20 @@ impl Engine {
         };
         self.meter.member_io(&io, kind);
         let now = self.clock.now;
-        let done = self.ssds[io.member as usize]
-            .submit(now, DevOp { kind, block: io.block, count: io.count, class: io.class });
-        if let Some(at) = self.ggc.after_member_io(&mut self.ssds, io.member, kind, io.class, now, done) {
+        let done =
+            self.members.submit(io.member, now, DevOp { kind, block: io.block, count: io.count, class: io.class });
+        if let Some(at) = self.ggc.after_member_io(self.members.ssds(), io.member, kind, io.class, now, done) {
             self.clock.push(at, What::Ggc);
         }
+        self.schedule_members();
         done
+    }
+
+    /// Schedule the members' own work, if they want a time not yet scheduled.
+    #[inline]
+    fn schedule_members(&mut self) {
+        while let Some(at) = self.members.wakeup() {
+            self.clock.push(at.max(self.clock.now), What::Members);
+        }
     }
 }

@@ -2,11 +2,10 @@
 //! (the scheme decides; the SSD models supply its input, how long a read would wait on
 //! each member), and reads by the role of the R-group they land on (SWAN's Table 4).
 
-use super::Engine;
+use super::{Engine, Members};
 use serde::Serialize;
 use swan_core::io::{IoClass, MemberBlock, MemberId};
 use swan_core::scheme::{ArrayScheme, ReadWaits, ReqOp, Request, RequestError, SchemeKind, Submitted};
-use swan_models::ssd::Ssd;
 use swan_models::Nanos;
 
 /// The R-group a read lands on, as SWAN's Table 4 splits reads.
@@ -47,26 +46,26 @@ impl ReadRoles {
     }
 }
 
-/// The SSD models' prediction of how long a read would wait, at one instant.
-struct ModelWaits<'a> {
-    ssds: &'a [Ssd],
+/// The member models' prediction of how long a read would wait, at one instant.
+struct ModelWaits<'a, M> {
+    members: &'a M,
     now: Nanos,
     class: IoClass,
 }
 
-impl ReadWaits for ModelWaits<'_> {
+impl<M: Members> ReadWaits for ModelWaits<'_, M> {
     fn wait_ns(&mut self, member: MemberId, block: MemberBlock) -> u64 {
-        self.ssds[member as usize].read_wait(self.now, block, 1, self.class)
+        self.members.read_wait(member, self.now, block, 1, self.class)
     }
 }
 
-impl Engine {
+impl<M: Members> Engine<M> {
     /// Plan `req` into the engine's plan: reads around busy SSDs when the run asks for it.
     pub(super) fn plan_request(&mut self, req: &Request) -> Result<Submitted, RequestError> {
         match (&mut self.scheme, self.cfg.reads.parity_policy(), req.op) {
             (ArrayScheme::Log(la), Some(policy), ReqOp::Read) => {
                 let class = if la.read_priority() { IoClass::UserPreempt } else { IoClass::User };
-                let mut waits = ModelWaits { ssds: &self.ssds, now: self.clock.now, class };
+                let mut waits = ModelWaits { members: &self.members, now: self.clock.now, class };
                 la.submit_read_around(req, &mut self.plan, &mut waits, policy)
             }
             _ => self.scheme.submit(req, &mut self.plan),

@@ -7,7 +7,7 @@
 
 use super::clock::What;
 use super::inflight::{Pending, Slots};
-use super::{Engine, IoFrom, NO_IO_LATENCY_NS};
+use super::{Engine, IoFrom, Members, NO_IO_LATENCY_NS};
 use crate::source::{ArrivalSource, Next, Pacing};
 use std::collections::VecDeque;
 use swan_core::scheme::{ReqOp, Request, Submitted};
@@ -90,7 +90,7 @@ impl Requests {
     }
 }
 
-impl Engine {
+impl<M: Members> Engine<M> {
     /// Ask a timed source for its next request and schedule its arrival.
     pub(super) fn schedule_next(&mut self) {
         match self.reqs.source.next(self.clock.now) {

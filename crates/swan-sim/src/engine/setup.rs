@@ -6,7 +6,8 @@ use super::config::check_run_settings;
 use super::gc::GcJobs;
 use super::meter::Meter;
 use super::requests::Requests;
-use super::{Engine, SimConfig, SimError, NS_PER_S};
+use super::{Engine, Members, RunOutput, SimConfig, SimError, NS_PER_S};
+use crate::fabric_array::FabricArray;
 use crate::ggc::GgcDriver;
 use crate::prefill;
 use crate::rng::SimRng;
@@ -27,10 +28,7 @@ impl Engine {
             return Err(SimError::Config("a trace run needs its trace opened: build it with replay::engine".into()));
         }
         let (workload, seed) = (cfg.workload.clone(), cfg.seed);
-        Self::with_source(cfg, move |volume_blocks| {
-            let gen = Generator::new(&workload, volume_blocks, SimRng::fork(seed, 1)).map_err(SimError::Workload)?;
-            Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Config)?))
-        })
+        Self::with_source(cfg, synthetic(workload, seed))
     }
 
     /// An engine drawing its requests from the source `make_source` builds for a volume of
@@ -39,14 +37,78 @@ impl Engine {
         cfg: SimConfig,
         make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
     ) -> Result<Self, SimError> {
+        if cfg.fabric.is_some() {
+            return Err(SimError::Config(
+                "a run over a fabric has cluster members: build it with engine::build".into(),
+            ));
+        }
+        Self::with_members(cfg, build_ssds, make_source)
+    }
+}
+
+/// An engine over the members the run names: SSDs, or clusters behind a fabric.
+pub enum Built {
+    Ssds(Box<Engine>),
+    Fabric(Box<Engine<FabricArray>>),
+}
+
+impl Built {
+    /// Run to the stop rule (see [`Engine::run`]).
+    pub fn run(self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
+        match self {
+            Built::Ssds(e) => e.run(progress),
+            Built::Fabric(e) => e.run(progress),
+        }
+    }
+}
+
+/// The engine for `cfg` over the members it names, drawing requests from `make_source`.
+pub fn build(
+    cfg: SimConfig,
+    make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
+) -> Result<Built, SimError> {
+    Ok(match cfg.fabric {
+        Some(_) => Built::Fabric(Box::new(Engine::with_members(cfg, FabricArray::for_run, make_source)?)),
+        None => Built::Ssds(Box::new(Engine::with_source(cfg, make_source)?)),
+    })
+}
+
+/// The engine for `cfg`'s synthetic workload over the members it names.
+pub fn build_synthetic(cfg: SimConfig) -> Result<Built, SimError> {
+    if cfg.trace.is_some() {
+        return Err(SimError::Config("a trace run needs its trace opened: build it with replay::engine".into()));
+    }
+    let (workload, seed) = (cfg.workload.clone(), cfg.seed);
+    build(cfg, synthetic(workload, seed))
+}
+
+/// The source of `cfg.workload`'s synthetic requests.
+pub(crate) fn synthetic(
+    workload: crate::workload::WorkloadSpec,
+    seed: u64,
+) -> impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError> {
+    move |volume_blocks| {
+        let gen = Generator::new(&workload, volume_blocks, SimRng::fork(seed, 1)).map_err(SimError::Workload)?;
+        Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Config)?))
+    }
+}
+
+impl<M: Members> Engine<M> {
+    /// An engine over the members `make_members` builds for the scheme's member count,
+    /// drawing its requests from the source `make_source` builds for the volume.
+    pub fn with_members(
+        cfg: SimConfig,
+        make_members: impl FnOnce(&SimConfig, u32) -> Result<M, SimError>,
+        make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
+    ) -> Result<Self, SimError> {
         check_run_settings(&cfg)?;
         let mut scheme = cfg.array.build()?;
         if let Some(la) = scheme.log_mut() {
             la.set_read_priority(cfg.reads.priority);
         }
-        let mut ssds = build_ssds(&cfg, scheme.members())?;
+        let mut members = make_members(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {
-            Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut ssds)?),
+            Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut members)?),
             None => None,
         };
         let counters_at_start = scheme.counters().clone();
@@ -56,19 +118,19 @@ impl Engine {
         }
         let gc_can_be_preempted = scheme.log().is_some_and(|la| la.read_priority());
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
-        let members = scheme.members() as usize;
+        let count = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;
         let windows = cfg.trace.as_ref().map_or(0, |t| t.windows.len());
         Ok(Self {
             link: Link::new(cfg.network_mbps, 0),
             scheme,
-            ssds,
+            members,
             plan: IoPlan::new(),
             clock: Clock::default(),
             reqs: Requests::new(source),
             gc: GcJobs::new(gc_can_be_preempted),
             ggc,
-            meter: Meter::new(measure_from, prefilled, counters_at_start, members, windows),
+            meter: Meter::new(measure_from, prefilled, counters_at_start, count, windows),
             cfg,
         })
     }
@@ -77,7 +139,7 @@ impl Engine {
 /// One modelled SSD per member, filled or aged as the run asks (SSD `i` aged by a share
 /// that falls with `i` when the ages are spread), each with its own speed factor and slow
 /// periods when the SSDs vary.
-fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
+pub(crate) fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
     cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
     let member_pages = cfg.ssd.user_pages;
     if member_pages < cfg.array.member_blocks {
@@ -115,7 +177,7 @@ fn prefill_array(
     cfg: &SimConfig,
     spec: prefill::Prefill,
     scheme: &mut ArrayScheme,
-    ssds: &mut [Ssd],
+    members: &mut impl Members,
 ) -> Result<prefill::PrefillReport, SimError> {
     let mut overwrites = Generator::new(
         &prefill::overwrite_spec(&cfg.workload),
@@ -123,7 +185,7 @@ fn prefill_array(
         SimRng::fork(cfg.seed, PREFILL_STREAM),
     )
     .map_err(SimError::Workload)?;
-    let report = prefill::run(scheme, ssds, spec, &mut overwrites).map_err(SimError::Config)?;
-    ssds.iter_mut().for_each(Ssd::reset_stats);
+    let report = prefill::run(scheme, members, spec, &mut overwrites).map_err(SimError::Config)?;
+    members.reset_stats();
     Ok(report)
 }

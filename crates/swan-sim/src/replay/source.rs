@@ -1,7 +1,7 @@
 //! A trace as the simulator's request source, and the engine built around it.
 
 use super::{open, ReplayError, ReplayMode, ReplayReport, Replayer, WindowIndex};
-use crate::engine::{Engine, SimConfig, SimError};
+use crate::engine::{build, build_synthetic, Built, SimConfig, SimError};
 use crate::source::{ArrivalSource, Next, Pacing};
 use crate::trace::TraceOp;
 use std::error::Error;
@@ -69,11 +69,11 @@ fn with_causes(e: &ReplayError) -> String {
 /// The engine for `cfg`: its trace replayed when `cfg.trace` is set (then with what the
 /// replay states), its synthetic workload otherwise. Reads the trace once here (format,
 /// errors, span) and streams it again during the run.
-pub fn engine(cfg: &SimConfig) -> Result<(Engine, Option<ReplayReport>), SimError> {
-    let Some(spec) = &cfg.trace else { return Ok((Engine::new(cfg.clone())?, None)) };
+pub fn engine(cfg: &SimConfig) -> Result<(Built, Option<ReplayReport>), SimError> {
+    let Some(spec) = &cfg.trace else { return Ok((build_synthetic(cfg.clone())?, None)) };
     let trace = open(spec)?;
     let mut report = None;
-    let engine = Engine::with_source(cfg.clone(), |volume_blocks| {
+    let engine = build(cfg.clone(), |volume_blocks| {
         report = Some(trace.report(spec, volume_blocks));
         let replayer = trace.replayer(spec, volume_blocks)?;
         Ok(Box::new(TraceSource::new(replayer, spec.mode, WindowIndex::new(&spec.windows))))

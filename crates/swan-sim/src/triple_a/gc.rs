@@ -49,7 +49,7 @@ impl Default for GcConfig {
 
 /// A collection's step, as an event of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum GcEvent {
+pub(crate) enum GcEvent {
     /// Read the valid slots bound for flash page `group` of collection `job`.
     Read(u64, u32),
     /// Program flash page `group` of collection `job` (its slots are in the endpoint).
@@ -71,7 +71,7 @@ struct Job {
 }
 
 /// What the collections did over the measured part of a run.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct GcReport {
     pub collections: u64,
     pub copied_slots: u64,
@@ -84,7 +84,7 @@ pub struct GcReport {
     pub latency_clear_of_gc_us: f64,
 }
 
-pub(super) struct GcState {
+pub(crate) struct GcState {
     cfg: GcConfig,
     fimm: FimmConfig,
     fimms_per_cluster: u32,
@@ -93,8 +93,11 @@ pub(super) struct GcState {
     jobs: HashMap<u64, Job>,
     next_job: u64,
     /// Events to schedule, drained by the driver after each call.
-    pub(super) out: Vec<(Nanos, GcEvent)>,
+    pub(crate) out: Vec<(Nanos, GcEvent)>,
     pub(super) report: GcReport,
+    /// Per FIMM over the whole run: slots copied by its collections, units erased.
+    copied: Vec<u64>,
+    erased: Vec<u64>,
     samples: u64,
     collecting_sum: u64,
     meeting_ns: u128,
@@ -106,7 +109,7 @@ pub(super) struct GcState {
 impl GcState {
     /// Every FIMM's FTL, filled with the layout's user slots and aged by random overwrites
     /// drawn from `seed`. `layout` is the data layout's view of one FIMM.
-    pub(super) fn new(
+    pub(crate) fn new(
         cfg: GcConfig,
         fabric: &swan_models::fabric::FabricConfig,
         layout: LayoutConfig,
@@ -156,6 +159,8 @@ impl GcState {
             fimm,
             fimms_per_cluster: fabric.fimms_per_cluster,
             clusters_per_switch: fabric.clusters_per_switch,
+            copied: vec![0; ftls.len()],
+            erased: vec![0; ftls.len()],
             ftls,
             jobs: HashMap::new(),
             next_job: 0,
@@ -171,7 +176,7 @@ impl GcState {
     }
 
     /// The layout's slots of a FIMM with `physical` slots, over-provisioning taken off.
-    pub(super) fn logical_slots(cfg: &GcConfig, physical: u64) -> Result<u64, TripleARunError> {
+    pub(crate) fn logical_slots(cfg: &GcConfig, physical: u64) -> Result<u64, TripleARunError> {
         if !(cfg.over_provisioning > 0.0 && cfg.over_provisioning < 0.5) {
             return Err(TripleARunError::Config(format!(
                 "--gc-op {}: over-provisioning must be in (0, 0.5)",
@@ -184,26 +189,48 @@ impl GcState {
         Ok((physical as f64 * (1.0 - cfg.over_provisioning)) as u64)
     }
 
-    pub(super) fn collecting(&self, fimm: u32) -> bool {
+    pub(crate) fn collecting(&self, fimm: u32) -> bool {
         self.ftls[fimm as usize].collecting() > 0
     }
 
     /// Where slot `slot` of `fimm` is in flash (a slot never written reads where the static
     /// layout would have put it).
-    pub(super) fn resolve(&self, fimm: u32, slot: u64) -> u64 {
+    pub(crate) fn resolve(&self, fimm: u32, slot: u64) -> u64 {
         self.ftls[fimm as usize].resolve(slot).unwrap_or(slot)
     }
 
     /// Writes slot `slot` of `fimm` at its log head, collecting first if it must.
-    pub(super) fn write(&mut self, now: Nanos, fimm: u32, slot: u64) -> u64 {
+    pub(crate) fn write(&mut self, now: Nanos, fimm: u32, slot: u64) -> u64 {
         while self.ftls[fimm as usize].wants_collection() {
             self.start(now, fimm);
         }
         self.ftls[fimm as usize].write(slot)
     }
 
-    /// The page in slot `slot` of `fimm` has moved to another FIMM.
-    pub(super) fn trim(&mut self, fimm: u32, slot: u64) {
+    /// Writes slot `slot` of `fimm` at its log head with no time passing: a collection it
+    /// needs first is carried out at once (the untimed pre-fill of an array over the fabric).
+    pub(crate) fn write_untimed(&mut self, fimm: u32, slot: u64) {
+        let ftl = &mut self.ftls[fimm as usize];
+        while ftl.wants_collection() {
+            ftl.collect();
+            ftl.collected();
+        }
+        ftl.write(slot);
+    }
+
+    /// Slots `fimm`'s collections copied and units they erased, over the whole run.
+    pub(crate) fn fimm_counts(&self, fimm: u32) -> (u64, u64) {
+        (self.copied[fimm as usize], self.erased[fimm as usize])
+    }
+
+    /// Forget the per-FIMM counts (after an untimed pre-fill).
+    pub(crate) fn reset_counts(&mut self) {
+        self.copied.iter_mut().for_each(|c| *c = 0);
+        self.erased.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// The page in slot `slot` of `fimm` has moved to another FIMM (or was trimmed).
+    pub(crate) fn trim(&mut self, fimm: u32, slot: u64) {
         self.ftls[fimm as usize].trim(slot);
     }
 
@@ -219,6 +246,7 @@ impl GcState {
                 _ => groups.push((i as u32, i as u32 + 1)),
             }
         }
+        self.copied[fimm as usize] += collection.copies.len() as u64;
         if self.measuring {
             self.report.collections += 1;
             self.report.copied_slots += collection.copies.len() as u64;
@@ -243,7 +271,7 @@ impl GcState {
     }
 
     /// Carries out one step of a collection.
-    pub(super) fn step(&mut self, now: Nanos, event: GcEvent, fabric: &mut Fabric) -> Result<(), TripleARunError> {
+    pub(crate) fn step(&mut self, now: Nanos, event: GcEvent, fabric: &mut Fabric) -> Result<(), TripleARunError> {
         match event {
             GcEvent::Read(job, group) => {
                 let j = &self.jobs[&job];
@@ -295,6 +323,7 @@ impl GcState {
             GcEvent::Done(job) => {
                 let j = self.jobs.remove(&job).expect("a collection in progress");
                 self.ftls[j.fimm as usize].collected();
+                self.erased[j.fimm as usize] += 1;
                 if self.measuring {
                     self.report.erased_units += 1;
                 }
@@ -304,12 +333,12 @@ impl GcState {
     }
 
     /// Counts from now on.
-    pub(super) fn start_measuring(&mut self) {
+    pub(crate) fn start_measuring(&mut self) {
         self.measuring = true;
     }
 
     /// Samples how many FIMMs are collecting.
-    pub(super) fn sample(&mut self) {
+    pub(crate) fn sample(&mut self) {
         if self.measuring {
             self.samples += 1;
             self.collecting_sum += self.ftls.iter().filter(|f| f.collecting() > 0).count() as u64;
@@ -329,14 +358,14 @@ impl GcState {
 
     /// Every FIMM's map is whole (tests run it at the end of each GC run).
     #[cfg(test)]
-    pub(super) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         for (i, f) in self.ftls.iter().enumerate() {
             f.check().map_err(|e| format!("FIMM {i}: {e}"))?;
         }
         Ok(())
     }
 
-    pub(super) fn finish(&self) -> GcReport {
+    pub(crate) fn finish(&self) -> GcReport {
         let mean = |ns: u128, n: u64| ns as f64 / n.max(1) as f64 / 1_000.0;
         GcReport {
             collecting_share: self.collecting_sum as f64 / (self.samples.max(1) * self.ftls.len() as u64) as f64,
@@ -350,7 +379,7 @@ impl GcState {
 /// Slot `slot` of a FIMM: consecutive flash pages go to consecutive dies, then planes, so a
 /// run of pages is spread over the module's parallel units; erase unit `u` is flash block `u`
 /// of every die and plane.
-pub(super) fn page_addr(slot: u64, c: &FimmConfig) -> PageAddr {
+pub(crate) fn page_addr(slot: u64, c: &FimmConfig) -> PageAddr {
     let unit = slot / u64::from(c.page_bytes / SLOT);
     let dies = u64::from(c.dies());
     let die = (unit % dies) as u32;

@@ -25,7 +25,7 @@
 //! - The map changes when a move is decided, not when its copy lands (see
 //!   `swan_core::triple_a::manager`).
 
-mod gc;
+pub(crate) mod gc;
 #[cfg(test)]
 mod gc_tests;
 mod report;
