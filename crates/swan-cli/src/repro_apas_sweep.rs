@@ -1,17 +1,23 @@
 //! `swan repro apas-sweep`: beyond the paper, how Apas's lead over HWSR moves with the cache
-//! size (5, 10 and 20 % of each trace's footprint) and with the band size (8, 32 and 128 MiB)
+//! size (5, 10 and 20 % of each trace's footprint), with the band size (8, 32 and 128 MiB)
 //! while the stripe chunk stays at 32 MiB, so that a larger band changes the disks' cleaning
-//! and not how a trace spreads over the disks. Aged disks (`--disk-fill auto`) throughout,
-//! the stand-in traces of Figs. 3–5 that carry a claim; every cell is the mean over seeds.
+//! and not how a trace spreads over the disks, and with the number of disks (2, 4, 8; the
+//! paper says "several"). Aged disks (`--disk-fill auto`) throughout, the stand-in traces of
+//! Figs. 3–5 that carry a claim; every cell is the mean over seeds. The default cell (10 %,
+//! 32 MiB, 4 disks) is one row of each sweep and is run once.
 
 use crate::repro_apas::{Workload, WORKLOADS};
 use crate::repro_args::ReproArgs;
 use crate::repro_triple_a_traces::traces_dir;
 use anyhow::Context;
-use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport};
+use swan_models::smr::DEFAULT_BAND_BYTES;
+use swan_sim::apas::{
+    run_policy, ApasSimConfig, ApasTrace, Policy, PolicyReport, DEFAULT_CACHE_FRACTION, DEFAULT_DISKS,
+};
 
 const CACHE_PERCENT: [f64; 3] = [5.0, 10.0, 20.0];
 const BAND_MIB: [u64; 3] = [8, 32, 128];
+const DISKS: [u32; 3] = [2, DEFAULT_DISKS, 8];
 /// The stripe chunk held fixed in the band sweep: the default band's size.
 const CHUNK_MIB: u64 = 32;
 
@@ -97,11 +103,11 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let n = args.seeds.unwrap_or(3).max(1);
     let seeds: Vec<u64> = (args.seed..args.seed + n).collect();
     let mut out = format!(
-        "swan repro apas-sweep: beyond the paper (it gives no sizes), Apas against HWSR as the cache size and the \
-         band size vary; whole-run mean and write response times (ms, mean over {n} seeds) and their ratio \
+        "swan repro apas-sweep: beyond the paper (it gives no sizes), Apas against HWSR as the cache size, the band \
+         size and the number of disks vary; whole-run mean and write response times (ms, mean over {n} seeds) and their ratio \
          apas/hwsr; the SWDs' write amplification and each policy's cleanings (idle/lazy/forced, and their disk \
-         time) for seed {}. 4 SWDs (Atlas 10K IV), aged disks (free space at 20 % plus a quarter of the trace's \
-         writes per disk), 25 periods per trace.\n",
+         time) for seed {}. SWDs: Atlas 10K IV, 4 unless a row says otherwise, aged (free space at 20 % plus a \
+         quarter of the trace's writes per disk); 25 periods per trace.\n",
         seeds[0]
     );
     let (mut below, mut cells) = (0, 0);
@@ -117,25 +123,52 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("the {} trace (set SWAN_TRACES to the traces directory)", w.name))?;
         out += &format!("\n== {}: {}\n", w.name, w.about);
+        let base = cell(&trace, w, &seeds, |_| {})?;
+        // The default cell is a row of each sweep but counts once.
+        let mut base_counted = false;
+        let mut row = |c: &Cell, label: String, out: &mut String| {
+            let (line, lb) = c.row(&label);
+            *out += &line;
+            if !std::ptr::eq(c, &base) || !std::mem::replace(&mut base_counted, true) {
+                tally(lb);
+            }
+        };
         out += &header("cache (32 MiB bands)");
         for p in CACHE_PERCENT {
-            let c = cell(&trace, w, &seeds, |cfg| cfg.cache_fraction = p / 100.0)?;
-            let (line, lb) = c.row(&format!("{p:.0} % of the footprint"));
-            out += &line;
-            tally(lb);
+            let label = format!("{p:.0} % of the footprint");
+            if p / 100.0 == DEFAULT_CACHE_FRACTION {
+                row(&base, label, &mut out);
+            } else {
+                row(&cell(&trace, w, &seeds, |cfg| cfg.cache_fraction = p / 100.0)?, label, &mut out);
+            }
         }
         out += &header(&format!("band (chunk {CHUNK_MIB} MiB)"));
         for b in BAND_MIB {
-            let c = cell(&trace, w, &seeds, |cfg| {
-                cfg.band_bytes = b << 20;
-                cfg.chunk_bytes = Some(CHUNK_MIB << 20);
-            })?;
-            let (line, lb) = c.row(&format!("{b} MiB"));
-            out += &line;
-            tally(lb);
+            let label = format!("{b} MiB");
+            if b << 20 == DEFAULT_BAND_BYTES && CHUNK_MIB << 20 == DEFAULT_BAND_BYTES {
+                row(&base, label, &mut out);
+            } else {
+                let c = cell(&trace, w, &seeds, |cfg| {
+                    cfg.band_bytes = b << 20;
+                    cfg.chunk_bytes = Some(CHUNK_MIB << 20);
+                })?;
+                row(&c, label, &mut out);
+            }
+        }
+        out += &header("disks (32 MiB bands)");
+        for d in DISKS {
+            let label = format!("{d} disks");
+            if d == DEFAULT_DISKS {
+                row(&base, label, &mut out);
+            } else {
+                row(&cell(&trace, w, &seeds, |cfg| cfg.disks = d)?, label, &mut out);
+            }
         }
     }
-    out += &format!("\nApas's whole-run mean below HWSR's in {below} of {cells} cells (no claim in the paper).\n");
+    out += &format!(
+        "\nApas's whole-run mean below HWSR's in {below} of {cells} cells, the default cell counted once (no claim in \
+         the paper).\n"
+    );
     print!("{out}");
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

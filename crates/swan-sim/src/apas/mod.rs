@@ -34,4 +34,4 @@ pub mod run;
 mod tests;
 
 pub use report::{PeriodRow, Policy, PolicyReport, Summary};
-pub use run::{run_policy, ApasSimConfig, ApasTrace, DiskFill};
+pub use run::{run_policy, ApasSimConfig, ApasTrace, DiskFill, DEFAULT_CACHE_FRACTION, DEFAULT_DISKS};
