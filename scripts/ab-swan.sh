@@ -89,7 +89,8 @@ thread_ticks() {
   for t in /proc/"$1"/task/*/stat; do
     # The name is in parentheses and may hold spaces; fields 14 and 15 follow it.
     sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t" 2>/dev/null |
-      awk -F'\t' '{ split($2, f, " "); name = $1; gsub(/[0-9]+$/, "", name); print name "\t" f[12] + f[13] }'
+      awk -F'\t' '{ split($2, f, " "); name = $1; gsub(/[0-9]+$/, "", name); print name "\t" f[12] + f[13] }' ||
+      true # a thread that ended meanwhile
   done
 }
 
@@ -112,7 +113,7 @@ start_server() {
     written $((gib << 10)) "${members[@]}"
     force=(--force)
   else
-    rm -f "${members[@]}"
+    rm -f "${members[@]}" "${members[@]/%/.written}"
   fi
   "$bin" create "${force[@]}" --scheme swan0 --rgroups 3 --ssds-per-rgroup 2 --member-size "$MEMBER_SIZE" \
     --spare 10 "${members[@]}" >/dev/null
@@ -188,4 +189,4 @@ echo "$SCRIPT: $RW $BS, $PAIRS pairs of ${RUNTIME} s, A=$A B=$B" >&2
 for ((i = 0; i < PAIRS; i++)); do
   if ((i % 2 == 0)); then run "$A" A; run "$B" B; else run "$B" B; run "$A" A; fi
 done
-if [[ $MEMBERS == sparse ]]; then rm -f "${members[@]}"; fi
+if [[ $MEMBERS == sparse ]]; then rm -f "${members[@]}" "${members[@]/%/.written}"; fi
