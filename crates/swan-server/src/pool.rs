@@ -9,8 +9,8 @@
 //!
 //! - **plain reads** (a plan of member reads straight into the reply): a pool thread reads
 //!   and replies;
-//! - **large user-data writes** of log-structured schemes (at least [`POOL_WRITE_MIN`] on
-//!   one member): a pool thread writes while the engine plans the rest of its batch; the
+//! - **user-data writes to O_DIRECT members** of log-structured schemes (each waits for
+//!   the device): a pool thread writes while the engine plans the rest of its batch; the
 //!   engine waits for them all ([`IoPool::wait_writes`]) before the batch's journal record
 //!   and replies, before any read, and before any sync point.
 //!
@@ -89,10 +89,6 @@ pub const THREADS: usize = 8;
 /// size is the queue depth the devices see (a client's 32 reads in flight, 8 at a time,
 /// left the device idle between them).
 pub const DIRECT_THREADS: usize = 32;
-
-/// Smallest user-data write on one member worth handing to a thread: below it the wakeup
-/// costs about what the copy does, and 4 KiB random writes went no faster.
-pub const POOL_WRITE_MIN: usize = 32 << 10;
 
 /// `count` blocks of `member` from `block`, into the reply at block `offset`.
 #[derive(Clone, Copy, Debug)]

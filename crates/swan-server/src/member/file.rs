@@ -24,10 +24,12 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use rustix::fs::{FallocateFlags, FlockOperation, OFlags};
 use rustix::io::Errno;
 
+use super::behind::Behind;
 use super::{Backing, MemberError, MemberKind, Op, OpenOptions, BLOCK};
 
 const BLOCK_U64: u64 = BLOCK as u64;
@@ -44,6 +46,8 @@ pub struct FileBacking {
     /// ([`Backing::read_small`]).
     cached: Option<File>,
     direct: bool,
+    /// Written bytes whose writeback is not started yet ([`Backing::write_behind`]).
+    behind: Mutex<Behind>,
 }
 
 /// Create a regular file of `bytes` bytes (a positive multiple of 4096) to serve as a member.
@@ -124,7 +128,7 @@ pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, Membe
     // memory the kernel can reclaim, not in the server's. (A direct write or a discard
     // drops the cached pages it covers, so what this reads is never stale.)
     let cached = if opts.direct { Some(fs::OpenOptions::new().read(true).open(path).map_err(io_err)?) } else { None };
-    Ok((FileBacking { file, cached, direct: opts.direct }, kind, bytes))
+    Ok((FileBacking { file, cached, direct: opts.direct, behind: Mutex::default() }, kind, bytes))
 }
 
 impl Backing for FileBacking {
@@ -192,23 +196,27 @@ impl Backing for FileBacking {
         self.direct.then(|| self.file.as_raw_fd())
     }
 
-    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`; advisory, so errors are ignored (a failed
-    /// writeback shows at the next sync).
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` of the written range once it is large
+    /// ([`Behind`]); advisory, so errors are ignored (a failed writeback shows at the next
+    /// sync).
     fn write_behind(&self, offset: u64, len: u64) {
         if self.direct || len == 0 {
             return;
         }
-        // SAFETY: plain integers and a descriptor that `self.file` keeps open for the call;
-        // the kernel touches no memory of ours. (Neither rustix nor nix wraps it.)
-        #[allow(unsafe_code)]
-        let _ = unsafe {
-            libc::sync_file_range(
-                self.file.as_raw_fd(),
-                offset as libc::off64_t,
-                len as libc::off64_t,
-                libc::SYNC_FILE_RANGE_WRITE,
-            )
-        };
+        let due = self.behind.lock().unwrap_or_else(PoisonError::into_inner).add(offset, len);
+        for (offset, len) in due.into_iter().flatten() {
+            // SAFETY: plain integers and a descriptor that `self.file` keeps open for the
+            // call; the kernel touches no memory of ours. (Neither rustix nor nix wraps it.)
+            #[allow(unsafe_code)]
+            let _ = unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    offset as libc::off64_t,
+                    len as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+        }
     }
 
     fn discard(&self, offset: u64, len: u64) -> io::Result<()> {

@@ -18,6 +18,7 @@
 //! Errors separate the member failing ([`MemberError::is_io_error`]) from the caller misusing
 //! it, because the array marks a member failed on the former and must not on the latter.
 
+mod behind;
 mod deadline;
 mod error;
 mod file;
@@ -399,7 +400,7 @@ impl Member {
     }
 
     /// Start writing back `count` blocks at `block` without waiting (on a file,
-    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`): write-behind for a log, whose pages are
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` once a megabyte has gathered): write-behind for a log, whose pages are
     /// not written again soon, so that the next sync point finds them clean or on their
     /// way rather than writing everything back while the engine waits. Not a durability
     /// step (that stays the sync point's); advisory.
