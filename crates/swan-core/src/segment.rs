@@ -329,6 +329,15 @@ impl SegmentTable {
         }
     }
 
+    /// Warms the cache for `seg`'s record ([`crate::prefetch`]): a write's
+    /// [`SegmentTable::remove_valid`] lands on a segment picked at random.
+    #[inline]
+    pub fn prefetch(&self, seg: u64) {
+        if let Some(e) = self.segs.get(seg as usize) {
+            crate::prefetch::prefetch(e);
+        }
+    }
+
     /// One of `seg`'s blocks died: the hot path (once per user write that overwrites).
     #[inline]
     pub fn remove_valid(&mut self, seg: u64) {

@@ -37,6 +37,9 @@ struct BlockInfo {
 /// How many pages ahead a multi-page write or a TRIM asks for the next pages' old copies.
 const PREFETCH_DISTANCE: u64 = 8;
 
+/// How far past a write's last page its L2P entry is hinted: one 64-byte line of entries.
+const L2P_LINE_AHEAD: u64 = 16;
+
 #[derive(Clone)]
 pub(crate) struct PageFtl {
     pages_per_block: u32,
@@ -200,6 +203,12 @@ impl PageFtl {
     /// Writes `count` host pages from `lpn` ([`PageFtl::write_page`] each).
     pub(crate) fn write(&mut self, lpn: u64, count: u32, nand: &mut impl Nand, stats: &mut SsdStats) {
         let end = lpn + u64::from(count);
+        // A log-structured array writes each member in short sequential runs, interleaved
+        // with other members' and the trims': too sparse for the hardware's stream
+        // detection, so the L2P line a few writes on is asked for here.
+        if let Some(e) = self.l2p.get((end + L2P_LINE_AHEAD) as usize) {
+            prefetch(e);
+        }
         for p in lpn..end {
             self.prefetch_old_copy(p + PREFETCH_DISTANCE, end);
             self.write_page(p, nand, stats);

@@ -59,12 +59,14 @@ impl Scheme for LogArray {
                 self.l2p.prefetch(lba);
                 continue;
             }
-            // The entry is cached by now: warm the live bit a write will clear.
+            // The entry is cached by now: warm the live bit a write will clear and the old
+            // copy's segment record it will count down.
             let pba = self.l2p.get(lba);
             if req.op == ReqOp::Write && pba != UNMAPPED {
                 if let Some(word) = self.live.get((pba / 64) as usize) {
                     crate::prefetch::prefetch(word);
                 }
+                self.segs.prefetch(self.seg_of(pba));
             }
         }
     }
