@@ -24,6 +24,7 @@ pub mod experiments;
 pub mod fabric_array;
 pub mod ggc;
 pub mod hot_clusters;
+pub mod members;
 pub mod metrics;
 pub mod output;
 pub mod prefill;

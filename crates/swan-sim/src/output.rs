@@ -98,7 +98,7 @@ pub struct RunSummary {
     pub windows: Vec<WindowSummary>,
     /// Members behind a fabric (`--fabric`): where their page operations waited.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fabric: Option<crate::fabric_array::FabricReport>,
+    pub fabric: Option<crate::fabric_array::report::FabricReport>,
 }
 
 /// One window of a trace replay (an application's phase) measured on its own.

@@ -25,7 +25,7 @@
 //! blocks the measured run finds are spread the way its own writes spread them — then, in
 //! order, every block they missed, then more random writes ([`run`] says why in that order).
 
-use crate::engine::Members;
+use crate::members::Members;
 use crate::workload::{Arrival, Generator, Pattern, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use swan_core::io::{IoKind, IoPlan};

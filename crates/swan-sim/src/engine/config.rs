@@ -71,7 +71,7 @@ pub struct SimConfig {
     /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fabric: Option<crate::fabric_array::FabricSpec>,
+    pub fabric: Option<crate::fabric_array::spec::FabricSpec>,
 }
 
 impl SimConfig {
@@ -105,6 +105,12 @@ pub enum SimError {
     Trace(#[from] crate::replay::ReplayError),
     #[error("the array stalled: no user request completed for {seconds} simulated seconds at t = {at_s:.1} s ({stalled} requests waiting for free space); GC cannot keep up or cannot make progress")]
     Stalled { seconds: f64, at_s: f64, stalled: usize },
+}
+
+impl From<crate::fabric_array::spec::FabricRunError> for SimError {
+    fn from(e: crate::fabric_array::spec::FabricRunError) -> Self {
+        SimError::Config(e.0)
+    }
 }
 
 /// The run's own settings (reporting interval, aging, measurement start), refused before

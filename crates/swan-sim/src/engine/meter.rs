@@ -52,7 +52,7 @@ pub struct RunOutput {
     /// Per SSD: its speed and how busy it was, to find the one that limits a stripe.
     pub ssd_load: Vec<SsdLoad>,
     /// Members behind a fabric: where their operations waited (`None` for SSDs).
-    pub fabric: Option<crate::fabric_array::FabricReport>,
+    pub fabric: Option<crate::fabric_array::report::FabricReport>,
 }
 
 /// One SSD's speed and load over the run.

@@ -31,15 +31,14 @@ mod clock;
 mod config;
 mod gc;
 mod inflight;
-mod members;
 mod meter;
 mod reads;
 mod requests;
 mod setup;
 mod windows;
 
+pub use crate::members::Members;
 pub use config::{SimConfig, SimError, StopRule};
-pub use members::Members;
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
 pub use setup::{build, build_synthetic, Built};

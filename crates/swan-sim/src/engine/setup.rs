@@ -62,13 +62,19 @@ impl Built {
     }
 }
 
+/// The members of the run `cfg`, each a cluster behind the fabric it names.
+fn fabric_members(cfg: &SimConfig, members: u32) -> Result<FabricArray, SimError> {
+    let spec = cfg.fabric.as_ref().ok_or_else(|| SimError::Config("the run names no fabric".into()))?;
+    Ok(FabricArray::new(spec, members, cfg.array.member_blocks, cfg.seed)?)
+}
+
 /// The engine for `cfg` over the members it names, drawing requests from `make_source`.
 pub fn build(
     cfg: SimConfig,
     make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
 ) -> Result<Built, SimError> {
     Ok(match cfg.fabric {
-        Some(_) => Built::Fabric(Box::new(Engine::with_members(cfg, FabricArray::for_run, make_source)?)),
+        Some(_) => Built::Fabric(Box::new(Engine::with_members(cfg, fabric_members, make_source)?)),
         None => Built::Ssds(Box::new(Engine::with_source(cfg, make_source)?)),
     })
 }

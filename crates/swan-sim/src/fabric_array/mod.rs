@@ -30,22 +30,23 @@
 //! write shorter than a flash page programs the page padded, and a later write may program
 //! the rest of the same page again (the FTL's log head does not wait to fill a page).
 
-mod report;
+pub mod report;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 
 pub use report::{FabricReport, FimmGc, OpTally};
+pub use spec::{FabricRunError, FabricSpec};
 
-use crate::engine::{Members, SimConfig, SimError};
+use crate::members::Members;
 use crate::triple_a::gc::{page_addr, GcEvent, GcState};
 use crate::triple_a::GcConfig;
 use report::Tally;
-use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use swan_core::io::IoClass;
 use swan_core::triple_a::LayoutConfig;
-use swan_models::fabric::{preset, Completion, Fabric, FabricConfig, FimmAddr, PRESET_NAMES};
+use swan_models::fabric::{Completion, Fabric, FabricConfig, FimmAddr};
 use swan_models::fimm::{FimmConfig, FimmOp};
 use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::{DevOp, DevOpKind, Nanos};
@@ -54,39 +55,6 @@ const SLOT: u64 = swan_core::BLOCK_BYTES;
 
 /// How often the share of collecting FIMMs is sampled.
 const SAMPLE_NS: Nanos = 1_000_000;
-
-/// The fabric an array runs over (`swan sim --fabric`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FabricSpec {
-    /// A preset of [`swan_models::fabric::preset`]: "4x8", "4x12", "4x16", "4x20".
-    pub preset: String,
-    /// FIMMs collect garbage (their flash translation aged before the run); otherwise pages
-    /// are programmed in place.
-    #[serde(default)]
-    pub gc: bool,
-    /// Scale the FIMMs down: flash blocks per plane, pages per block (the preset's if unset).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks_per_plane: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pages_per_block: Option<u32>,
-}
-
-impl FabricSpec {
-    /// The fabric this names, validated.
-    pub fn config(&self) -> Result<FabricConfig, SimError> {
-        let mut f = preset(&self.preset).ok_or_else(|| {
-            SimError::Config(format!("--fabric {}: no such fabric (presets: {})", self.preset, PRESET_NAMES.join(", ")))
-        })?;
-        if let Some(b) = self.blocks_per_plane {
-            f.fimm.blocks_per_plane = b;
-        }
-        if let Some(p) = self.pages_per_block {
-            f.fimm.pages_per_block = p;
-        }
-        f.validate().map_err(|e| SimError::Config(format!("--fabric {}: {e}", self.preset)))?;
-        Ok(f)
-    }
-}
 
 /// An array's members, each a cluster behind one fabric.
 pub struct FabricArray {
@@ -116,10 +84,10 @@ pub struct FabricArray {
 impl FabricArray {
     /// The members of an array of `members` clusters over `spec`'s fabric, checked against
     /// the run: every member must be a cluster, and its blocks must fit one.
-    pub fn new(spec: &FabricSpec, members: u32, member_blocks: u64, seed: u64) -> Result<Self, SimError> {
+    pub fn new(spec: &FabricSpec, members: u32, member_blocks: u64, seed: u64) -> Result<Self, FabricRunError> {
         let config = spec.config()?;
         if members > config.clusters() {
-            return Err(SimError::Config(format!(
+            return Err(FabricRunError(format!(
                 "--fabric {}: the array has {members} members but the fabric has {} clusters ({} switches × {})",
                 spec.preset,
                 config.clusters(),
@@ -130,7 +98,7 @@ impl FabricArray {
         let fimm = config.fimm.clone();
         let slots_per_page = u64::from(fimm.page_bytes) / SLOT;
         if slots_per_page == 0 || u64::from(fimm.page_bytes) % SLOT != 0 {
-            return Err(SimError::Config(format!(
+            return Err(FabricRunError(format!(
                 "--fabric {}: a flash page of {} bytes is not a whole number of 4 KiB blocks",
                 spec.preset, fimm.page_bytes
             )));
@@ -138,7 +106,7 @@ impl FabricArray {
         let physical = fimm.pages() * slots_per_page;
         let gc_cfg = GcConfig::default();
         let usable = if spec.gc {
-            GcState::logical_slots(&gc_cfg, physical).map_err(|e| SimError::Config(e.to_string()))?
+            GcState::logical_slots(&gc_cfg, physical).map_err(|e| FabricRunError(e.to_string()))?
         } else {
             physical
         };
@@ -146,7 +114,7 @@ impl FabricArray {
         let usable = usable / slots_per_page * slots_per_page;
         let per = u64::from(config.fimms_per_cluster);
         if member_blocks > usable * per {
-            return Err(SimError::Config(format!(
+            return Err(FabricRunError(format!(
                 "--fabric {}: members of {member_blocks} blocks do not fit a cluster of {} blocks \
                  ({per} FIMMs of {usable} usable 4 KiB slots{}); use a smaller --ssd-capacity or larger FIMMs",
                 spec.preset,
@@ -162,7 +130,7 @@ impl FabricArray {
             let switches = members.div_ceil(config.clusters_per_switch).max(1);
             let used = FabricConfig { switches, ..config.clone() };
             let layout = LayoutConfig { chunk_pages: 1, user_slots, spare_slots: 0 };
-            let mut state = GcState::new(gc_cfg, &used, layout, seed).map_err(|e| SimError::Config(e.to_string()))?;
+            let mut state = GcState::new(gc_cfg, &used, layout, seed).map_err(|e| FabricRunError(e.to_string()))?;
             state.start_measuring();
             Some(state)
         } else {
@@ -172,7 +140,7 @@ impl FabricArray {
         Ok(Self {
             fimms_per_cluster: u64::from(config.fimms_per_cluster),
             clusters_per_switch: config.clusters_per_switch,
-            fabric: Fabric::new(config).map_err(|e| SimError::Config(format!("--fabric {}: {e}", spec.preset)))?,
+            fabric: Fabric::new(config).map_err(|e| FabricRunError(format!("--fabric {}: {e}", spec.preset)))?,
             fimm,
             members,
             slots_per_page,
@@ -187,12 +155,6 @@ impl FabricArray {
             open: vec![None; (members * config_fimms) as usize],
             tally: Tally::default(),
         })
-    }
-
-    /// The members of the run `cfg`, if it names a fabric ([`crate::engine::Engine::with_members`]).
-    pub fn for_run(cfg: &SimConfig, members: u32) -> Result<Self, SimError> {
-        let spec = cfg.fabric.as_ref().ok_or_else(|| SimError::Config("the run names no fabric".into()))?;
-        Self::new(spec, members, cfg.array.member_blocks, cfg.seed)
     }
 
     pub fn fabric(&self) -> &Fabric {

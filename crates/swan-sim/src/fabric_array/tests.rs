@@ -131,7 +131,7 @@ fn fimm_gc_runs_under_in_place_random_writes_and_keeps_every_map_whole() {
 
 #[test]
 fn bad_fabric_runs_are_refused_with_a_reason() {
-    let err = |r: Result<FabricArray, SimError>| r.err().expect("refused").to_string();
+    let err = |r: Result<FabricArray, FabricRunError>| r.err().expect("refused").to_string();
     let e = err(FabricArray::new(&spec("4x8", false), 33, 1 << 16, 1));
     assert!(e.contains("33 members") && e.contains("32 clusters"), "{e}");
     let e = err(FabricArray::new(&spec("9x9", false), 4, 1 << 16, 1));

@@ -71,7 +71,7 @@ pub trait Members {
     fn model_bytes(&self, member: u32) -> u64;
 
     /// What a network between host and members measured, if there is one.
-    fn fabric_report(&self, _now: Nanos) -> Option<crate::fabric_array::FabricReport> {
+    fn fabric_report(&self, _now: Nanos) -> Option<crate::fabric_array::report::FabricReport> {
         None
     }
 }
