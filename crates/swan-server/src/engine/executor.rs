@@ -209,9 +209,7 @@ impl Executor {
     /// writeback (a log does not write these blocks again soon).
     ///
     /// Through the page cache a run is a copy into memory, cheaper than handing it to a
-    /// thread: with the pool's wakeups, each 128 KiB sequential write cost two context
-    /// switches on each of two I/O threads and the engine's wait for them, and the server
-    /// spent a fifth more CPU per write.
+    /// thread and waiting for that thread's wakeup (docs/server-speed.md has the figures).
     fn write_gathered(&mut self, io: &mut MemberIo, g: Gathered) -> Result<(), MemberError> {
         let count = (g.data.len() / BLOCK) as u64;
         match &self.pool {

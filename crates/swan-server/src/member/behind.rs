@@ -1,10 +1,9 @@
 //! Write-behind in large ranges: a log's written bytes gathered until a range is worth one
 //! `sync_file_range`.
 //!
-//! Starting the writeback of every run as it is written made a bio, and on this VM a virtio
-//! notification, per 64 KiB run (`iowrite16` was 4 % of the server's samples at 128 KiB
-//! sequential writes); the kernel's flusher, which nbdkit leaves it to, writes megabytes at
-//! a time. A log writes each member in ascending order, so its runs join into one range.
+//! Starting the writeback of every run as it is written makes a bio, and on a virtual disk a
+//! notification, per 64 KiB run; the kernel's flusher writes megabytes at a time
+//! (docs/server-speed.md has the measurement). A log writes each member in ascending order, so its runs join into one range.
 
 /// Bytes gathered before their writeback is started.
 pub const BEHIND_BYTES: u64 = 1 << 20;

@@ -548,7 +548,7 @@ impl<I: Read> Reader<'_, BufReader<I>> {
     ///
     /// After a large WRITE the next is likely large too: its header is read alone, so the
     /// buffer does not fill with up to 64 KiB of its payload, which would then be copied
-    /// out of the buffer again (a twentieth of the server's samples at 128 KiB writes).
+    /// out of the buffer again.
     fn next_request(&mut self) -> Result<Option<Request>, ConnError> {
         let mut header = [0u8; REQUEST_HEADER_LEN];
         let got = if self.last_large && self.input.buffer().is_empty() {
