@@ -34,7 +34,8 @@ pub fn parse_spare_percent(s: &str) -> Result<f64, String> {
         return Err(format!("{s}: give a percentage from 0 to below 90"));
     }
     if v > 0.0 && v < 1.0 && !explicit {
-        let pct = v * 100.0;
+        // Rounded to the hundredth, so 0.07 suggests 7 and not 7.000000000000001.
+        let pct = (v * 10_000.0).round() / 100.0;
         return Err(format!(
             "{s} is read as per cent, not as a fraction: write {pct} for {pct} %, or {s}% for under 1 %"
         ));
@@ -90,6 +91,9 @@ mod tests {
         assert_eq!(parse_spare_percent("0"), Ok(0.0));
         assert_eq!(parse_spare_percent("0.5%"), Ok(0.005));
         assert!(parse_spare_percent("0.15").unwrap_err().contains("write 15 for 15 %"));
+        assert!(parse_spare_percent("0.07").unwrap_err().contains("write 7 for 7 %"));
+        assert!(parse_spare_percent("0.29").unwrap_err().contains("write 29 for 29 %"));
+        assert!(parse_spare_percent("0.125").unwrap_err().contains("write 12.5 for 12.5 %"));
         assert!(parse_spare_percent("90").unwrap_err().contains("below 90"));
         assert!(parse_spare_percent("-1").unwrap_err().contains("below 90"));
         assert!(parse_spare_percent("ten").unwrap_err().contains("not a percentage"));
