@@ -124,12 +124,11 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             .with_context(|| format!("the {} trace (set SWAN_TRACES to the traces directory)", w.name))?;
         out += &format!("\n== {}: {}\n", w.name, w.about);
         let base = cell(&trace, w, &seeds, |_| {})?;
-        // The default cell is a row of each sweep but counts once.
-        let mut base_counted = false;
-        let mut row = |c: &Cell, label: String, out: &mut String| {
+        // The default cell is a row of each sweep but counts once: in the cache sweep.
+        let mut row = |c: &Cell, label: String, out: &mut String, counted: bool| {
             let (line, lb) = c.row(&label);
             *out += &line;
-            if !std::ptr::eq(c, &base) || !std::mem::replace(&mut base_counted, true) {
+            if counted {
                 tally(lb);
             }
         };
@@ -137,31 +136,31 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         for p in CACHE_PERCENT {
             let label = format!("{p:.0} % of the footprint");
             if p / 100.0 == DEFAULT_CACHE_FRACTION {
-                row(&base, label, &mut out);
+                row(&base, label, &mut out, true);
             } else {
-                row(&cell(&trace, w, &seeds, |cfg| cfg.cache_fraction = p / 100.0)?, label, &mut out);
+                row(&cell(&trace, w, &seeds, |cfg| cfg.cache_fraction = p / 100.0)?, label, &mut out, true);
             }
         }
         out += &header(&format!("band (chunk {CHUNK_MIB} MiB)"));
         for b in BAND_MIB {
             let label = format!("{b} MiB");
             if b << 20 == DEFAULT_BAND_BYTES && CHUNK_MIB << 20 == DEFAULT_BAND_BYTES {
-                row(&base, label, &mut out);
+                row(&base, label, &mut out, false);
             } else {
                 let c = cell(&trace, w, &seeds, |cfg| {
                     cfg.band_bytes = b << 20;
                     cfg.chunk_bytes = Some(CHUNK_MIB << 20);
                 })?;
-                row(&c, label, &mut out);
+                row(&c, label, &mut out, true);
             }
         }
         out += &header("disks (32 MiB bands)");
         for d in DISKS {
             let label = format!("{d} disks");
             if d == DEFAULT_DISKS {
-                row(&base, label, &mut out);
+                row(&base, label, &mut out, false);
             } else {
-                row(&cell(&trace, w, &seeds, |cfg| cfg.disks = d)?, label, &mut out);
+                row(&cell(&trace, w, &seeds, |cfg| cfg.disks = d)?, label, &mut out, true);
             }
         }
     }

@@ -39,9 +39,7 @@ impl CreditQueue {
     /// the buffer streams through it and needs only the whole buffer.
     pub(crate) fn acquire(&mut self, at: Nanos, n: u32) -> (Nanos, Cause) {
         let n = (n as usize).clamp(1, self.capacity);
-        while self.held.peek().is_some_and(|Reverse((t, _))| *t <= at) {
-            self.held.pop();
-        }
+        self.free_given_back_by(at);
         let mut admitted = at;
         let mut cause = Cause::Link;
         while self.held.len() + n > self.capacity {
@@ -56,10 +54,15 @@ impl CreditQueue {
     /// wait. Entries given back by `at` are freed, as [`CreditQueue::acquire`] would.
     pub(crate) fn full_at(&mut self, at: Nanos, n: u32) -> bool {
         let n = (n as usize).clamp(1, self.capacity);
+        self.free_given_back_by(at);
+        self.held.len() + n > self.capacity
+    }
+
+    /// Frees for good the entries given back by `at` (see the module's approximation).
+    fn free_given_back_by(&mut self, at: Nanos) {
         while self.held.peek().is_some_and(|Reverse((t, _))| *t <= at) {
             self.held.pop();
         }
-        self.held.len() + n > self.capacity
     }
 
     /// Gives the `n` entries taken by [`CreditQueue::acquire`] back at `at`; `cause` says

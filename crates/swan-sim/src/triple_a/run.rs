@@ -285,9 +285,8 @@ impl TripleADriver {
                 self.on_stall(now, fimm, collecting);
             }
             let switch = loc.cluster / self.shape.clusters_per_switch;
-            if std::mem::replace(&mut self.queue_full[switch as usize], c.switch_queue_full) != c.switch_queue_full
-                && c.switch_queue_full
-            {
+            let was_full = std::mem::replace(&mut self.queue_full[switch as usize], c.switch_queue_full);
+            if c.switch_queue_full && !was_full {
                 self.examine_queue(now, switch);
             }
             self.tally.user_page_writes += u64::from(write);
@@ -304,12 +303,7 @@ impl TripleADriver {
         if !self.manager.wants_stalls(any_write) {
             return;
         }
-        let (cluster, within) = (fimm / self.shape.fimms_per_cluster, fimm % self.shape.fimms_per_cluster);
-        let stalled: Vec<Stalled> = self
-            .watch
-            .stalled(fimm, now)
-            .map(|o| Stalled { kind: o.kind, cluster, fimm: within, lpns: std::slice::from_ref(&o.lpn) })
-            .collect();
+        let stalled: Vec<Stalled> = stalled_on(&self.watch, &self.shape, fimm, now).collect();
         if let Some(action) = self.manager.on_stall_gc(now, &stalled, collecting) {
             self.carry_out(now, action);
         }
@@ -319,18 +313,9 @@ impl TripleADriver {
     /// looks at every request stalled under that switch.
     fn examine_queue(&mut self, now: Nanos, switch: u32) {
         let fimms = self.shape.clusters_per_switch * self.shape.fimms_per_cluster;
-        let fpc = self.shape.fimms_per_cluster;
-        let watch = &self.watch;
-        let stalled: Vec<Stalled> = (switch * fimms..(switch + 1) * fimms)
-            .flat_map(|fimm| {
-                watch.stalled(fimm, now).map(move |o| Stalled {
-                    kind: o.kind,
-                    cluster: fimm / fpc,
-                    fimm: fimm % fpc,
-                    lpns: std::slice::from_ref(&o.lpn),
-                })
-            })
-            .collect();
+        let (watch, shape) = (&self.watch, &self.shape);
+        let stalled: Vec<Stalled> =
+            (switch * fimms..(switch + 1) * fimms).flat_map(|fimm| stalled_on(watch, shape, fimm, now)).collect();
         if let Some(action) = self.manager.on_queue_full(now, &stalled, &self.watch.bus_utilisation) {
             self.carry_out(now, action);
         }
@@ -431,6 +416,18 @@ impl TripleADriver {
 
 /// The layout's slots are 4 KiB parts of flash pages; a FIMM keeps `spare_fraction` of them
 /// for moved pages, the rest (whole chunks) for the static layout.
+/// The requests routed to FIMM `fimm` (an index over the fabric) and not yet issued to it,
+/// as the management module sees them.
+fn stalled_on<'a>(watch: &'a Watch, shape: &FabricShape, fimm: u32, now: Nanos) -> impl Iterator<Item = Stalled<'a>> {
+    let (cluster, within) = (fimm / shape.fimms_per_cluster, fimm % shape.fimms_per_cluster);
+    watch.stalled(fimm, now).map(move |o| Stalled {
+        kind: o.kind,
+        cluster,
+        fimm: within,
+        lpns: std::slice::from_ref(&o.lpn),
+    })
+}
+
 fn layout_config(cfg: &TripleAConfig) -> Result<LayoutConfig, TripleARunError> {
     let fimm = &cfg.fabric.fimm;
     if fimm.page_bytes == 0 || !fimm.page_bytes.is_multiple_of(PAGE) {
