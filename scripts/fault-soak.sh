@@ -10,7 +10,9 @@
 # array. Prints each cycle, then: cycles, MiB acknowledged and verified, faults of each kind
 # injected and skipped, blocks lost (exit status non-zero, naming them, if any).
 #
-#   scripts/fault-soak.sh [CYCLES [SCHEME [SEED]]]   # default 200 swan5; about 7 s a cycle on 2 cores
+#   scripts/fault-soak.sh [CYCLES [SCHEME [SEED [direct]]]]   # default 200 swan5; about 7 s a cycle on 2 cores
+#
+# With `direct`, every `swan serve` opens its members O_DIRECT (`--direct`).
 #
 # Needs fio with its nbd engine (Debian: fio) and, for schemes with parity, root, /dev/fuse,
 # nbdfuse and nbdkit (Debian: libnbd-bin or nbdfuse, nbdkit). The suite runs the short version
@@ -27,4 +29,9 @@ soak_number SEED "${3:-}"
 export SWAN_FAULT_CYCLES="${1:-200}"
 export SWAN_FAULT_SCHEME="${2:-swan5}"
 export SWAN_FAULT_SEED="${3:-64023}"
+case "${4:-}" in
+  "") export SWAN_FAULT_DIRECT=0 ;;
+  direct) export SWAN_FAULT_DIRECT=1 ;;
+  *) echo "fault-soak.sh: the fourth argument is 'direct' or nothing, not '$4' (see --help)" >&2; exit 2 ;;
+esac
 exec cargo test --release -p swan-cli --test server_fault_soak -- --ignored --nocapture fault_soak_long

@@ -152,6 +152,8 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
     let mut rng = SplitMix64(seed);
     let mut bases: Vec<u64> = Vec::new();
     let mut t = Totals { cycles: 0, acked: 0, verified: 0, victims: 0, gc_moved: 0 };
+    // Batches whose O_DIRECT writes were in flight while the next was served (`--direct`).
+    let mut overlapped = 0;
     for cycle in 1..=cycles {
         if cycle == fresh + 1 {
             prefill(&fio, &server, volume * 85 / 100 / MIB * MIB, scheme);
@@ -192,6 +194,7 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
         let acked = u64_of(&fio_job(&w)["write"], "io_bytes");
         t.victims += u64_of(&before, "victims");
         t.gc_moved += u64_of(&before, "gc_blocks_moved");
+        overlapped += u64_of(&before, "batches_overlapped");
         // fio saves its verify state only when the kill cuts its job short; a job that wrote its
         // whole region first (a fast machine, a short region) is verified whole instead.
         let have_state = job.state_file().is_file();
@@ -276,6 +279,10 @@ fn crash_cycles(scheme: &str, rgroups: u32, ssds: u32, serve: &[&str], fresh: u3
     );
     if !scheme.starts_with("raid") {
         assert!(t.victims > 0, "{scheme}: GC never collected a victim during the cycles: the test did not exercise GC");
+    }
+    if serve.contains(&"--direct") && !scheme.starts_with("raid") {
+        println!("{scheme}: {overlapped} batches left in flight at the kills' last status");
+        assert!(overlapped > 0, "{scheme}: no batch was left in flight: the test did not exercise the overlap");
     }
 }
 

@@ -170,7 +170,13 @@ impl Soak {
     }
 
     fn start(&mut self) {
-        self.server = Some(Server::start_with(&self.dir, &self.served(), &["--member-timeout", MEMBER_TIMEOUT]));
+        let mut args = vec!["--member-timeout", MEMBER_TIMEOUT];
+        // `SWAN_FAULT_DIRECT=1`: O_DIRECT members, whose user data the pool writes while the
+        // engine serves the next batch.
+        if std::env::var("SWAN_FAULT_DIRECT").is_ok_and(|v| v == "1") {
+            args.push("--direct");
+        }
+        self.server = Some(Server::start_with(&self.dir, &self.served(), &args));
     }
 
     fn status(&self) -> Value {
@@ -743,7 +749,8 @@ fn fault_soak_short_swan5() {
 }
 
 /// The long soak, run by hand through `scripts/fault-soak.sh` (`SWAN_FAULT_CYCLES`, default
-/// 200; `SWAN_FAULT_SCHEME`, default swan5; `SWAN_FAULT_SEED`).
+/// 200; `SWAN_FAULT_SCHEME`, default swan5; `SWAN_FAULT_SEED`; `SWAN_FAULT_DIRECT=1` serves
+/// O_DIRECT members).
 #[test]
 #[ignore = "long: run by hand with scripts/fault-soak.sh"]
 fn fault_soak_long() {

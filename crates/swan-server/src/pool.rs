@@ -10,9 +10,10 @@
 //! - **plain reads** (a plan of member reads straight into the reply): a pool thread reads
 //!   and replies;
 //! - **user-data writes to O_DIRECT members** of log-structured schemes (each waits for
-//!   the device): a pool thread writes while the engine plans the rest of its batch; the
-//!   engine waits for them all ([`IoPool::wait_writes`]) before the batch's journal record
-//!   and replies, before any read, and before any sync point.
+//!   the device): a pool thread writes while the engine plans the rest of its batch, and
+//!   the next batch; the engine waits for a batch's writes ([`Tally::wait`]) before its
+//!   journal record and replies, and for them all ([`IoPool::wait_writes`]) before any
+//!   read, and before any sync point.
 //!
 //! Why this keeps the engine's promises (engine.rs):
 //! - *A read sees every write replied to before it*: a write is replied to only after its
@@ -103,7 +104,7 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// Operations handed out and not yet done.
 #[derive(Default)]
-struct Tally {
+pub(crate) struct Tally {
     count: Mutex<usize>,
     none: Condvar,
 }
@@ -125,7 +126,12 @@ impl Tally {
         }
     }
 
-    fn wait(&self) {
+    /// Whether none is outstanding.
+    pub fn is_clear(&self) -> bool {
+        *self.lock() == 0
+    }
+
+    pub fn wait(&self) {
         let mut n = self.lock();
         while *n > 0 {
             n = self.none.wait(n).unwrap_or_else(|p| p.into_inner());
@@ -235,10 +241,21 @@ impl IoPool {
         }
     }
 
-    /// Write `data[range]` to `member` at `block`, on a pool thread.
-    pub fn write(&self, members: &Arc<Members>, member: u32, block: u64, data: Arc<Vec<u8>>, range: Range<usize>) {
+    /// Write `data[range]` to `member` at `block`, on a pool thread; `batch` counts it too,
+    /// so the engine can wait for one batch's writes alone.
+    pub(crate) fn write(
+        &self,
+        members: &Arc<Members>,
+        member: u32,
+        block: u64,
+        data: Arc<Vec<u8>>,
+        range: Range<usize>,
+        batch: &Arc<Tally>,
+    ) {
         self.writes.add();
+        batch.add();
         let (members, tally, errors) = (Arc::clone(members), Arc::clone(&self.writes), Arc::clone(&self.write_errors));
+        let batch = Arc::clone(batch);
         self.spawn(Box::new(move || {
             let count = (range.len() / BLOCK) as u64;
             match members[member as usize].write(block, &data[range]) {
@@ -248,6 +265,7 @@ impl IoPool {
             }
             // Before `done`: once the engine sees the writes done, it takes the buffer back.
             drop(data);
+            batch.done();
             tally.done();
         }));
     }
@@ -260,6 +278,11 @@ impl IoPool {
     /// Wait until every read handed out has replied.
     pub fn wait_reads(&self) {
         self.reads.wait();
+    }
+
+    /// Whether some write handed out met an error not yet taken by [`IoPool::wait_writes`].
+    pub fn write_failed(&self) -> bool {
+        !self.write_errors.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
     }
 
     /// Wait until every write handed out is done; the errors they met, if any.

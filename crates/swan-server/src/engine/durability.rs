@@ -97,7 +97,8 @@ impl Durability {
         self.dirty = false;
     }
 
-    /// Append `pending` as records; a synced one is made durable on the metadata members.
+    /// Append pending changes as records; a synced one is made durable on the metadata
+    /// members.
     ///
     /// A batch's tail entries join the open tail record while it still fits one block: the
     /// block is written again whole, with the same sequence number and more entries. A
@@ -106,8 +107,11 @@ impl Durability {
     /// Rewriting is safe because only an unsynced record at the head of the journal is
     /// rewritten: a torn rewrite (power loss) ends the replay at a record that no synced
     /// record follows, and after a kill -9 the page cache holds the last whole version.
-    pub fn append(&mut self, io: &mut MemberIo, synced: bool) -> Result<Appended, MemberError> {
-        let pending = std::mem::take(&mut self.pending);
+    ///
+    /// Only the first `upto` pending changes are appended; the rest stay queued.
+    pub fn append(&mut self, io: &mut MemberIo, synced: bool, upto: usize) -> Result<Appended, MemberError> {
+        let rest = self.pending.split_off(upto.min(self.pending.len()));
+        let pending = std::mem::replace(&mut self.pending, rest);
         let uuid = io.sb.uuid;
         if !synced && !pending.is_empty() {
             if let Some(tail) =
@@ -212,10 +216,14 @@ impl Durability {
 }
 
 /// Write a journal record at block `at` of the ring, on every metadata member.
+///
+/// Through the page cache even on O_DIRECT members: a record is written after every batch,
+/// before its replies, and only a sync point makes it durable, so waiting for the device
+/// would only stall the batch.
 fn write_record(io: &mut MemberIo, at: u64, record: &[u8]) -> Result<(), MemberError> {
     let start = io.sb.journal_start();
     for m in 0..io.sb.meta_members() {
-        io.write(m, start + at, record)?;
+        io.write_cached(m, start + at, record)?;
     }
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::emulate::{EmuOp, Emulator};
 use crate::member::{MemberError, BLOCK};
 use crate::members::Health;
 use crate::parity::xor;
-use crate::pool::{Check, IoPool, Piece};
+use crate::pool::{Check, IoPool, Piece, Tally};
 use crate::service::Completion;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -33,8 +33,10 @@ const RUNS_FLUSH_AT: usize = 1 << 20;
 /// Run buffers kept for reuse while requests keep coming (freed when the engine goes idle).
 /// Buffers this large are mapped afresh by malloc each time (`swan-cli`'s alloc.rs), so a
 /// new one costs a page fault and a cleared page per 4 KiB filled, and an unmap with TLB
-/// shootdowns when freed: a quarter of the server's CPU at 128 KiB sequential writes.
-const SPARE_RUNS: usize = 4;
+/// shootdowns when freed: a quarter of the server's CPU at 128 KiB sequential writes. A
+/// batch writes a run on each member it reaches, and over O_DIRECT members two batches'
+/// runs are out at once: enough for two batches over 8 members.
+const SPARE_RUNS: usize = 16;
 
 /// Where a plan's bytes come from and go to.
 pub(super) struct Buffers<'a> {
@@ -91,8 +93,23 @@ pub(super) struct Executor {
     in_flight: bool,
     /// Requests with data in flight: their reply (an index into the batch's replies; none
     /// for a FUA write, which waits for a sync point) and logical blocks.
-    tickets: Vec<(Option<usize>, Range<u64>)>,
+    tickets: Vec<Ticket>,
+    /// The pooled writes of the batch being served.
+    batch: Arc<Tally>,
+    /// The last batch, its writes still in flight while the next one is served.
+    sealed: Option<Sealed>,
+    /// Batches sealed so far.
+    pub batches_overlapped: u64,
     failure: Option<WriteFailure>,
+}
+
+type Ticket = (Option<usize>, Range<u64>);
+
+/// A served batch whose pooled writes may still be in flight: its journal record and
+/// replies wait for them ([`Executor::wait_sealed`]).
+struct Sealed {
+    writes: Arc<Tally>,
+    tickets: Vec<Ticket>,
 }
 
 impl Executor {
@@ -117,6 +134,9 @@ impl Executor {
             run_errors: Vec::new(),
             in_flight: false,
             tickets: Vec::new(),
+            batch: Arc::default(),
+            sealed: None,
+            batches_overlapped: 0,
             failure: None,
         }
     }
@@ -137,7 +157,7 @@ impl Executor {
         let gather = self.emu.is_none() && self.log_structured;
         for k in 0..plan.phase_count() {
             let mut end = t;
-            if !self.runs.is_empty() && plan.phase(k).iter().any(|p| matches!(p.kind, IoKind::Read(_))) {
+            if self.writes_outstanding() && plan.phase(k).iter().any(|p| matches!(p.kind, IoKind::Read(_))) {
                 // A read must find what was written before it: written, not only handed to
                 // the pool.
                 self.wait_writes(io);
@@ -221,7 +241,7 @@ impl Executor {
                 let (data, range) = g.data.into_parts();
                 let data = Arc::new(data);
                 self.pooled_runs.push(Arc::clone(&data));
-                pool.write(&io.members, g.member, g.block, data, range);
+                pool.write(&io.members, g.member, g.block, data, range, &self.batch);
                 self.in_flight = true;
                 Ok(())
             }
@@ -255,6 +275,57 @@ impl Executor {
         self.runs.is_empty()
     }
 
+    /// Whether user data is gathered or being written by the pool.
+    fn writes_outstanding(&self) -> bool {
+        !self.runs.is_empty() || self.sealed.is_some() || !self.batch.is_clear()
+    }
+
+    /// Whether the last batch's writes may still be in flight ([`Executor::seal_batch`]).
+    pub fn has_sealed(&self) -> bool {
+        self.sealed.is_some()
+    }
+
+    /// End the batch being served without waiting for its writes: what is gathered goes to
+    /// the members, and if pooled writes are still in flight the batch is sealed, for
+    /// [`Executor::wait_sealed`] to wait for while the next batch is served. False if
+    /// nothing is in flight (or a write failed): the caller waits as before
+    /// ([`Executor::wait_writes`]). Only one batch is sealed at a time.
+    pub fn seal_batch(&mut self, io: &mut MemberIo) -> bool {
+        debug_assert!(self.sealed.is_none(), "a batch sealed while the last one is in flight");
+        self.flush_runs(io);
+        let failed = !self.run_errors.is_empty() || self.pool.as_ref().is_some_and(IoPool::write_failed);
+        if failed || self.batch.is_clear() {
+            return false;
+        }
+        let writes = std::mem::take(&mut self.batch);
+        self.sealed = Some(Sealed { writes, tickets: std::mem::take(&mut self.tickets) });
+        self.batches_overlapped += 1;
+        true
+    }
+
+    /// Wait for the sealed batch's writes (none may still be gathered for it). A write that
+    /// failed fails as [`Executor::wait_writes`] says, for every batch in flight.
+    pub fn wait_sealed(&mut self, io: &mut MemberIo) {
+        let Some(sealed) = &self.sealed else { return };
+        sealed.writes.wait();
+        if self.pool.as_ref().is_some_and(IoPool::write_failed) {
+            self.wait_writes(io);
+            return;
+        }
+        self.sealed = None;
+        self.take_back_runs();
+    }
+
+    /// Keep for reuse the run buffers the pool is done with.
+    fn take_back_runs(&mut self) {
+        for run in std::mem::take(&mut self.pooled_runs) {
+            match Arc::try_unwrap(run) {
+                Ok(run) => self.spare_run(RunBuf::from_vec(run)),
+                Err(still_written) => self.pooled_runs.push(still_written),
+            }
+        }
+    }
+
     /// Write what is gathered and wait for the writes handed to the pool. A member that
     /// failed under a pooled write is spared if its parity group can spare it (the parity
     /// computed here from the same data keeps the write); any other error fails every
@@ -263,14 +334,14 @@ impl Executor {
         self.flush_runs(io);
         // Run writes done here were spared already where they could be (`MemberIo::write`).
         let mut errors = std::mem::take(&mut self.run_errors);
+        if let Some(sealed) = self.sealed.take() {
+            // Its tickets first: they are the older requests.
+            self.tickets.splice(0..0, sealed.tickets);
+        }
         if let Some(pool) = &self.pool {
             let mut pooled = pool.wait_writes();
             // The pool has dropped its references to the runs it wrote.
-            for run in std::mem::take(&mut self.pooled_runs) {
-                if let Ok(run) = Arc::try_unwrap(run) {
-                    self.spare_run(RunBuf::from_vec(run));
-                }
-            }
+            self.take_back_runs();
             pooled.retain(|e| !io.spare(e));
             errors.extend(pooled);
         }

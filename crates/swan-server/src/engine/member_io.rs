@@ -112,6 +112,11 @@ impl MemberIo {
         self.op(m, |mem| mem.write(block, data))
     }
 
+    /// See [`Member::write_cached`].
+    pub fn write_cached(&mut self, m: u32, block: u64, data: &[u8]) -> Result<(), MemberError> {
+        self.op(m, |mem| mem.write_cached(block, data))
+    }
+
     pub fn trim(&mut self, m: u32, block: u64, count: u64) -> Result<(), MemberError> {
         self.op(m, |mem| mem.trim(block, count))
     }

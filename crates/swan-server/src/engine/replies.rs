@@ -1,5 +1,5 @@
-//! Replies on their way out: those of the batch being served, sent together once its tail
-//! record is written; FLUSHes and FUA writes waiting for a sync point; and, with emulation,
+//! Replies on their way out: those of the batches served, sent together once their tail
+//! record is written (the last batch's may wait a round for its writes); FLUSHes and FUA writes waiting for a sync point; and, with emulation,
 //! replies held until the modelled SSDs would have completed their requests.
 
 use crate::service::{gather, Completion, Reply};
@@ -35,8 +35,11 @@ impl Ord for Held {
 
 #[derive(Default)]
 pub(super) struct Replies {
-    /// Replies of the current batch, sent once its tail record is written.
+    /// Replies of the batches served, sent once their tail record is written.
     batch: Vec<(Completion, Reply)>,
+    /// The index of `batch[0]`: indices count every reply that joined a batch, so those
+    /// handed out stay valid when the replies before them are sent.
+    sent: usize,
     /// FLUSHes and FUA writes waiting for the next sync point.
     pub sync_waiters: Vec<Completion>,
     held: BinaryHeap<Reverse<Held>>,
@@ -45,7 +48,7 @@ pub(super) struct Replies {
 
 impl Replies {
     /// Reply once this batch's tail record is written, or, emulating, at `at` if that is
-    /// later than `now`. Returns the reply's index in the batch, if it joined it.
+    /// later than `now`. Returns the reply's index, if it joined a batch.
     pub fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>, now: Instant) -> Option<usize> {
         match at {
             Some(t) if t > now => {
@@ -55,14 +58,23 @@ impl Replies {
             }
             _ => {
                 self.batch.push((done, reply));
-                Some(self.batch.len() - 1)
+                Some(self.next_index() - 1)
             }
         }
     }
 
-    /// Turn reply `i` of the batch into an I/O error (its data did not reach the members).
+    /// The index the next reply to join a batch gets.
+    pub fn next_index(&self) -> usize {
+        self.sent + self.batch.len()
+    }
+
+    /// Turn reply `i` into an I/O error (its data did not reach the members).
     pub fn fail(&mut self, i: usize) {
-        self.batch[i].1 = Err(swan_nbd::Errno::Io);
+        match i.checked_sub(self.sent).and_then(|at| self.batch.get_mut(at)) {
+            Some((_, reply)) => *reply = Err(swan_nbd::Errno::Io),
+            // A reply is sent only once its writes are known to have landed.
+            None => debug_assert!(false, "reply {i} failed after it was sent"),
+        }
     }
 
     /// Send the held replies that are due by `now`.
@@ -85,9 +97,15 @@ impl Replies {
         self.held.peek().map_or(idle, |Reverse(h)| h.at.saturating_duration_since(now).min(idle))
     }
 
-    /// Send the batch's replies; each connection's go out in one send.
-    pub fn send_batch(&mut self) {
-        let batch = std::mem::take(&mut self.batch);
+    /// Send the replies with an index below `end` (all of them without one); each
+    /// connection's go out in one send.
+    pub fn send_before(&mut self, end: Option<usize>) {
+        let n = end.map_or(self.batch.len(), |e| e.saturating_sub(self.sent).min(self.batch.len()));
+        if n == 0 {
+            return;
+        }
+        self.sent += n;
+        let batch: Vec<_> = self.batch.drain(..n).collect();
         gather::replies(|| {
             for (done, reply) in batch {
                 done(reply);

@@ -77,6 +77,7 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         sync_points: d.sync_points,
         journal_records: d.journal_records,
         checkpoints: d.checkpoints,
+        batches_overlapped: store.exec.batches_overlapped,
         queued_requests: queued,
         reads_verified: read_count(|c| &c.verified),
         read_mismatches: read_count(|c| &c.mismatches),

@@ -31,6 +31,10 @@ pub struct StatusReport {
     pub sync_points: u64,
     pub journal_records: u64,
     pub checkpoints: u64,
+    /// Batches left with their O_DIRECT writes in flight while the next was served (their
+    /// journal record and replies a round later).
+    #[serde(default)]
+    pub batches_overlapped: u64,
     pub queued_requests: usize,
     /// Blocks of pooled reads checked against their CRC, found not to match, rebuilt from
     /// parity, or answered with EIO; and blocks with no CRC to check (adopted segments).

@@ -212,6 +212,22 @@ impl Store {
         self.answer_write_failures();
     }
 
+    /// Wait for the last batch's writes alone ([`Executor::wait_sealed`]).
+    pub fn wait_sealed(&mut self) {
+        self.exec.wait_sealed(&mut self.io);
+        self.answer_write_failures();
+    }
+
+    /// End the batch just served: wait for its writes, or, with `may_leave`, seal it and
+    /// leave them in flight ([`Executor::seal_batch`]). True if it was sealed.
+    pub fn end_batch(&mut self, may_leave: bool) -> bool {
+        if may_leave && self.exec.seal_batch(&mut self.io) {
+            return true;
+        }
+        self.wait_writes();
+        false
+    }
+
     /// Fail the requests whose data the executor found did not reach the members.
     fn answer_write_failures(&mut self) {
         let Some(f) = self.exec.take_failure() else { return };
@@ -330,15 +346,20 @@ impl Store {
         self.scheme.log().map_or(0, |la| self.io.slot_crc(la.geometry(), pba))
     }
 
-    /// Write the batch's tail record (not synced): the replies that follow it survive a
-    /// crash of this process.
-    pub fn journal_tail(&mut self) {
+    /// Write the tail record of the changes queued before index `landed` (all without it):
+    /// the replies that follow it survive a crash of this process. Those after `landed`
+    /// are a sealed batch's, whose writes may still be in flight.
+    pub fn journal_tail(&mut self, landed: Option<usize>) {
         self.journal_changes_read_back();
-        if self.durability.pending.is_empty() || !self.kind.is_log_structured() {
+        if !self.kind.is_log_structured() {
             self.durability.forget_pending();
             return;
         }
-        if let Err(e) = self.append_records(false) {
+        let upto = landed.map_or(self.durability.pending.len(), |n| n.min(self.durability.pending.len()));
+        if upto == 0 {
+            return;
+        }
+        if let Err(e) = self.append_records(false, upto) {
             // The batch's changes are not in the journal: no later record may claim to
             // follow on from it.
             eprintln!("swan: journal write failed: {e}");
@@ -346,12 +367,15 @@ impl Store {
         }
     }
 
-    /// Append the pending changes as records; checkpoint instead when the ring is full.
-    fn append_records(&mut self, synced: bool) -> Result<(), EngineError> {
-        match self.durability.append(&mut self.io, synced)? {
+    /// Append the first `upto` pending changes as records; checkpoint instead when the ring
+    /// is full.
+    fn append_records(&mut self, synced: bool, upto: usize) -> Result<(), EngineError> {
+        match self.durability.append(&mut self.io, synced, upto)? {
             Appended::Written => Ok(()),
             Appended::CheckpointInstead => {
-                // The checkpoint holds the whole map as it is now: it covers everything.
+                // The checkpoint holds the whole map as it is now, a sealed batch's changes
+                // included: their writes must land first. It covers everything.
+                self.wait_writes();
                 self.sync_all()?;
                 self.checkpoint()
             }
@@ -510,7 +534,7 @@ impl Store {
         if self.durability.pending.is_empty() && !self.durability.has_tail() {
             return Ok(());
         }
-        self.append_records(true)
+        self.append_records(true, self.durability.pending.len())
     }
 
     /// Write the whole map to the next checkpoint slot. Data must be durable already.
@@ -581,7 +605,7 @@ impl Store {
         for (c, crc) in restated {
             self.durability.push(c, crc);
         }
-        self.append_records(true)
+        self.append_records(true, self.durability.pending.len())
     }
 
     /// Protect the live blocks whose only copy is the slot of a failed (or

@@ -12,6 +12,11 @@
 //!
 //! GC victims are released (and trimmed) only after a sync point, so a victim is never
 //! overwritten while the durable map could still point into it.
+//!
+//! On O_DIRECT members a batch's user data is written by the pool while the engine goes on;
+//! in a plain round (no GC job, no failed member, no rebuild, no sync point asked for) the
+//! batch is left in flight and its journal record and replies wait a round, for the next
+//! batch's planning, rather than the engine waiting for the device ([`InFlight`]).
 
 use super::gc::{GcRunner, Step};
 use super::replies::Replies;
@@ -43,6 +48,16 @@ pub(super) struct Worker {
     plan: IoPlan,
     stopping: bool,
     started: Instant,
+    /// The batch whose writes are in flight, while the executor holds one sealed.
+    in_flight: Option<InFlight>,
+}
+
+/// Where a sealed batch begins in the journal queue and among the replies: what comes
+/// before it has landed and may be journaled and answered.
+#[derive(Clone, Copy)]
+struct InFlight {
+    changes: usize,
+    replies: usize,
 }
 
 impl Worker {
@@ -60,6 +75,7 @@ impl Worker {
             no_pool: false,
             plan: IoPlan::new(),
             stopping: false,
+            in_flight: None,
         }
     }
 
@@ -121,21 +137,46 @@ impl Worker {
         self.store.protect_after_failure();
         let now = self.now();
         self.gc.release_check(self.store.scheme.pending_release(), self.store.io.sb.rgroups, now);
-        self.store.journal_tail();
+        self.store.journal_tail(self.landed().map(|f| f.changes));
         // Writes that failed after their request was carried out fail its reply.
         for i in self.store.failed_replies.drain(..) {
             self.replies.fail(i);
         }
-        self.replies.send_batch();
+        self.replies.send_before(self.landed().map(|f| f.replies));
         if !self.replies.sync_waiters.is_empty() || self.gc.release_due {
             self.sync_point();
+            self.replies.send_before(self.landed().map(|f| f.replies));
         }
+    }
+
+    /// The batch still in flight, if the executor still holds it sealed (any full wait
+    /// lands it).
+    fn landed(&self) -> Option<InFlight> {
+        self.in_flight.filter(|_| self.store.exec.has_sealed())
+    }
+
+    /// Whether this round's batch may be left in flight: a plain round, where nothing
+    /// after the batch reads the members or asks for a sync point, and another round
+    /// follows to finish it.
+    fn may_leave_in_flight(&self) -> bool {
+        !self.stopping
+            && self.gc.is_idle()
+            && !self.gc.release_due
+            && self.replies.sync_waiters.is_empty()
+            && !self.store.io.rebuilding()
+            && self.store.io.members.all_healthy()
+            && self.store.durability.lost.is_none()
     }
 
     /// Shutdown: reads handed out and replies still held by emulation go out now; then
     /// make it all durable.
     pub fn finish(&mut self) -> Result<(), EngineError> {
         self.store.wait_writes();
+        self.store.journal_tail(None);
+        for i in self.store.failed_replies.drain(..) {
+            self.replies.fail(i);
+        }
+        self.replies.send_before(None);
         drop(self.store.exec.pool.take());
         self.replies.deliver_all_held();
         self.store.close()
@@ -144,7 +185,11 @@ impl Worker {
     /// Wait for work (or take what is there without waiting when busy). False once every
     /// sender has hung up.
     fn receive(&mut self, rx: &Receiver<Msg>) -> bool {
-        let busy = !self.queue.is_empty() || !self.gc.is_idle() || self.gc.release_due || self.store.io.rebuilding();
+        let busy = !self.queue.is_empty()
+            || !self.gc.is_idle()
+            || self.gc.release_due
+            || self.store.io.rebuilding()
+            || self.store.exec.has_sealed();
         let idle_wait = if self.gc.release_pending_since.is_some() {
             Duration::from_millis(20)
         } else {
@@ -194,6 +239,7 @@ impl Worker {
     }
 
     fn serve_requests(&mut self) {
+        let starts = InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() };
         for _ in 0..BATCH {
             let Some((req, done)) = self.queue.pop_front() else { break };
             if let Some((req, done)) = self.serve(req, done) {
@@ -203,8 +249,11 @@ impl Worker {
                 break;
             }
         }
-        // The batch's journal record and replies follow: its data must be written first.
-        self.store.wait_writes();
+        // The batch's journal record and replies follow its data: the last batch's now, this
+        // one's now or, left in flight, next round.
+        self.store.wait_sealed();
+        let left = self.store.end_batch(self.may_leave_in_flight());
+        self.in_flight = left.then_some(starts);
     }
 
     /// Carry out one request. Gives it back if the array has no space for it yet.
@@ -345,6 +394,10 @@ impl Worker {
             return;
         }
         self.start_gc_jobs();
+        if !self.gc.is_idle() {
+            // GC reads and remaps: the batch in flight lands first.
+            self.store.wait_writes();
+        }
         let steps = if self.queue.is_empty() { 16 } else { 1 };
         for _ in 0..steps {
             if !self.gc_step() {

@@ -214,6 +214,11 @@ impl Backing for Deadline {
         self.run(move |b| b.write_at(offset, &own))
     }
 
+    fn write_cached(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let own = buf.to_vec();
+        self.run(move |b| b.write_cached(offset, &own))
+    }
+
     fn write_behind(&self, offset: u64, len: u64) {
         // Advisory: handed to a lane and not waited for (it can block where the device stops
         // taking requests, and the next operation that is waited for notices that).

@@ -43,7 +43,7 @@ pub(super) const BOUNCE_CHUNK: usize = 1 << 20;
 pub struct FileBacking {
     file: File,
     /// On an O_DIRECT member, a second, buffered descriptor for small metadata reads
-    /// ([`Backing::read_small`]).
+    /// ([`Backing::read_small`]) and the journal's rewritten tail ([`Backing::write_cached`]).
     cached: Option<File>,
     direct: bool,
     /// Written bytes whose writeback is not started yet ([`Backing::write_behind`]).
@@ -126,8 +126,12 @@ pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, Membe
     // Segment summaries are read on every verified read of a sealed block; on an O_DIRECT
     // member each would be a device read. Through the page cache the hot ones stay in
     // memory the kernel can reclaim, not in the server's. (A direct write or a discard
-    // drops the cached pages it covers, so what this reads is never stale.)
-    let cached = if opts.direct { Some(fs::OpenOptions::new().read(true).open(path).map_err(io_err)?) } else { None };
+    // drops the cached pages it covers, so what this reads is never stale; a direct read
+    // writes back the dirty pages it covers first, so what the journal wrote here is seen.)
+    let cached = match opts.direct {
+        true => Some(fs::OpenOptions::new().read(true).write(!opts.read_only).open(path).map_err(io_err)?),
+        false => None,
+    };
     Ok((FileBacking { file, cached, direct: opts.direct, behind: Mutex::default() }, kind, bytes))
 }
 
@@ -190,6 +194,15 @@ impl Backing for FileBacking {
             at += chunk.len() as u64;
         }
         Ok(())
+    }
+
+    /// Through the buffered descriptor on an O_DIRECT member: the page cache outlives the
+    /// process, and `fdatasync` of the file (either descriptor) writes these pages back.
+    fn write_cached(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        match &self.cached {
+            Some(buffered) => buffered.write_all_at(buf, offset),
+            None => self.write_at(offset, buf),
+        }
     }
 
     fn direct_fd(&self) -> Option<RawFd> {

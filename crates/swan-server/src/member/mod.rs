@@ -73,6 +73,12 @@ pub trait Backing: Send + Sync + fmt::Debug {
         self.read_at(offset, buf)
     }
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()>;
+    /// A block rewritten often and made durable only by [`Backing::sync`] (the journal's
+    /// tail record, rewritten after every batch): a backing may take a cheaper path than a
+    /// device write, as long as a process that dies after it returns loses nothing.
+    fn write_cached(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.write_at(offset, buf)
+    }
     /// Start writing back a range without waiting: a hint, never a durability step.
     fn write_behind(&self, _offset: u64, _len: u64) {}
     /// Forget a range: afterwards it reads as zeroes.
@@ -391,12 +397,28 @@ impl Member {
     /// Write `buf` (a multiple of 4096 bytes) to the blocks starting at `block`. Not durable
     /// until [`Member::sync`].
     pub fn write(&self, block: u64, buf: &[u8]) -> Result<(), MemberError> {
+        self.write_by(block, buf, |backing, offset| backing.write_at(offset, buf))
+    }
+
+    /// [`Member::write`] of blocks rewritten often and synced at sync points: on an O_DIRECT
+    /// file through the page cache ([`Backing::write_cached`]), so the engine does not wait
+    /// for the device each time.
+    pub fn write_cached(&self, block: u64, buf: &[u8]) -> Result<(), MemberError> {
+        self.write_by(block, buf, |backing, offset| backing.write_cached(offset, buf))
+    }
+
+    fn write_by(
+        &self,
+        block: u64,
+        buf: &[u8],
+        write: impl Fn(&dyn Backing, u64) -> io::Result<()>,
+    ) -> Result<(), MemberError> {
         let count = self.buf_blocks(buf.len(), |count| Op::Write { block, count })?;
         let op = Op::Write { block, count };
         self.check_range(op, block, count)?;
         self.check_writable(op)?;
         let backing = self.backing_for(op)?;
-        self.waiting_for_space(op, backing, || backing.write_at(block * BLOCK_U64, buf))
+        self.waiting_for_space(op, backing, || write(backing, block * BLOCK_U64))
     }
 
     /// Start writing back `count` blocks at `block` without waiting (on a file,

@@ -300,6 +300,13 @@ fn array(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
     )?;
     counter(enc, rs, "swan_journal_records", "Records written to the change journal.", |st| st.journal_records)?;
     counter(enc, rs, "swan_checkpoints", "Checkpoints of the map written.", |st| st.checkpoints)?;
+    counter(
+        enc,
+        rs,
+        "swan_batches_overlapped",
+        "Batches whose O_DIRECT writes were still in flight while the next batch was served.",
+        |st| st.batches_overlapped,
+    )?;
     gauge(enc, rs, "swan_queued_requests", "Requests waiting in the engine's queue at the scrape.", |st| {
         Some(st.queued_requests)
     })?;
@@ -498,6 +505,7 @@ mod tests {
             sync_points: 7,
             journal_records: 11,
             checkpoints: 2,
+            batches_overlapped: 5,
             queued_requests: 0,
             reads_verified: 0,
             read_mismatches: 0,
@@ -534,6 +542,7 @@ mod tests {
             "swan_array_waf 1.5",
             "swan_sync_points_total 7",
             "swan_journal_records_total 11",
+            "swan_batches_overlapped_total 5",
             "swan_member_state{member=\"1\",state=\"rebuilding\"} 1",
             "swan_member_state{member=\"1\",state=\"healthy\"} 0",
             "swan_degraded 1",
