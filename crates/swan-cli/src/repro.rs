@@ -380,16 +380,22 @@ pub struct BenchArgs {
     /// Output directory of the run.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
+    /// Threads that age the SSDs before the run [default: one per core]. Each SSD ages from
+    /// its own seed, so every result is the same for any count; 1 ages them one after
+    /// another on the main thread. The simulation loop itself runs on one thread.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
 }
 
 /// Simulated user requests per wall second for SWAN0 4R-2SSD under 8 KiB random writes,
 /// with array GC and SSD GC both active (SSDs aged to 60 %, footprint far beyond capacity).
 pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
     let scale = Scale { ssd_gib: args.ssd_gib, footprint: args.footprint };
-    let cfg = experiments::fig5(scale, args.seed)
+    let mut cfg = experiments::fig5(scale, args.seed)
         .into_iter()
         .find(|c| matches!(c.array.kind, swan_core::scheme::SchemeKind::Swan(_)) && c.network_mbps == 0)
         .expect("fig5 has an uncapped SWAN0 run");
+    cfg.setup_threads = args.threads.map_or(0, |n| n as usize);
     let job = Job { name: "bench swan0 4R-2SSD".into(), dir: args.out.clone(), cfg };
     let s = run_all(std::slice::from_ref(&job), 1, false)?.remove(0);
     print_table(std::slice::from_ref(&s));

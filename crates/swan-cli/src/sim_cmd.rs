@@ -330,6 +330,7 @@ impl SimArgs {
                 blocks_per_plane: self.fimm_blocks_per_plane,
                 pages_per_block: self.fimm_pages_per_block,
             }),
+            setup_threads: 0,
         })
     }
 

@@ -122,6 +122,7 @@ pub fn run_config(
         prefill: None,
         ssd_variation: Default::default(),
         fabric: None,
+        setup_threads: 0,
         reads: crate::engine::ReadRules::default(),
     }
 }
@@ -345,6 +346,7 @@ pub fn harmonia_run(
         trace: None,
         ssd_variation: Default::default(),
         fabric: None,
+        setup_threads: 0,
     }
 }
 

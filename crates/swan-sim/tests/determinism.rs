@@ -50,3 +50,31 @@ fn same_seed_gives_byte_identical_outputs() {
         }
     }
 }
+
+/// The SSDs are built and aged `setup_threads` at a time; the outputs must not depend on
+/// how many (spread ages and varied speeds on, so each SSD's draws differ from the others').
+#[test]
+fn setup_threads_change_no_output() {
+    let run_with = |threads: usize| {
+        let mut cfg = fig5(Scale { ssd_gib: 0.25, footprint: 1.0 }, 11).remove(2);
+        cfg.age_spread = 0.5;
+        cfg.ssd_variation = swan_models::ssd::Variation {
+            speed_spread: 0.2,
+            slow_fraction: 0.05,
+            slow_factor: 2.0,
+            slow_period_ms: 20.0,
+        };
+        cfg.setup_threads = threads;
+        let dir = tmp(&format!("threads{threads}"));
+        let out = Engine::new(cfg.clone()).unwrap().run(&mut |_| {}).unwrap();
+        write_run(&dir, &RunSummary::new(&cfg, &out, 0.0, 0.0), &out).unwrap();
+        let f = files(&dir);
+        let _ = fs::remove_dir_all(dir);
+        f
+    };
+    let one = run_with(1);
+    assert_eq!(one.len(), 4, "summary.json and three CSVs");
+    for threads in [2, 3, 8] {
+        assert_eq!(run_with(threads), one, "{threads} setup threads changed the output");
+    }
+}

@@ -72,6 +72,11 @@ pub struct SimConfig {
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric: Option<crate::fabric_array::spec::FabricSpec>,
+    /// Threads that build and age the SSDs before the clock starts (0: one per core). How
+    /// the run is set up, not what it computes: every SSD ages from its own seed, so the
+    /// results do not depend on it, and it is neither printed nor read back.
+    #[serde(skip)]
+    pub setup_threads: usize,
 }
 
 impl SimConfig {

@@ -144,7 +144,9 @@ impl<M: Members> Engine<M> {
 
 /// One modelled SSD per member, filled or aged as the run asks (SSD `i` aged by a share
 /// that falls with `i` when the ages are spread), each with its own speed factor and slow
-/// periods when the SSDs vary.
+/// periods when the SSDs vary. The SSDs are built `cfg.setup_threads` at a time: each
+/// draws only from its own seed, so the threads change when the work is done, not what it
+/// yields, and the SSDs come back in member order.
 pub(crate) fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
     cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
     let member_pages = cfg.ssd.user_pages;
@@ -154,27 +156,46 @@ pub(crate) fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimE
             cfg.array.member_blocks
         )));
     }
-    let mut ssds = Vec::with_capacity(members as usize);
-    for i in 0..members {
-        let v = &cfg.ssd_variation;
-        let factor = v.speed_factor(cfg.seed, i);
-        let model = if factor == 1.0 { cfg.ssd.clone() } else { cfg.ssd.with_speed_factor(factor) };
-        let mut ssd = Ssd::new(model).map_err(|e| SimError::Ssd(e.to_string()))?;
-        if let Some(periods) = v.slow_periods(cfg.seed, i) {
-            ssd = ssd.with_slow_periods(periods);
-        }
-        if cfg.fill_first {
-            ssd.fill_sequential(1.0);
-            ssd.reset_stats();
-        }
-        if cfg.age_fraction > 0.0 {
-            let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(members));
-            ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
-            ssd.reset_stats();
-        }
-        ssds.push(ssd);
+    let threads = match cfg.setup_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     }
-    Ok(ssds)
+    .min(members as usize)
+    .max(1);
+    if threads == 1 {
+        return (0..members).map(|i| build_ssd(cfg, i, members)).collect();
+    }
+    // Thread `t` builds members t, t + threads, …: the aging's cost grows with the member's
+    // share, so dealing them out keeps the threads' loads even when the ages are spread.
+    let mut built: Vec<Vec<Result<Ssd, SimError>>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads as u32)
+            .map(|t| s.spawn(move || (t..members).step_by(threads).map(|i| build_ssd(cfg, i, members)).collect()))
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("an SSD-building thread panicked")).collect()
+    });
+    let mut dealt: Vec<_> = built.iter_mut().map(|v| std::mem::take(v).into_iter()).collect();
+    (0..members as usize).map(|i| dealt[i % threads].next().expect("every member was built")).collect()
+}
+
+/// Member `i` of `members`: its SSD built, filled and aged as `cfg` asks.
+fn build_ssd(cfg: &SimConfig, i: u32, members: u32) -> Result<Ssd, SimError> {
+    let v = &cfg.ssd_variation;
+    let factor = v.speed_factor(cfg.seed, i);
+    let model = if factor == 1.0 { cfg.ssd.clone() } else { cfg.ssd.with_speed_factor(factor) };
+    let mut ssd = Ssd::new(model).map_err(|e| SimError::Ssd(e.to_string()))?;
+    if let Some(periods) = v.slow_periods(cfg.seed, i) {
+        ssd = ssd.with_slow_periods(periods);
+    }
+    if cfg.fill_first {
+        ssd.fill_sequential(1.0);
+        ssd.reset_stats();
+    }
+    if cfg.age_fraction > 0.0 {
+        let fraction = cfg.age_fraction * (1.0 - cfg.age_spread * f64::from(i) / f64::from(members));
+        ssd.age_random(fraction, cfg.seed ^ (u64::from(i) + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+        ssd.reset_stats();
+    }
+    Ok(ssd)
 }
 
 /// The untimed pre-fill: the array brought to steady state by overwrites drawn like the
