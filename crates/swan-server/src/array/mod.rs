@@ -216,13 +216,18 @@ fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOpt
 }
 
 /// Write a new array's starting state to its members, superblocks aside: clear what an
-/// earlier array left, an empty CRC table (in-place RAID), every segment trimmed and the
+/// earlier array left (trimmed where that frees space), an empty CRC table (in-place RAID), every segment trimmed and the
 /// first checkpoint (log-structured).
 fn format_members(opened: &[Member], sb: &Superblock) -> Result<(), CreateError> {
     let mut scheme = sb.array_spec().build()?;
     for m in opened {
         m.write(0, &vec![0u8; BLOCK])?;
-        m.trim(1, sb.meta_blocks - 1)?;
+        // A file member's metadata area stays allocated: its journal and checkpoints are
+        // rewritten in place, and nothing an earlier array left there can pass for this
+        // one's (every record and checkpoint carries the UUID in its CRC).
+        if m.trims_free_space() {
+            m.trim(1, sb.meta_blocks - 1)?;
+        }
     }
     // In-place RAID: an empty CRC table (nothing known yet), marked clean.
     if sb.crc_table_blocks > 0 {
