@@ -14,6 +14,9 @@ struct Held {
     seq: u64,
     done: Completion,
     reply: Reply,
+    /// The batch it was carried out in, and whether it is a write's.
+    batch: u64,
+    write: bool,
 }
 
 impl PartialEq for Held {
@@ -35,8 +38,11 @@ impl Ord for Held {
 
 #[derive(Default)]
 pub(super) struct Replies {
-    /// Replies of the current batch, sent once its tail record is written.
-    batch: Vec<(Completion, Reply)>,
+    /// Replies of the current batch, sent once its tail record is written, each with
+    /// whether it is a write's.
+    batch: Vec<(Completion, Reply, bool)>,
+    /// Batches sent so far: the number of the current one.
+    batch_no: u64,
     /// FLUSHes and FUA writes waiting for the next sync point.
     pub sync_waiters: Vec<Completion>,
     held: BinaryHeap<Reverse<Held>>,
@@ -45,18 +51,50 @@ pub(super) struct Replies {
 
 impl Replies {
     /// Reply once this batch's tail record is written, or, emulating, at `at` if that is
-    /// later than `now`. Returns the reply's index in the batch, if it joined it.
-    pub fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>, now: Instant) -> Option<usize> {
+    /// later than `now`. Returns the reply's index in the batch, if it joined it. `write`:
+    /// the reply is a write's (see [`Replies::fail_writes`]).
+    pub fn complete(
+        &mut self,
+        done: Completion,
+        reply: Reply,
+        at: Option<Instant>,
+        now: Instant,
+        write: bool,
+    ) -> Option<usize> {
         match at {
             Some(t) if t > now => {
                 self.held_seq += 1;
-                self.held.push(Reverse(Held { at: t, seq: self.held_seq, done, reply }));
+                let (seq, batch) = (self.held_seq, self.batch_no);
+                self.held.push(Reverse(Held { at: t, seq, done, reply, batch, write }));
                 None
             }
             _ => {
-                self.batch.push((done, reply));
+                self.batch.push((done, reply, write));
                 Some(self.batch.len() - 1)
             }
+        }
+    }
+
+    /// Answer every write of the current batch with `errno`, held ones included: the
+    /// batch's changes were not journaled, so acknowledging them would promise what a
+    /// recovery drops.
+    pub fn fail_writes(&mut self, errno: swan_nbd::Errno) {
+        for (_, reply, write) in &mut self.batch {
+            if *write {
+                *reply = Err(errno);
+            }
+        }
+        if self.held.iter().any(|Reverse(h)| h.batch == self.batch_no && h.write) {
+            let held = std::mem::take(&mut self.held);
+            self.held = held
+                .into_iter()
+                .map(|Reverse(mut h)| {
+                    if h.batch == self.batch_no && h.write {
+                        h.reply = Err(errno);
+                    }
+                    Reverse(h)
+                })
+                .collect();
         }
     }
 
@@ -88,8 +126,9 @@ impl Replies {
     /// Send the batch's replies; each connection's go out in one send.
     pub fn send_batch(&mut self) {
         let batch = std::mem::take(&mut self.batch);
+        self.batch_no += 1;
         gather::replies(|| {
-            for (done, reply) in batch {
+            for (done, reply, _) in batch {
                 done(reply);
             }
         });
