@@ -453,6 +453,11 @@ fn print_array(v: &serde_json::Value) {
         g("read_repairs"),
         g("read_failures")
     );
+    let resumed = match g("resumes").as_u64().unwrap_or(0) {
+        0 => String::new(),
+        n => format!(" (resumed {n} time(s) after a full file system)"),
+    };
+    println!("durability: {}{resumed}", g("durability").as_str().unwrap_or("?"));
     println!("{:>7}  {:<14} {:>13}", "R-group", "role", "free segments");
     for gr in g("groups").as_array().into_iter().flatten() {
         println!("{:>7}  {:<14} {:>13}", gr["group"], gr["role"].as_str().unwrap_or("?"), gr["free_segments"]);
