@@ -90,7 +90,8 @@ pub struct ServeArgs {
     /// SECONDS and treat the member as failed, as on an I/O error: a parity array goes on
     /// degraded (swan replace rebuilds it), a RAID0 request fails with EIO. A write that
     /// finds the member's file system full is tried again for as long before it fails with
-    /// ENOSPC. Off by default: a block device already has the kernel's own per-command
+    /// ENOSPC; writes are then refused with ENOSPC and FLUSH fails until that file system has
+    /// room again, when the array recovers and resumes by itself. Off by default: a block device already has the kernel's own per-command
     /// timeout (30 s for SCSI and NVMe), which reaches swan as EIO, and the deadline costs a
     /// thread hand-off per member operation (about twice the CPU per 4 KiB request). Set it
     /// (30 is the kernel's figure) for members on file systems that can hang without end
