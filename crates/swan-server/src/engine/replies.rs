@@ -141,3 +141,46 @@ impl Replies {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use swan_nbd::Errno;
+
+    /// A completion that records its reply under `name`.
+    fn record(log: &Arc<Mutex<Vec<(&'static str, Reply)>>>, name: &'static str) -> Completion {
+        let log = Arc::clone(log);
+        Box::new(move |r| log.lock().unwrap().push((name, r)))
+    }
+
+    #[test]
+    fn failing_a_batch_fails_its_writes_held_or_not_and_nothing_else() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let now = Instant::now();
+        let later = Some(now + Duration::from_secs(1));
+        let mut r = Replies::default();
+        // An earlier batch's held write: journaled, so it stays acknowledged.
+        r.complete(record(&log, "earlier held write"), Ok(Vec::new()), later, now, true);
+        r.send_batch();
+        r.complete(record(&log, "read"), Ok(vec![7]), None, now, false);
+        r.complete(record(&log, "write"), Ok(Vec::new()), None, now, true);
+        r.complete(record(&log, "held write"), Ok(Vec::new()), later, now, true);
+        r.complete(record(&log, "held read"), Ok(vec![8]), later, now, false);
+        r.fail_writes(Errno::NoSpc);
+        r.send_batch();
+        r.deliver_all_held();
+        let mut got = log.lock().unwrap().clone();
+        got.sort_by_key(|(name, _)| *name);
+        assert_eq!(
+            got,
+            vec![
+                ("earlier held write", Ok(Vec::new())),
+                ("held read", Ok(vec![8])),
+                ("held write", Err(Errno::NoSpc)),
+                ("read", Ok(vec![7])),
+                ("write", Err(Errno::NoSpc)),
+            ]
+        );
+    }
+}
