@@ -90,7 +90,8 @@ pub struct ServeArgs {
     /// SECONDS and treat the member as failed, as on an I/O error: a parity array goes on
     /// degraded (swan replace rebuilds it), a RAID0 request fails with EIO. A write that
     /// finds the member's file system full is tried again for as long before it fails with
-    /// ENOSPC. Off by default: a block device already has the kernel's own per-command
+    /// ENOSPC; writes are then refused with ENOSPC and FLUSH fails until that file system has
+    /// room again, when the array recovers and resumes by itself. Off by default: a block device already has the kernel's own per-command
     /// timeout (30 s for SCSI and NVMe), which reaches swan as EIO, and the deadline costs a
     /// thread hand-off per member operation (about twice the CPU per 4 KiB request). Set it
     /// (30 is the kernel's figure) for members on file systems that can hang without end
@@ -453,6 +454,11 @@ fn print_array(v: &serde_json::Value) {
         g("read_repairs"),
         g("read_failures")
     );
+    let resumed = match g("resumes").as_u64().unwrap_or(0) {
+        0 => String::new(),
+        n => format!(" (resumed {n} time(s) after a full file system)"),
+    };
+    println!("durability: {}{resumed}", g("durability").as_str().unwrap_or("?"));
     println!("{:>7}  {:<14} {:>13}", "R-group", "role", "free segments");
     for gr in g("groups").as_array().into_iter().flatten() {
         println!("{:>7}  {:<14} {:>13}", gr["group"], gr["role"].as_str().unwrap_or("?"), gr["free_segments"]);

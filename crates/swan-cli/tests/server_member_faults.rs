@@ -11,7 +11,10 @@
 //!   filled. A fill that clears within the member timeout costs a pause and nothing else;
 //!   one that outlasts it fails the client's write with an error, the log names the member
 //!   and says its file system is full, nothing flushed before is lost, no member is failed,
-//!   and once space is back a restart serves the array again with no rebuild.
+//!   and once space is back a restart serves the array again with no rebuild. Or, with no
+//!   restart, the array resumes by itself: `swan status` says durability stopped by a full
+//!   file system, then on again; writes and FLUSH succeed, what was flushed is intact, and
+//!   `swan check` is clean after the stop.
 //!
 //! Needs root (mount, FUSE), /dev/fuse, nbdfuse, nbdkit (its file plugin and pause filter),
 //! nbdcopy and nbdinfo.
@@ -354,4 +357,87 @@ fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
     assert_same(&v[..3 * chunk], &[a.as_slice(), b.as_slice(), c.as_slice()].concat(), "after space came back");
     server.stop();
     check_clean(&members, d, "swan5 after its file system filled");
+}
+
+/// The server's durability line as `swan status --json` gives it.
+fn durability(member: &Path, dir: &Path) -> (String, bool, u64) {
+    let st = status(member, dir);
+    let line = st["durability"].as_str().expect("durability").to_string();
+    (line, st["stopped_by_full"].as_bool().expect("stopped_by_full"), st["resumes"].as_u64().expect("resumes"))
+}
+
+#[test]
+fn a_full_member_file_system_resumes_by_itself_once_space_returns() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    require("nbdkit", "nbdkit");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 6 sparse members of 32 MiB (192 MiB) on 48 MiB, as above.
+    let fs = Tmpfs::mount(&d.join("fs"), "48M");
+    let members: Vec<PathBuf> = (0..6).map(|i| fs.0.join(format!("m{i}"))).collect();
+    let mut args =
+        vec!["create", "--scheme", "swan5", "--rgroups", "2", "--ssds-per-rgroup", "3", "--member-size", "32M"];
+    args.extend(members.iter().map(|m| m.to_str().unwrap()));
+    let out = swan(&args, d);
+    assert!(out.status.success(), "{}", describe("swan create", &out));
+    let chunk = 8 << 20;
+    let (a, b, c) = (bytes(chunk, 21), bytes(chunk, 22), bytes(chunk, 23));
+    for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
+        std::fs::write(d.join(name), data).unwrap();
+    }
+    let server = Server::start_with(d, &members, &["--member-timeout", "1"]);
+    let uri = server.uri();
+    let out = finish(copy_in(&d.join("a"), &uri, 0), "nbdcopy before the fill");
+    assert!(out.status.success(), "{}", describe("nbdcopy before the fill", &out));
+    assert_eq!(durability(&members[0], d), ("on".to_string(), false, 0));
+
+    // The fill outlasts the member timeout: the write fails and durability stops.
+    let filler = fs.fill();
+    let out = finish(copy_in(&d.join("c"), &uri, 2 * chunk as u64), "nbdcopy into a full file system");
+    assert!(!out.status.success(), "a write into a full file system succeeded");
+    println!("full: the client saw: {}", text(&out.stderr).trim());
+    let (line, by_full, _) = durability(&members[0], d);
+    assert!(by_full && line.contains("full file system"), "swan status says: {line}");
+    let human = swan(&["status", members[0].to_str().unwrap()], d);
+    assert!(text(&human.stdout).contains("durability: stopped by a full file system"), "{}", text(&human.stdout));
+    // While full, a write is refused and reads go on.
+    let out = finish(copy_in(&d.join("b"), &uri, chunk as u64), "nbdcopy while full");
+    assert!(!out.status.success(), "a write was accepted while durability was stopped");
+    assert_same(&read_range(&uri, 0, chunk as u64, d), &a, "flushed before the fill, read while full");
+
+    // Space comes back: the same server process resumes by itself.
+    std::fs::remove_file(&filler).unwrap();
+    let freed = Instant::now();
+    loop {
+        let (line, _, resumes) = durability(&members[0], d);
+        if line == "on" && resumes == 1 {
+            break;
+        }
+        assert!(freed.elapsed() < Duration::from_secs(60), "not resumed 60 s after space came back: {line}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!("full: resumed {:.2} s after space came back", freed.elapsed().as_secs_f64());
+    let log = server.log();
+    assert!(log.contains("space is back; array recovered and serving writes"), "{log}");
+    assert!(!log.contains("FAILED"), "a member was failed for a full file system:\n{log}");
+    assert!(health(&members[0], d).iter().all(|h| h == "healthy"), "{:?}", health(&members[0], d));
+    // What was flushed before is there; the failed range reads back old (zeroes) or new.
+    assert_same(&read_range(&uri, 0, chunk as u64, d), &a, "flushed before the fill, after the resume");
+    let failed = read_range(&uri, 2 * chunk as u64, chunk as u64, d);
+    for (i, (got, new)) in failed.chunks(4096).zip(c.chunks(4096)).enumerate() {
+        assert!(got == new || got.iter().all(|&x| x == 0), "block {i} of the failed write holds neither old nor new");
+    }
+    // New writes and FLUSH succeed, without a restart.
+    for (name, at) in [("b", chunk), ("c", 2 * chunk)] {
+        let out = finish(copy_in(&d.join(name), &uri, at as u64), "nbdcopy after the resume");
+        assert!(out.status.success(), "{}", describe("nbdcopy --flush after the resume", &out));
+    }
+    let want = [a.as_slice(), b.as_slice(), c.as_slice()].concat();
+    assert_same(&volume(&uri, d)[..3 * chunk], &want, "written after the resume");
+    server.stop();
+    check_clean(&members, d, "swan5 after it resumed from a full file system");
+    let server = Server::start(d, &members);
+    assert_same(&volume(&server.uri(), d)[..3 * chunk], &want, "after a restart");
+    server.stop();
 }

@@ -12,12 +12,18 @@
 //! [`Durability::lost`] says why, and nothing may claim durability again until a restart
 //! recovers what is durable: a sync that failed cannot be retried, since Linux marks the
 //! pages of a failed writeback clean and a later fdatasync succeeds without their data.
+//! The one exception is a write refused because a member's file system is full
+//! ([`Durability::full`]): nothing was written back and lost, so once space returns the
+//! engine recovers what is durable in-process and goes on ([`super::resume`]).
 
+use super::error::EngineError;
 use super::member_io::MemberIo;
+use super::resume::FullStop;
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
-use crate::member::{Member, MemberError, BLOCK};
+use crate::member::{Member, MemberError, Op, BLOCK};
 use crate::members::Health;
+use std::path::PathBuf;
 use swan_core::scheme::{LogArray, MapChange};
 
 /// The journal's newest record while it is an unsynced tail record of one block.
@@ -52,6 +58,13 @@ pub(super) struct Durability {
     /// Set by the first error that may have cost durability: from then on every FLUSH and
     /// FUA write fails, until a restart recovers what is durable.
     pub lost: Option<String>,
+    /// Set with `lost` while every error that ended durability was a write that found a
+    /// member's file system full: then the array may resume by itself once space returns.
+    /// Cleared for good by any other error.
+    pub full: Option<FullStop>,
+    /// From the moment a full file system ends durability, writes are refused (ENOSPC)
+    /// rather than acknowledged: the recovery that resumes the array would drop them.
+    pub refusing_writes: bool,
     /// Writes since the last sync point.
     pub dirty: bool,
     /// Checkpoint after this many journal records (0: only when the ring is half full).
@@ -72,6 +85,8 @@ impl Durability {
             tail_records: false,
             open_tail: None,
             lost: None,
+            full: None,
+            refusing_writes: false,
             dirty: false,
             checkpoint_every: 0,
             records_since_checkpoint: 0,
@@ -81,9 +96,46 @@ impl Durability {
         }
     }
 
-    /// The first reason durability is lost, kept (later ones follow from it).
+    /// The first reason durability is lost, kept (later ones follow from it). A cause
+    /// other than a full file system: only a restart recovers from it.
     pub fn lose(&mut self, why: impl FnOnce() -> String) {
         self.lost.get_or_insert_with(why);
+        self.full = None;
+    }
+
+    /// Durability lost because writes found a member's file system full, at `places`
+    /// (member path, operation). Resumable once space returns, unless something else
+    /// ended durability first or ends it later.
+    pub fn lose_to_full(&mut self, places: Vec<(PathBuf, Op)>, why: impl FnOnce() -> String) {
+        self.refusing_writes = true;
+        match (&self.lost, &mut self.full) {
+            (None, _) => {
+                self.lost = Some(why());
+                self.full = Some(FullStop::new(places));
+            }
+            (Some(_), Some(stop)) => stop.add(places),
+            (Some(_), None) => {}
+        }
+    }
+
+    /// Durability lost to a member error: resumable if the member's file system was full.
+    pub fn lose_to(&mut self, e: &MemberError) {
+        if e.is_full() {
+            self.lose_to_full(vec![(e.path().to_path_buf(), e.op())], || e.to_string());
+        } else {
+            self.lose(|| e.to_string());
+        }
+    }
+
+    /// Durability lost to an engine error. One that only reports the loss already known
+    /// adds no cause of its own.
+    pub fn lose_to_engine(&mut self, e: &EngineError) {
+        match e {
+            EngineError::LostEarlier { .. } | EngineError::DurabilityLost { .. } | EngineError::NoCheckpoint { .. }
+                if self.lost.is_some() => {}
+            EngineError::Member(m) | EngineError::Checkpoint(CheckpointError::Member(m)) => self.lose_to(m),
+            e => self.lose(|| e.to_string()),
+        }
     }
 
     /// Whether anything was journaled unsynced since the last synced record.

@@ -32,4 +32,7 @@ pub enum EngineError {
     Member(#[from] MemberError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// Recovering in-process after a full file system ([`super::resume`]).
+    #[error("recovering the array: {0}")]
+    Recover(#[from] crate::array::RecoverError),
 }

@@ -14,7 +14,7 @@ use super::crcs::Crcs;
 use super::member_io::MemberIo;
 use super::run_buf::RunBuf;
 use crate::emulate::{EmuOp, Emulator};
-use crate::member::{MemberError, BLOCK};
+use crate::member::{MemberError, Op, BLOCK};
 use crate::members::Health;
 use crate::parity::xor;
 use crate::pool::{Check, IoPool, Piece, Tally};
@@ -22,6 +22,7 @@ use crate::service::Completion;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use swan_core::geometry::{Geometry, RaidLevel};
@@ -68,6 +69,10 @@ pub(super) struct WriteFailure {
     pub replies: Vec<usize>,
     pub blocks: Vec<Range<u64>>,
     pub first: String,
+    /// Where writes found a member's file system full (member path, operation)...
+    pub full: Vec<(PathBuf, Op)>,
+    /// ...and whether any write failed otherwise.
+    pub other: bool,
 }
 
 pub(super) struct Executor {
@@ -355,7 +360,15 @@ impl Executor {
                 replies: Vec::new(),
                 blocks: Vec::new(),
                 first: errors[0].to_string(),
+                full: Vec::new(),
+                other: false,
             });
+            for e in &errors {
+                match e.is_full() {
+                    true => f.full.push((e.path().to_path_buf(), e.op())),
+                    false => f.other = true,
+                }
+            }
             for (reply, blocks) in std::mem::take(&mut self.tickets) {
                 f.replies.extend(reply);
                 f.blocks.push(blocks);

@@ -77,6 +77,11 @@ impl MemberIo {
         }
     }
 
+    /// Where the members came from.
+    pub fn source(&self) -> Arc<dyn MemberSource> {
+        Arc::clone(&self.source)
+    }
+
     /// Changes of health since the last call, oldest first, for the scheme.
     pub fn health_news(&mut self) -> std::vec::Drain<'_, (u32, bool)> {
         self.news.drain(..)

@@ -34,6 +34,7 @@ mod member_io;
 mod open_rows;
 mod replies;
 mod report;
+mod resume;
 mod run_buf;
 mod status;
 mod store;
@@ -123,10 +124,10 @@ impl Engine {
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker::new(Store::new(opened, recovered, opts, Clock::Wall, true)?);
         let tx = Arc::new(Mutex::new(tx));
-        if let Some(pool) = worker.pool_mut() {
+        {
             // Weakly: the engine's thread must not keep its own channel open.
             let engine = Arc::downgrade(&tx);
-            pool.set_retry(Arc::new(move |offset, len, done| {
+            worker.set_retry(Arc::new(move |offset, len, done| {
                 let req = BlockRequest { op: BlockOp::Read, offset, len, fua: false };
                 let sent = match engine.upgrade() {
                     Some(tx) => tx.lock().expect("engine sender").send(Msg::Retry(req, done)).map_err(|e| e.0),

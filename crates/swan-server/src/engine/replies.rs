@@ -14,6 +14,9 @@ struct Held {
     seq: u64,
     done: Completion,
     reply: Reply,
+    /// The batch it was carried out in, and whether it is a write's.
+    batch: u64,
+    write: bool,
 }
 
 impl PartialEq for Held {
@@ -35,11 +38,14 @@ impl Ord for Held {
 
 #[derive(Default)]
 pub(super) struct Replies {
-    /// Replies of the batches served, sent once their tail record is written.
-    batch: Vec<(Completion, Reply)>,
+    /// Replies of the batches served, sent once their tail record is written, each with
+    /// whether it is a write's.
+    batch: Vec<(Completion, Reply, bool)>,
     /// The index of `batch[0]`: indices count every reply that joined a batch, so those
     /// handed out stay valid when the replies before them are sent.
     sent: usize,
+    /// Sends so far: the number of the batch held replies join now.
+    batch_no: u64,
     /// FLUSHes and FUA writes waiting for the next sync point.
     pub sync_waiters: Vec<Completion>,
     held: BinaryHeap<Reverse<Held>>,
@@ -48,16 +54,25 @@ pub(super) struct Replies {
 
 impl Replies {
     /// Reply once this batch's tail record is written, or, emulating, at `at` if that is
-    /// later than `now`. Returns the reply's index, if it joined a batch.
-    pub fn complete(&mut self, done: Completion, reply: Reply, at: Option<Instant>, now: Instant) -> Option<usize> {
+    /// later than `now`. Returns the reply's index, if it joined a batch. `write`: the reply
+    /// is a write's (see [`Replies::fail_writes`]).
+    pub fn complete(
+        &mut self,
+        done: Completion,
+        reply: Reply,
+        at: Option<Instant>,
+        now: Instant,
+        write: bool,
+    ) -> Option<usize> {
         match at {
             Some(t) if t > now => {
                 self.held_seq += 1;
-                self.held.push(Reverse(Held { at: t, seq: self.held_seq, done, reply }));
+                let (seq, batch) = (self.held_seq, self.batch_no);
+                self.held.push(Reverse(Held { at: t, seq, done, reply, batch, write }));
                 None
             }
             _ => {
-                self.batch.push((done, reply));
+                self.batch.push((done, reply, write));
                 Some(self.next_index() - 1)
             }
         }
@@ -68,10 +83,33 @@ impl Replies {
         self.sent + self.batch.len()
     }
 
+    /// Answer every write not yet sent with `errno`, held ones of the current batch
+    /// included: their changes were not journaled, so acknowledging them would promise
+    /// what a recovery drops.
+    pub fn fail_writes(&mut self, errno: swan_nbd::Errno) {
+        for (_, reply, write) in &mut self.batch {
+            if *write {
+                *reply = Err(errno);
+            }
+        }
+        if self.held.iter().any(|Reverse(h)| h.batch == self.batch_no && h.write) {
+            let held = std::mem::take(&mut self.held);
+            self.held = held
+                .into_iter()
+                .map(|Reverse(mut h)| {
+                    if h.batch == self.batch_no && h.write {
+                        h.reply = Err(errno);
+                    }
+                    Reverse(h)
+                })
+                .collect();
+        }
+    }
+
     /// Turn reply `i` into an I/O error (its data did not reach the members).
     pub fn fail(&mut self, i: usize) {
         match i.checked_sub(self.sent).and_then(|at| self.batch.get_mut(at)) {
-            Some((_, reply)) => *reply = Err(swan_nbd::Errno::Io),
+            Some((_, reply, _)) => *reply = Err(swan_nbd::Errno::Io),
             // A reply is sent only once its writes are known to have landed.
             None => debug_assert!(false, "reply {i} failed after it was sent"),
         }
@@ -98,8 +136,10 @@ impl Replies {
     }
 
     /// Send the replies with an index below `end` (all of them without one); each
-    /// connection's go out in one send.
+    /// connection's go out in one send. Held replies completed before this join no
+    /// batch [`Replies::fail_writes`] can fail any more.
     pub fn send_before(&mut self, end: Option<usize>) {
+        self.batch_no += 1;
         let n = end.map_or(self.batch.len(), |e| e.saturating_sub(self.sent).min(self.batch.len()));
         if n == 0 {
             return;
@@ -107,7 +147,7 @@ impl Replies {
         self.sent += n;
         let batch: Vec<_> = self.batch.drain(..n).collect();
         gather::replies(|| {
-            for (done, reply) in batch {
+            for (done, reply, _) in batch {
                 done(reply);
             }
         });
@@ -118,5 +158,48 @@ impl Replies {
         for done in std::mem::take(&mut self.sync_waiters) {
             done(reply.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use swan_nbd::Errno;
+
+    /// A completion that records its reply under `name`.
+    fn record(log: &Arc<Mutex<Vec<(&'static str, Reply)>>>, name: &'static str) -> Completion {
+        let log = Arc::clone(log);
+        Box::new(move |r| log.lock().unwrap().push((name, r)))
+    }
+
+    #[test]
+    fn failing_a_batch_fails_its_writes_held_or_not_and_nothing_else() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let now = Instant::now();
+        let later = Some(now + Duration::from_secs(1));
+        let mut r = Replies::default();
+        // An earlier batch's held write: journaled, so it stays acknowledged.
+        r.complete(record(&log, "earlier held write"), Ok(Vec::new()), later, now, true);
+        r.send_before(None);
+        r.complete(record(&log, "read"), Ok(vec![7]), None, now, false);
+        r.complete(record(&log, "write"), Ok(Vec::new()), None, now, true);
+        r.complete(record(&log, "held write"), Ok(Vec::new()), later, now, true);
+        r.complete(record(&log, "held read"), Ok(vec![8]), later, now, false);
+        r.fail_writes(Errno::NoSpc);
+        r.send_before(None);
+        r.deliver_all_held();
+        let mut got = log.lock().unwrap().clone();
+        got.sort_by_key(|(name, _)| *name);
+        assert_eq!(
+            got,
+            vec![
+                ("earlier held write", Ok(Vec::new())),
+                ("held read", Ok(vec![8])),
+                ("held write", Err(Errno::NoSpc)),
+                ("read", Ok(vec![7])),
+                ("write", Err(Errno::NoSpc)),
+            ]
+        );
     }
 }

@@ -8,8 +8,9 @@ use crate::member::BLOCK;
 use std::time::Duration;
 use swan_core::scheme::SchemeKind;
 
-/// What `swan status` shows of `store`, its GC (`gc`), `queued` requests and `uptime`.
-pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Duration) -> StatusReport {
+/// What `swan status` shows of `store`, its GC (`gc`), `queued` requests, `uptime` and
+/// the times it `resumed` after a full file system.
+pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Duration, resumed: u64) -> StatusReport {
     let counts = &store.crcs.counts;
     let read_count = |f: fn(&crate::pool::ReadChecks) -> &std::sync::atomic::AtomicU64| {
         f(counts).load(std::sync::atomic::Ordering::Relaxed)
@@ -89,5 +90,22 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         gc_lost: checks.lost,
         gc_unverified: checks.unverified,
         rebuild: store.io.rebuild_status(),
+        durability: durability(store),
+        stopped_by_full: d.full.is_some(),
+        resumes: resumed,
+    }
+}
+
+/// Whether FLUSH works, and if not why and until when.
+fn durability(store: &Store) -> String {
+    let d = &store.durability;
+    match (&d.lost, &d.full) {
+        (None, _) => "on".into(),
+        (Some(why), Some(stop)) => format!(
+            "stopped by a full file system ({}): writes are refused with ENOSPC and FLUSH fails until it has room; \
+             the array then resumes by itself ({why})",
+            stop.first_path().map_or_else(String::new, |p| p.display().to_string())
+        ),
+        (Some(why), None) => format!("stopped until a restart: {why}"),
     }
 }

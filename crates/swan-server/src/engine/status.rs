@@ -51,6 +51,17 @@ pub struct StatusReport {
     pub gc_unverified: u64,
     /// A replacement member being rebuilt (`swan replace`).
     pub rebuild: Option<RebuildStatus>,
+    /// "on", or why every FLUSH fails: "stopped by a full file system (...)", which ends by
+    /// itself once it has room, or "stopped until a restart (...)".
+    #[serde(default)]
+    pub durability: String,
+    /// Durability is stopped by a full file system: writes are refused with ENOSPC until
+    /// it has room, and the array then resumes by itself.
+    #[serde(default)]
+    pub stopped_by_full: bool,
+    /// Times the array resumed by itself after a full file system.
+    #[serde(default)]
+    pub resumes: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -48,6 +48,9 @@ pub(super) struct Store {
     pub verbose: bool,
     /// Reads around a busy SSD, if on ([`EngineOptions::reads`]).
     parity_reads: Option<ParityReadPolicy>,
+    /// What the store was started with, to start it again ([`super::resume`]).
+    reads: swan_core::scheme::ReadRules,
+    punch_holes: bool,
     /// Front-end rotations seen so far (noted to a member tap when it changes).
     rotations_seen: u64,
     /// `io.failures` as of the last sync point.
@@ -94,6 +97,8 @@ impl Store {
         }
         Ok(Store {
             parity_reads: opts.reads.parity_policy(),
+            reads: opts.reads,
+            punch_holes: opts.punch_holes,
             scheme,
             kind,
             io: MemberIo::new(sb, opened.members, opened.source),
@@ -112,6 +117,28 @@ impl Store {
             unsynced_seals: rec.unsynced_seals,
             parity_whole: rec.parity_whole,
         })
+    }
+
+    /// The options to start this store's array again with, its emulator handed over.
+    pub fn reopen_options(&mut self) -> EngineOptions {
+        EngineOptions {
+            name: String::new(),
+            read_only: self.read_only,
+            emulate: self.exec.emu.take(),
+            verbose: self.verbose,
+            punch_holes: self.punch_holes,
+            reads: self.reads,
+        }
+    }
+
+    /// Take over what `status` counts since the server started from the store this one
+    /// replaces.
+    pub fn carry_counters(&mut self, old: &Store) {
+        self.io.stats = old.io.stats.clone();
+        let (d, o) = (&mut self.durability, &old.durability);
+        d.sync_points += o.sync_points;
+        d.journal_records += o.journal_records;
+        d.checkpoints += o.checkpoints;
     }
 
     /// Write `data` to logical block `lba` as a user write would (moving it off a failed
@@ -239,7 +266,11 @@ impl Store {
         // checkpoint may claim them durable from now on (what a run carried that a
         // relocation off a failed member moved, say, has no reply to fail).
         let first = f.first;
-        self.durability.lose(|| format!("a user-data write failed: {first}"));
+        let why = || format!("a user-data write failed: {first}");
+        match f.other {
+            true => self.durability.lose(why),
+            false => self.durability.lose_to_full(f.full, why),
+        }
     }
 
     /// Plan user request `r` into `plan`: a read around busy members when reads around are
@@ -303,7 +334,7 @@ impl Store {
                 if r.op != ReqOp::Read {
                     // The map may now name a slot the data never reached.
                     self.failed_lbas.extend(r.lba..r.lba + u64::from(r.blocks));
-                    self.durability.lose(|| e.to_string());
+                    self.durability.lose_to(&e);
                 }
                 // A full file system is said as such: the client may free space and retry.
                 Err(if e.is_full() { Errno::NoSpc } else { Errno::Io })
@@ -348,10 +379,14 @@ impl Store {
 
     /// Write the tail record of the changes queued before index `landed` (all without it):
     /// the replies that follow it survive a crash of this process. Those after `landed`
-    /// are a sealed batch's, whose writes may still be in flight.
+    /// are a sealed batch's, whose writes may still be in flight. Nothing once a full file
+    /// system has stopped durability: the batch holds the write that met it, whose blocks
+    /// did not all land, and a recovery would drop the record whole, earlier batches'
+    /// entries sharing its block included; left out, the journal ends with the last batch
+    /// whose writes all landed, and the round answers the unjournaled writes with ENOSPC.
     pub fn journal_tail(&mut self, landed: Option<usize>) {
         self.journal_changes_read_back();
-        if !self.kind.is_log_structured() {
+        if self.durability.refusing_writes || !self.kind.is_log_structured() {
             self.durability.forget_pending();
             return;
         }
@@ -363,7 +398,7 @@ impl Store {
             // The batch's changes are not in the journal: no later record may claim to
             // follow on from it.
             eprintln!("swan: journal write failed: {e}");
-            self.durability.lose(|| e.to_string());
+            self.durability.lose_to_engine(&e);
         }
     }
 
@@ -771,8 +806,13 @@ impl Store {
             None => Ok(()),
         };
         if let Err(e) = &result {
-            eprintln!("swan: sync failed: {e}");
-            self.durability.lose(|| e.to_string());
+            match (&self.durability.full, e) {
+                (Some(_), EngineError::LostEarlier { .. }) => eprintln!(
+                    "swan: sync failed: durability is stopped by a full file system; it resumes once there is room"
+                ),
+                _ => eprintln!("swan: sync failed: {e}"),
+            }
+            self.durability.lose_to_engine(e);
         }
         result.is_ok()
     }

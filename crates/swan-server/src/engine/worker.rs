@@ -20,15 +20,17 @@
 
 use super::gc::{GcRunner, Step};
 use super::replies::Replies;
+use super::resume::{recover_in_place, Probe};
 use super::status::StatusReport;
 use super::store::Store;
 use super::{EngineError, Msg};
 use crate::member::BLOCK;
-use crate::pool::IoPool;
+use crate::pool::Retry;
 use crate::service::{BlockOp, BlockRequest, Completion};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use swan_core::io::IoPlan;
 use swan_core::scheme::release::{release_for_waiting_write, RELEASE_BATCH};
@@ -50,6 +52,10 @@ pub(super) struct Worker {
     started: Instant,
     /// The batch whose writes are in flight, while the executor holds one sealed.
     in_flight: Option<InFlight>,
+    /// Where the read pool hands back reads a member failed under (given to each pool).
+    retry: Option<Retry>,
+    /// Times the array resumed after a full file system ([`super::resume`]).
+    pub resumes: u64,
 }
 
 /// Where a sealed batch begins in the journal queue and among the replies: what comes
@@ -76,12 +82,18 @@ impl Worker {
             plan: IoPlan::new(),
             stopping: false,
             in_flight: None,
+            retry: None,
+            resumes: 0,
         }
     }
 
-    /// The read pool, to tell it where reads a member failed under go.
-    pub fn pool_mut(&mut self) -> Option<&mut IoPool> {
-        self.store.exec.pool.as_mut()
+    /// Tell the read pool (and any started after a resume) where reads a member failed
+    /// under go.
+    pub fn set_retry(&mut self, retry: Retry) {
+        if let Some(pool) = self.store.exec.pool.as_mut() {
+            pool.set_retry(Arc::clone(&retry));
+        }
+        self.retry = Some(retry);
     }
 
     pub fn set_checkpoint_every(&mut self, records: u64) {
@@ -118,6 +130,7 @@ impl Worker {
     /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
     pub fn round(&mut self) {
         self.replies.deliver_due(self.now());
+        self.resume_if_room();
         self.store.fail_members_reads_met();
         self.serve_requests();
         self.store.protect_after_failure();
@@ -138,15 +151,28 @@ impl Worker {
         let now = self.now();
         self.gc.release_check(self.store.scheme.pending_release(), self.store.io.sb.rgroups, now);
         self.store.journal_tail(self.landed().map(|f| f.changes));
-        // Writes that failed after their request was carried out fail its reply.
+        self.send_landed();
+        // Stopped by a full file system, a sync point can only fail: run one for the FLUSHes
+        // waiting, not for GC's release.
+        let release = self.gc.release_due && !self.store.durability.refusing_writes;
+        if !self.replies.sync_waiters.is_empty() || release {
+            self.sync_point();
+            self.send_landed();
+        }
+    }
+
+    /// Send the replies whose changes are journaled: all but a sealed batch's. Writes that
+    /// failed after their request was carried out fail their reply; once a full file
+    /// system stopped durability, the writes not sent were not journaled
+    /// (`Store::journal_tail`) and a resume would drop them: they fail with ENOSPC.
+    fn send_landed(&mut self) {
         for i in self.store.failed_replies.drain(..) {
             self.replies.fail(i);
         }
-        self.replies.send_before(self.landed().map(|f| f.replies));
-        if !self.replies.sync_waiters.is_empty() || self.gc.release_due {
-            self.sync_point();
-            self.replies.send_before(self.landed().map(|f| f.replies));
+        if self.store.durability.refusing_writes {
+            self.replies.fail_writes(Errno::NoSpc);
         }
+        self.replies.send_before(self.landed().map(|f| f.replies));
     }
 
     /// The batch still in flight, if the executor still holds it sealed (any full wait
@@ -173,10 +199,7 @@ impl Worker {
     pub fn finish(&mut self) -> Result<(), EngineError> {
         self.store.wait_writes();
         self.store.journal_tail(None);
-        for i in self.store.failed_replies.drain(..) {
-            self.replies.fail(i);
-        }
-        self.replies.send_before(None);
+        self.send_landed();
         drop(self.store.exec.pool.take());
         self.replies.deliver_all_held();
         self.store.close()
@@ -270,6 +293,12 @@ impl Worker {
             done(Err(Errno::Perm));
             return None;
         }
+        if writes && self.store.durability.refusing_writes {
+            // A full file system stopped durability: the write would be dropped by the
+            // recovery that resumes the array, so it is refused, not acknowledged.
+            done(Err(Errno::NoSpc));
+            return None;
+        }
         if req.op == BlockOp::Read {
             // A read may name slots a pooled write of this batch is still filling (and
             // that write may fail).
@@ -344,7 +373,7 @@ impl Worker {
             }
             Ok((reply, at)) => {
                 let now = self.now();
-                let index = self.replies.complete(done, Ok(reply), at, now);
+                let index = self.replies.complete(done, Ok(reply), at, now, writes);
                 self.store.exec.track(index, blocks.clone());
             }
             Err(e) => {
@@ -375,7 +404,7 @@ impl Worker {
             Some(mut reply) => {
                 if s.crcs.verify_read(&s.io, &s.scheme, plan, lba, &mut reply) {
                     let now = self.now();
-                    self.replies.complete(done, Ok(reply), None, now);
+                    self.replies.complete(done, Ok(reply), None, now, false);
                 } else {
                     done(Err(Errno::Io));
                 }
@@ -390,7 +419,8 @@ impl Worker {
     /// Start the GC jobs the scheme wants and advance them: one member operation per round
     /// while user requests wait, every operation while none do.
     fn advance_gc(&mut self) {
-        if self.gc.broken.is_some() || self.store.read_only {
+        // Stopped by a full file system, GC would only write more that a resume drops.
+        if self.gc.broken.is_some() || self.store.read_only || self.store.durability.refusing_writes {
             return;
         }
         self.start_gc_jobs();
@@ -421,19 +451,83 @@ impl Worker {
             Step::Progressed => true,
             Step::Done(run) => {
                 if let Err(e) = self.store.finish_gc(run) {
-                    eprintln!("swan: I/O error: {e}");
-                    self.gc.broken = Some(e.to_string());
+                    self.gc_broken(e);
                 }
                 let now = self.now();
                 self.gc.release_pending_since.get_or_insert(now);
                 true
             }
             Step::Broken(e) => {
-                eprintln!("swan: I/O error: {e}");
-                self.gc.broken = Some(e.to_string());
+                self.gc_broken(e);
                 false
             }
         }
+    }
+
+    /// GC stops after `e`. A full file system stops durability as a user write meeting it
+    /// does, so that the array resumes (GC with it) once space returns.
+    fn gc_broken(&mut self, e: crate::member::MemberError) {
+        eprintln!("swan: I/O error: {e}");
+        if e.is_full() {
+            self.store.durability.lose_to(&e);
+        }
+        self.gc.broken = Some(e.to_string());
+    }
+
+    /// Stopped by a full file system: once a probe finds room again, recover in-process
+    /// and serve from the recovered state ([`super::resume`]).
+    fn resume_if_room(&mut self) {
+        let now = self.now();
+        let Some(stop) = self.store.durability.full.as_mut() else { return };
+        let first_look = stop.since.is_none();
+        if !stop.due(now) {
+            return;
+        }
+        if first_look {
+            eprintln!(
+                "swan: durability stopped by a full file system ({}): writes are refused with ENOSPC and FLUSH fails \
+                 until it has room again; the array then recovers by itself",
+                stop.first_path().map_or_else(String::new, |p| p.display().to_string())
+            );
+        }
+        if self.store.io.rebuilding() {
+            return self.cannot_resume("a member is being rebuilt".into());
+        }
+        // The probe writes to the members: nothing else may be in flight there.
+        self.store.drain_member_io();
+        let Some(stop) = self.store.durability.full.as_mut() else { return };
+        let m = match stop.probe(&self.store.io.members, now) {
+            Probe::StillFull => return,
+            Probe::Cannot(why) => return self.cannot_resume(why),
+            Probe::Room(m) => m,
+        };
+        eprintln!("swan: member {m}: space is back; recovering the array in-process");
+        match recover_in_place(&mut self.store) {
+            Ok(store) => {
+                let jobs = std::mem::take(&mut self.gc.jobs);
+                let checks = std::mem::take(&mut self.gc.checks);
+                self.store = store;
+                self.in_flight = None;
+                self.gc = GcRunner::new(self.store.io.sb.rgroups);
+                self.gc.jobs = jobs;
+                self.gc.checks = checks;
+                if let (Some(pool), Some(retry)) = (self.store.exec.pool.as_mut(), &self.retry) {
+                    pool.set_retry(Arc::clone(retry));
+                }
+                self.resumes += 1;
+                eprintln!("swan: member {m}: space is back; array recovered and serving writes");
+            }
+            Err(e) if self.store.durability.lost.is_some() && is_full_again(&e) => {
+                eprintln!("swan: recovering after the full file system: {e}; trying again");
+            }
+            Err(e) => self.cannot_resume(format!("recovering in-process failed: {e}")),
+        }
+    }
+
+    /// Durability stays stopped until a restart; said once.
+    fn cannot_resume(&mut self, why: String) {
+        eprintln!("swan: durability stays stopped until a restart: {why}");
+        self.store.durability.full = None;
     }
 
     /// With a member failed, run the GC jobs in flight to their end first: the scheme can
@@ -511,7 +605,7 @@ impl Worker {
 
     pub fn status(&self) -> StatusReport {
         let uptime = self.now().saturating_duration_since(self.started);
-        super::report::report(&self.store, &self.gc, self.queue.len(), uptime)
+        super::report::report(&self.store, &self.gc, self.queue.len(), uptime, self.resumes)
     }
 
     /// `swan fail`, on this thread.
@@ -522,5 +616,15 @@ impl Worker {
     /// `swan replace`, on this thread.
     pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, String> {
         self.store.start_replace(m, path)
+    }
+}
+
+/// Whether recovering in-process failed only because a file system was full again (then it
+/// is tried again at the next probe).
+fn is_full_again(e: &super::EngineError) -> bool {
+    use super::EngineError as E;
+    match e {
+        E::Member(m) | E::Checkpoint(crate::checkpoint::CheckpointError::Member(m)) => m.is_full(),
+        _ => false,
     }
 }

@@ -482,6 +482,25 @@ impl Member {
         }
     }
 
+    /// Whether the file system holding `count` blocks at `block` has room for them again:
+    /// the blocks are read and written back as they are, once, without waiting for space.
+    /// Ok(false) while it is still full. Writing back what is there changes no byte, so the
+    /// probe is safe on any block; on one that a write found full (a hole of a sparse file)
+    /// it needs the room that write needed.
+    pub fn probe_room(&self, block: u64, count: u64) -> Result<bool, MemberError> {
+        let op = Op::Write { block, count };
+        self.check_range(op, block, count)?;
+        self.check_writable(op)?;
+        let backing = self.backing_for(op)?;
+        let mut buf = vec![0u8; count as usize * BLOCK];
+        self.read_result(op, backing.read_at(block * BLOCK_U64, &mut buf))?;
+        match backing.write_at(block * BLOCK_U64, &buf) {
+            Ok(()) => Ok(true),
+            Err(e) if is_full(&e) => Ok(false),
+            Err(e) => Err(self.io_err(op, e)),
+        }
+    }
+
     /// Make every completed write and trim durable (on a file, `fdatasync`, which also
     /// flushes the device's volatile cache).
     pub fn sync(&self) -> Result<(), MemberError> {

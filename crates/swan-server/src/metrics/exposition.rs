@@ -299,6 +299,27 @@ fn array(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
         |st| st.parity_extra_reads,
     )?;
     counter(enc, rs, "swan_journal_records", "Records written to the change journal.", |st| st.journal_records)?;
+    gauge(
+        enc,
+        rs,
+        "swan_durability_stopped",
+        "1 while every FLUSH fails (durability stopped by an error); 0 otherwise.",
+        |st| Some(u64::from(st.durability != "on")),
+    )?;
+    gauge(
+        enc,
+        rs,
+        "swan_durability_stopped_by_full",
+        "1 while a member's full file system stops durability (writes refused with ENOSPC until it has room, then the array resumes by itself).",
+        |st| Some(u64::from(st.stopped_by_full)),
+    )?;
+    counter(
+        enc,
+        rs,
+        "swan_resumes",
+        "Times the array recovered in-process and resumed writes once a full file system had room again.",
+        |st| st.resumes,
+    )?;
     counter(enc, rs, "swan_checkpoints", "Checkpoints of the map written.", |st| st.checkpoints)?;
     counter(
         enc,
@@ -517,6 +538,9 @@ mod tests {
             gc_lost: 0,
             gc_unverified: 0,
             rebuild: Some(RebuildStatus { member: 1, path: "m".into(), done_blocks: 10, total_blocks: 40 }),
+            durability: "stopped by a full file system (m)".into(),
+            stopped_by_full: true,
+            resumes: 2,
         }
     }
 
@@ -543,6 +567,9 @@ mod tests {
             "swan_sync_points_total 7",
             "swan_journal_records_total 11",
             "swan_batches_overlapped_total 5",
+            "swan_durability_stopped 1",
+            "swan_durability_stopped_by_full 1",
+            "swan_resumes_total 2",
             "swan_member_state{member=\"1\",state=\"rebuilding\"} 1",
             "swan_member_state{member=\"1\",state=\"healthy\"} 0",
             "swan_degraded 1",
