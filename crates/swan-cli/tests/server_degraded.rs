@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{check_clean, create_array, describe, nbdcopy, require, run, status, swan, text, Server};
+use common::{check_clean, create_array, describe, export_size, nbdcopy, require, status, swan, text, Server};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -19,12 +19,7 @@ use swan_testkit::rng::SplitMix64;
 const DEADLINE: Duration = Duration::from_secs(180);
 
 fn random_image(path: &Path, bytes: u64, seed: u64) -> Vec<u8> {
-    let mut rng = SplitMix64(seed);
-    let mut data = vec![0u8; bytes as usize];
-    for chunk in data.chunks_mut(8) {
-        let x = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&x[..chunk.len()]);
-    }
+    let data = SplitMix64(seed).bytes(bytes as usize);
     std::fs::write(path, &data).expect("write image");
     data
 }
@@ -35,12 +30,6 @@ fn volume(server: &Server, dir: &Path) -> Vec<u8> {
     let _ = std::fs::remove_file(&out);
     nbdcopy(&server.uri(), out.to_str().unwrap());
     std::fs::read(&out).expect("read back")
-}
-
-fn size_of(server: &Server) -> u64 {
-    let out = run(Command::new("nbdinfo").args(["--size", &server.uri()]), "nbdinfo --size", DEADLINE);
-    assert!(out.status.success(), "{}", describe("nbdinfo", &out));
-    text(&out.stdout).trim().parse().expect("a size")
 }
 
 fn swan_ok(args: &[&str], dir: &Path) -> String {
@@ -83,7 +72,7 @@ fn fail_and_rebuild_each_member(scheme: &str) {
     let d = dir.path();
     let mut members = create_array(d, scheme, 1, 4, "24M", &[]);
     let server = Server::start(d, &members);
-    let image = random_image(&d.join("image"), size_of(&server), 5);
+    let image = random_image(&d.join("image"), export_size(&server.uri()), 5);
     nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
     assert_same(&volume(&server, d), &image, "written");
     for i in 0..members.len() {
@@ -130,7 +119,7 @@ fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
     let mut members = create_array(d, "swan5", 3, 3, "32M", &["--spare", "30"]);
     let m0 = members[0].to_str().unwrap().to_string();
     let server = Server::start(d, &members);
-    let size = size_of(&server);
+    let size = export_size(&server.uri());
     let a = random_image(&d.join("a"), size, 1);
     nbdcopy(d.join("a").to_str().unwrap(), &server.uri());
     let front = status(&members[0], d)["groups"]
@@ -218,7 +207,7 @@ fn member_vanishes(scheme: &str, rgroups: u32, ssds: u32, victim: usize) {
     let d = dir.path();
     let members = create_array(d, scheme, rgroups, ssds, "24M", &[]);
     let server = Server::start(d, &members);
-    let image = random_image(&d.join("image"), size_of(&server), 9);
+    let image = random_image(&d.join("image"), export_size(&server.uri()), 9);
     nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
     // Out of the page cache's reach: the member is gone.
     std::fs::OpenOptions::new().write(true).open(&members[victim]).unwrap().set_len(0).unwrap();

@@ -67,7 +67,6 @@ const WRITE_SECONDS: u64 = 4;
 /// above what a member's fdatasync takes on a busy machine (a member failed by it with no
 /// hang drawn fails the soak).
 const MEMBER_TIMEOUT: &str = "3";
-const CMD_FLUSH: u16 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Fault {
@@ -375,7 +374,7 @@ fn hang_and_replace(soak: &mut Soak, fault_seed: u64, rng: &mut SplitMix64) -> (
             poked = true;
             let mut c = nbd_wire::open(soak.server().addr());
             c.write(soak.volume - SCRATCH, &nbd_wire::pattern(fault_seed, 64 * 1024));
-            let flushed = c.call(CMD_FLUSH, 0, 0, &[]);
+            let flushed = c.call(nbd_wire::CMD_FLUSH, 0, 0, &[]);
             assert!(flushed.is_ok(), "a FLUSH while a member hangs failed ({flushed:?}):\n{}", soak.server().log());
             c.disconnect();
         }

@@ -31,21 +31,6 @@ use swan_testkit::rng::SplitMix64;
 
 const DEADLINE: Duration = Duration::from_secs(180);
 
-fn bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = SplitMix64(seed);
-    let mut data = vec![0u8; len];
-    for chunk in data.chunks_mut(8) {
-        chunk.copy_from_slice(&rng.next_u64().to_le_bytes()[..chunk.len()]);
-    }
-    data
-}
-
-fn size_of(uri: &str) -> u64 {
-    let out = run(Command::new("nbdinfo").args(["--size", uri]), "nbdinfo --size", DEADLINE);
-    assert!(out.status.success(), "{}", describe("nbdinfo", &out));
-    text(&out.stdout).trim().parse().expect("a size")
-}
-
 /// The whole volume, read back through NBD.
 fn volume(uri: &str, dir: &Path) -> Vec<u8> {
     let out = dir.join("readback");
@@ -139,8 +124,8 @@ fn hung_member_is_failed_and_rebuilt(scheme: &str, rgroups: u32, victim: usize) 
     let timeout = 2.0;
     let server = Server::start_with(d, &served, &["--member-timeout", "2"]);
     let uri = server.uri();
-    let size = size_of(&uri);
-    let a = bytes(size as usize, 1);
+    let size = export_size(&uri);
+    let a = SplitMix64(1).bytes(size as usize);
     std::fs::write(d.join("a"), &a).unwrap();
     nbdcopy(d.join("a").to_str().unwrap(), &uri);
     assert_same(&volume(&uri, d), &a, "written with every member answering");
@@ -149,7 +134,7 @@ fn hung_member_is_failed_and_rebuilt(scheme: &str, rgroups: u32, victim: usize) 
     // it, and must still succeed.
     shim.pause();
     let paused = Instant::now();
-    let b = bytes(size as usize, 2);
+    let b = SplitMix64(2).bytes(size as usize);
     std::fs::write(d.join("b"), &b).unwrap();
     let writer = copy_in(&d.join("b"), &uri, 0);
     let any = &members[(victim + 1) % members.len()];
@@ -218,8 +203,8 @@ fn raid0_fails_the_request_when_a_member_hangs() {
     let served = vec![members[0].clone(), shim.file.clone()];
     let server = Server::start_with(d, &served, &["--member-timeout", "2"]);
     let uri = server.uri();
-    let size = size_of(&uri);
-    let a = bytes(size as usize, 3);
+    let size = export_size(&uri);
+    let a = SplitMix64(3).bytes(size as usize);
     std::fs::write(d.join("a"), &a).unwrap();
     nbdcopy(d.join("a").to_str().unwrap(), &uri);
     shim.pause();
@@ -296,9 +281,9 @@ fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
     let out = swan(&args, d);
     assert!(out.status.success(), "{}", describe("swan create", &out));
     let chunk = 8 << 20;
-    let a = bytes(chunk, 11);
-    let b = bytes(chunk, 12);
-    let c = bytes(chunk, 13);
+    let a = SplitMix64(11).bytes(chunk);
+    let b = SplitMix64(12).bytes(chunk);
+    let c = SplitMix64(13).bytes(chunk);
     for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
         std::fs::write(d.join(name), data).unwrap();
     }
@@ -382,7 +367,7 @@ fn a_full_member_file_system_resumes_by_itself_once_space_returns() {
     let out = swan(&args, d);
     assert!(out.status.success(), "{}", describe("swan create", &out));
     let chunk = 8 << 20;
-    let (a, b, c) = (bytes(chunk, 21), bytes(chunk, 22), bytes(chunk, 23));
+    let (a, b, c) = (SplitMix64(21).bytes(chunk), SplitMix64(22).bytes(chunk), SplitMix64(23).bytes(chunk));
     for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
         std::fs::write(d.join(name), data).unwrap();
     }

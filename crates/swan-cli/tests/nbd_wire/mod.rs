@@ -33,11 +33,18 @@ pub const REP_ERR_TLS_REQD: u32 = (1 << 31) + 5;
 pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
 pub const INFO_EXPORT: u16 = 0;
 pub const INFO_NAME: u16 = 1;
+pub const INFO_BLOCK_SIZE: u16 = 3;
 pub const CMD_READ: u16 = 0;
 pub const CMD_WRITE: u16 = 1;
 pub const CMD_DISC: u16 = 2;
+pub const CMD_FLUSH: u16 = 3;
 pub const CMD_TRIM: u16 = 4;
+pub const CMD_CACHE: u16 = 5;
 pub const CMD_WRITE_ZEROES: u16 = 6;
+pub const CMD_BLOCK_STATUS: u16 = 7;
+pub const FLAG_FUA: u16 = 1 << 0;
+pub const FLAG_NO_HOLE: u16 = 1 << 1;
+pub const FLAG_DF: u16 = 1 << 2;
 pub const EPERM: u32 = 1;
 pub const EINVAL: u32 = 22;
 pub const ENOSPC: u32 = 28;
@@ -141,16 +148,34 @@ pub fn opt_single(s: &mut impl Wire, option: u32, data: &[u8]) -> u32 {
 
 /// `NBD_OPT_GO` for `name`: `Ok((size, transmission flags))` after its ACK, or the error type.
 pub fn go(s: &mut impl Wire, name: &str) -> Result<(u64, u16), u32> {
+    go_info(s, name).map(|i| i.export)
+}
+
+/// What the server said of an export in its replies to `NBD_OPT_GO`.
+#[derive(Clone, Copy, Debug)]
+pub struct GoInfo {
+    /// `NBD_INFO_EXPORT`: (size, transmission flags).
+    pub export: (u64, u16),
+    /// `NBD_INFO_BLOCK_SIZE`: (minimum, preferred, maximum), if the server sent it.
+    pub block_sizes: Option<(u32, u32, u32)>,
+}
+
+/// As [`go`], with every `NBD_REP_INFO` the server sent unasked.
+pub fn go_info(s: &mut impl Wire, name: &str) -> Result<GoInfo, u32> {
     send_opt(s, OPT_GO, &info_data(name.len() as u32, name.as_bytes(), &[]));
-    let mut export = None;
+    let (mut export, mut block_sizes) = (None, None);
     loop {
         let (o, kind, data) = opt_reply(s);
         assert_eq!(o, OPT_GO, "reply to another option");
         match kind {
-            REP_ACK => return Ok(export.expect("NBD_INFO_EXPORT before the ACK")),
+            REP_ACK => return Ok(GoInfo { export: export.expect("NBD_INFO_EXPORT before the ACK"), block_sizes }),
             REP_INFO if data.len() == 12 && data[..2] == INFO_EXPORT.to_be_bytes() => {
                 let size = u64::from_be_bytes(data[2..10].try_into().expect("8 bytes"));
                 export = Some((size, u16::from_be_bytes([data[10], data[11]])));
+            }
+            REP_INFO if data.len() == 14 && data[..2] == INFO_BLOCK_SIZE.to_be_bytes() => {
+                let u = |i: usize| u32::from_be_bytes(data[i..i + 4].try_into().expect("4 bytes"));
+                block_sizes = Some((u(2), u(6), u(10)));
             }
             REP_INFO => {}
             e if e & (1 << 31) != 0 => return Err(e),
@@ -210,9 +235,15 @@ impl<S: Wire> Conn<S> {
         (read_u32(&mut self.s), read_u64(&mut self.s))
     }
 
-    /// A request and its reply; a successful read's data is returned.
+    /// A request without flags and its reply; a successful read's data is returned.
     pub fn call(&mut self, kind: u16, offset: u64, len: u32, payload: &[u8]) -> Result<Vec<u8>, u32> {
-        let cookie = self.send(0, kind, offset, len, payload);
+        self.request(rq(0, kind, offset, len), payload)
+    }
+
+    /// A request and its reply; a successful read's data is returned.
+    pub fn request(&mut self, req: Req, payload: &[u8]) -> Result<Vec<u8>, u32> {
+        let Req { flags, kind, offset, len } = req;
+        let cookie = self.send(flags, kind, offset, len, payload);
         let (error, got) = self.reply();
         assert_eq!(got, cookie, "reply to another request");
         if error != 0 {
@@ -233,10 +264,48 @@ impl<S: Wire> Conn<S> {
         }
     }
 
+    pub fn flush(&mut self) {
+        if let Err(e) = self.call(CMD_FLUSH, 0, 0, &[]) {
+            panic!("flush: errno {e}");
+        }
+    }
+
+    /// A request the server must refuse with one of `allowed`, keeping the stream in step.
+    pub fn refused(&mut self, what: &str, req: Req, payload: &[u8], allowed: &[u32]) {
+        match self.request(req, payload) {
+            Ok(_) => panic!("{what}: the server accepted it"),
+            Err(e) => assert!(allowed.contains(&e), "{what}: errno {e}, expected one of {allowed:?}"),
+        }
+    }
+
     pub fn disconnect(mut self) {
         self.send(0, CMD_DISC, 0, 0, &[]);
         let _ = self.s.flush();
     }
+}
+
+impl Conn<TcpStream> {
+    /// `NBD_CMD_DISC`, after which the server must close the connection.
+    pub fn disconnect_and_wait(mut self) {
+        self.send(0, CMD_DISC, 0, 0, &[]);
+        assert!(
+            closed_by_server(&mut self.s, Duration::from_secs(10)).is_some(),
+            "server kept the connection after NBD_CMD_DISC"
+        );
+    }
+}
+
+/// One request header's fields but the magic and the cookie.
+#[derive(Clone, Copy, Debug)]
+pub struct Req {
+    pub flags: u16,
+    pub kind: u16,
+    pub offset: u64,
+    pub len: u32,
+}
+
+pub const fn rq(flags: u16, kind: u16, offset: u64, len: u32) -> Req {
+    Req { flags, kind, offset, len }
 }
 
 /// A plaintext client in transmission on the default export.

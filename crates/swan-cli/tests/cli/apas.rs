@@ -1,0 +1,43 @@
+//! `swan apas`: both policies per period over a real trace, the JSON report, and every bad
+//! option named.
+
+use crate::{fails, num, ok, read, TempDir};
+use serde_json::Value;
+use std::path::Path;
+
+#[test]
+fn apas_runs_both_policies_per_period_and_names_bad_input() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces/tpcc-small.mqsim");
+    let trace = trace.to_str().unwrap();
+    let dir = TempDir::new("apas");
+    let json = dir.join("apas.json");
+    let args = ["apas", "--trace", trace, "--accel", "0.01", "--json", json.to_str().unwrap()];
+    let out = ok(&args);
+    assert!(out.contains("16 applications"), "{out}");
+    assert!(out.contains("apas_mean") && out.contains("hwsr_mean"), "{out}");
+    assert!(out.contains("apas: 6999 requests") && out.contains("hwsr: 6999 requests"), "{out}");
+    let v: Value = serde_json::from_str(&read(&json)).unwrap();
+    let reports = v.as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    for r in reports {
+        let rows = r["rows"].as_array().unwrap();
+        assert!(rows.len() >= 20, "{} periods", rows.len());
+        assert!(num(&r["summary"], "mean_ms") > 0.0);
+    }
+    // The paper's period: the whole trace in one.
+    let one = ok(&["apas", "--trace", trace, "--policy", "apas", "--period-s", "10000"]);
+    assert!(one.contains("1 periods of 10000 s"), "{one}");
+    let t = ["apas", "--trace", trace];
+    fails(&[&t[..], &["--policy", "lru"]].concat(), &["--policy 'lru'", "apas, hwsr or both"]);
+    fails(&[&t[..], &["--accel", "0"]].concat(), &["--accel 0", "positive"]);
+    fails(&[&t[..], &["--disks", "0"]].concat(), &["--disks 0"]);
+    fails(&[&t[..], &["--band-mib", "0.001"]].concat(), &["--band-mib 0.001", "4 KiB"]);
+    fails(&[&t[..], &["--period-s", "0"]].concat(), &["--period-s 0"]);
+    fails(&[&t[..], &["--cache-mib", "0"]].concat(), &["--cache-mib 0"]);
+    fails(&[&t[..], &["--cache-percent", "101"]].concat(), &["--cache-percent 101"]);
+    fails(&[&t[..], &["--chunk-mib", "0.001"]].concat(), &["--chunk-mib 0.001", "4 KiB"]);
+    fails(&[&t[..], &["--disk-fill", "full"]].concat(), &["--disk-fill 'full'", "auto or a fraction"]);
+    fails(&[&t[..], &["--disk-fill", "0.99"]].concat(), &["--disk-fill 0.99", "spare bands"]);
+    fails(&[&t[..], &["--cache-mib", "0.01"]].concat(), &["cache", "16 applications"]);
+    fails(&["apas", "--trace", "/nonexistent/trace.csv"], &["/nonexistent/trace.csv"]);
+}
