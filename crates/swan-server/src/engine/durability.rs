@@ -17,8 +17,8 @@
 //! engine recovers what is durable in-process and goes on ([`super::resume`]).
 
 use super::error::EngineError;
+use super::full_stop::FullStop;
 use super::member_io::MemberIo;
-use super::resume::FullStop;
 use crate::checkpoint::{self, CheckpointError};
 use crate::journal::{self, Ring};
 use crate::member::{Member, MemberError, Op, BLOCK};

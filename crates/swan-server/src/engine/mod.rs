@@ -28,6 +28,7 @@ mod crcs;
 mod durability;
 mod error;
 mod executor;
+mod full_stop;
 mod gc;
 mod gc_verify;
 mod member_io;

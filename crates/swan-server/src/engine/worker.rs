@@ -18,9 +18,10 @@
 //! batch is left in flight and its journal record and replies wait a round, for the next
 //! batch's planning, rather than the engine waiting for the device ([`InFlight`]).
 
+use super::full_stop::Probe;
 use super::gc::{GcRunner, Step};
 use super::replies::Replies;
-use super::resume::{recover_in_place, Probe};
+use super::resume::recover_in_place;
 use super::status::StatusReport;
 use super::store::Store;
 use super::{EngineError, Msg};
