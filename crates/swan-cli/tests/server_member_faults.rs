@@ -265,14 +265,9 @@ impl Drop for Tmpfs {
     }
 }
 
-#[test]
-fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
-    require("nbdcopy", "libnbd-bin");
-    require("nbdinfo", "libnbd-bin");
-    require("nbdkit", "nbdkit");
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    // 6 sparse members of 32 MiB (192 MiB) on 48 MiB: room for what is written first.
+/// A swan5 array (2 R-groups x 3) of 6 sparse members of 32 MiB (192 MiB) on a 48 MiB tmpfs
+/// under `d`: room for what is written first, not for the whole volume.
+fn swan5_on_a_small_tmpfs(d: &Path) -> (Tmpfs, Vec<PathBuf>) {
     let fs = Tmpfs::mount(&d.join("fs"), "48M");
     let members: Vec<PathBuf> = (0..6).map(|i| fs.0.join(format!("m{i}"))).collect();
     let mut args =
@@ -280,6 +275,17 @@ fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
     args.extend(members.iter().map(|m| m.to_str().unwrap()));
     let out = swan(&args, d);
     assert!(out.status.success(), "{}", describe("swan create", &out));
+    (fs, members)
+}
+
+#[test]
+fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    require("nbdkit", "nbdkit");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (fs, members) = swan5_on_a_small_tmpfs(d);
     let chunk = 8 << 20;
     let a = SplitMix64(11).bytes(chunk);
     let b = SplitMix64(12).bytes(chunk);
@@ -358,14 +364,7 @@ fn a_full_member_file_system_resumes_by_itself_once_space_returns() {
     require("nbdkit", "nbdkit");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // 6 sparse members of 32 MiB (192 MiB) on 48 MiB, as above.
-    let fs = Tmpfs::mount(&d.join("fs"), "48M");
-    let members: Vec<PathBuf> = (0..6).map(|i| fs.0.join(format!("m{i}"))).collect();
-    let mut args =
-        vec!["create", "--scheme", "swan5", "--rgroups", "2", "--ssds-per-rgroup", "3", "--member-size", "32M"];
-    args.extend(members.iter().map(|m| m.to_str().unwrap()));
-    let out = swan(&args, d);
-    assert!(out.status.success(), "{}", describe("swan create", &out));
+    let (fs, members) = swan5_on_a_small_tmpfs(d);
     let chunk = 8 << 20;
     let (a, b, c) = (SplitMix64(21).bytes(chunk), SplitMix64(22).bytes(chunk), SplitMix64(23).bytes(chunk));
     for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
