@@ -17,14 +17,21 @@
 //! Cost: intervals that end before the caller's `now` can never matter again (callers
 //! submit in non-decreasing `now`, and no data is ready before its submission) and are
 //! dropped, so the calendar holds only the transfers still in flight; fitting and
-//! inserting are linear in that number.
+//! inserting are linear in that number. Dropping moves a start index rather than the
+//! intervals behind it: every transfer prunes first, so shifting the vector each time cost
+//! more than the fitting.
 
 use crate::Nanos;
+
+/// Dead intervals kept before they are dropped in one go.
+const COMPACT_AT: usize = 64;
 
 /// Busy intervals of one wire, sorted and disjoint (touching intervals are merged).
 #[derive(Clone, Debug, Default)]
 pub struct Calendar {
+    /// The intervals from `head` on are live; those before it ended and wait to be dropped.
     busy: Vec<(Nanos, Nanos)>,
+    head: usize,
     /// Total time ever reserved: the wire's utilisation over a run is this over the run's length.
     reserved_ns: Nanos,
 }
@@ -34,19 +41,27 @@ impl Calendar {
         Self::default()
     }
 
+    /// The live intervals, sorted and disjoint.
+    fn live(&self) -> &[(Nanos, Nanos)] {
+        &self.busy[self.head..]
+    }
+
     /// Forgets intervals that ended at or before `now`.
     pub fn prune(&mut self, now: Nanos) {
-        let stale = self.busy.partition_point(|&(_, end)| end <= now);
-        if stale > 0 {
-            self.busy.drain(..stale);
+        self.head += self.live().partition_point(|&(_, end)| end <= now);
+        // Drop the dead prefix once it outweighs the live part: amortised constant per interval.
+        if self.head >= COMPACT_AT && self.head * 2 >= self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
         }
     }
 
     /// The earliest start `>= ready` at which the wire is idle for `dur`.
     pub fn fit(&self, ready: Nanos, dur: Nanos) -> Nanos {
         let mut start = ready;
-        let first = self.busy.partition_point(|&(_, end)| end <= ready);
-        for &(b, e) in &self.busy[first..] {
+        let live = self.live();
+        let first = live.partition_point(|&(_, end)| end <= ready);
+        for &(b, e) in &live[first..] {
             if start + dur <= b {
                 break;
             }
@@ -63,10 +78,10 @@ impl Calendar {
         }
         let end = start + dur;
         self.reserved_ns += dur;
-        let i = self.busy.partition_point(|&(b, _)| b < start);
-        debug_assert!(i == 0 || self.busy[i - 1].1 <= start, "overlaps the interval before");
+        let i = self.head + self.live().partition_point(|&(b, _)| b < start);
+        debug_assert!(i == self.head || self.busy[i - 1].1 <= start, "overlaps the interval before");
         debug_assert!(i == self.busy.len() || end <= self.busy[i].0, "overlaps the interval after");
-        let joins_prev = i > 0 && self.busy[i - 1].1 == start;
+        let joins_prev = i > self.head && self.busy[i - 1].1 == start;
         let joins_next = i < self.busy.len() && self.busy[i].0 == end;
         match (joins_prev, joins_next) {
             (true, true) => {
@@ -75,6 +90,11 @@ impl Calendar {
             }
             (true, false) => self.busy[i - 1].1 = end,
             (false, true) => self.busy[i].0 = start,
+            // Before every live interval: reuse a dead slot rather than shift the rest.
+            (false, false) if i == self.head && self.head > 0 => {
+                self.head -= 1;
+                self.busy[self.head] = (start, end);
+            }
             (false, false) => self.busy.insert(i, (start, end)),
         }
     }
@@ -88,9 +108,10 @@ impl Calendar {
 
     /// The first idle stretch at or after `t`: its start and end (`Nanos::MAX` if open).
     fn next_gap(&self, t: Nanos) -> (Nanos, Nanos) {
-        let i = self.busy.partition_point(|&(b, _)| b <= t);
-        let start = if i > 0 { t.max(self.busy[i - 1].1) } else { t };
-        let end = self.busy.get(i).map_or(Nanos::MAX, |&(b, _)| b);
+        let live = self.live();
+        let i = live.partition_point(|&(b, _)| b <= t);
+        let start = if i > 0 { t.max(live[i - 1].1) } else { t };
+        let end = live.get(i).map_or(Nanos::MAX, |&(b, _)| b);
         (start, end)
     }
 
@@ -112,7 +133,7 @@ impl Calendar {
 
     /// When the last reservation ends (0 if none is held).
     pub fn busy_until(&self) -> Nanos {
-        self.busy.last().map_or(0, |&(_, e)| e)
+        self.live().last().map_or(0, |&(_, e)| e)
     }
 
     /// Total time reserved so far.
@@ -122,11 +143,11 @@ impl Calendar {
 
     /// Intervals currently held (in flight or in the future).
     pub fn len(&self) -> usize {
-        self.busy.len()
+        self.busy.len() - self.head
     }
 
     pub fn is_empty(&self) -> bool {
-        self.busy.is_empty()
+        self.len() == 0
     }
 }
 
