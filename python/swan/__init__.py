@@ -85,7 +85,7 @@ def plan(**options: Any) -> dict:
 
 def read_trace(path: str | os.PathLike, format: str | None = None):
     """A block trace as a DataFrame (time_ns, device, offset, size, read), read by swan's
-    own readers; the format (msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics) is
+    own readers; the format (msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics, etw) is
     guessed from the first lines when not given. `frame.attrs["format"]` says which."""
     import pandas as pd
 

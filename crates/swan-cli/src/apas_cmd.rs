@@ -32,7 +32,8 @@ pub struct ApasArgs {
     /// The block trace to replay.
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
-    /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse or cloudphysics
+    /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse, cloudphysics or etw
+    /// (Microsoft's xperf dumps: Exchange, production servers, TPC-E; alias ms-etw)
     /// (guessed from the extension, then the content, when not given).
     #[arg(long, alias = "trace-format")]
     pub format: Option<TraceFormat>,

@@ -33,7 +33,8 @@ pub struct ReplayArgs {
     /// The server: nbd://HOST[:PORT][/EXPORT] or nbd+unix:///[EXPORT]?socket=PATH.
     #[arg(long, value_name = "URI")]
     pub nbd: String,
-    /// msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics (default: guessed, and said so).
+    /// msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics, etw (Microsoft's xperf dumps
+    /// of Exchange, production servers, TPC-E; alias ms-etw); default: guessed, and said so.
     #[arg(long, value_name = "FORMAT")]
     pub trace_format: Option<TraceFormat>,
     /// recorded (the trace's times, in wall-clock time), accel=N (times divided by N) or

@@ -186,7 +186,8 @@ pub struct SimArgs {
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// The trace's format: msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics
+    /// The trace's format: msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics, etw
+    /// (Microsoft's xperf dumps: Exchange, production servers, TPC-E; alias ms-etw)
     /// (default: guessed from the extension, then the content, and said so).
     #[arg(long, value_name = "FORMAT", requires = "trace")]
     pub trace_format: Option<TraceFormat>,

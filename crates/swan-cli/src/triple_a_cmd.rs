@@ -35,7 +35,8 @@ pub struct TripleAArgs {
     /// Replay this block trace instead of the micro-benchmark (closed loop, looped; --help says how).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["hot", "share", "hot_pages", "one_switch", "rw", "write_share", "rate"])]
     pub trace: Option<PathBuf>,
-    /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse or cloudphysics
+    /// The trace's format: msr, heimdall, mqsim, spc, disksim, blkparse, cloudphysics or etw
+    /// (Microsoft's xperf dumps: Exchange, production servers, TPC-E; alias ms-etw)
     /// (guessed from the extension, then the content, when not given).
     #[arg(long, alias = "trace-format", requires = "trace")]
     pub format: Option<TraceFormat>,

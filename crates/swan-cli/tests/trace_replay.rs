@@ -1,6 +1,6 @@
 //! Trace replay end to end, with the real binary: every trace in the traces directory
 //! (`SWAN_TRACES`, default the repository's `data/traces`) and the fixtures of
-//! `tests/fixtures` (DiskSim, SPC, blkparse, which have no real excerpt there)
+//! `tests/fixtures` (DiskSim, SPC, blkparse, Microsoft ETW, which have no real excerpt there)
 //!
 //! - through `swan sim --trace` on a small array, closed loop and as recorded: every request
 //!   replayed, the statement (format, policy, span, volume) printed and in summary.json;
@@ -30,7 +30,7 @@ fn traces_dir() -> PathBuf {
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    ["small.disksim", "small.spc", "small.blkparse"].iter().map(|f| dir.join(f)).collect()
+    ["small.disksim", "small.spc", "small.blkparse", "small-etw.csv"].iter().map(|f| dir.join(f)).collect()
 }
 
 /// The traces (every file but README.md).
@@ -158,11 +158,16 @@ fn with_bad_line(src: &Path, at: usize, bad: &str, dir: &Path) -> PathBuf {
 #[test]
 fn malformed_lines_are_errors_naming_file_and_line_unless_skipped() {
     let dir = tmpdir("bad");
-    let [disksim, spc, blkparse] = <[PathBuf; 3]>::try_from(fixtures()).unwrap();
+    let [disksim, spc, blkparse, etw] = <[PathBuf; 4]>::try_from(fixtures()).unwrap();
     let cases = [
         (with_bad_line(&disksim, 30, "12.5 0 100 8 read", dir.path()), 30, "field 5 (flags)"),
         (with_bad_line(&spc, 7, "0,100,4096,X,0.5", dir.path()), 7, "field 4 (Opcode)"),
         (with_bad_line(&blkparse, 12, "  8,0    0   99  0.5  1  D   W 100 + eight [dd]", dir.path()), 12, "field 10"),
+        (
+            with_bad_line(&etw, 20, "DiskWrite, 1100000, System (   4), 88, 0x1, 0x1000, 0x2ZZ, 5, 0", dir.path()),
+            20,
+            "field 7 (IOSize)",
+        ),
     ];
     for (file, line, what) in &cases {
         let mut cmd = Command::new(SWAN);

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `swan` binary's offline commands, a module a command: help and
 //! the binary as a whole, `sim` output files (crates/swan-sim/OUTPUT.md) and determinism,
-//! `sim`'s refusals of bad input, `report`, `plan`, `repro`, `triple-a` and `apas`. Every
+//! `sim`'s refusals of bad input, `report`, `plan`, `repro`, `triple-a`, `apas`, and an ETW
+//! trace through the commands that replay traces. Every
 //! refusal is a clear message and a failing status, never a panic.
 //!
 //! Every run is small: 8 SSDs of 256 MiB (the smallest the SATA preset accepts) and a
@@ -17,6 +18,7 @@ mod report;
 mod repro;
 mod sim;
 mod sim_errors;
+mod trace_etw;
 mod triple_a;
 
 use common::{assert_failed, assert_no_panic, describe, run, text, SWAN};

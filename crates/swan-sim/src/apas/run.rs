@@ -192,6 +192,9 @@ impl ApasTrace {
             cfg.chunk_bytes.unwrap_or(cfg.band_bytes) as f64 / f64::from(1u32 << 20),
             cfg.seed,
         );
+        if let Some(note) = s.other_events_note() {
+            out += &format!("\n  {note}");
+        }
         if let Some(w) = self.application_warning() {
             out += &format!("\nwarning: {w}");
         }

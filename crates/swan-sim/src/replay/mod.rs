@@ -34,6 +34,7 @@ pub use windows::{parse_windows, read_windows, Window, WindowIndex, WindowsError
 
 use crate::trace::{AddressPolicy, ParseError, TraceError, TraceFormat};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -170,6 +171,10 @@ pub struct ReplayReport {
     pub trace_duration_s: f64,
     /// Whether `max_requests` cut the trace short.
     pub truncated: bool,
+    /// Lines of event types without a request, by type (ETW dumps: `DiskReadInit`,
+    /// `DiskFlush`, `FileIoRead`, …); not malformed lines.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_events: BTreeMap<String, u64>,
 }
 
 impl ReplayReport {
@@ -192,6 +197,9 @@ impl ReplayReport {
             "  lines: {} read, {} malformed skipped; {} records without data not replayed\n",
             self.lines, self.skipped_lines, self.empty_records
         );
+        if let Some(note) = scan::other_events_note(&self.other_events) {
+            s += &format!("  {note}\n");
+        }
         s += &format!(
             "  {} records not aligned to 4 KiB expanded to the blocks covering them; {} records over {} cut into {} requests in all\n",
             self.unaligned_records,
@@ -268,7 +276,7 @@ pub enum ReplayError {
         source: io::Error,
     },
     #[error(
-        "{}: cannot tell the trace format from its extension or its first {lines} lines; give --trace-format msr|spc|mqsim|disksim|blkparse|heimdall|cloudphysics",
+        "{}: cannot tell the trace format from its extension or its first {lines} lines; give --trace-format msr|spc|mqsim|disksim|blkparse|heimdall|cloudphysics|etw",
         .path.display()
     )]
     UnknownFormat { path: PathBuf, lines: usize },

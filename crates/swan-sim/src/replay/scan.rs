@@ -4,7 +4,7 @@
 use super::{mapping_note, ReplayError, ReplayReport, ReplaySpec, Replayer, MAX_REQUEST_BLOCKS};
 use crate::trace::{self, TraceFormat, TraceOp, TraceReader, BLOCK_BYTES};
 use flate2::read::MultiGzDecoder;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -39,6 +39,27 @@ pub struct TraceScan {
     pub application_warning: Option<String>,
     /// `max_requests` stopped the scan before the end of the file.
     pub truncated: bool,
+    /// Lines of event types without a request, by type (ETW dumps; see
+    /// [`crate::trace::TraceReader::other_events`]).
+    pub other_events: BTreeMap<String, u64>,
+}
+
+impl TraceScan {
+    /// `DiskFlush 2, DiskReadInit 5, …`: the event types passed over, for the statements;
+    /// `None` when there were none.
+    pub fn other_events_note(&self) -> Option<String> {
+        other_events_note(&self.other_events)
+    }
+}
+
+/// The note of [`TraceScan::other_events_note`] for a count by event type.
+pub fn other_events_note(events: &BTreeMap<String, u64>) -> Option<String> {
+    if events.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = events.iter().map(|(event, n)| format!("{event} {n}")).collect();
+    let lines: u64 = events.values().sum();
+    Some(format!("{lines} lines of events without a request passed over: {}", list.join(", ")))
 }
 
 impl TraceScan {
@@ -89,6 +110,7 @@ impl TraceScan {
         s.devices = devices.len() as u64;
         s.application_names = reader.applications().names().to_vec();
         s.application_warning = reader.applications().warning();
+        s.other_events = reader.other_events().clone();
         Ok(s)
     }
 }
@@ -188,6 +210,7 @@ impl OpenTrace {
             write_bytes: s.write_bytes,
             trace_duration_s: s.duration_ns as f64 / 1e9,
             truncated: s.truncated,
+            other_events: s.other_events.clone(),
         }
     }
 }
@@ -195,7 +218,7 @@ impl OpenTrace {
 /// The format of the trace at `path`, and what the guess rested on.
 ///
 /// A file extension naming a format (`.msr`, `.spc`, `.mqsim`, `.disksim`, `.blkparse`,
-/// `.blktrace`, `.heimdall`, `.cloudphysics`) is taken if the first lines parse in it — it
+/// `.blktrace`, `.heimdall`, `.cloudphysics`, `.etw`) is taken if the first lines parse in it — it
 /// settles the whitespace formats, which look alike. Otherwise the content decides
 /// ([`trace::detect`] over the first non-blank lines, or the format most of them are
 /// detected as). Nothing fitting is an error asking for `--trace-format`.

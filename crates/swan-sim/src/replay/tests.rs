@@ -160,6 +160,12 @@ fn formats_are_guessed_from_extension_then_content() {
     // An extension whose format does not fit falls back to the content.
     let m = trace_file("y.heimdall", "128166385295514663,hm,0,Write,9056014336,2048,2833\n");
     assert_eq!(guess_format(&m).unwrap().0, TraceFormat::Msr);
+    // ETW: by the extension .etw, or by its first lines under the traces' own .csv.
+    let etw = "BeginHeader\nEndHeader\nDiskRead, 10, System (   4), 8, 0x1, 0x2000, 0x1000, 9, 0\n";
+    let e = trace_file("x.etw", etw);
+    assert_eq!(guess_format(&e).unwrap(), (TraceFormat::Etw, "guessed from the extension .etw".into()));
+    let e = trace_file("Exchange.trace.csv", etw);
+    assert_eq!(guess_format(&e).unwrap(), (TraceFormat::Etw, "guessed from the first 3 lines".into()));
     let bad = trace_file("z.trace", "hello world\n");
     assert!(guess_format(&bad).unwrap_err().to_string().contains("give --trace-format"));
     let empty = trace_file("empty.csv", "version,time,op,size,lbn\n");
@@ -331,4 +337,30 @@ fn a_gzipped_trace_replays_as_the_plain_one() {
     let fake = trace_file("fake.blkparse.gz", text);
     let e = open(&spec(&fake, ReplayMode::Recorded)).unwrap_err();
     assert!(e.to_string().contains("fake.blkparse.gz"), "{e}");
+}
+
+#[test]
+fn an_etw_statement_counts_the_events_passed_over() {
+    // Two disks, a flush and the issue events: the requests are the DiskRead and DiskWrite
+    // lines; the others are counted by type, not as malformed lines.
+    let text =
+        "BeginHeader\nDiskRead, TimeStamp, Process Name ( PID), ThreadID, IrpPtr, ByteOffset, IOSize\nEndHeader\n\
+                DiskReadInit, 10, store.exe ( 1234), 8, 0x1\n\
+                DiskRead, 12, store.exe ( 1234), 8, 0x1, 0x2000, 0x1000, 2, 3\n\
+                DiskFlush, 20, System (   4), 8, 0x2, 1, 0, 0x0, 1, Normal\n\
+                DiskWrite, 1012, System (   4), 8, 0x3, 0x0, 0x2000, 5, 0, 0x0, 4, Normal, 0x0, 0x0, \n";
+    let p = trace_file("apps.etw", text);
+    let t = open(&spec(&p, ReplayMode::Recorded)).unwrap();
+    assert_eq!(t.scan.application_names, ["disk 3", "disk 0"]);
+    assert_eq!((t.scan.reads, t.scan.writes, t.scan.duration_ns), (1, 1, 1_000_000));
+    let report = t.report(&spec(&p, ReplayMode::Recorded), 100);
+    let statement = report.statement();
+    assert!(statement.contains("0 malformed skipped"), "{statement}");
+    assert!(
+        statement.contains("2 lines of events without a request passed over: DiskFlush 1, DiskReadInit 1"),
+        "{statement}"
+    );
+    assert!(statement.contains("2 applications by the trace's DiskNum (the disk)"), "{statement}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["other_events"]["DiskFlush"], 1);
 }

@@ -3,9 +3,9 @@
 //! Apas (and any per-application policy) needs to know whose request it is. The formats name
 //! their source differently: SPC/UMass the ASU, MSR Cambridge a host and a disk on it (the
 //! volume `hm_0` is host `hm`, disk 0: disk numbers repeat across hosts, so the pair is the
-//! key), MQSim, DiskSim and Heimdall a device number, blkparse the `maj,min` device. The
-//! [`TraceReader`](super::TraceReader) numbers the keys 0, 1, 2, … in order of first
-//! appearance, so the same trace always gives the same ids. A format with no such field
+//! key), MQSim, DiskSim and Heimdall a device number, blkparse the `maj,min` device,
+//! Microsoft's ETW dumps the DiskNum. The [`TraceReader`](super::TraceReader) numbers the keys
+//! 0, 1, 2, … in order of first appearance, so the same trace always gives the same ids. A format with no such field
 //! (CloudPhysics: one virtual disk per file) gives every request application 0 and says so
 //! through [`ApplicationIds::warning`], for the caller to report: requests are never merged
 //! silently.
@@ -31,6 +31,9 @@ impl TraceFormat {
             TraceFormat::MqSim | TraceFormat::DiskSim | TraceFormat::Heimdall => Some("device"),
             TraceFormat::Blkparse => Some("maj,min device"),
             TraceFormat::CloudPhysics => None,
+            // The traces record several disks of one server: the disk stands for the
+            // application using it, as the issues ask ("use the trace's device number").
+            TraceFormat::Etw => Some("DiskNum (the disk)"),
         }
     }
 }
@@ -64,7 +67,7 @@ impl ApplicationIds {
         self.names.len() as u64
     }
 
-    /// Application names by id (`hm_0`, `ASU 1`, `device 3`, `8,16`; `all` without ids).
+    /// Application names by id (`hm_0`, `ASU 1`, `device 3`, `8,16`, `disk 2`; `all` without ids).
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -86,6 +89,7 @@ fn name(format: TraceFormat, host: &str, device: u32) -> String {
         TraceFormat::Msr => format!("{host}_{device}"),
         TraceFormat::Spc => format!("ASU {device}"),
         TraceFormat::Blkparse => format!("{},{}", device >> 20, device & ((1 << 20) - 1)),
+        TraceFormat::Etw => format!("disk {device}"),
         _ => format!("device {device}"),
     }
 }

@@ -14,9 +14,12 @@
 //! | blkparse text | [`blkparse`] | `sec.nsec` → ns | sector × 512 |
 //! | Heimdall text | [`heimdall`] | decimal ms × 10⁶ | bytes |
 //! | CloudPhysics CSV | [`cloudphysics`] | integer seconds × 10⁹ | lbn × 512 |
+//! | Microsoft ETW (xperf) CSV | [`etw`] | decimal µs × 10³ | hex bytes |
 //!
 //! [`TraceReader`] also numbers each record's issuing application ([`apps`]): ASU, MSR volume
-//! (host and disk), device; CloudPhysics has none and is one application, with a warning.
+//! (host and disk), device, ETW DiskNum; CloudPhysics has none and is one application, with a
+//! warning. For ETW dumps it also passes over the header block and counts the lines of every
+//! other event type ([`TraceReader::other_events`]).
 //!
 //! Decimal times are converted exactly (no floating point); digits finer than 1 ns are
 //! truncated. Parsers return the format's own (absolute) time; [`TraceReader`] subtracts the
@@ -26,6 +29,7 @@ pub mod apps;
 pub mod blkparse;
 pub mod cloudphysics;
 pub mod disksim;
+pub mod etw;
 pub mod heimdall;
 pub mod mqsim;
 pub mod msr;
@@ -34,6 +38,7 @@ pub mod spc;
 pub use apps::ApplicationIds;
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::BufRead;
 use std::str::FromStr;
@@ -121,10 +126,11 @@ pub enum TraceFormat {
     Blkparse,
     Heimdall,
     CloudPhysics,
+    Etw,
 }
 
 impl TraceFormat {
-    pub const ALL: [TraceFormat; 7] = [
+    pub const ALL: [TraceFormat; 8] = [
         TraceFormat::Msr,
         TraceFormat::Spc,
         TraceFormat::MqSim,
@@ -132,6 +138,7 @@ impl TraceFormat {
         TraceFormat::Blkparse,
         TraceFormat::Heimdall,
         TraceFormat::CloudPhysics,
+        TraceFormat::Etw,
     ];
 
     /// The name [`FromStr`] accepts.
@@ -144,6 +151,7 @@ impl TraceFormat {
             TraceFormat::Blkparse => "blkparse",
             TraceFormat::Heimdall => "heimdall",
             TraceFormat::CloudPhysics => "cloudphysics",
+            TraceFormat::Etw => "etw",
         }
     }
 
@@ -157,6 +165,7 @@ impl TraceFormat {
             TraceFormat::Blkparse => blkparse::parse_line(line),
             TraceFormat::Heimdall => heimdall::parse_line(line),
             TraceFormat::CloudPhysics => cloudphysics::parse_line(line),
+            TraceFormat::Etw => etw::parse_line(line),
         }
     }
 }
@@ -170,15 +179,22 @@ impl fmt::Display for TraceFormat {
 impl FromStr for TraceFormat {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        if s.eq_ignore_ascii_case("ms-etw") {
+            return Ok(TraceFormat::Etw);
+        }
         TraceFormat::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
-            format!("unknown trace format '{s}': expected msr, spc, mqsim, disksim, blkparse, heimdall or cloudphysics")
+            format!(
+                "unknown trace format '{s}': expected msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics or etw"
+            )
         })
     }
 }
 
 /// Guesses the format from the first lines of a trace (best effort).
 ///
-/// Candidates are tried in the order CloudPhysics, MSR, SPC, blkparse, MQSim, Heimdall,
+/// An ETW dump is recognised by its own words ([`etw::looks_like`]: `BeginHeader`, or an
+/// event such as `DiskRead,` or `FileIoCreate,` first on a line): its header block can be
+/// longer than the lines looked at, so it need not hold a request. Other candidates are tried in the order CloudPhysics, MSR, SPC, blkparse, MQSim, Heimdall,
 /// DiskSim; the first whose parser accepts *every* given line without error and finds at least
 /// one request wins. The comma formats differ in field count and op spelling, so they rarely
 /// collide. The three 5-column whitespace formats are ambiguous by nature: integer times are
@@ -186,6 +202,9 @@ impl FromStr for TraceFormat {
 /// when every offset and size is a multiple of 512 bytes (it counts bytes), DiskSim otherwise
 /// (it counts sectors). Returns `None` when nothing fits; pass a format explicitly then.
 pub fn detect(first_lines: &[&str]) -> Option<TraceFormat> {
+    if etw::looks_like(first_lines) {
+        return Some(TraceFormat::Etw);
+    }
     const ORDER: [TraceFormat; 7] = [
         TraceFormat::CloudPhysics,
         TraceFormat::Msr,
@@ -230,6 +249,9 @@ pub struct TraceReader<R> {
     buf: Vec<u8>,
     done: bool,
     apps: ApplicationIds,
+    /// Inside an ETW dump's header block (its lines are passed over unparsed).
+    in_header: bool,
+    other_events: BTreeMap<String, u64>,
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -244,6 +266,37 @@ impl<R: BufRead> TraceReader<R> {
             buf: Vec::new(),
             done: false,
             apps: ApplicationIds::new(format),
+            in_header: false,
+            other_events: BTreeMap::new(),
+        }
+    }
+
+    /// Lines of event types that carry no request, by type, passed over so far (ETW dumps:
+    /// `DiskReadInit`, `DiskFlush`, `FileIoRead`, …; empty for the other formats).
+    pub fn other_events(&self) -> &BTreeMap<String, u64> {
+        &self.other_events
+    }
+
+    /// ETW: whether `text` is in the header block (or one of its markers), which is skipped
+    /// whatever its lines hold; counts the event type of a line without a request.
+    fn etw_pass_over(&mut self, text: &str) -> bool {
+        match text.trim() {
+            "BeginHeader" => self.in_header = true,
+            "EndHeader" => self.in_header = false,
+            _ if self.in_header => {}
+            _ => return false,
+        }
+        true
+    }
+
+    fn count_other_event(&mut self, text: &str) {
+        if let Some(event) = etw::skipped_event(text) {
+            match self.other_events.get_mut(event) {
+                Some(n) => *n += 1,
+                None => {
+                    self.other_events.insert(event.to_string(), 1);
+                }
+            }
         }
     }
 
@@ -286,17 +339,25 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             }
             self.line_no += 1;
             let line = self.line_no;
-            let parsed = match std::str::from_utf8(&self.buf) {
+            let etw = self.format == TraceFormat::Etw;
+            let buf = std::mem::take(&mut self.buf);
+            let parsed = match std::str::from_utf8(&buf) {
+                Ok(text) if etw && self.etw_pass_over(text) => Ok(None),
                 Ok(text) => match self.format.parse_line(text) {
                     Ok(Some(mut record)) => {
                         let host = if self.format == TraceFormat::Msr { msr::hostname(text) } else { "" };
                         record.app = self.apps.id(host, record.device);
                         Ok(Some(record))
                     }
+                    Ok(None) if etw => {
+                        self.count_other_event(text);
+                        Ok(None)
+                    }
                     other => other.map_err(|error| TraceError::Parse { line, error }),
                 },
                 Err(_) => Err(TraceError::Utf8 { line }),
             };
+            self.buf = buf;
             match parsed {
                 Ok(Some(mut record)) => {
                     let base = *self.base_ns.get_or_insert(record.time_ns);
@@ -518,13 +579,14 @@ mod tests {
             assert_eq!(f.to_string(), f.name());
         }
         assert_eq!("MSR".parse::<TraceFormat>().unwrap(), TraceFormat::Msr);
+        assert_eq!("ms-etw".parse::<TraceFormat>().unwrap(), TraceFormat::Etw);
         assert!("csv".parse::<TraceFormat>().unwrap_err().contains("expected msr, spc"));
     }
 
     #[test]
     fn detect_formats() {
         use TraceFormat::*;
-        let cases: [(&[&str], Option<TraceFormat>); 9] = [
+        let cases: [(&[&str], Option<TraceFormat>); 11] = [
             (&["128000000000000000,web,2,Read,1048576,8192,1500"], Some(Msr)),
             (&["0,20000,8192,W,0.551706", "1,20008,512,r,0.6"], Some(Spc)),
             (&["1000 2 100 8 1", "2000 2 108 8 0"], Some(MqSim)),
@@ -538,6 +600,16 @@ mod tests {
                 Some(Blkparse),
             ),
             (&["version,time,op,size,lbn", "1,5,28,512,0"], Some(CloudPhysics)),
+            (
+                &[
+                    "BeginHeader",
+                    "DiskRead, TimeStamp, Process Name ( PID), ThreadID, IrpPtr, ByteOffset, IOSize, ElapsedTime, DiskNum",
+                    "EndHeader",
+                    "DiskRead, 100, System (   4), 8, 0x1, 0x2000, 0x1000, 9, 0",
+                ],
+                Some(Etw),
+            ),
+            (&["DiskWriteInit, 100, System (   4), 8, 0xfffffa80"], Some(Etw)),
             (&["hello world"], None),
             (&[], None),
         ];

@@ -90,12 +90,13 @@ impl TraceWorkload {
         let base = Self::base_page(layout, seed);
         let span_pages = s.span_bytes.div_ceil(BLOCK_BYTES);
         let wraps = base.saturating_add(span_pages) > pages;
+        let other_events = s.other_events_note().map(|n| format!("\n  {n}")).unwrap_or_default();
         format!(
             "trace {}: {} format ({}), {} requests ({} reads, {} writes; {} read, {} written)\n  \
              closed loop of depth {}, the trace's order kept and its timestamps ignored, looped from its \
              first request when it ends\n  \
              addresses: 4 KiB pages covering each request; the trace spans {}, the array holds {}; trace page 0 \
-             is array page {base} (chunk {}, chosen by seed {seed}); {}",
+             is array page {base} (chunk {}, chosen by seed {seed}); {}{other_events}",
             self.trace.path.display(),
             self.trace.format,
             self.trace.format_from,
