@@ -407,11 +407,12 @@ impl SimArgs {
         let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
         let volume = array.build()?.volume_blocks();
         if region > volume {
+            // Rounded down, so that the value suggested is one that fits.
+            let fits = (volume as f64 / (array.member_blocks * data_members) as f64 * 1e4).floor() / 1e4;
             bail!(
-                "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {:.2} or less",
+                "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {fits:.4} or less",
                 self.working_set,
                 kind,
-                volume as f64 / (array.member_blocks * data_members) as f64
             );
         }
         Ok(region)

@@ -35,6 +35,32 @@ fn sim_working_set_out_of_range() {
 }
 
 #[test]
+fn sim_working_set_beyond_the_volume_suggests_one_that_fits() {
+    // 0.95 of the raw capacity is more than swan0 exposes with its default 10 % spare.
+    let stderr = sim_fails(&["--working-set", "0.95"], &["--working-set 0.95 covers", "or less"]);
+    let suggested = stderr
+        .split("use --working-set ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no value suggested in: {stderr}"));
+    let tmp = TempDir::new("working-set");
+    let out = tmp.join("run");
+    let out = out.to_str().expect("utf-8 temp path");
+    ok(&[
+        "sim",
+        "--ssd-capacity",
+        "256MiB",
+        "--footprint",
+        "0.05",
+        "--quiet",
+        "--working-set",
+        suggested,
+        "--out",
+        out,
+    ]);
+}
+
+#[test]
 fn sim_bad_ssd_variation_names_the_option() {
     sim_fails(&["--ssd-speed-spread", "-0.2"], &["--ssd-speed-spread -0.2", "σ in [0, 1]"]);
     sim_fails(&["--ssd-slow-fraction", "1.5"], &["--ssd-slow-fraction 1.5", "[0, 1)"]);
