@@ -27,7 +27,27 @@ fn apas_runs_both_policies_per_period_and_names_bad_input() {
     // The paper's period: the whole trace in one.
     let one = ok(&["apas", "--trace", trace, "--policy", "apas", "--period-s", "10000"]);
     assert!(one.contains("1 periods of 10000 s"), "{one}");
+    // The experiment knobs say so before the run.
+    let exp = ok(&[
+        "apas",
+        "--trace",
+        trace,
+        "--accel",
+        "0.01",
+        "--policy",
+        "hwsr",
+        "--hwsr-whole-bands-only",
+        "--fill-headroom",
+        "0.5",
+    ]);
+    assert!(exp.contains("experiment: HWSR's greedy cleaner leaves partly written bands out"), "{exp}");
+    assert!(exp.contains("experiment: each disk starts 0.5 of the trace's writes"), "{exp}");
     let t = ["apas", "--trace", trace];
+    fails(&[&t[..], &["--fill-headroom", "-1"]].concat(), &["--fill-headroom -1", "≥ 0"]);
+    fails(
+        &[&t[..], &["--fill-headroom", "0.5", "--disk-fill", "0.5"]].concat(),
+        &["--fill-headroom", "--disk-fill auto only"],
+    );
     fails(&[&t[..], &["--policy", "lru"]].concat(), &["--policy 'lru'", "apas, hwsr or both"]);
     fails(&[&t[..], &["--accel", "0"]].concat(), &["--accel 0", "positive"]);
     fails(&[&t[..], &["--disks", "0"]].concat(), &["--disks 0"]);
