@@ -61,3 +61,18 @@ fn apas_runs_both_policies_per_period_and_names_bad_input() {
     fails(&[&t[..], &["--cache-mib", "0.01"]].concat(), &["cache", "16 applications"]);
     fails(&["apas", "--trace", "/nonexistent/trace.csv"], &["/nonexistent/trace.csv"]);
 }
+
+#[test]
+fn repro_apas_why_shows_both_causes() {
+    let dir = TempDir::new("apas-why");
+    let out = dir.join("out");
+    let stdout = ok(&["repro", "apas-why", "--seeds", "1", "--quiet", "--out", out.to_str().unwrap()]);
+    assert_eq!(read(&out.join("apas-why.txt")), stdout);
+    assert!(stdout.contains("== 1. msr-win") && stdout.contains("== 2. tpcc") && stdout.contains("== 3."), "{stdout}");
+    // The 8-disk lead and its control: a larger headroom moves the cleaning out of the burst.
+    assert!(stdout.contains("8 disks, share 0.25      7.361 /   13.277 (0.55)"), "{stdout}");
+    assert!(stdout.contains("8 disks, share 0.5       6.877 /    5.526 (1.24)"), "{stdout}");
+    // The greedy cleaner without partly written bands cleans as often as Algorithm 2.
+    assert!(stdout.contains("seed 1 hwsr                     53 cleanings"), "{stdout}");
+    assert!(stdout.contains("seed 1 hwsr, whole bands only   28 cleanings (0 forced),  0 partly written"), "{stdout}");
+}
