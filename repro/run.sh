@@ -38,7 +38,7 @@ done
 for t in triple-a-fig12 triple-a-fig13 triple-a-fig16 triple-a-table2 triple-a-fig9 triple-a-fig10 triple-a-fig11 triple-a-gc triple-a-arrays; do
   [[ $want == all || $want == "$t" ]] && run "$t" repro "$t"
 done
-for a in apas-fig3 apas-fig4 apas-fig5 apas-sweep; do
+for a in apas-fig3 apas-fig4 apas-fig5 apas-sweep apas-why; do
   [[ $want == all || $want == "$a" ]] && run "$a" repro "$a"
 done
 if [[ $want == all || $want == eq1 ]]; then

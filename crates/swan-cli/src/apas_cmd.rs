@@ -4,7 +4,7 @@
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use swan_sim::apas::report::{side_by_side, summaries};
-use swan_sim::apas::run::{AUTO_PERIODS, DEFAULT_DISKS, PAPER_PERIOD_S};
+use swan_sim::apas::run::{AUTO_PERIODS, DEFAULT_AUTO_HEADROOM, DEFAULT_DISKS, PAPER_PERIOD_S};
 use swan_sim::apas::{run_policy, ApasSimConfig, ApasTrace, DiskFill, Policy, PolicyReport};
 use swan_sim::trace::TraceFormat;
 
@@ -64,6 +64,15 @@ pub struct ApasArgs {
     /// disks empty but for the footprint.
     #[arg(long, default_value = "auto", value_name = "auto|FRACTION")]
     pub disk_fill: String,
+    /// With --disk-fill auto: the share of the blocks the trace writes to a disk that is left
+    /// free above the 20 % threshold. It sets when in the run each disk first cleans lazily
+    /// (an experiment knob: docs/apas.md, "Why: the sweep's open results").
+    #[arg(long, default_value_t = DEFAULT_AUTO_HEADROOM, value_name = "SHARE", allow_negative_numbers = true)]
+    pub fill_headroom: f64,
+    /// An experiment, not HWSR: HWSR's greedy cleaner leaves partly written bands out of its
+    /// choice (docs/apas.md, "Why: the sweep's open results").
+    #[arg(long)]
+    pub hwsr_whole_bands_only: bool,
     /// Period length in seconds [default: the trace's span / 25].
     #[arg(long)]
     pub period_s: Option<f64>,
@@ -115,6 +124,14 @@ pub fn config(args: &ApasArgs) -> anyhow::Result<ApasSimConfig> {
             _ => bail!("--disk-fill '{f}': expected auto or a fraction between 0 and 1"),
         },
     };
+    if !(args.fill_headroom.is_finite() && args.fill_headroom >= 0.0) {
+        bail!("--fill-headroom {}: expected a share ≥ 0 of the trace's writes", args.fill_headroom);
+    }
+    if args.fill_headroom != DEFAULT_AUTO_HEADROOM && cfg.disk_fill != DiskFill::Auto {
+        bail!("--fill-headroom applies to --disk-fill auto only (given --disk-fill {})", args.disk_fill);
+    }
+    cfg.auto_headroom = args.fill_headroom;
+    cfg.hwsr_whole_bands_only = args.hwsr_whole_bands_only;
     let smr = cfg.smr();
     if let Err(e) = smr.validate() {
         bail!("--band-mib {}: {e}", args.band_mib);

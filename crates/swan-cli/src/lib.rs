@@ -12,6 +12,7 @@ pub mod replay_cmd;
 pub mod repro;
 mod repro_apas;
 mod repro_apas_sweep;
+mod repro_apas_why;
 pub mod repro_args;
 mod repro_harmonia;
 mod repro_spread;

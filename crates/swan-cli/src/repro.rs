@@ -35,6 +35,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::ApasFig4 => "apas-fig4",
         Experiment::ApasFig5 => "apas-fig5",
         Experiment::ApasSweep => "apas-sweep",
+        Experiment::ApasWhy => "apas-why",
     }
 }
 
@@ -89,6 +90,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if args.experiment == Experiment::ApasSweep {
         return crate::repro_apas_sweep::run(args);
+    }
+    if args.experiment == Experiment::ApasWhy {
+        return crate::repro_apas_why::run(args);
     }
     if args.experiment == Experiment::SsdSpread {
         return crate::repro_spread::run(args);

@@ -62,6 +62,9 @@ pub enum Experiment {
     ApasFig5,
     /// Apas beyond the paper: cache size (5/10/20 % of the footprint) and band size (8/32/128 MiB, stripe chunk fixed) swept.
     ApasSweep,
+    /// Apas: the causes apas-sweep left open, by experiment (msr-win on 8 disks, the greedy
+    /// cleaner's extra cleanings on TPC-C with 8 MiB bands, what the read gains are made of).
+    ApasWhy,
 }
 
 #[derive(clap::Args, Debug)]

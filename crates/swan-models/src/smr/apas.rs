@@ -19,7 +19,8 @@ impl Smr {
         self.dirty_bands().filter(|&b| Some(b) != self.open).map(|b| self.band_state(b)).collect()
     }
 
-    fn band_state(&self, band: u32) -> BandState {
+    /// One band's counts as Algorithm 2 reads them (whatever the band's state).
+    pub fn band_state(&self, band: u32) -> BandState {
         let s = self.band_stats(band);
         let written = s.valid + s.invalid;
         let count = |x: u64| u32::try_from(x).expect("a band holds fewer than 2^32 blocks");

@@ -12,6 +12,7 @@
 //! ([`Smr::write`]'s forced cleaning). A disk is idle once no host operation has been
 //! submitted to it for the idle timeout ([`IdleDetector`]) and it has finished its queue.
 
+use super::cleaning_log::{CleaningKind, CleaningLog, CleaningRecord};
 use super::layout::DiskRun;
 use serde::{Deserialize, Serialize};
 use swan_core::apas::GcPolicy;
@@ -28,8 +29,11 @@ pub const LAZY_BANDS_PER_CALL: usize = 4;
 pub enum Cleaner {
     Apas(GcPolicy),
     /// Lazy only, fewest valid blocks first, below `threshold_percent` free, back to it.
+    /// `whole_bands_only` (an experiment, not HWSR: docs/apas.md, "Why: the sweep's open
+    /// results") leaves partly written bands out of the choice.
     Greedy {
         threshold_percent: u32,
+        whole_bands_only: bool,
     },
 }
 
@@ -90,6 +94,7 @@ pub struct Disks {
     disks: Vec<Disk>,
     cleaner: Cleaner,
     counters: DiskCounters,
+    log: CleaningLog,
 }
 
 impl Disks {
@@ -101,11 +106,16 @@ impl Disks {
                 Ok(Disk { smr, idle: IdleDetector::new(idle_timeout_ns), free_at_least, changed: true })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        Ok(Disks { disks, cleaner, counters: DiskCounters::default() })
+        Ok(Disks { disks, cleaner, counters: DiskCounters::default(), log: CleaningLog::new(n as usize) })
     }
 
     pub fn counters(&self) -> DiskCounters {
         self.counters
+    }
+
+    /// Every idle and lazy cleaning so far, in the order they were queued.
+    pub fn cleaning_log(&self) -> &[CleaningRecord] {
+        &self.log.records
     }
 
     /// Blocks each disk lets the host address.
@@ -136,6 +146,7 @@ impl Disks {
     }
 
     pub fn start(&mut self, start: Nanos) {
+        self.log.start(start);
         for d in &mut self.disks {
             d.idle.arrival(start);
         }
@@ -144,6 +155,7 @@ impl Disks {
     pub fn read(&mut self, now: Nanos, r: &DiskRun) -> Nanos {
         let d = &mut self.disks[r.disk];
         d.idle.arrival(now);
+        self.log.host_op(r.disk, now);
         self.counters.host_blocks_read += r.count;
         d.smr.read(now, r.block, r.count).expect("the layout places blocks inside the disk")
     }
@@ -153,6 +165,7 @@ impl Disks {
     pub fn write(&mut self, now: Nanos, r: &DiskRun) -> Nanos {
         let d = &mut self.disks[r.disk];
         d.idle.arrival(now);
+        self.log.host_op(r.disk, now);
         let w = d.smr.write(now, r.block, r.count).expect("the layout places blocks inside the disk");
         self.counters.host_blocks_written += r.count;
         self.counters.forced_cleanings += u64::from(w.forced_cleanings);
@@ -167,7 +180,7 @@ impl Disks {
     fn threshold_percent(&self) -> u32 {
         match self.cleaner {
             Cleaner::Apas(gc) => gc.config().lazy_threshold_percent,
-            Cleaner::Greedy { threshold_percent } => threshold_percent,
+            Cleaner::Greedy { threshold_percent, .. } => threshold_percent,
         }
     }
 
@@ -188,8 +201,11 @@ impl Disks {
                 let plan = gc.plan(&d.smr.victim_states(), free, total, false);
                 plan.now().iter().map(|v| v.band).collect()
             }
-            Cleaner::Greedy { threshold_percent } => {
+            Cleaner::Greedy { threshold_percent, whole_bands_only } => {
                 let mut states = d.smr.victim_states();
+                if whole_bands_only {
+                    states.retain(|b| b.free == 0);
+                }
                 states.sort_by_key(|b| (b.valid, b.band));
                 let target = u128::from(total) * u128::from(threshold_percent);
                 let mut gained = u128::from(free) * 100;
@@ -206,8 +222,10 @@ impl Disks {
         };
         let mut t = now;
         for band in bands.into_iter().take(LAZY_BANDS_PER_CALL) {
+            let state = d.smr.band_state(band);
             match d.smr.clean(t, band) {
                 Ok(c) => {
+                    self.log.cleaned(disk, CleaningKind::Lazy, &state, &c, t);
                     self.counters.lazy_cleaning_ns += c.done - t;
                     t = c.done;
                     self.counters.lazy_cleanings += 1;
@@ -223,7 +241,7 @@ impl Disks {
     /// next request's arrival: Algorithm 2's victims in order, each started before `next`.
     pub fn idle_until(&mut self, next: Nanos) {
         let Cleaner::Apas(gc) = self.cleaner else { return };
-        for d in &mut self.disks {
+        for (i, d) in self.disks.iter_mut().enumerate() {
             let Some(due) = d.idle.due() else { continue };
             let start = due.max(d.smr.busy_until());
             if start >= next || !d.idle.take_idle(start) || !d.changed {
@@ -238,8 +256,10 @@ impl Disks {
                     d.changed = true; // victims left for the next idle period
                     break;
                 }
+                let state = d.smr.band_state(v.band);
                 match d.smr.clean(t, v.band) {
                     Ok(c) => {
+                        self.log.cleaned(i, CleaningKind::Idle, &state, &c, t);
                         self.counters.idle_cleaning_ns += c.done - t;
                         t = c.done;
                         self.counters.idle_cleanings += 1;
@@ -318,7 +338,7 @@ mod tests {
     #[test]
     fn lazy_cleaning_keeps_free_space_near_20_percent_under_both_cleaners() {
         let apas = Cleaner::Apas(GcPolicy::new(GcConfig::default()).unwrap());
-        for cleaner in [apas, Cleaner::Greedy { threshold_percent: 20 }] {
+        for cleaner in [apas, Cleaner::Greedy { threshold_percent: 20, whole_bands_only: false }] {
             let (c, free, total) = overwrite(cleaner);
             assert!(c.lazy_cleanings > 0, "{cleaner:?}: {c:?}");
             assert_eq!(c.forced_cleanings, 0, "{cleaner:?}: lazy cleaning keeps room ahead of the writes: {c:?}");

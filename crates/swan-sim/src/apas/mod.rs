@@ -5,6 +5,7 @@
 //! paper's Figs. 3–5 are.
 //!
 //! - [`layout`]: where a logical block lives: striped over the disks in band-sized chunks.
+//! - [`cleaning_log`]: every band cleaning, what it moved and freed, what it held up.
 //! - [`disks`]: the SWDs in virtual time, their cleaning (Algorithm 2 or HWSR's greedy) and
 //!   idle detection.
 //! - [`hwsr`]: the baseline's cache split and cleaning.
@@ -24,6 +25,7 @@
 //! Every disk serves its operations first come first served (the HDD model's queue); the
 //! SSD is the `apas-slc` preset sized to the cache.
 
+pub mod cleaning_log;
 pub mod disks;
 pub mod hwsr;
 pub mod layout;
@@ -34,4 +36,6 @@ pub mod run;
 mod tests;
 
 pub use report::{PeriodRow, Policy, PolicyReport, Summary};
-pub use run::{run_policy, ApasSimConfig, ApasTrace, DiskFill, DEFAULT_CACHE_FRACTION, DEFAULT_DISKS};
+pub use run::{
+    run_policy, ApasSimConfig, ApasTrace, DiskFill, DEFAULT_AUTO_HEADROOM, DEFAULT_CACHE_FRACTION, DEFAULT_DISKS,
+};

@@ -1,6 +1,7 @@
 //! What an Apas run reports: one row per time period (Figs. 3–5 plot mean, read and write
 //! response times per period) and a summary of the whole run.
 
+use super::cleaning_log::CleaningRecord;
 use super::disks::DiskCounters;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +52,9 @@ pub struct Tally {
     pub writes: u64,
     pub read_ns: u128,
     pub write_ns: u128,
+    /// Reads that needed a disk (at least one block missed the cache), and their time.
+    pub disk_reads: u64,
+    pub disk_read_ns: u128,
     pub read_hits: u64,
     pub read_misses: u64,
     pub write_hits: u64,
@@ -67,6 +71,8 @@ impl Tally {
         self.writes += o.writes;
         self.read_ns += o.read_ns;
         self.write_ns += o.write_ns;
+        self.disk_reads += o.disk_reads;
+        self.disk_read_ns += o.disk_read_ns;
         self.read_hits += o.read_hits;
         self.read_misses += o.read_misses;
         self.write_hits += o.write_hits;
@@ -98,6 +104,14 @@ pub struct Summary {
     pub requests: u64,
     pub mean_ms: Option<f64>,
     pub read_ms: Option<f64>,
+    /// Reads that needed a disk (a block missed the cache) and their mean response time; the
+    /// others were served from the cache alone (`cached_read_ms`).
+    #[serde(default)]
+    pub disk_reads: u64,
+    #[serde(default)]
+    pub disk_read_ms: Option<f64>,
+    #[serde(default)]
+    pub cached_read_ms: Option<f64>,
     pub write_ms: Option<f64>,
     pub read_hit_ratio: Option<f64>,
     pub destaged_blocks: u64,
@@ -131,6 +145,9 @@ pub struct PolicyReport {
     pub applications: u64,
     pub rows: Vec<PeriodRow>,
     pub summary: Summary,
+    /// Every idle and lazy band cleaning, in the order queued.
+    #[serde(default)]
+    pub cleanings: Vec<CleaningRecord>,
     pub speed: Speed,
 }
 

@@ -37,14 +37,24 @@ pub const DEFAULT_CACHE_FRACTION: f64 = 0.10;
 /// is detected"). 100 ms: several disk accesses' worth of silence.
 pub const DEFAULT_IDLE_TIMEOUT_NS: Nanos = 100_000_000;
 
+/// Under `--disk-fill auto`, free space above the lazy threshold: this share of the blocks
+/// the trace writes to the disk (the run crosses the threshold even where the write cache
+/// absorbs half of the writes).
+pub const DEFAULT_AUTO_HEADROOM: f64 = 0.25;
+
+fn default_auto_headroom() -> f64 {
+    DEFAULT_AUTO_HEADROOM
+}
+
 /// How full the SWDs are when the run starts: aged disks hold older data besides the trace's
 /// footprint ([`Smr::fill_foreign`](swan_models::smr::Smr::fill_foreign)), so that lazy
 /// cleaning, which Algorithm 2 runs below 20 % free space, happens within the run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum DiskFill {
-    /// Each disk's free space starts at the lazy threshold plus a quarter of the blocks the
-    /// trace writes to that disk: the run's destages cross the threshold even where the
-    /// write cache absorbs half of the writes.
+    /// Each disk's free space starts at the lazy threshold plus a share (a quarter by
+    /// default, [`ApasSimConfig::auto_headroom`]) of the blocks the trace writes to that
+    /// disk: the run's destages cross the threshold even where the write cache absorbs half
+    /// of the writes.
     Auto,
     /// This share of each disk's shingled blocks holds valid data at the start (older data
     /// and the footprint); 0: the footprint alone, on otherwise empty disks.
@@ -70,7 +80,17 @@ pub struct ApasSimConfig {
     pub seed: u64,
     pub idle_timeout_ns: Nanos,
     pub hwsr_read_fraction: f64,
+    /// An experiment, not HWSR: its greedy cleaner leaves partly written bands out of the
+    /// choice (docs/apas.md, "Why: the sweep's open results").
+    #[serde(default)]
+    pub hwsr_whole_bands_only: bool,
     pub disk_fill: DiskFill,
+    /// Under [`DiskFill::Auto`], the share of the trace's writes to a disk left free above
+    /// the lazy threshold ([`DEFAULT_AUTO_HEADROOM`]); it sets when each disk first crosses
+    /// the threshold, which the disk-count result turns on (docs/apas.md, "Why: the
+    /// sweep's open results").
+    #[serde(default = "default_auto_headroom")]
+    pub auto_headroom: f64,
     pub cpp: CppConfig,
     pub gc: GcConfig,
 }
@@ -88,7 +108,9 @@ impl Default for ApasSimConfig {
             seed: 1,
             idle_timeout_ns: DEFAULT_IDLE_TIMEOUT_NS,
             hwsr_read_fraction: hwsr::DEFAULT_READ_FRACTION,
+            hwsr_whole_bands_only: false,
             disk_fill: DiskFill::Auto,
+            auto_headroom: DEFAULT_AUTO_HEADROOM,
             cpp: CppConfig::default(),
             gc: GcConfig::default(),
         }
@@ -118,6 +140,9 @@ impl ApasSimConfig {
             if c == 0 || c % crate::trace::BLOCK_BYTES != 0 {
                 return Err(format!("stripe chunk {c} B must be a positive whole number of 4 KiB blocks"));
             }
+        }
+        if !(self.auto_headroom.is_finite() && self.auto_headroom >= 0.0) {
+            return Err(format!("auto fill headroom {} must be a number ≥ 0", self.auto_headroom));
         }
         if let DiskFill::Fraction(f) = self.disk_fill {
             let c = self.smr();
@@ -195,6 +220,15 @@ impl ApasTrace {
         if let Some(note) = s.other_events_note() {
             out += &format!("\n  {note}");
         }
+        if cfg.disk_fill == DiskFill::Auto && cfg.auto_headroom != DEFAULT_AUTO_HEADROOM {
+            out += &format!(
+                "\nexperiment: each disk starts {} of the trace's writes to it above the lazy threshold",
+                cfg.auto_headroom
+            );
+        }
+        if cfg.hwsr_whole_bands_only {
+            out += "\nexperiment: HWSR's greedy cleaner leaves partly written bands out of its choice";
+        }
         if let Some(w) = self.application_warning() {
             out += &format!("\nwarning: {w}");
         }
@@ -232,7 +266,9 @@ fn foreign_blocks(cfg: &ApasSimConfig, shingled: u64, logical: u64, on_disk: &[u
             let held = match cfg.disk_fill {
                 DiskFill::Auto => {
                     let threshold = (u128::from(shingled) * u128::from(cfg.gc.lazy_threshold_percent)).div_ceil(100);
-                    shingled.saturating_sub(threshold as u64 + w / 4)
+                    // Floored, so 0.25 gives exactly w / 4.
+                    let headroom = (w as f64 * cfg.auto_headroom) as u64;
+                    shingled.saturating_sub(threshold as u64 + headroom)
                 }
                 DiskFill::Fraction(f) => (shingled as f64 * f) as u64,
             };
@@ -337,6 +373,10 @@ impl Sim {
                 }
                 self.tally.reads += 1;
                 self.tally.read_ns += u128::from(done - t);
+                if !missed.is_empty() {
+                    self.tally.disk_reads += 1;
+                    self.tally.disk_read_ns += u128::from(done - t);
+                }
             }
             Op::Write => {
                 let mut destage = Vec::new();
@@ -385,7 +425,10 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
     let apps = trace.applications();
     let cleaner = match policy {
         Policy::Apas => Cleaner::Apas(GcPolicy::new(cfg.gc).map_err(|e| e.to_string())?),
-        Policy::Hwsr => Cleaner::Greedy { threshold_percent: cfg.gc.lazy_threshold_percent },
+        Policy::Hwsr => Cleaner::Greedy {
+            threshold_percent: cfg.gc.lazy_threshold_percent,
+            whole_bands_only: cfg.hwsr_whole_bands_only,
+        },
     };
     let mut disks = Disks::new(&cfg.smr(), cfg.disks, cleaner, cfg.idle_timeout_ns)?;
     let chunk = cfg.chunk_bytes.map_or(disks.band_blocks(), |c| c / crate::trace::BLOCK_BYTES);
@@ -468,6 +511,9 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         requests,
         mean_ms: mean(total.read_ns + total.write_ns, total.reads + total.writes),
         read_ms: mean(total.read_ns, total.reads),
+        disk_reads: total.disk_reads,
+        disk_read_ms: mean(total.disk_read_ns, total.disk_reads),
+        cached_read_ms: mean(total.read_ns - total.disk_read_ns, total.reads - total.disk_reads),
         write_ms: mean(total.write_ns, total.writes),
         read_hit_ratio: (lookups > 0).then(|| total.read_hits as f64 / lookups as f64),
         destaged_blocks: total.destaged_blocks,
@@ -494,6 +540,7 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
         applications: apps as u64,
         rows,
         summary,
+        cleanings: sim.disks.cleaning_log().to_vec(),
         speed: Speed {
             wall_s,
             requests_per_wall_s: requests as f64 / wall_s.max(1e-9),
