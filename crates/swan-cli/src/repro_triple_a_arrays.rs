@@ -90,6 +90,7 @@ fn config(cell: &Cell, seed: u64) -> SimConfig {
         gc: cell.gc,
         blocks_per_plane: Some(BLOCKS_PER_PLANE),
         pages_per_block: Some(PAGES_PER_BLOCK),
+        placement: swan_sim::fabric_array::Placement::SwitchMajor,
     });
     cfg
 }

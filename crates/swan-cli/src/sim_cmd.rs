@@ -182,6 +182,11 @@ pub struct SimArgs {
     /// With --fabric: pages per flash block of each FIMM (the preset's if unset).
     #[arg(long, value_name = "N", requires = "fabric")]
     pub fimm_pages_per_block: Option<u32>,
+    /// With --fabric: which clusters the members are. switch-major (member i is cluster i,
+    /// so an array of up to 16 members sits under one switch of 4x16 and shares its up-link
+    /// and queue) or spread (members dealt round-robin over the switches).
+    #[arg(long, value_name = "PLACEMENT", requires = "fabric", default_value = "switch-major")]
+    pub fabric_placement: swan_sim::fabric_array::Placement,
     /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]
@@ -330,6 +335,7 @@ impl SimArgs {
                 gc: self.fimm_gc,
                 blocks_per_plane: self.fimm_blocks_per_plane,
                 pages_per_block: self.fimm_pages_per_block,
+                placement: self.fabric_placement,
             }),
             setup_threads: 0,
         })

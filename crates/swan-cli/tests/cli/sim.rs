@@ -288,4 +288,17 @@ fn sim_over_a_fabric_reports_where_member_io_waited() {
     assert_eq!(s["fabric"]["members"], 4);
     assert!(num(&s["fabric"]["user_write"], "ops") > 1000.0, "user writes crossed the fabric: {}", s["fabric"]);
     assert!(num(&s["fabric"]["user_write"], "latency_us") > 0.0);
+    assert_eq!(s["options"]["fabric"].get("placement"), None, "switch-major, the default, is not written");
+    assert_eq!(s["fabric"]["uplink_busy"].as_array().map(Vec::len), Some(1), "four members under one switch");
+
+    // The same members spread over the switches: one each, and the summary says so.
+    let spread = tmp.join("spread");
+    let mut args = args.to_vec();
+    let out = spread.to_str().expect("utf-8 temp path");
+    *args.last_mut().unwrap() = out;
+    args.extend_from_slice(&["--fabric-placement", "spread"]);
+    ok(&args);
+    let s: Value = serde_json::from_str(&read(&spread.join("summary.json"))).expect("summary.json parses");
+    assert_eq!(s["options"]["fabric"]["placement"], "spread");
+    assert_eq!(s["fabric"]["uplink_busy"].as_array().map(Vec::len), Some(4), "four switches' up-links in use");
 }

@@ -154,4 +154,6 @@ fn sim_over_a_fabric_refuses_what_cannot_run_there() {
     let tiny = ["--fabric", "4x8", "--fimm-blocks-per-plane", "1", "--ssd-capacity", "2GiB"];
     sim_fails(&tiny, &["do not fit a cluster"]);
     sim_fails(&["--fimm-gc"], &["--fabric"]);
+    sim_fails(&["--fabric-placement", "spread"], &["--fabric"]);
+    sim_fails(&["--fabric", "4x8", "--fabric-placement", "diagonal"], &["diagonal", "switch-major", "spread"]);
 }

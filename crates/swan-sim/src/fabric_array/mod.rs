@@ -7,8 +7,9 @@
 //! the user's pages or with the FIMMs' own collections.
 //!
 //! # A member's blocks
-//! Member `i` is cluster `i` of the fabric, switch-major: members 0 … 15 of a 4x16 fabric
-//! share switch 0 (and its up-link), member 16 starts switch 1. Inside the cluster a member
+//! By default member `i` is cluster `i` of the fabric, switch-major: members 0 … 15 of a
+//! 4x16 fabric share switch 0 (and its up-link), member 16 starts switch 1;
+//! [`Placement::Spread`] deals them round-robin over the switches. Inside the cluster a member
 //! block is dealt to the FIMMs a flash page at a time (blocks 0–3 of a 16 KiB page on FIMM 0,
 //! 4–7 on FIMM 1, …), so a segment-sized write spreads over all four FIMMs and, inside each,
 //! over its dies ([`crate::triple_a::gc::page_addr`]). Consecutive blocks of one flash page
@@ -36,7 +37,7 @@ pub mod spec;
 mod tests;
 
 pub use report::{FabricReport, FimmGc, OpTally};
-pub use spec::{FabricRunError, FabricSpec};
+pub use spec::{FabricRunError, FabricSpec, Placement};
 
 use crate::members::Members;
 use crate::triple_a::gc::{page_addr, GcEvent, GcState};
@@ -62,7 +63,8 @@ pub struct FabricArray {
     fimm: FimmConfig,
     members: u32,
     fimms_per_cluster: u64,
-    clusters_per_switch: u32,
+    /// Each member's (switch, cluster) in the fabric ([`FabricSpec::placement`]).
+    clusters: Vec<(u32, u32)>,
     slots_per_page: u64,
     /// Slots of each FIMM a member may use (its share of the member's blocks).
     user_slots: u64,
@@ -125,12 +127,16 @@ impl FabricArray {
         // A FIMM's translation covers just the member's slots on it: flash the member does
         // not use is over-provisioning, not cold data its collections would have to move.
         let user_slots = (member_blocks.div_ceil(slots_per_page).div_ceil(per) * slots_per_page).min(usable);
+        let clusters: Vec<(u32, u32)> =
+            (0..members).map(|m| spec.placement.cluster_of(m, config.switches, config.clusters_per_switch)).collect();
         let gc = if spec.gc {
-            // FTLs for the switches the members use: a FIMM's index is its place in the fabric.
+            // FTLs for as many switches' clusters as there are members, numbered by member:
+            // FIMM `f` of member `m` is `m × FIMMs per cluster + f`, placed where `m` is.
             let switches = members.div_ceil(config.clusters_per_switch).max(1);
             let used = FabricConfig { switches, ..config.clone() };
             let layout = LayoutConfig { chunk_pages: 1, user_slots, spare_slots: 0 };
             let mut state = GcState::new(gc_cfg, &used, layout, seed).map_err(|e| FabricRunError(e.to_string()))?;
+            state.place_clusters(clusters.clone());
             state.start_measuring();
             Some(state)
         } else {
@@ -139,7 +145,7 @@ impl FabricArray {
         let config_fimms = config.fimms_per_cluster;
         Ok(Self {
             fimms_per_cluster: u64::from(config.fimms_per_cluster),
-            clusters_per_switch: config.clusters_per_switch,
+            clusters,
             fabric: Fabric::new(config).map_err(|e| FabricRunError(format!("--fabric {}: {e}", spec.preset)))?,
             fimm,
             members,
@@ -163,7 +169,7 @@ impl FabricArray {
 
     /// Where member `member`'s cluster is in the fabric.
     fn cluster_of(&self, member: u32) -> (u32, u32) {
-        (member / self.clusters_per_switch, member % self.clusters_per_switch)
+        self.clusters[member as usize]
     }
 
     /// Member block `block`: the FIMM of its cluster it is on, and its slot there.
@@ -325,8 +331,12 @@ impl FabricArray {
     /// What the fabric measured over the run, at `now`.
     pub fn report(&self, now: Nanos) -> FabricReport {
         let cfg = self.fabric.config();
-        let switches = self.members.div_ceil(cfg.clusters_per_switch).max(1);
-        let uplink = (0..switches)
+        // The up-links of the switches the members sit under, in switch order.
+        let mut switches: Vec<u32> = self.clusters.iter().map(|&(s, _)| s).collect();
+        switches.sort_unstable();
+        switches.dedup();
+        let uplink = switches
+            .into_iter()
             .map(|s| {
                 let (down, up) = self.fabric.uplink_reserved_ns(s).unwrap_or((0, 0));
                 down.max(up) as f64 / now.max(1) as f64

@@ -22,6 +22,49 @@ pub struct FabricSpec {
     pub blocks_per_plane: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages_per_block: Option<u32>,
+    /// Which clusters the members are.
+    #[serde(default, skip_serializing_if = "Placement::is_switch_major")]
+    pub placement: Placement,
+}
+
+/// Which cluster of the fabric each member is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Member `i` is cluster `i`, switch after switch: a small array sits under one switch
+    /// and shares its up-link and queue.
+    #[default]
+    SwitchMajor,
+    /// Members dealt round-robin over the switches: member `i` is cluster `i / switches` of
+    /// switch `i % switches`, so an array of up to one member per switch shares no switch.
+    Spread,
+}
+
+impl Placement {
+    pub const NAMES: [&'static str; 2] = ["switch-major", "spread"];
+
+    fn is_switch_major(&self) -> bool {
+        *self == Placement::SwitchMajor
+    }
+
+    /// Member `member`'s (switch, cluster) in a fabric of `switches` × `per_switch`.
+    pub fn cluster_of(self, member: u32, switches: u32, per_switch: u32) -> (u32, u32) {
+        match self {
+            Placement::SwitchMajor => (member / per_switch, member % per_switch),
+            Placement::Spread => (member % switches, member / switches),
+        }
+    }
+}
+
+impl std::str::FromStr for Placement {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "switch-major" => Ok(Placement::SwitchMajor),
+            "spread" => Ok(Placement::Spread),
+            _ => Err(format!("no placement {s:?} (expected one of: {})", Placement::NAMES.join(", "))),
+        }
+    }
 }
 
 impl FabricSpec {

@@ -7,7 +7,13 @@ use swan_core::scheme::SchemeKind;
 fn spec(preset: &str, gc: bool) -> FabricSpec {
     // 128 MiB FIMMs (16 blocks per plane of 16 pages): a quarter-GiB member fills half of
     // its cluster, so GC comes soon and maps stay small.
-    FabricSpec { preset: preset.into(), gc, blocks_per_plane: Some(16), pages_per_block: Some(16) }
+    FabricSpec {
+        preset: preset.into(),
+        gc,
+        blocks_per_plane: Some(16),
+        pages_per_block: Some(16),
+        placement: Placement::SwitchMajor,
+    }
 }
 
 fn op(kind: DevOpKind, block: u64, count: u32) -> DevOp {
@@ -52,6 +58,45 @@ fn two_members_behind_one_switch_contend_and_members_on_two_switches_do_not() {
     assert_eq!(other_switch, alone, "member 8 is under switch 1 and shares no link with member 0");
     let r = shared.report(behind_one);
     assert!(r.user_write.link_contention_us > 0.0, "the wait is charged to the link: {:?}", r.user_write);
+}
+
+fn spread(gc: bool) -> FabricSpec {
+    FabricSpec { placement: Placement::Spread, ..spec("4x8", gc) }
+}
+
+#[test]
+fn spread_members_take_one_switch_each_before_any_shares_one() {
+    // 4x8: members 0-3 go to switches 0-3, member 4 back to switch 0 beside member 0.
+    let write = op(DevOpKind::Write, 0, 64);
+    let alone = FabricArray::new(&spread(false), 8, 1 << 16, 1).unwrap().submit(1, 0, write);
+    let mut array = FabricArray::new(&spread(false), 8, 1 << 16, 1).unwrap();
+    array.submit(0, 0, write);
+    assert_eq!(array.submit(1, 0, write), alone, "member 1 is under switch 1");
+    assert!(array.submit(4, 0, write) > alone, "member 4 shares switch 0 with member 0");
+    assert_eq!(array.cluster_of(4), (0, 1));
+    assert_eq!(array.report(alone).uplink_busy.len(), 4, "four switches' up-links in use");
+}
+
+#[test]
+fn spread_members_collect_garbage_in_their_own_clusters() {
+    // Writes to member 1 only: under spread it is cluster 0 of switch 1; switch-major would
+    // have put it (and its collections) at cluster 1 of switch 0.
+    // Members of half a cluster: each FIMM's map covers half its flash, so 200,000 random
+    // writes overwrite it enough to collect.
+    let mut array = FabricArray::new(&spread(true), 2, 1 << 16, 5).unwrap();
+    let mut rng = crate::rng::SimRng::fork(5, 1);
+    for i in 0..200_000u64 {
+        let now = i * 2_000;
+        array.wake(now);
+        while array.wakeup().is_some() {}
+        array.submit(1, now, op(DevOpKind::Write, rng.below(1 << 16), 1));
+    }
+    let gc = array.gc.as_ref().unwrap();
+    gc.check().unwrap();
+    assert!(gc.finish().collections > 0, "the member's FIMMs collected");
+    let busy = |s: u32, c: u32| array.fabric().cluster(s, c).unwrap().fimms().iter().map(|f| f.busy_until()).max();
+    assert!(busy(1, 0) > Some(0), "member 1's cluster did the work");
+    assert_eq!(busy(0, 1), Some(0), "nothing was sent where switch-major would have put member 1");
 }
 
 #[test]

@@ -89,6 +89,9 @@ pub(crate) struct GcState {
     fimm: FimmConfig,
     fimms_per_cluster: u32,
     clusters_per_switch: u32,
+    /// Where each cluster of the numbering sits in the fabric, when not switch-major
+    /// ([`GcState::place_clusters`]).
+    cluster_at: Option<Vec<(u32, u32)>>,
     ftls: Vec<FimmFtl>,
     jobs: HashMap<u64, Job>,
     next_job: u64,
@@ -159,6 +162,7 @@ impl GcState {
             fimm,
             fimms_per_cluster: fabric.fimms_per_cluster,
             clusters_per_switch: fabric.clusters_per_switch,
+            cluster_at: None,
             copied: vec![0; ftls.len()],
             erased: vec![0; ftls.len()],
             ftls,
@@ -261,13 +265,20 @@ impl GcState {
         self.jobs.insert(job, Job { fimm, collection, groups, next_group: first, programmed: 0, last_programmed: now });
     }
 
+    /// Numbers the clusters in the order given, as (switch, cluster) places in the fabric,
+    /// instead of switch-major: for an array whose members are spread over the switches.
+    pub(crate) fn place_clusters(&mut self, at: Vec<(u32, u32)>) {
+        debug_assert!(at.len() * self.fimms_per_cluster as usize <= self.ftls.len());
+        self.cluster_at = Some(at);
+    }
+
     fn addr(&self, fimm: u32) -> FimmAddr {
         let cluster = fimm / self.fimms_per_cluster;
-        FimmAddr {
-            switch: cluster / self.clusters_per_switch,
-            cluster: cluster % self.clusters_per_switch,
-            fimm: fimm % self.fimms_per_cluster,
-        }
+        let (switch, cluster) = match &self.cluster_at {
+            Some(at) => at[cluster as usize],
+            None => (cluster / self.clusters_per_switch, cluster % self.clusters_per_switch),
+        };
+        FimmAddr { switch, cluster, fimm: fimm % self.fimms_per_cluster }
     }
 
     /// Carries out one step of a collection.
