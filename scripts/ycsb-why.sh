@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Why SWAN4 differs from the paper on the recorded YCSB traces (issue 23), in the simulator:
-# the experiments behind docs/swan.md ("YCSB on RocksDB: the causes, by experiment").
+# the experiments behind docs/swan.md ("YCSB on RocksDB", "The causes, by experiment").
 #
-#   scripts/ycsb-why.sh [SEEDS]     # default "1 2 3"; about 2 min on 2 cores after the build
+#   scripts/ycsb-why.sh [SEEDS]     # default "1 2 3"; about a minute on 2 cores after the build
 #
 # 1. The Load, closed loop (as `swan repro ycsb` runs Fig. 8): SWAN4's recorded trace
 #    (data/traces/ycsb/swan4.blkparse.gz) replayed over SWAN4 and Log-RAID4 arrays of
