@@ -82,6 +82,16 @@ for name in ["swan4-3x3", "lograid4-1x3", "swan4-3x5", "lograid4-1x5", "lograid4
     print(f"| {line[1]} {line[2]}×{line[3]} | {line[5]} | {cells[0]} | {cells[1]} |")
 
 
+print(f"\nGC trigger: 3R-3SSD built by swan sim (no --array), 2325 MiB; Load MB/s per seed; victims' valid share and writes stalled over the whole run, seed {first}\n")
+print("| array | GC target (segments) | Load MB/s | victims' valid share | stalled ms |")
+print("|---|---|---|---:|---:|")
+for run, label in [("target-swan4-default", "SWAN4 3R-3SSD | default"), ("target-swan4-1", "SWAN4 3R-3SSD | 1"),
+                   ("target-swan4-3", "SWAN4 3R-3SSD | 3"), ("target-swan4-16", "SWAN4 3R-3SSD | 16"),
+                   ("target-lograid4-default", "Log-RAID4 over 3 | its watermarks")]:
+    rs = [summary(run, s) for s in seeds]
+    mbps = [window(r, "load")["mbps"] for r in rs]
+    print(f"| {label} | {' / '.join(f'{m:.0f}' for m in mbps)} | {rs[0]['victim_valid_fraction']:.2f} | {1000 * rs[0]['stall_s']:.0f} |")
+
 
 def load_writes(trace, windows):
     """Where the Load's writes land in the address space (by sixth: the fill wrote it front to

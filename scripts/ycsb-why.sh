@@ -2,7 +2,7 @@
 # Why SWAN4 differs from the paper on the recorded YCSB traces (issue 23), in the simulator:
 # the experiments behind docs/swan.md ("YCSB on RocksDB", "The causes, by experiment").
 #
-#   scripts/ycsb-why.sh [SEEDS]     # default "1 2 3"; about a minute on 2 cores after the build
+#   scripts/ycsb-why.sh [SEEDS]     # default "1 2 3"; about 2 minutes on 2 cores after the build
 #
 # 1. The Load, closed loop (as `swan repro ycsb` runs Fig. 8): SWAN4's recorded trace
 #    (data/traces/ycsb/swan4.blkparse.gz) replayed over SWAN4 and Log-RAID4 arrays of
@@ -16,7 +16,9 @@
 #    by where they landed and how busy the log-writing SSDs' flash was during the Load.
 #    Then the same runs with the fill's writes shuffled (the fill writes the same blocks in
 #    another order): where the Load's garbage lies in the log, and whether SWAN4's GC or
-#    Log-RAID4's gains from it.
+#    Log-RAID4's gains from it. And SWAN4 3R-3SSD with other GC targets (`--gc-target`,
+#    as `swan sim` builds the array without --array, at the same volume) beside Log-RAID4
+#    over 3 built the same way: whether SWAN4's GC trigger is what fills its victims.
 # 2. Table 4 (phase A at the recorded times, SWAN4's trace over the recorded 3R-3SSD):
 #    reads per R-group role, their mean latency and mean wait before their SSD starts
 #    them, with read priority as the paper (default) and with --reads-overtake-writes on
@@ -102,6 +104,26 @@ python3 scripts/ycsb-why-shuffle.py "$TRACES/swan4.blkparse.gz" "$TRACES/swan4.w
 cp "$TRACES/swan4.windows" "$OUT/swan4-fill-shuffled.windows"
 for name in swan4-3x3 lograid4-1x3 swan4-3x5 lograid4-1x5 lograid4-1x9; do
   TRACES=$OUT sim "shuffled-$name" "$name" swan4-fill-shuffled closed=32
+done
+
+# Part 1c. SWAN4's GC trigger: 3R-3SSD and Log-RAID4 over 3 as `swan sim` builds them
+# without --array (SSDs of 432 MiB, the recorded members less what `swan create` reserves,
+# 10 % spare: the same 2325 MiB volume), SWAN4 with its default GC target and others.
+for gt in default 1 3 16; do
+  opt=()
+  [[ $gt == default ]] || opt=(--gc-target "$gt")
+  for s in $SEEDS; do
+    nice -n 10 "$SWAN" sim --ssd sata850pro --age 0.6 --trace-format blkparse --replay closed=32 \
+      --trace "$TRACES/swan4.blkparse.gz" --windows "$TRACES/swan4.windows" --seed "$s" --quiet \
+      --scheme swan4 --rgroups 3 --ssds-per-rgroup 3 --ssd-capacity 432MiB --segment 8MiB --spare 10 "${opt[@]}" \
+      --out "$OUT/target-swan4-$gt/seed$s" >/dev/null
+  done
+done
+for s in $SEEDS; do
+  nice -n 10 "$SWAN" sim --ssd sata850pro --age 0.6 --trace-format blkparse --replay closed=32 \
+    --trace "$TRACES/swan4.blkparse.gz" --windows "$TRACES/swan4.windows" --seed "$s" --quiet \
+    --scheme lograid4 --rgroups 1 --ssds-per-rgroup 3 --ssd-capacity 1296MiB --segment 8MiB --spare 10 \
+    --out "$OUT/target-lograid4-default/seed$s" >/dev/null
 done
 
 # Part 2. Table 4 at the recorded times, with and without reads overtaking user writes.
