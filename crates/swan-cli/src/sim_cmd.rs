@@ -234,6 +234,13 @@ pub struct SimArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub reads: crate::read_args::ReadArgs,
+    /// An experiment, off by default: with SWAN's read priority, user reads also overtake the
+    /// user writes queued on their SSD (the front-end's), not only array GC. It tests whether
+    /// front-end reads are slow because they wait for the write stream (docs/swan.md, "YCSB
+    /// on RocksDB"); a write's reported completion is not moved by reads that overtake it
+    /// later, so the writes' cost is understated: on or off.
+    #[arg(long, default_value = "off", value_parser = crate::read_args::parse_on_off, value_name = "on|off", action = clap::ArgAction::Set)]
+    pub reads_overtake_writes: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -330,6 +337,7 @@ impl SimArgs {
                 slow_period_ms: self.ssd_slow_period,
             },
             reads: self.reads.rules(kind)?,
+            reads_overtake_writes: self.reads_overtake_writes,
             fabric: self.fabric.as_ref().map(|preset| swan_sim::fabric_array::FabricSpec {
                 preset: preset.clone(),
                 gc: self.fimm_gc,

@@ -124,6 +124,7 @@ pub fn run_config(
         fabric: None,
         setup_threads: 0,
         reads: crate::engine::ReadRules::default(),
+        reads_overtake_writes: false,
     }
 }
 
@@ -343,6 +344,7 @@ pub fn harmonia_run(
         age_spread: 0.0,
         prefill: log.then_some(Prefill::STEADY),
         reads: crate::engine::ReadRules::default(),
+        reads_overtake_writes: false,
         trace: None,
         ssd_variation: Default::default(),
         fabric: None,

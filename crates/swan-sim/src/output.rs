@@ -158,13 +158,19 @@ fn window_rows(cfg: &SimConfig, out: &RunOutput) -> Vec<WindowSummary> {
 }
 
 /// One row of SWAN's Table 4: reads landing on R-groups in one role, their share of all
-/// reads and their mean latency.
+/// reads and their mean latency; and why they waited: the mean wait before their SSDs
+/// started them, and how many found user writes in flight on their SSD, with the mean
+/// latency of those and of the others.
 #[derive(Clone, Debug, Serialize)]
 pub struct RoleSummary {
     pub role: &'static str,
     pub reads: u64,
     pub share: f64,
     pub mean_latency_us: f64,
+    pub mean_wait_us: f64,
+    pub behind_writes_share: f64,
+    pub mean_latency_behind_writes_us: f64,
+    pub mean_latency_clear_us: f64,
 }
 
 fn role_rows(roles: &crate::engine::ReadRoles) -> Vec<RoleSummary> {
@@ -174,12 +180,20 @@ fn role_rows(roles: &crate::engine::ReadRoles) -> Vec<RoleSummary> {
         ("collecting back-end", roles.collecting_back_end),
     ];
     let total: u64 = all.iter().map(|(_, t)| t.reads).sum();
+    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
     all.into_iter()
-        .map(|(role, t)| RoleSummary {
-            role,
-            reads: t.reads,
-            share: if total > 0 { t.reads as f64 / total as f64 } else { 0.0 },
-            mean_latency_us: if t.reads > 0 { t.latency_ns_sum as f64 / t.reads as f64 / 1e3 } else { 0.0 },
+        .map(|(role, t)| {
+            let clear = t.reads - t.behind_writes;
+            RoleSummary {
+                role,
+                reads: t.reads,
+                share: ratio(t.reads, total),
+                mean_latency_us: ratio(t.latency_ns_sum, t.reads) / 1e3,
+                mean_wait_us: ratio(t.wait_ns_sum, t.reads) / 1e3,
+                behind_writes_share: ratio(t.behind_writes, t.reads),
+                mean_latency_behind_writes_us: ratio(t.behind_writes_latency_ns_sum, t.behind_writes) / 1e3,
+                mean_latency_clear_us: ratio(t.latency_ns_sum - t.behind_writes_latency_ns_sum, clear) / 1e3,
+            }
         })
         .collect()
 }

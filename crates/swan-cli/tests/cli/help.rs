@@ -45,6 +45,8 @@ fn help_sim() {
             "--fabric",
             "--fimm-gc",
             "switch-major",
+            "--reads-overtake-writes",
+            "An experiment, off by default",
         ],
     );
 }

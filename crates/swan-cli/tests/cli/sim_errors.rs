@@ -142,6 +142,12 @@ fn sim_read_rules_refuse_what_the_scheme_cannot_do() {
     sim_fails(&["--scheme", "swan0", "--parity-reads", "on"], &["--parity-reads on", "swan0", "no parity"]);
     sim_fails(&["--scheme", "raid5", "--parity-reads", "on"], &["--parity-reads on", "writes in place"]);
     sim_fails(&["--read-priority", "maybe"], &["--read-priority", "neither on nor off"]);
+    sim_fails(&["--reads-overtake-writes", "maybe"], &["--reads-overtake-writes", "neither on nor off"]);
+    sim_fails(
+        &["--scheme", "lograid4", "--reads-overtake-writes", "on"],
+        &["--reads-overtake-writes on", "lograid4", "no"],
+    );
+    sim_fails(&["--reads-overtake-writes", "on", "--read-priority", "off"], &["needs", "--read-priority on"]);
     sim_fails(&["--parity-read-gain-us", "100"], &["--parity-read-gain-us", "needs --parity-reads on"]);
 }
 

@@ -68,6 +68,13 @@ pub struct SimConfig {
     /// How user reads are served: SWAN's read priority, reads around busy SSDs.
     #[serde(default)]
     pub reads: super::ReadRules,
+    /// An experiment, not a scheme: SWAN's user reads, which preempt array GC on their SSD
+    /// (read priority), also overtake the user writes queued there, as they would if the
+    /// front-end's SSDs put reads first. It asks whether front-end reads are slow because
+    /// they wait for the write stream (docs/swan.md). A write's completion, once reported,
+    /// is not moved by the reads that overtake it later, so the writes' cost is understated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reads_overtake_writes: bool,
     /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,6 +155,20 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
             "reads around a busy SSD (--parity-reads) rebuild a block from its row's parity: {} has no parity",
             cfg.array.kind
         )));
+    }
+    if cfg.reads_overtake_writes {
+        if !matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_)) {
+            return Err(SimError::Config(format!(
+                "reads overtaking user writes (--reads-overtake-writes on) is an experiment on SWAN's read priority: {} has none",
+                cfg.array.kind
+            )));
+        }
+        if !cfg.reads.priority {
+            return Err(SimError::Config(
+                "reads overtaking user writes (--reads-overtake-writes on) needs SWAN's read priority (--read-priority on)"
+                    .into(),
+            ));
+        }
     }
     Ok(())
 }

@@ -166,10 +166,17 @@ impl Meter {
         }
     }
 
-    /// A read planned on an R-group in `role`, issued at `issued_at`, completed at `now`.
-    pub(super) fn read_role(&mut self, role: super::reads::Role, issued_at: Nanos, now: Nanos) {
+    /// A read planned on an R-group in `role`, issued at `issued_at`, completed at `now`,
+    /// having met `queue` on its SSDs.
+    pub(super) fn read_role(
+        &mut self,
+        role: super::reads::Role,
+        issued_at: Nanos,
+        now: Nanos,
+        queue: super::reads::ReadQueue,
+    ) {
         if issued_at >= self.measure_from {
-            self.read_roles.record(role, now - issued_at);
+            self.read_roles.record(role, now - issued_at, queue);
         }
     }
 

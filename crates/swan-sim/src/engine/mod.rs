@@ -52,7 +52,7 @@ use clock::{Clock, What};
 use gc::GcJobs;
 use meter::Meter;
 use requests::Requests;
-use swan_core::io::{IoKind, IoPlan, MemberIo};
+use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
 use swan_core::scheme::ArrayScheme;
 use swan_core::BLOCK_BYTES;
 use swan_models::link::Link;
@@ -79,6 +79,9 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     gc: GcJobs,
     ggc: GgcDriver,
     meter: Meter,
+    /// Per member, when the user writes handed to it so far complete: whether a read found
+    /// writes ahead of it (SWAN's Table 4 by cause).
+    user_writes_until: Vec<Nanos>,
 }
 
 /// Where the member I/O [`Engine::submit_ios`] submits is held.
@@ -226,8 +229,15 @@ impl<M: Members> Engine<M> {
         };
         self.meter.member_io(&io, kind);
         let now = self.clock.now;
-        let done =
-            self.members.submit(io.member, now, DevOp { kind, block: io.block, count: io.count, class: io.class });
+        let user_write = kind == DevOpKind::Write && io.class == IoClass::User;
+        // The experiment of `reads_overtake_writes`: a user write is handed to its SSD in the
+        // lane SWAN's reads overtake, the array GC's, and is counted as the user's all the same.
+        let class = if user_write && self.cfg.reads_overtake_writes { IoClass::Gc } else { io.class };
+        let done = self.members.submit(io.member, now, DevOp { kind, block: io.block, count: io.count, class });
+        if user_write {
+            let until = &mut self.user_writes_until[io.member as usize];
+            *until = (*until).max(done);
+        }
         if let Some(at) = self.ggc.after_member_io(self.members.ssds(), io.member, kind, io.class, now, done) {
             self.clock.push(at, What::Ggc);
         }

@@ -1,10 +1,11 @@
 //! How the engine plans user reads and what it measures of them: reads around a busy SSD
 //! (the scheme decides; the SSD models supply its input, how long a read would wait on
-//! each member), and reads by the role of the R-group they land on (SWAN's Table 4).
+//! each member), and reads by the role of the R-group they land on (SWAN's Table 4), with
+//! how long each waited before its SSDs started it and whether user writes were ahead of it.
 
 use super::{Engine, Members};
 use serde::Serialize;
-use swan_core::io::{IoClass, MemberBlock, MemberId};
+use swan_core::io::{IoClass, IoKind, MemberBlock, MemberId};
 use swan_core::scheme::{ArrayScheme, ReadWaits, ReqOp, Request, RequestError, SchemeKind, Submitted};
 use swan_models::Nanos;
 
@@ -19,11 +20,29 @@ pub(super) enum Role {
     Collecting,
 }
 
-/// Reads and their summed latency, for one role.
+/// What a read met on its SSDs when it was handed to them: measured by asking the models,
+/// which changes nothing they do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct ReadQueue {
+    /// How long the models predict it waits before its SSDs start it (the longest of its
+    /// member reads).
+    pub(super) wait_ns: Nanos,
+    /// Whether a user write handed to one of its SSDs had not yet completed there.
+    pub(super) behind_writes: bool,
+}
+
+/// Reads and their summed latency, for one role; and the same for those of them that found
+/// user writes in flight on their SSD, so that the cost of sharing an SSD with the write
+/// stream can be read off without a second run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct RoleTally {
     pub reads: u64,
     pub latency_ns_sum: u64,
+    /// Summed predicted wait before their SSDs started them.
+    pub wait_ns_sum: u64,
+    /// Reads that found a user write in flight on one of their SSDs, and their summed latency.
+    pub behind_writes: u64,
+    pub behind_writes_latency_ns_sum: u64,
 }
 
 /// User reads by the role of the R-group they landed on (SWAN only; measured reads only).
@@ -35,7 +54,7 @@ pub struct ReadRoles {
 }
 
 impl ReadRoles {
-    pub(super) fn record(&mut self, role: Role, latency_ns: Nanos) {
+    pub(super) fn record(&mut self, role: Role, latency_ns: Nanos, queue: ReadQueue) {
         let t = match role {
             Role::Front => &mut self.front_end,
             Role::IdleBack => &mut self.idle_back_end,
@@ -43,6 +62,11 @@ impl ReadRoles {
         };
         t.reads += 1;
         t.latency_ns_sum += latency_ns;
+        t.wait_ns_sum += queue.wait_ns;
+        if queue.behind_writes {
+            t.behind_writes += 1;
+            t.behind_writes_latency_ns_sum += latency_ns;
+        }
     }
 }
 
@@ -86,5 +110,18 @@ impl<M: Members> Engine<M> {
         } else {
             Role::IdleBack
         })
+    }
+
+    /// What the read just planned meets on its SSDs, asked of the models before it is handed
+    /// to them.
+    pub(super) fn read_queue(&self) -> ReadQueue {
+        let now = self.clock.now;
+        let mut q = ReadQueue::default();
+        for io in self.plan.phase(0).iter().filter(|io| matches!(io.kind, IoKind::Read(_))) {
+            let wait = self.members.read_wait(io.member, now, io.block, io.count, io.class);
+            q.wait_ns = q.wait_ns.max(wait);
+            q.behind_writes |= self.user_writes_until[io.member as usize] > now;
+        }
+        q
     }
 }

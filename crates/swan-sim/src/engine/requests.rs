@@ -19,8 +19,8 @@ use swan_models::Nanos;
 pub(super) struct InFlight {
     pub(super) req: Option<Request>,
     issued_at: Nanos,
-    /// A read's R-group role when it was planned (SWAN).
-    role: Option<super::reads::Role>,
+    /// A read's R-group role when it was planned, and what it met on its SSDs (SWAN).
+    role: Option<(super::reads::Role, super::reads::ReadQueue)>,
     /// The trace window it is measured in, if the source has windows.
     window: Option<u16>,
     pub(super) pending: Pending,
@@ -176,7 +176,8 @@ impl<M: Members> Engine<M> {
         match self.plan_request(&req).expect("sources stay inside the volume") {
             Submitted::NoSpace => self.reqs.stalled.push(slot, self.clock.now),
             Submitted::Planned => {
-                self.reqs.slots[slot].role = if req.op == ReqOp::Read { self.read_role() } else { None };
+                let role = if req.op == ReqOp::Read { self.read_role() } else { None };
+                self.reqs.slots[slot].role = role.map(|r| (r, self.read_queue()));
                 self.execute(slot)
             }
         }
@@ -230,8 +231,8 @@ impl<M: Members> Engine<M> {
         self.reqs.slots.give(slot);
         self.reqs.last_completion = now;
         self.meter.complete(&req, issued_at, now);
-        if let Some(role) = role {
-            self.meter.read_role(role, issued_at, now);
+        if let Some((role, queue)) = role {
+            self.meter.read_role(role, issued_at, now, queue);
         }
         if let Some(w) = window {
             self.meter.window(w).complete(&req, issued_at, now, role);

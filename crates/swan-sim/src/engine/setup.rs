@@ -137,6 +137,7 @@ impl<M: Members> Engine<M> {
             gc: GcJobs::new(gc_can_be_preempted),
             ggc,
             meter: Meter::new(measure_from, prefilled, counters_at_start, count, windows),
+            user_writes_until: vec![0; count],
             cfg,
         })
     }

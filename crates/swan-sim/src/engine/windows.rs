@@ -3,7 +3,7 @@
 //! phase of an application run (YCSB's Load, A, B, …) would have shown had it been measured
 //! alone, over the array state the phases before it left.
 
-use super::reads::{ReadRoles, Role};
+use super::reads::{ReadQueue, ReadRoles, Role};
 use crate::metrics::Latencies;
 use swan_core::scheme::{ReqOp, Request};
 use swan_core::BLOCK_BYTES;
@@ -26,7 +26,7 @@ pub struct WindowOutput {
 
 impl WindowOutput {
     /// A request of this window, issued at `issued_at`, completed at `now`.
-    pub(super) fn complete(&mut self, req: &Request, issued_at: Nanos, now: Nanos, role: Option<Role>) {
+    pub(super) fn complete(&mut self, req: &Request, issued_at: Nanos, now: Nanos, role: Option<(Role, ReadQueue)>) {
         let bytes = u64::from(req.blocks) * BLOCK_BYTES;
         match req.op {
             ReqOp::Read => {
@@ -42,8 +42,8 @@ impl WindowOutput {
         self.latencies.record(req.op == ReqOp::Read, now - issued_at);
         self.first_issue_ns = Some(self.first_issue_ns.map_or(issued_at, |t| t.min(issued_at)));
         self.last_completion_ns = self.last_completion_ns.max(now);
-        if let Some(role) = role {
-            self.read_roles.record(role, now - issued_at);
+        if let Some((role, queue)) = role {
+            self.read_roles.record(role, now - issued_at, queue);
         }
     }
 
