@@ -12,13 +12,10 @@
 # (docs/swan.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in
-  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-esac
-SEEDS="${1:-1 2 3}"
-for s in $SEEDS; do
-  [[ $s =~ ^[0-9]+$ ]] || { echo "read-rules.sh: seeds are numbers, not '$s' (see --help)" >&2; exit 2; }
-done
+SCRIPT=read-rules.sh
+# shellcheck source=scripts/lib/seeds.sh
+source scripts/lib/seeds.sh
+seeds_or_help "$@"
 cargo build --release -q -p swan-cli
 SWAN=target/release/swan
 OUT=out/read-rules

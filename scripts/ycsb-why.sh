@@ -27,13 +27,10 @@
 # Runs go to out/ycsb-why/; tables are printed as Markdown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in
-  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-esac
-SEEDS="${1:-1 2 3}"
-for s in $SEEDS; do
-  [[ $s =~ ^[0-9]+$ ]] || { echo "ycsb-why.sh: seeds are numbers, not '$s' (see --help)" >&2; exit 2; }
-done
+SCRIPT=ycsb-why.sh
+# shellcheck source=scripts/lib/seeds.sh
+source scripts/lib/seeds.sh
+seeds_or_help "$@"
 FIRST=${SEEDS%% *}
 nice -n 10 cargo build --release -q -p swan-cli
 SWAN=target/release/swan
@@ -97,10 +94,10 @@ for line in "${SHAPES[@]}"; do
   echo "$run $scheme $rg $per $size $logs $trace" >>"$OUT/shapes"
 done
 
-# Part 1b. The same trace with its fill's writes shuffled (scripts/ycsb-why-shuffle.py): the
+# Part 1b. The same trace with its fill's writes shuffled (scripts/lib/ycsb_why_shuffle.py): the
 # fill then leaves no R-group and no stretch of the log with more of the Load's garbage
 # than another.
-python3 scripts/ycsb-why-shuffle.py "$TRACES/swan4.blkparse.gz" "$TRACES/swan4.windows" "$OUT/swan4-fill-shuffled.blkparse.gz" >/dev/null
+python3 scripts/lib/ycsb_why_shuffle.py "$TRACES/swan4.blkparse.gz" "$TRACES/swan4.windows" "$OUT/swan4-fill-shuffled.blkparse.gz" >/dev/null
 cp "$TRACES/swan4.windows" "$OUT/swan4-fill-shuffled.windows"
 for name in swan4-3x3 lograid4-1x3 swan4-3x5 lograid4-1x5 lograid4-1x9; do
   TRACES=$OUT sim "shuffled-$name" "$name" swan4-fill-shuffled closed=32
@@ -130,4 +127,4 @@ done
 sim table4-paper swan4-3x3 swan4 recorded
 sim table4-overtake swan4-3x3 swan4 recorded --reads-overtake-writes on
 
-python3 scripts/ycsb-why-tables.py "$OUT" $SEEDS
+python3 scripts/lib/ycsb_why_tables.py "$OUT" $SEEDS

@@ -1,6 +1,6 @@
 """The tables of scripts/ycsb-why.sh, as Markdown, from the runs it left in OUT.
 
-    python3 scripts/ycsb-why-tables.py OUT SEED...
+    python3 scripts/lib/ycsb_why_tables.py OUT SEED...
 """
 
 import gzip

@@ -1,6 +1,6 @@
 """A copy of a recorded YCSB trace whose set-up fill writes the same blocks in a shuffled order.
 
-    python3 scripts/ycsb-why-shuffle.py TRACE.blkparse.gz WINDOWS OUT.blkparse.gz [SEED]
+    python3 scripts/lib/ycsb_why_shuffle.py TRACE.blkparse.gz WINDOWS OUT.blkparse.gz [SEED]
 
 The fill (`dd` over the whole device, the trace's `fill` window) writes the volume front to
 back, so a log lays the volume's first third into the first R-group the front-end filled, its
