@@ -278,6 +278,18 @@ fn swan5_on_a_small_tmpfs(d: &Path) -> (Tmpfs, Vec<PathBuf>) {
     (fs, members)
 }
 
+/// Three 8 MiB files `a`, `b`, `c` in `d`, from seeds `seed`, `seed + 1`, `seed + 2`, for
+/// nbdcopy to write into the export; their contents, to check what reads back.
+fn three_chunk_files(d: &Path, seed: u64) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let chunk = 8 << 20;
+    let (a, b, c) =
+        (SplitMix64(seed).bytes(chunk), SplitMix64(seed + 1).bytes(chunk), SplitMix64(seed + 2).bytes(chunk));
+    for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
+        std::fs::write(d.join(name), data).unwrap();
+    }
+    (a, b, c)
+}
+
 #[test]
 fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
     require("nbdcopy", "libnbd-bin");
@@ -286,13 +298,8 @@ fn a_full_member_file_system_fails_writes_loses_nothing_and_needs_no_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (fs, members) = swan5_on_a_small_tmpfs(d);
-    let chunk = 8 << 20;
-    let a = SplitMix64(11).bytes(chunk);
-    let b = SplitMix64(12).bytes(chunk);
-    let c = SplitMix64(13).bytes(chunk);
-    for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
-        std::fs::write(d.join(name), data).unwrap();
-    }
+    let (a, b, c) = three_chunk_files(d, 11);
+    let chunk = a.len();
 
     // A fill that clears within the member timeout: the write waits, then lands.
     let server = Server::start_with(d, &members, &["--member-timeout", "20"]);
@@ -365,11 +372,8 @@ fn a_full_member_file_system_resumes_by_itself_once_space_returns() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (fs, members) = swan5_on_a_small_tmpfs(d);
-    let chunk = 8 << 20;
-    let (a, b, c) = (SplitMix64(21).bytes(chunk), SplitMix64(22).bytes(chunk), SplitMix64(23).bytes(chunk));
-    for (name, data) in [("a", &a), ("b", &b), ("c", &c)] {
-        std::fs::write(d.join(name), data).unwrap();
-    }
+    let (a, b, c) = three_chunk_files(d, 21);
+    let chunk = a.len();
     let server = Server::start_with(d, &members, &["--member-timeout", "1"]);
     let uri = server.uri();
     let out = finish(copy_in(&d.join("a"), &uri, 0), "nbdcopy before the fill");
