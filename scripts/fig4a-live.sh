@@ -19,9 +19,14 @@ first on this shared machine): create a fresh array over member files (swan crea
 their contents are lost); simulate it with `swan sim --array` for RUNTIME simulated seconds;
 then serve it with --emulate PRESET --emulate-age AGE and run fio (nbd engine) writing BS
 blocks at random, IODEPTH deep, over the same region the simulator wrote (WS of the raw data
-capacity) for RUNTIME seconds, logging its throughput every second. Prints per scheme the
-mean MB/s live and simulated, over the whole run and after GC began, and the server's CPU
-time per request; writes OUT/fig4a-live.tsv (t, round, scheme, face, MB/s) and draws
+capacity) for RUNTIME seconds, logging its throughput every second. fio picks each block
+independently (--norandommap), as the simulator does: by default it would write every block
+of the region once per pass, a permutation that leaves the log's victims far emptier.
+Prints per scheme the mean MB/s live and simulated, over the whole run and after GC began, and
+the server's CPU time per request; then where the live run's time went: the share of a core
+its engine thread used, blocks GC moved per user block written (live and simulated), and an
+emulated request's mean time on the model SSDs and the engine's lateness in answering it
+after them (swan status). Writes OUT/fig4a-live.tsv (t, round, scheme, face, MB/s) and draws
 OUT/fig4a-live.svg (live beside simulated, round 0).
 
 Environment:
@@ -90,15 +95,16 @@ for ((round = 0; round < ROUNDS; round++)); do
     uri="nbd+unix:///?socket=$sock"
     for _ in $(seq 600); do nbdinfo --size "$uri" >/dev/null 2>&1 && break; sleep 0.2; done
     nbdinfo --size "$uri" >/dev/null || die "the server did not come up: $(cat "$run/serve.log")"
-    before=$(cpu_s "$srv")
+    before=$(cpu_s "$srv") engine_before=$(engine_cpu_s "$srv")
     fio --name=fig4a --ioengine=nbd --uri="$uri" --rw=randwrite --bs="$BS" --iodepth="$IODEPTH" \
       --size="$region" --time_based --runtime="$RUNTIME" --randrepeat=0 --randseed=$((round + 1)) \
-      --write_bw_log="$run/live" --log_avg_msec=1000 --output-format=json >"$run/fio.json"
-    after=$(cpu_s "$srv")
+      --norandommap --write_bw_log="$run/live" --log_avg_msec=1000 --output-format=json >"$run/fio.json"
+    after=$(cpu_s "$srv") engine_after=$(engine_cpu_s "$srv")
+    "$SWAN_BIN" status --json "${members[0]}" >"$run/status.json"
     kill "$srv"
     wait "$srv" || true
     srv=
-    echo "$before $after" >"$run/cpu"
+    echo "$before $after $engine_before $engine_after" >"$run/cpu"
   done
 done
 python3 scripts/lib/fig4a_live.py "$runs" "$SCHEMES" "$OUT"

@@ -10,3 +10,13 @@ trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; true' EXIT
 ticks=$(getconf CLK_TCK)
 # Seconds of CPU (user + system) process $1 has used.
 cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# Seconds of CPU the engine threads of server $1 have used: the thread that carries out every
+# request and GC move, so the first to run out of time.
+engine_cpu_s() {
+  local t sum=0
+  for t in /proc/"$1"/task/*; do
+    [[ $(cat "$t/comm" 2>/dev/null) == swan-engine ]] || continue
+    sum=$(awk -v s="$sum" -v t="$ticks" '{print s + ($14 + $15) / t}' "$t/stat")
+  done
+  echo "$sum"
+}

@@ -48,6 +48,17 @@ def fio_job(run):
     return job
 
 
+def where_time_went(run):
+    """Blocks GC moved per user block written, live (swan status) and simulated (its array
+    WAF less one); an emulated request's mean model time and the engine's lateness after it."""
+    st = json.loads((run / "status.json").read_text())
+    sim = json.loads((run / "sim" / "summary.json").read_text())
+    user_blocks = max(st["user_bytes_written"] // 4096, 1)
+    timing = st.get("emulation") or {}
+    return (st["gc_blocks_moved"] / user_blocks, (sim.get("waf_array") or 1.0) - 1,
+            timing.get("mean_model_us", float("nan")), timing.get("mean_late_us", float("nan")))
+
+
 def draw(panels, path, runtime):
     """Two panels (live, simulated) of lines, one per scheme, on one y scale."""
     W, H, L, B, T, GAP = 440, 260, 48, 30, 26, 30
@@ -89,11 +100,12 @@ def main():
         rnd, scheme = run.name.split("-", 1)
         live, sim = live_series(run), sim_series(run)
         job = fio_job(run)
-        before, after = map(float, (run / "cpu").read_text().split())
+        before, after, engine_before, engine_after = map(float, (run / "cpu").read_text().split())
         cpu_us = (after - before) * 1e6 / max(job["write"]["total_ios"], 1)
+        engine_share = (engine_after - engine_before) / max(job["elapsed"], 1)
         table.setdefault(scheme, []).append(
             (mean([v for _, v in live]), mean(second_half(live)), mean([v for _, v in sim]),
-             mean(second_half(sim)), cpu_us, int(rnd), live, sim))
+             mean(second_half(sim)), cpu_us, int(rnd), live, sim, engine_share, *where_time_went(run)))
         rows += [(t, rnd, scheme, "live", v) for t, v in live] + [(t, rnd, scheme, "sim", v) for t, v in sim]
     with open(out / "fig4a-live.tsv", "w") as f:
         f.write("t_s\tround\tscheme\tface\tuser_write_mbps\n")
@@ -108,6 +120,13 @@ def main():
         med = [statistics.median(x[i] for x in r) for i in range(5)]
         print(f"{scheme:<10} {med[0]:>10.1f} {med[1]:>9.1f} {med[2]:>9.1f} {med[3]:>9.1f} "
               f"{med[1] / med[3] if med[3] else float('nan'):>9.2f} {med[4]:>11.1f}")
+    print(f"\n{'scheme':<10} {'engine core':>12} {'moved/user live':>16} {'moved/user sim':>15} "
+          f"{'model µs':>9} {'late µs':>8}   (where the live run's time went, median)")
+    for scheme in schemes:
+        r = table.get(scheme, [])
+        if r:
+            med = [statistics.median(x[i] for x in r) for i in range(8, 13)]
+            print(f"{scheme:<10} {med[0]:>12.2f} {med[1]:>16.3f} {med[2]:>15.3f} {med[3]:>9.0f} {med[4]:>8.0f}")
     first = [(s, next(x for x in table[s] if x[5] == min(y[5] for y in table[s]))) for s in schemes if s in table]
     runtime = int(max(t for _, x in first for t, _ in x[6] + x[7]) + 0.5)
     draw([("live: swan serve --emulate, fio over NBD", [(s, x[6]) for s, x in first]),

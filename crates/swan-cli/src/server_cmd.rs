@@ -511,6 +511,14 @@ fn print_array(v: &serde_json::Value) {
             );
         }
     }
+    if let Some(t) = v.get("emulation").filter(|t| !t.is_null()) {
+        println!(
+            "emulated replies: {}; mean {:.0} µs on the model SSDs, then sent {:.0} µs after the model finished",
+            t["replies"],
+            t["mean_model_us"].as_f64().unwrap_or(0.0),
+            t["mean_late_us"].as_f64().unwrap_or(0.0)
+        );
+    }
 }
 
 #[derive(clap::Args, Debug)]

@@ -1,7 +1,7 @@
 //! Defaults an operator meets first: the segment `swan create` picks, and the warning
 //! `swan serve --emulate` gives when the array's segment does not line up with the modelled
 //! SSD's erase stripe (a victim's TRIM would then free no whole erase block); and what
-//! `swan status` shows of the model SSDs behind an emulated array.
+//! `swan status` shows of the model SSDs behind an emulated array and of its replies' timing.
 
 mod common;
 
@@ -69,12 +69,20 @@ fn status_shows_each_model_ssd_only_when_emulating() {
     assert_eq!(pages * 4096, array, "model pages against the array's member writes: {st}");
     assert!(array >= written, "{st}");
     assert!(models.iter().all(|m| m["waf"].as_f64().is_some()), "{st}");
+    // Every write was answered at its model completion, which a 64 KiB write on the 850 PRO
+    // model is never at once.
+    let timing = &st["emulation"];
+    assert!(u64_of(timing, "replies") * 65536 >= written, "{st}");
+    assert!(timing["mean_model_us"].as_f64().expect("mean_model_us") > 10.0, "{st}");
+    assert!(timing["mean_late_us"].as_f64().expect("mean_late_us") >= 0.0, "{st}");
     let text_status = text(&swan(&["status", members[0].to_str().expect("utf-8")], dir.path()).stdout);
     assert!(text_status.contains("model SSD (--emulate)"), "{text_status}");
+    assert!(text_status.contains("emulated replies:"), "{text_status}");
     server.stop();
 
     let plain = Server::start(dir.path(), &members);
     let st = status(&members[0], dir.path());
     assert!(st["members"].as_array().expect("members").iter().all(|m| m.get("model").is_none()), "{st}");
+    assert!(st.get("emulation").is_none(), "{st}");
     plain.stop();
 }

@@ -2,15 +2,22 @@
 //! report's types, which the parts fill in too).
 
 use super::gc::GcRunner;
-use super::status::{GroupStatus, MemberStatus, StatusReport};
+use super::status::{EmulationTiming, GroupStatus, MemberStatus, StatusReport};
 use super::store::Store;
 use crate::member::BLOCK;
 use std::time::Duration;
 use swan_core::scheme::SchemeKind;
 
-/// What `swan status` shows of `store`, its GC (`gc`), `queued` requests, `uptime` and
-/// the times it `resumed` after a full file system.
-pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Duration, resumed: u64) -> StatusReport {
+/// What `swan status` shows of `store`, its GC (`gc`), `queued` requests, `uptime`, the
+/// times it `resumed` after a full file system and its replies' `emulation` timing.
+pub(super) fn report(
+    store: &Store,
+    gc: &GcRunner,
+    queued: usize,
+    uptime: Duration,
+    resumed: u64,
+    emulation: EmulationTiming,
+) -> StatusReport {
     let counts = &store.crcs.counts;
     let read_count = |f: fn(&crate::pool::ReadChecks) -> &std::sync::atomic::AtomicU64| {
         f(counts).load(std::sync::atomic::Ordering::Relaxed)
@@ -93,6 +100,7 @@ pub(super) fn report(store: &Store, gc: &GcRunner, queued: usize, uptime: Durati
         durability: durability(store),
         stopped_by_full: d.full.is_some(),
         resumes: resumed,
+        emulation: store.exec.emu.is_some().then_some(emulation),
     }
 }
 

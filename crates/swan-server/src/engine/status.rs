@@ -62,6 +62,24 @@ pub struct StatusReport {
     /// Times the array resumed by itself after a full file system.
     #[serde(default)]
     pub resumes: u64,
+    /// With `--emulate`: how a request's time splits between the model SSDs and the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationTiming>,
+}
+
+/// Where the time of an emulated request goes after the engine carries it out: the model
+/// SSDs' part, and the engine's lateness in sending the reply once the model is done. A
+/// closed-loop client whose requests spend long outside the model keeps fewer of them in
+/// the model SSDs' queues than the simulator does at the same depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct EmulationTiming {
+    /// Requests answered at their model completion.
+    pub replies: u64,
+    /// Mean time from carrying a request out to its model completion, µs.
+    pub mean_model_us: f64,
+    /// Mean time a reply went out after its model completion, µs (the engine was busy
+    /// with a round, or woke late).
+    pub mean_late_us: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -606,7 +606,14 @@ impl Worker {
 
     pub fn status(&self) -> StatusReport {
         let uptime = self.now().saturating_duration_since(self.started);
-        super::report::report(&self.store, &self.gc, self.queue.len(), uptime, self.resumes)
+        super::report::report(
+            &self.store,
+            &self.gc,
+            self.queue.len(),
+            uptime,
+            self.resumes,
+            self.replies.emulation_timing(),
+        )
     }
 
     /// `swan fail`, on this thread.

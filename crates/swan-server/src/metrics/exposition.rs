@@ -541,6 +541,7 @@ mod tests {
             durability: "stopped by a full file system (m)".into(),
             stopped_by_full: true,
             resumes: 2,
+            emulation: None,
         }
     }
 
