@@ -1,6 +1,7 @@
 //! `swan triple-a`: Triple-A's micro-benchmark or a block trace on a modelled PCIe
 //! flash-array network, the non-autonomic array and Triple-A side by side.
 
+use crate::units::parse_size;
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,6 +10,9 @@ use swan_models::fabric::{preset, FabricConfig, PRESET_NAMES};
 use swan_sim::hot_clusters::{HotClusterSpec, HotPlacement};
 use swan_sim::trace::TraceFormat;
 use swan_sim::triple_a::{GcConfig, TraceWorkload, TripleAConfig, TripleADriver, TripleAReport, TRACE_DEPTH};
+
+/// The data layout's page: a chunk is a whole number of them.
+const PAGE_BYTES: u64 = 4096;
 
 #[derive(clap::Args, Debug)]
 #[command(long_about = "Runs Triple-A's micro-benchmark (§5.2: random 4 KB reads or writes, a fixed share of \
@@ -106,6 +110,11 @@ pub struct TripleAArgs {
     /// FIMM), laggard (it lags at once) or exempt (its stalls are not examined).
     #[arg(long, default_value = "blind", requires = "gc")]
     pub gc_laggard: String,
+    /// With --gc: collections take no time (their copies and erases occupy no die, bus or
+    /// buffer): an ideal FTL whose only effect is to program each write at its FIMM's log
+    /// head instead of in place. For measuring write placement apart from what GC costs.
+    #[arg(long, requires = "gc")]
+    pub gc_untimed: bool,
     /// Override the blocks per plane of every FIMM (the preset's: 256). Each block of every
     /// die and plane together is one erase unit of a FIMM's FTL under --gc.
     #[arg(long)]
@@ -113,6 +122,11 @@ pub struct TripleAArgs {
     /// Override the pages per block of every FIMM (the preset's: 512).
     #[arg(long)]
     pub pages_per_block: Option<u32>,
+    /// The static layout's chunk: the logical space is dealt to the clusters round-robin in
+    /// chunks of this size (whole 4 KiB pages; default 1MiB). A larger chunk puts a trace's
+    /// busy ranges on fewer clusters; for experiments on how concentrated a workload is.
+    #[arg(long, value_parser = parse_size)]
+    pub chunk: Option<u64>,
     /// Also write the reports as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -138,6 +152,11 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         fabric.fimm.pages_per_block = n;
     }
     fabric.validate().context("--preset with --blocks-per-plane / --pages-per-block / --endpoint-lanes")?;
+    if let Some(bytes) = args.chunk {
+        if bytes == 0 || bytes % PAGE_BYTES != 0 {
+            bail!("--chunk {bytes} B: a chunk must be a positive whole number of 4 KiB pages");
+        }
+    }
     let mut policies = policies(&args.policy)?;
     let Some(gc_laggard) = GcLaggard::parse(&args.gc_laggard) else {
         bail!("--gc-laggard {}: expected one of {}", args.gc_laggard, GcLaggard::NAMES.join(", "));
@@ -200,11 +219,15 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
 fn config(fabric: &FabricConfig, autonomic: AutonomicConfig, args: &TripleAArgs) -> TripleAConfig {
     let mut cfg = TripleAConfig::new(fabric.clone(), autonomic, args.seconds);
     cfg.measure_from_s = args.measure_from;
+    if let Some(bytes) = args.chunk {
+        cfg.chunk_pages = bytes / PAGE_BYTES;
+    }
     if args.gc {
         let mut gc = GcConfig::default();
         if let Some(op) = args.gc_op {
             gc.over_provisioning = op;
         }
+        gc.timed = !args.gc_untimed;
         cfg.gc = Some(gc);
     }
     cfg

@@ -52,6 +52,11 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
     fails(&["triple-a", "--t-sla-us", "0"], &["--t-sla-us 0", "t_SLA"]);
     fails(&["triple-a", "--endpoint-lanes", "3"], &["x3", "not a PCIe link width"]);
     fails(&["triple-a", "--t-read-us", "0"], &["t_read_ns"]);
+    fails(&["triple-a", "--chunk", "5000"], &["--chunk 5000", "whole number of 4 KiB pages"]);
+    fails(&["triple-a", "--chunk", "0"], &["--chunk 0", "positive"]);
+    fails(&["triple-a", "--chunk", "lots"], &["--chunk", "lots"]);
+    fails(&["triple-a", "--chunk", "1T"], &["--chunk", "holds no 268435456-page chunk"]);
+    fails(&["triple-a", "--gc-untimed"], &["--gc"]);
 }
 
 #[test]
@@ -64,6 +69,26 @@ fn triple_a_replays_a_trace_and_names_a_bad_line() {
         assert!(out.contains(needle), "{needle}: {out}");
     }
     assert!(out.contains("passes over the trace"), "{out}");
+    let out = ok(&["triple-a", "--trace", hm, "--preset", "4x8", "--seconds", "0.02", "--chunk", "4MiB"]);
+    assert!(out.contains("non-autonomic") && out.contains("passes over the trace"), "{out}");
+    let untimed = [
+        "triple-a",
+        "--trace",
+        hm,
+        "--preset",
+        "4x8",
+        "--seconds",
+        "0.02",
+        "--policy",
+        "non-autonomic",
+        "--gc",
+        "--gc-untimed",
+        "--blocks-per-plane",
+        "64",
+        "--pages-per-block",
+        "16",
+    ];
+    assert!(ok(&untimed).contains("non-autonomic gc-untimed"));
     let dir = TempDir::new("triple-a-trace");
     let bad = dir.join("bad.mqsim");
     std::fs::write(&bad, "0 0 0 8 1\n1000 0 8 eight 0\n").unwrap();

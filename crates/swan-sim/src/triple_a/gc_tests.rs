@@ -69,3 +69,21 @@ fn unscaled_fimms_and_bad_gc_settings_are_refused_by_name() {
     let e = TripleADriver::hot_clusters(cfg, spec, 1).err().unwrap().to_string();
     assert!(e.contains("--gc-op"), "{e}");
 }
+
+#[test]
+fn untimed_collections_place_writes_out_of_place_at_no_cost() {
+    let spec = HotClusterSpec { write_share: 0.5, ..HotClusterSpec::reads(2, 512) };
+    let mut cfg = config(AutonomicConfig::non_autonomic(), 0.2);
+    cfg.gc = Some(GcConfig { timed: false, ..GcConfig::default() });
+    let free = TripleADriver::hot_clusters(cfg, spec, 1).unwrap().run().unwrap();
+    let timed = run(AutonomicConfig::non_autonomic(), 0.2, 1);
+    assert_eq!(free.label, "non-autonomic gc-untimed");
+    let (f, t) = (free.gc.unwrap(), timed.gc.unwrap());
+    // The FTL still collects (and the run checks every map whole), but no request meets a
+    // collection in progress, and without the copies on the dies and bus the array is faster.
+    assert!(f.collections > 10 && f.copied_slots > 0, "{f:?}");
+    assert_eq!(f.requests_meeting_gc, 0, "{f:?}");
+    assert!(t.requests_meeting_gc > 0, "timed collections are met: {t:?}");
+    assert_eq!(f.collecting_share, 0.0, "{f:?}");
+    assert!(free.iops > timed.iops, "untimed {} against timed {} IOPS", free.iops, timed.iops);
+}

@@ -89,11 +89,12 @@ impl TripleAConfig {
 
     /// The run's name in reports: which of Triple-A's managements it runs.
     pub fn label(&self) -> String {
-        match self.gc {
-            Some(_) if self.autonomic.reshaping => {
-                format!("{} gc-{}", management_label(&self.autonomic), self.autonomic.gc_laggard.name())
+        let gc = |g: &GcConfig| if g.timed { "gc" } else { "gc-untimed" };
+        match &self.gc {
+            Some(g) if self.autonomic.reshaping => {
+                format!("{} {}-{}", management_label(&self.autonomic), gc(g), self.autonomic.gc_laggard.name())
             }
-            Some(_) => format!("{} gc", management_label(&self.autonomic)),
+            Some(g) => format!("{} {}", management_label(&self.autonomic), gc(g)),
             None => management_label(&self.autonomic).to_string(),
         }
     }

@@ -453,7 +453,7 @@ fn layout_config(cfg: &TripleAConfig) -> Result<LayoutConfig, TripleARunError> {
     let user_slots = ((slots as f64 * (1.0 - cfg.spare_fraction)) as u64) / cfg.chunk_pages * cfg.chunk_pages;
     if user_slots == 0 {
         return Err(TripleARunError::Config(format!(
-            "a FIMM of {slots} slots holds no {}-page chunk",
+            "a FIMM of {slots} slots holds no {}-page chunk (--chunk)",
             cfg.chunk_pages
         )));
     }
