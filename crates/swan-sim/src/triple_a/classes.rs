@@ -28,8 +28,11 @@ pub(super) struct Met {
     pub(super) copy_pending: bool,
 }
 
+/// Whether a request that met this belongs to a class.
+type Member = fn(&Met) -> bool;
+
 /// The classes, in report order, and whether a request belongs to each.
-const CLASSES: [(&str, fn(&Met) -> bool); 8] = [
+const CLASSES: [(&str, Member); 8] = [
     ("read", |m| !m.write),
     ("write", |m| m.write),
     ("met migration (source)", |m| m.migration_source),
