@@ -93,6 +93,29 @@ pub struct TripleAArgs {
     /// stalled for it need longer than this. For sweeping the laggard detector.
     #[arg(long)]
     pub t_sla_us: Option<f64>,
+    /// Migrations read each page again from the hot FIMM instead of cloning it from the
+    /// endpoint that has just served it (Fig. 16(b) against 16(c); shadow cloning is the default).
+    #[arg(long)]
+    pub no_shadow_cloning: bool,
+    /// The copy budget: at most this many moved pages in flight (copied, not yet landed) for
+    /// each of migration and reshaping; further detections wait [default: 64].
+    #[arg(long, value_name = "PAGES")]
+    pub max_in_flight: Option<u32>,
+    /// The hysteresis: a page moved is not moved again for this many milliseconds
+    /// [default: 100].
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<f64>,
+    /// Reads of a moved page go to its old place until its copy has been programmed at the
+    /// new one (the map switches after the copy). Off by default: the map switches when the
+    /// move is decided, and such a read waits at the new die behind the copy's program.
+    #[arg(long)]
+    pub map_after_copy: bool,
+    /// Also print each array's requests by class — reads, writes, those routed to a cluster
+    /// a migration's copy was leaving (source) or landing on (target) and those clear of
+    /// both, those on moved pages — with their latency quantiles and waits, and what the
+    /// migrations' copies took.
+    #[arg(long)]
+    pub by_class: bool,
     /// Which laggard detector runs (§4.2): latency (Eq. 3 on every stall), queue (Fig. 8's
     /// examination of a switch's queue each time it fills) or both (the default).
     #[arg(long, default_value = "both")]
@@ -166,6 +189,21 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         bail!("--laggard-detection {}: expected one of {}", args.laggard_detection, LaggardDetection::NAMES.join(", "));
     };
     policies.iter_mut().for_each(|p| p.laggard_detection = detection);
+    for p in &mut policies {
+        p.shadow_cloning = !args.no_shadow_cloning;
+        if let Some(n) = args.max_in_flight {
+            if n == 0 {
+                bail!("--max-in-flight 0: a copy budget of 0 pages would never move one");
+            }
+            p.max_in_flight = n;
+        }
+        if let Some(ms) = args.settle_ms {
+            if !(ms.is_finite() && ms >= 0.0) {
+                bail!("--settle-ms {ms}: the hysteresis must be a time of 0 ms or more");
+            }
+            p.settle = (ms * 1e6).round() as u64;
+        }
+    }
     if let Some(us) = args.t_sla_us {
         if !(us.is_finite() && us > 0.0) {
             bail!("--t-sla-us {us}: t_SLA must be a positive time in µs");
@@ -202,6 +240,9 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
         }
     }
     print_table(&args.preset, &reports);
+    if args.by_class {
+        print_classes(&reports);
+    }
     if let Some(per_pass) = passes {
         let shown: Vec<String> = reports
             .iter()
@@ -222,6 +263,7 @@ fn config(fabric: &FabricConfig, autonomic: AutonomicConfig, args: &TripleAArgs)
     if let Some(bytes) = args.chunk {
         cfg.chunk_pages = bytes / PAGE_BYTES;
     }
+    cfg.map_after_copy = args.map_after_copy;
     if args.gc {
         let mut gc = GcConfig::default();
         if let Some(op) = args.gc_op {
@@ -327,5 +369,54 @@ fn print_table(preset: &str, reports: &[TripleAReport]) {
                 r.autonomic.gc_stalls_exempted
             );
         }
+    }
+}
+
+/// `--by-class`: each array's requests by class, and its migrations' copies.
+fn print_classes(reports: &[TripleAReport]) {
+    println!(
+        "\n{:<14} {:<24} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "by class", "", "requests", "mean", "p50", "p90", "p99", "p99.9", "max", "link", "storage", "RC", "EP"
+    );
+    for r in reports {
+        for c in &r.classes {
+            println!(
+                "{:<14} {:<24} {:>9} {:>9.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
+                r.label,
+                c.class,
+                c.requests,
+                c.mean_us,
+                c.p50_us,
+                c.p90_us,
+                c.p99_us,
+                c.p999_us,
+                c.max_us,
+                c.link_us,
+                c.storage_us,
+                c.rc_stall_us,
+                c.endpoint_stall_us
+            );
+        }
+    }
+    println!("(µs; a request is in every class it belongs to; worst page's waits)");
+    for r in reports.iter().filter(|r| r.autonomic.migrated_pages > 0) {
+        let m = r.migration_copies;
+        println!(
+            "{}: {} migration copies landed, {:.1} µs from decision (extra read {:.1} µs, {} pages read again); \
+             trip {:.1} µs, of it {:.1} µs at the hot endpoint, {:.1} µs held in the switch queue; \
+             user pages that found a switch queue full: {}; the busiest cluster's bus {:.0} % busy, \
+             {:.1} % of requests on the busiest cluster",
+            r.label,
+            m.copies,
+            m.decided_to_landed_us,
+            m.extra_read_us,
+            r.copy_reads,
+            m.trip_us,
+            m.trip_endpoint_stall_us,
+            m.trip_switch_stall_us,
+            r.switch_queue_full_pages,
+            100.0 * r.busiest_bus_share,
+            100.0 * r.busiest_cluster_request_share
+        );
     }
 }

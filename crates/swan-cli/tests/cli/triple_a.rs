@@ -20,6 +20,8 @@ fn triple_a_runs_both_arrays_and_names_bad_input() {
         &["--gc-op 0.7"],
     );
     fails(&["triple-a", "--blocks-per-plane", "0"], &["--blocks-per-plane", "blocks_per_plane"]);
+    fails(&["triple-a", "--max-in-flight", "0"], &["--max-in-flight 0", "copy budget"]);
+    fails(&["triple-a", "--settle-ms=-1"], &["--settle-ms -1", "hysteresis"]);
     let gc = [
         "triple-a",
         "--preset",
@@ -96,4 +98,31 @@ fn triple_a_replays_a_trace_and_names_a_bad_line() {
     fails(&["triple-a", "--trace", bad, "--trace-format", "mqsim"], &[&format!("{bad}:2:"), "field 4"]);
     fails(&["triple-a", "--trace", hm, "--hot", "2"], &["--hot", "--trace"]);
     fails(&["triple-a", "--trace", hm, "--format", "csv"], &["csv", "mqsim"]);
+}
+
+#[test]
+fn triple_a_reads_again_and_splits_requests_by_class_when_asked() {
+    let out = ok(&[
+        "triple-a",
+        "--preset",
+        "4x8",
+        "--hot",
+        "2",
+        "--seconds",
+        "0.05",
+        "--policy",
+        "migration-only",
+        "--no-shadow-cloning",
+        "--max-in-flight",
+        "128",
+        "--settle-ms",
+        "10",
+        "--map-after-copy",
+        "--by-class",
+    ]);
+    for want in ["met migration (source)", "clear of migration", "page still being copied", "pages read again"] {
+        assert!(out.contains(want), "{want} missing: {out}");
+    }
+    let plain = ok(&["triple-a", "--preset", "4x8", "--hot", "2", "--seconds", "0.05", "--policy", "migration-only"]);
+    assert!(!plain.contains("by class"), "the class table only when asked: {plain}");
 }

@@ -379,6 +379,32 @@ fn a_migration_crosses_its_switch_only_and_stays_under_it() {
 }
 
 #[test]
+fn a_shadow_clone_spares_the_hot_fimm_and_bus_that_a_second_read_takes() {
+    // Shadow cloning (§4.1) migrates a page already in the hot endpoint: no FIMM read, no
+    // crossing of the hot cluster's local bus; only the endpoint's link up to the switch
+    // carries it once more. Reading it again (Fig. 16(b)) costs a sense and a bus crossing.
+    let config = triple_a_4x16();
+    let (p, ep) = (config.pcie, config.endpoint.link_lanes);
+    let page_bus = config.endpoint.local_bus.xfer_ns(4096);
+    let (hot, cold) = (to(1, 2, 0), to(1, 9, 3));
+    let mut f = fabric(config.clone());
+    f.migrate(0, hot, cold, FimmOp::program(page(0, 0, 0), 4096)).unwrap();
+    let source = f.cluster(1, 2).unwrap();
+    assert_eq!(source.local_bus().reserved_ns(), 0, "no bus crossing in the hot cluster");
+    assert!(source.fimms().iter().all(|m| m.busy_until() == 0), "no FIMM of the hot cluster works");
+    assert_eq!(source.link_up.reserved_ns(), p.wire_ns(ep, 4096), "the page goes up its link once");
+    assert_eq!(f.cluster(1, 9).unwrap().local_bus().reserved_ns(), page_bus, "and is programmed at the cold one");
+
+    let mut g = fabric(config.clone());
+    let read = g.cluster_mut(1, 2).unwrap().submit(0, 0, FimmOp::read(page(0, 0, 0), 4096)).unwrap();
+    g.migrate(read.done, hot, cold, FimmOp::program(page(0, 0, 0), 4096)).unwrap();
+    let source = g.cluster(1, 2).unwrap();
+    assert_eq!(source.local_bus().reserved_ns(), page_bus, "reading again crosses the hot bus");
+    assert!(source.fimms()[0].busy_until() >= config.fimm.t_read_ns, "and senses the page on its FIMM");
+    assert!(read.latency_ns() >= config.fimm.t_read_ns + page_bus);
+}
+
+#[test]
 fn a_stalled_read_is_issued_when_its_die_frees() {
     let mut f = fabric(triple_a_4x16());
     let a = f.submit(0, to(0, 0, 0), FimmOp::read(page(0, 0, 0), 4096)).unwrap();

@@ -23,8 +23,11 @@
 //!   operations already routed: a stalled write "redirected" keeps its old timing, and only
 //!   the page's later accesses go to the new place.
 //! - The map changes when a move is decided, not when its copy lands (see
-//!   `swan_core::triple_a::manager`).
+//!   `swan_core::triple_a::manager`); a read in between waits at the new die for the copy's
+//!   program and those queued before it, unless [`TripleAConfig::map_after_copy`] sends it
+//!   to the old place.
 
+mod classes;
 pub(crate) mod gc;
 #[cfg(test)]
 mod gc_tests;
@@ -37,6 +40,7 @@ mod trace;
 mod trace_tests;
 mod watch;
 
+pub use classes::{ClassReport, CopyReport};
 pub use gc::{GcConfig, GcReport};
 pub use report::{LatencyUs, StallUs, TripleAReport};
 pub use run::TripleADriver;
@@ -68,6 +72,11 @@ pub struct TripleAConfig {
     pub gc: Option<GcConfig>,
     /// Draws the FIMMs' aging writes; the run's constructors set it to the run's seed.
     pub gc_seed: u64,
+    /// Reads of a moved page go to its old place until its copy is programmed at the new
+    /// one, as a module that switches its map after the copy would serve them. Off: the
+    /// map switches when the move is decided, and such a read waits on the new die for the
+    /// copy's program and every program queued before it.
+    pub map_after_copy: bool,
 }
 
 impl TripleAConfig {
@@ -84,6 +93,7 @@ impl TripleAConfig {
             bus_window_ns: 1_000_000,
             gc: None,
             gc_seed: 1,
+            map_after_copy: false,
         }
     }
 

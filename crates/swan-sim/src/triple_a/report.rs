@@ -2,6 +2,7 @@
 //! contention, queue stall) and Fig. 15's stall per level, the latency distribution
 //! (Fig. 11), and what the management module did (§6.5's extra writes).
 
+use super::classes::{ClassReport, ClassTally, CopyReport};
 use crate::metrics::new_histogram;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -25,6 +26,8 @@ pub(super) struct Tally {
     pub(super) copy_reads: u64,
     pub(super) copies: u64,
     pub(super) redirects: u64,
+    /// The same requests split into classes, and the migrations' copies.
+    pub(super) classes: ClassTally,
 }
 
 impl Tally {
@@ -43,11 +46,13 @@ impl Tally {
             copy_reads: 0,
             copies: 0,
             redirects: 0,
+            classes: ClassTally::new(),
         }
     }
 
-    /// A request that took `latency`, whose pages completed as `pages` say.
-    pub(super) fn request(&mut self, latency: Nanos, pages: impl Iterator<Item = Completion>) {
+    /// A request that took `latency`, whose pages completed as `pages` say; returns its
+    /// pages' worst waits.
+    pub(super) fn request(&mut self, latency: Nanos, pages: impl Iterator<Item = Completion>) -> Completion {
         let worst = pages.fold(Completion::default(), |w, c| Completion {
             link_contention_ns: w.link_contention_ns.max(c.link_contention_ns),
             storage_contention_ns: w.storage_contention_ns.max(c.storage_contention_ns),
@@ -66,6 +71,7 @@ impl Tally {
         self.switch_ns += u128::from(worst.queue_stall.switch_ns);
         self.endpoint_ns += u128::from(worst.queue_stall.endpoint_ns);
         self.histogram.saturating_record((latency / 1_000).max(1));
+        worst
     }
 
     pub(super) fn report(
@@ -85,6 +91,7 @@ impl Tally {
             total: us(self.rc_ns + self.switch_ns + self.endpoint_ns),
         };
         let extra = autonomic.extra_page_writes;
+        let (classes, migration_copies) = self.classes.report();
         TripleAReport {
             label,
             requests: self.requests,
@@ -111,6 +118,11 @@ impl Tally {
             extra_writes_pct: (self.user_page_writes > 0).then(|| 100.0 * extra as f64 / self.user_page_writes as f64),
             cdf_us: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999].map(|p| (p, q(p))).to_vec(),
             gc: None,
+            classes,
+            migration_copies,
+            switch_queue_full_pages: self.classes.switch_queue_full_pages,
+            busiest_bus_share: 0.0,
+            busiest_cluster_request_share: 0.0,
         }
     }
 }
@@ -162,4 +174,16 @@ pub struct TripleAReport {
     pub cdf_us: Vec<(f64, u64)>,
     /// What the FIMMs' collections did, in a run with GC-active FIMMs.
     pub gc: Option<super::GcReport>,
+    /// The measured requests by class (reads, writes, those that met a migration, those
+    /// on moved pages): which requests make the mean and the tail.
+    pub classes: Vec<ClassReport>,
+    /// What the migrations' copies took on their way (those landed in the measured time).
+    pub migration_copies: CopyReport,
+    /// Measured user page operations that found their switch's downstream queue full at
+    /// the root complex (each waited there for an entry).
+    pub switch_queue_full_pages: u64,
+    /// The busiest cluster's local bus: its busy share of the measured time.
+    pub busiest_bus_share: f64,
+    /// The share of measured requests the busiest cluster served a page of.
+    pub busiest_cluster_request_share: f64,
 }

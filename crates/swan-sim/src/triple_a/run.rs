@@ -1,5 +1,6 @@
 //! The event loop of a Triple-A run (see the module docs of [`super`]).
 
+use super::classes::Met;
 use super::gc::{page_addr, GcEvent, GcState};
 use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
@@ -28,8 +29,9 @@ enum Event {
     Done(u32),
     /// Pending copy `n` can start (its data is in the endpoint, or must be read first).
     Copy(u64),
-    /// A copy's page is acknowledged at its new place: a migration's (`true`) or a reshape's.
-    CopyDone(bool),
+    /// A copy's page is acknowledged at its new place: a migration's (`true`) or a reshape's,
+    /// from cluster `from` to cluster `to`.
+    CopyDone { migration: bool, from: u32, to: u32 },
     /// Sample the buses' utilisation.
     Tick,
     /// A step of a FIMM's garbage collection.
@@ -44,13 +46,16 @@ struct PendingCopy {
     read_first: bool,
     /// Where the page was in its old FIMM's flash when the move was decided.
     from_flash: u64,
+    /// When the move was decided.
+    decided: Nanos,
 }
 
 /// One request in flight: when it was issued and how each page went.
 #[derive(Clone, Debug, Default)]
 struct Slot {
     start: Nanos,
-    write: bool,
+    /// What it met when routed (and whether it writes).
+    met: Met,
     /// A page of it went to a FIMM that was collecting garbage.
     met_gc: bool,
     pages: Vec<(u64, Location, Completion)>,
@@ -81,6 +86,15 @@ pub struct TripleADriver {
     /// Per switch: the last request routed through it found its queue full. The queue is
     /// examined when it fills, not again for every request that waits while it stays full.
     queue_full: Vec<bool>,
+    /// Per cluster: migration copies leaving it and landing on it (decided, not yet landed).
+    migrating: Vec<[u32; 2]>,
+    /// Per cluster: its local bus's reserved time when measurement began, and the measured
+    /// requests it served a page of.
+    bus_at_measure: Option<Vec<Nanos>>,
+    cluster_requests: Vec<u64>,
+    /// Per moved page: where it was before its latest copy (place and flash slot) and when
+    /// that copy's program ends at its new place (`Nanos::MAX` until the copy is under way).
+    copy_programmed: HashMap<u64, (Location, u64, Nanos)>,
 }
 
 impl TripleADriver {
@@ -136,6 +150,10 @@ impl TripleADriver {
             scratch: Vec::new(),
             gc,
             queue_full: vec![false; shape.switches as usize],
+            migrating: vec![[0; 2]; shape.clusters() as usize],
+            bus_at_measure: None,
+            cluster_requests: vec![0; shape.clusters() as usize],
+            copy_programmed: HashMap::new(),
         };
         match depth {
             Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
@@ -172,12 +190,19 @@ impl TripleADriver {
                 Event::Issue => self.issue(now)?,
                 Event::Done(slot) => self.done(now, slot),
                 Event::Copy(key) => self.copy(now, key)?,
-                Event::CopyDone(migration) => {
+                Event::CopyDone { migration, from, to } => {
                     let kind = if migration { ActionKind::Migrate } else { ActionKind::Reshape };
                     self.manager.copies_done(kind, 1);
+                    if migration {
+                        self.migrating[from as usize][0] -= 1;
+                        self.migrating[to as usize][1] -= 1;
+                    }
                 }
                 Event::Tick => {
                     self.watch.sample_buses(&self.fabric, self.cfg.bus_window_ns);
+                    if now >= self.measure_from && self.bus_at_measure.is_none() {
+                        self.bus_at_measure = Some(self.bus_reserved());
+                    }
                     if let Some(gc) = self.gc.as_mut() {
                         if now >= self.measure_from {
                             gc.start_measuring();
@@ -198,11 +223,24 @@ impl TripleADriver {
         let label = self.cfg.label();
         let mut report = self.tally.report(label, measured, self.manager.stats(), self.manager.layout().moved_pages());
         report.gc = self.gc.as_ref().map(GcState::finish);
+        let from = self.bus_at_measure.clone().unwrap_or_else(|| vec![0; self.cluster_requests.len()]);
+        let busiest = self.bus_reserved().iter().zip(&from).map(|(&e, &s)| e - s).max().unwrap_or(0);
+        report.busiest_bus_share = busiest as f64 / measured.max(1) as f64;
+        let most = self.cluster_requests.iter().copied().max().unwrap_or(0);
+        report.busiest_cluster_request_share = most as f64 / report.requests.max(1) as f64;
         #[cfg(test)]
         if let Some(gc) = &self.gc {
             gc.check().expect("every FIMM's map whole after the run");
         }
         Ok(report)
+    }
+
+    /// Every cluster's local-bus time reserved so far (future reservations included).
+    fn bus_reserved(&self) -> Vec<Nanos> {
+        let cps = self.shape.clusters_per_switch;
+        (0..self.shape.clusters())
+            .map(|c| self.fabric.cluster(c / cps, c % cps).expect("every cluster exists").local_bus().reserved_ns())
+            .collect()
     }
 
     /// Puts the collection steps decided since the last call on the calendar.
@@ -270,16 +308,38 @@ impl TripleADriver {
         pages.clear();
         let mut done = now;
         let mut met_gc = false;
+        let mut met = Met { write, ..Met::default() };
+        let measured = now >= self.measure_from;
         for i in 0..u64::from(req.blocks) {
             let lpn = (req.lba + i) % self.manager.layout().pages();
-            let loc = self.manager.resolve(lpn);
+            let mut loc = self.manager.resolve(lpn);
+            let pending = self.copy_programmed.get(&lpn).filter(|p| p.2 > now).copied();
+            met.copy_pending |= pending.is_some();
+            if write && pending.is_some() {
+                // The write supersedes the copy: from now on the new place holds the page.
+                self.copy_programmed.remove(&lpn);
+            }
+            met.moved |= loc != self.manager.layout().fixed().home(lpn);
+            // The old place still holds the data until the copy is programmed.
+            let old = pending.filter(|_| !write && self.cfg.map_after_copy);
+            if let Some((from, _, _)) = old {
+                loc = from;
+            }
+            let [leaving, landing] = self.migrating[loc.cluster as usize];
+            met.migration_source |= leaving > 0;
+            met.migration_target |= landing > 0;
             let fimm = self.shape.fimm_index(loc.cluster, loc.fimm);
-            let flash = if write { self.flash_write(now, fimm, loc.slot) } else { self.flash_slot(fimm, loc.slot) };
+            let flash = match old {
+                Some((_, from_flash, _)) => from_flash,
+                None if write => self.flash_write(now, fimm, loc.slot),
+                None => self.flash_slot(fimm, loc.slot),
+            };
             let collecting = self.gc.as_ref().is_some_and(|gc| gc.collecting(fimm));
             met_gc |= collecting;
             let at = page_addr(flash, &self.cfg.fabric.fimm);
             let op = if write { FimmOp::program(at, PAGE) } else { FimmOp::read(at, PAGE) };
             let c = self.fabric.submit(now, self.addr(loc), op)?;
+            self.tally.classes.switch_queue_full_pages += u64::from(measured && c.switch_queue_full);
             self.watch.routed(now, fimm, Outstanding { lpn, kind, issued: c.issued, done: c.done });
             if c.issued > now {
                 self.on_stall(now, fimm, collecting);
@@ -293,7 +353,7 @@ impl TripleADriver {
             done = done.max(c.done);
             pages.push((lpn, loc, c));
         }
-        self.slots[slot as usize] = Slot { start: now, write, met_gc, pages };
+        self.slots[slot as usize] = Slot { start: now, met, met_gc, pages };
         self.push(done, Event::Done(slot));
         Ok(())
     }
@@ -326,12 +386,18 @@ impl TripleADriver {
     fn done(&mut self, now: Nanos, slot: u32) {
         let s = std::mem::take(&mut self.slots[slot as usize]);
         if s.start >= self.measure_from {
-            self.tally.request(now - s.start, s.pages.iter().map(|p| p.2));
+            let worst = self.tally.request(now - s.start, s.pages.iter().map(|p| p.2));
+            self.tally.classes.request(now - s.start, &s.met, &worst);
+            for (i, p) in s.pages.iter().enumerate() {
+                if !s.pages[..i].iter().any(|q| q.1.cluster == p.1.cluster) {
+                    self.cluster_requests[p.1.cluster as usize] += 1;
+                }
+            }
             if let Some(gc) = self.gc.as_mut() {
                 gc.request(now - s.start, s.met_gc);
             }
         }
-        let kind = if s.write { OpKind::Write } else { OpKind::Read };
+        let kind = if s.met.write { OpKind::Write } else { OpKind::Read };
         // One observation per cluster the request touched (usually one: no allocation).
         for (i, &(_, first, _)) in s.pages.iter().enumerate() {
             if s.pages[..i].iter().any(|p| p.1.cluster == first.cluster) {
@@ -380,21 +446,31 @@ impl TripleADriver {
                 Carry::FromEndpoint => (self.watch.read_in_flight(from_fimm, mv.lpn, now).unwrap_or(now), false),
                 Carry::ReadAgain => (now, true),
             };
+            self.copy_programmed.insert(mv.lpn, (mv.from, from_flash, Nanos::MAX));
+            if action.kind == ActionKind::Migrate {
+                self.migrating[mv.from.cluster as usize][0] += 1;
+                self.migrating[mv.to.cluster as usize][1] += 1;
+            }
             self.seq += 1;
-            self.copies.insert(self.seq, PendingCopy { mv, kind: action.kind, read_first, from_flash });
+            self.copies.insert(self.seq, PendingCopy { mv, kind: action.kind, read_first, from_flash, decided: now });
             let key = self.seq;
             self.push(at, Event::Copy(key));
         }
     }
 
     fn copy(&mut self, now: Nanos, key: u64) -> Result<(), TripleARunError> {
-        let PendingCopy { mv, kind, read_first, from_flash } = self.copies.remove(&key).expect("a pending copy");
+        let PendingCopy { mv, kind, read_first, from_flash, decided } =
+            self.copies.remove(&key).expect("a pending copy");
+        let measured = decided >= self.measure_from;
         let (from, to) = (self.addr(mv.from), self.addr(mv.to));
         if read_first {
             let op = FimmOp::read(page_addr(from_flash, &self.cfg.fabric.fimm), PAGE);
             let c = self.fabric.cluster_mut(from.switch, from.cluster)?.submit(now, from.fimm, op)?;
             self.tally.copy_reads += 1;
-            self.copies.insert(key, PendingCopy { mv, kind, read_first: false, from_flash });
+            if measured {
+                self.tally.classes.extra_read(&c);
+            }
+            self.copies.insert(key, PendingCopy { mv, kind, read_first: false, from_flash, decided });
             self.push(c.done, Event::Copy(key));
             return Ok(());
         }
@@ -407,9 +483,16 @@ impl TripleADriver {
             self.fabric.migrate(now, from, to, op)?
         };
         self.tally.copies += 1;
+        if let Some(p) = self.copy_programmed.get_mut(&mv.lpn) {
+            p.2 = c.media_done;
+        }
+        let migration = kind == ActionKind::Migrate;
+        if migration && measured {
+            self.tally.classes.copy_landed(decided, &c);
+        }
         // Landed once the target endpoint holds it: its write buffer, not this cap, is what
         // holds back programs the dies cannot take yet.
-        self.push(c.done, Event::CopyDone(kind == ActionKind::Migrate));
+        self.push(c.done, Event::CopyDone { migration, from: mv.from.cluster, to: mv.to.cluster });
         Ok(())
     }
 }

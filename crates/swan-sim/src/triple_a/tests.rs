@@ -56,6 +56,41 @@ fn without_shadow_cloning_each_migrated_page_is_read_again() {
 }
 
 #[test]
+fn shadow_cloning_reads_no_page_again_and_reading_again_senses_each_one() {
+    let spec = HotClusterSpec::reads(2, 1024);
+    let migrate = AutonomicConfig { reshaping: false, ..AutonomicConfig::triple_a() };
+    let shadow = run(migrate, spec, 0.1, 1);
+    assert!(shadow.migration_copies.copies > 100, "{:?}", shadow.migration_copies);
+    assert_eq!((shadow.copy_reads, shadow.migration_copies.extra_read_us), (0, 0.0));
+    let again = run(AutonomicConfig { shadow_cloning: false, ..migrate }, spec, 0.1, 1);
+    assert!(again.copy_reads >= again.migration_copies.copies && again.migration_copies.copies > 100);
+    // Each extra read senses the page (tR) and crosses the hot cluster's bus, at least.
+    let fimm = preset("4x8").unwrap().fimm;
+    assert!(again.migration_copies.extra_read_us * 1e3 >= fimm.t_read_ns as f64, "{:?}", again.migration_copies);
+    assert!(again.migration_copies.decided_to_landed_us > shadow.migration_copies.decided_to_landed_us);
+}
+
+#[test]
+fn requests_are_split_into_classes_that_add_up() {
+    let spec = HotClusterSpec { write_share: 0.3, ..HotClusterSpec::reads(2, 1024) };
+    let r = run(AutonomicConfig::triple_a(), spec, 0.1, 1);
+    let n = |name: &str| r.classes.iter().find(|c| c.class == name).unwrap_or_else(|| panic!("{name}")).requests;
+    assert_eq!(n("read") + n("write"), r.requests);
+    assert_eq!(n("moved page") + n("home page"), r.requests);
+    assert!(n("met migration (source)") > 0 && n("met migration (target)") > 0, "{:?}", r.classes);
+    assert!(n("clear of migration") < r.requests);
+    assert!(n("moved page") > 0);
+    // The classes' latencies weigh up to the whole's mean.
+    let class = |name: &str| r.classes.iter().find(|c| c.class == name).unwrap();
+    let mean =
+        (class("read").mean_us * n("read") as f64 + class("write").mean_us * n("write") as f64) / r.requests as f64;
+    assert!((mean - r.latency_us.mean).abs() < 1e-6 * r.latency_us.mean, "{mean} against {}", r.latency_us.mean);
+    let base = run(AutonomicConfig::non_autonomic(), spec, 0.1, 1);
+    assert_eq!(base.classes.iter().find(|c| c.class == "clear of migration").unwrap().requests, base.requests);
+    assert_eq!(base.migration_copies.copies, 0);
+}
+
+#[test]
 fn stalled_writes_are_redirected_without_extra_writes() {
     let spec = HotClusterSpec { write_share: 1.0, ..HotClusterSpec::reads(2, 1024) };
     let cfg = AutonomicConfig { migration: false, ..AutonomicConfig::triple_a() };

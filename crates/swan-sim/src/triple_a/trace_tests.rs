@@ -59,3 +59,23 @@ fn addresses_past_the_array_wrap_and_are_said_to() {
     assert!(said.contains("timestamps ignored") && said.contains("looped"), "{said}");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn pages_still_being_copied_are_counted_and_the_map_may_wait_for_their_copies() {
+    // hm's reshaping moves pages whose copies queue behind programs on their new dies; a
+    // read of such a page waits there unless the map switches only after the copy. Whether
+    // that shortens the tail is a figure (docs/triple-a.md, three seeds of a second), not
+    // something a short run can promise.
+    let w = TraceWorkload::open(&traces_dir().join("msr-hm_0-excerpt.csv"), None, 35).unwrap();
+    let pending = |r: &TripleAReport| r.classes.iter().find(|c| c.class == "page still being copied").unwrap().clone();
+    let cfg = |after: bool| TripleAConfig {
+        map_after_copy: after,
+        measure_from_s: 0.1,
+        ..TripleAConfig::new(preset("4x16").unwrap(), AutonomicConfig::triple_a(), 0.4)
+    };
+    let at_decision = TripleADriver::trace(cfg(false), &w, 1).unwrap().run().unwrap();
+    let after_copy = TripleADriver::trace(cfg(true), &w, 1).unwrap().run().unwrap();
+    let (a, b) = (pending(&at_decision), pending(&after_copy));
+    assert!(a.requests > 10 && b.requests > 10, "{a:?} {b:?}");
+    assert_ne!(serde_json::to_string(&at_decision).unwrap(), serde_json::to_string(&after_copy).unwrap());
+}
