@@ -262,7 +262,7 @@ impl RunSummary {
             victims: out.counters.victims,
             gc_onset_user_bytes: out.counters.gc_onset_user_blocks.map(|b| b * swan_core::BLOCK_BYTES),
             victim_valid_fraction: ratio(out.counters.victim_valid_blocks, out.counters.victim_payload_blocks),
-            victim_choice: (out.counters.victims > 0).then(|| VictimChoiceSummary {
+            victim_choice: (out.counters.victims > 0).then_some(VictimChoiceSummary {
                 victim_valid_blocks: out.counters.victim_valid_blocks,
                 victim_payload_blocks: out.counters.victim_payload_blocks,
                 choice: out.counters.victim_choice,
