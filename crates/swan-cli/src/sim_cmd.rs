@@ -41,10 +41,11 @@ pub struct SimArgs {
     /// Simulate the array `swan create` made, as `swan serve` runs it: its scheme, geometry,
     /// volume and GC tuning, read from the superblock of MEMBER (any one of its members),
     /// over modelled SSDs the size of its members. Instead of --scheme, --rgroups,
-    /// --ssds-per-rgroup, --ssd-capacity, --segment, --chunk, --victim, --spare and the GC flags.
+    /// --ssds-per-rgroup, --ssd-capacity, --segment, --chunk, --victim, --spare and the GC flags
+    /// (but --gc-groups, which it takes as an experiment on the array as served).
     #[arg(long, value_name = "MEMBER", conflicts_with_all = [
         "scheme", "rgroups", "ssds_per_rgroup", "segment", "chunk", "victim", "spare",
-        "gc_target", "gc_groups", "gc_low", "gc_high",
+        "gc_target", "gc_low", "gc_high",
     ])]
     pub array: Option<PathBuf>,
     /// Segment size on each SSD (a segment spans every SSD of its R-group). Default: the
@@ -62,7 +63,9 @@ pub struct SimArgs {
     /// (default: a quarter of an R-group's segments).
     #[arg(long)]
     pub gc_target: Option<u64>,
-    /// SWAN: at most this many back-end R-groups collect at once (default: all of them).
+    /// SWAN: at most this many back-end R-groups collect at once (default: all of them; the
+    /// paper's Fig. 6(b) shows one). With --array, an experiment on the array as served,
+    /// whose server collects in all of them.
     #[arg(long)]
     pub gc_groups: Option<u32>,
     /// Log-RAID: GC starts below this many free segments (default: 1/64 of the segments).
@@ -241,6 +244,14 @@ pub struct SimArgs {
     /// later, so the writes' cost is understated: on or off.
     #[arg(long, default_value = "off", value_parser = crate::read_args::parse_on_off, value_name = "on|off", action = clap::ArgAction::Set)]
     pub reads_overtake_writes: bool,
+    /// An experiment, off by default: SWAN's GC may take its victims in the front-end
+    /// R-group too (greedy over every R-group, the victim's blocks moved inside it), where
+    /// the paper's GC runs only in the back-end. It tests whether SWAN's victims are fuller
+    /// than one log's because the emptiest segments sit in the front-end when GC must run
+    /// (docs/swan.md, "YCSB on RocksDB"); summary.json's `victim_choice` counts what each
+    /// pick passed over: on or off.
+    #[arg(long, default_value = "off", value_parser = crate::read_args::parse_on_off, value_name = "on|off", action = clap::ArgAction::Set)]
+    pub gc_in_front_end: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -282,7 +293,10 @@ impl SimArgs {
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
         let ssd = self.ssd_model(&preset, capacity)?;
         let array = match created {
-            Some(a) => with_spare(a, self.spare),
+            Some(mut a) => {
+                a.tuning.swan_gc_max_groups = self.gc_groups.or(a.tuning.swan_gc_max_groups);
+                with_spare(a, self.spare)
+            }
             None => with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
         };
         let region = self.working_region(&array)?;
@@ -338,6 +352,7 @@ impl SimArgs {
             },
             reads: self.reads.rules(kind)?,
             reads_overtake_writes: self.reads_overtake_writes,
+            gc_in_front_end: self.gc_in_front_end,
             fabric: self.fabric.as_ref().map(|preset| swan_sim::fabric_array::FabricSpec {
                 preset: preset.clone(),
                 gc: self.fimm_gc,
@@ -503,6 +518,12 @@ impl SimArgs {
             bail!("--age must be within [0, 1), got {age}");
         }
         let log = kind.is_log_structured();
+        if self.gc_groups.is_some() && !matches!(kind, SchemeKind::Swan(_)) {
+            bail!("--gc-groups is SWAN's (how many back-end R-groups collect at once); {kind} has no back-end");
+        }
+        if self.gc_groups == Some(0) {
+            bail!("--gc-groups must be at least 1");
+        }
         match self.spare {
             Some(_) if !log => bail!("--spare is for log-structured schemes (lograid*, swan*)"),
             _ => {}

@@ -125,6 +125,7 @@ pub fn run_config(
         setup_threads: 0,
         reads: crate::engine::ReadRules::default(),
         reads_overtake_writes: false,
+        gc_in_front_end: false,
     }
 }
 
@@ -345,6 +346,7 @@ pub fn harmonia_run(
         prefill: log.then_some(Prefill::STEADY),
         reads: crate::engine::ReadRules::default(),
         reads_overtake_writes: false,
+        gc_in_front_end: false,
         trace: None,
         ssd_variation: Default::default(),
         fabric: None,

@@ -65,6 +65,11 @@ pub struct RunSummary {
     pub gc_onset_user_bytes: Option<u64>,
     /// Mean valid fraction of the victims GC chose over the whole run.
     pub victim_valid_fraction: Option<f64>,
+    /// Log-structured schemes: the victims' valid and payload blocks, and what GC passed
+    /// over at each pick (see [`swan_core::scheme::VictimChoice`]); raw counts, so that two
+    /// runs cut at different points can be subtracted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub victim_choice: Option<VictimChoiceSummary>,
     /// Simulated seconds during which user writes waited for GC to free space.
     pub stall_s: f64,
     pub front_rotations: u64,
@@ -257,6 +262,11 @@ impl RunSummary {
             victims: out.counters.victims,
             gc_onset_user_bytes: out.counters.gc_onset_user_blocks.map(|b| b * swan_core::BLOCK_BYTES),
             victim_valid_fraction: ratio(out.counters.victim_valid_blocks, out.counters.victim_payload_blocks),
+            victim_choice: (out.counters.victims > 0).then_some(VictimChoiceSummary {
+                victim_valid_blocks: out.counters.victim_valid_blocks,
+                victim_payload_blocks: out.counters.victim_payload_blocks,
+                choice: out.counters.victim_choice,
+            }),
             stall_s: out.stall_ns as f64 / 1e9,
             front_rotations: out.counters.front_rotations,
             ssd_gc_copied_pages: out.ssd_gc_copied_pages,
@@ -277,6 +287,15 @@ impl RunSummary {
             fabric: out.fabric.clone(),
         }
     }
+}
+
+/// The victims of a run, with what GC passed over ([`RunSummary::victim_choice`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct VictimChoiceSummary {
+    pub victim_valid_blocks: u64,
+    pub victim_payload_blocks: u64,
+    #[serde(flatten)]
+    pub choice: swan_core::scheme::VictimChoice,
 }
 
 /// Per-SSD user operations in the timeline window (Harmonia Fig. 9), when one was asked for.

@@ -47,6 +47,8 @@ fn help_sim() {
             "switch-major",
             "--reads-overtake-writes",
             "An experiment, off by default",
+            "--gc-in-front-end",
+            "--gc-groups",
         ],
     );
 }

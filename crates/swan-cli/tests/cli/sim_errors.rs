@@ -152,6 +152,17 @@ fn sim_read_rules_refuse_what_the_scheme_cannot_do() {
 }
 
 #[test]
+fn sim_gc_experiments_refuse_what_has_no_back_end() {
+    sim_fails(&["--gc-in-front-end", "maybe"], &["--gc-in-front-end", "neither on nor off"]);
+    sim_fails(
+        &["--scheme", "lograid4", "--gc-in-front-end", "on"],
+        &["--gc-in-front-end on", "lograid4", "no front-end"],
+    );
+    sim_fails(&["--scheme", "lograid4", "--gc-groups", "1"], &["--gc-groups", "lograid4", "no back-end"]);
+    sim_fails(&["--scheme", "swan4", "--gc-groups", "0"], &["--gc-groups must be at least 1"]);
+}
+
+#[test]
 fn sim_over_a_fabric_refuses_what_cannot_run_there() {
     sim_fails(&["--fabric", "4x8", "--rgroups", "9", "--ssds-per-rgroup", "4"], &["36 members", "32 clusters"]);
     sim_fails(&["--fabric", "9x9"], &["--fabric 9x9", "4x16"]);

@@ -288,6 +288,46 @@ pub struct Counters {
     /// Member block reads those cost beyond the one a direct read would have made.
     #[serde(default)]
     pub parity_extra_reads: u64,
+    /// Where the victims came from and what GC passed over (`scheme/log/gc.rs`,
+    /// [`VictimChoice`]): diagnostics, read by no policy.
+    #[serde(default)]
+    pub victim_choice: VictimChoice,
+}
+
+/// How GC's victims compare with what it could not take, counted at each pick: the
+/// emptiest sealed segment anywhere in the array (greedy over every segment, as one pool
+/// would choose), and why an R-group holding a segment emptier than the victim was passed
+/// over (a pick counts under each reason it met). And the victims that GC moves had
+/// written, against those user writes had. Diagnostics for docs/swan.md, "Why SWAN4's
+/// victims are the fuller ones"; no policy reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VictimChoice {
+    /// Sum over picks of the fewest valid blocks any sealed segment held (any R-group, any role).
+    pub best_anywhere_valid_blocks: u64,
+    /// Picks that passed over an emptier segment in the front-end, which SWAN's GC may not enter.
+    pub emptier_in_front_end: u64,
+    /// Picks that passed over an emptier segment in an R-group already collecting (one
+    /// victim per R-group at a time).
+    pub emptier_in_collecting: u64,
+    /// Picks that passed over an emptier segment in an R-group with no free segment for the moves.
+    pub emptier_without_room: u64,
+    /// Victims written by GC moves (the rest were written by user writes)...
+    pub gc_written_victims: u64,
+    /// ...and their valid blocks when chosen.
+    pub gc_written_valid_blocks: u64,
+}
+
+impl VictimChoice {
+    fn since(&self, earlier: &VictimChoice) -> VictimChoice {
+        VictimChoice {
+            best_anywhere_valid_blocks: self.best_anywhere_valid_blocks - earlier.best_anywhere_valid_blocks,
+            emptier_in_front_end: self.emptier_in_front_end - earlier.emptier_in_front_end,
+            emptier_in_collecting: self.emptier_in_collecting - earlier.emptier_in_collecting,
+            emptier_without_room: self.emptier_without_room - earlier.emptier_without_room,
+            gc_written_victims: self.gc_written_victims - earlier.gc_written_victims,
+            gc_written_valid_blocks: self.gc_written_valid_blocks - earlier.gc_written_valid_blocks,
+        }
+    }
 }
 
 impl Counters {
@@ -308,6 +348,7 @@ impl Counters {
             padded_slots: self.padded_slots - earlier.padded_slots,
             parity_read_blocks: self.parity_read_blocks - earlier.parity_read_blocks,
             parity_extra_reads: self.parity_extra_reads - earlier.parity_extra_reads,
+            victim_choice: self.victim_choice.since(&earlier.victim_choice),
             // GC that began before `earlier` was already running when this span began.
             gc_onset_user_blocks: match earlier.gc_onset_user_blocks {
                 Some(_) => Some(0),

@@ -75,6 +75,12 @@ pub struct SimConfig {
     /// is not moved by the reads that overtake it later, so the writes' cost is understated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reads_overtake_writes: bool,
+    /// An experiment, not a scheme: SWAN's GC may take its victims in the front-end R-group
+    /// too, greedy over every R-group ([`swan_core::scheme::LogArray::set_gc_in_front_end`]).
+    /// It asks whether SWAN's victims are fuller than one log's because the emptiest
+    /// segments sit in the front-end when GC must run (docs/swan.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gc_in_front_end: bool,
     /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,6 +159,12 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     if cfg.reads.parity_min_gain_us.is_some() && cfg.array.kind.raid() == swan_core::geometry::RaidLevel::Raid0 {
         return Err(SimError::Config(format!(
             "reads around a busy SSD (--parity-reads) rebuild a block from its row's parity: {} has no parity",
+            cfg.array.kind
+        )));
+    }
+    if cfg.gc_in_front_end && !matches!(cfg.array.kind, swan_core::scheme::SchemeKind::Swan(_)) {
+        return Err(SimError::Config(format!(
+            "GC in the front-end (--gc-in-front-end on) is an experiment on SWAN's R-groups: {} has no front-end",
             cfg.array.kind
         )));
     }

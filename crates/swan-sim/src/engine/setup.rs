@@ -111,6 +111,7 @@ impl<M: Members> Engine<M> {
         let mut scheme = cfg.array.build()?;
         if let Some(la) = scheme.log_mut() {
             la.set_read_priority(cfg.reads.priority);
+            la.set_gc_in_front_end(cfg.gc_in_front_end).map_err(SimError::Config)?;
         }
         let mut members = make_members(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {

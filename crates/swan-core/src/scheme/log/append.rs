@@ -105,6 +105,7 @@ impl LogArray {
                 self.last_front[next as usize] = self.counters.front_rotations;
             }
             let seg = self.segs.open(self.front).expect("allocatable segment");
+            self.gc_written[seg as usize] = false;
             self.user_open = Some(Cursor { seg, next: 0 });
         }
     }
@@ -120,6 +121,7 @@ impl LogArray {
                     .segs
                     .open(group)
                     .unwrap_or_else(|| panic!("R-group {group} has no free segment for GC: the reserve was violated"));
+                self.gc_written[seg as usize] = true;
                 Cursor { seg, next: 0 }
             }
         };

@@ -68,7 +68,8 @@ impl LogArray {
                 // Greedy across the back-end: the R-group whose best victim holds the fewest
                 // valid blocks; ties to the R-group that was front-end longest ago.
                 let mut best: Option<(bool, u32, u64, u32)> = None; // (degraded, valid, last_front, group)
-                for g in (0..self.geo.rgroups).filter(|&g| g != self.front) {
+                let front = (!self.gc_in_front_end).then_some(self.front);
+                for g in (0..self.geo.rgroups).filter(|&g| Some(g) != front) {
                     if let Some(v) = useful(self, g) {
                         let key = (self.degraded[g as usize], v, self.last_front[g as usize], g);
                         if best.is_none_or(|b| key < b) {
@@ -101,6 +102,7 @@ impl LogArray {
         if !in_memory {
             self.load_victim_p2l(victim, summaries);
         }
+        self.count_victim_choice(group, victim);
         self.segs.mark_victim(victim);
         self.counters.gc_onset_user_blocks.get_or_insert(self.counters.user_blocks_written);
         self.counters.victims += 1;
@@ -178,6 +180,39 @@ impl LogArray {
         self.job_in_flight[group as usize] = true;
         self.jobs.insert(id, GcJob { group, victim, moves });
         Some(id)
+    }
+
+    /// Count what the pick of `victim` in `group` passed over ([`VictimChoice`]): the
+    /// emptiest sealed segment of every R-group and why GC could not take it, and whether
+    /// GC moves wrote the victim.
+    ///
+    /// [`VictimChoice`]: super::super::VictimChoice
+    fn count_victim_choice(&mut self, group: u32, victim: u64) {
+        let valid = self.segs.valid(victim);
+        let (mut best, mut front, mut collecting, mut no_room) = (valid, false, false, false);
+        for g in 0..self.geo.rgroups {
+            let Some(v) = self.segs.min_valid(g).map(|s| self.segs.valid(s)) else { continue };
+            best = best.min(v);
+            if v >= valid || g == group {
+                continue;
+            }
+            if self.cfg.layout == Layout::Swan && g == self.front && !self.gc_in_front_end {
+                front = true;
+            } else if self.job_in_flight[g as usize] {
+                collecting = true;
+            } else if self.segs.free_count(g) == 0 {
+                no_room = true;
+            }
+        }
+        let c = &mut self.counters.victim_choice;
+        c.best_anywhere_valid_blocks += u64::from(best);
+        c.emptier_in_front_end += u64::from(front);
+        c.emptier_in_collecting += u64::from(collecting);
+        c.emptier_without_room += u64::from(no_room);
+        if self.gc_written[victim as usize] {
+            c.gc_written_victims += 1;
+            c.gc_written_valid_blocks += u64::from(valid);
+        }
     }
 
     /// The moves of `job`, a job started and not yet finished, in staging-slot order.

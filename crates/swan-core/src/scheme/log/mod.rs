@@ -16,8 +16,8 @@
 //!   that was front-end longest ago). GC runs only in **back-end** R-groups, one victim at a
 //!   time per R-group, and moves valid blocks within the victim's R-group. It runs while the
 //!   back-end holds fewer free segments than a target, on the R-group with the best greedy
-//!   victim, staying on that R-group while its victims are nearly as good (so one back-end
-//!   R-group collects at a time, as in Fig. 6(b)). User reads are marked
+//!   victim; by default every back-end R-group may collect at once
+//!   ([`LogConfig::swan_gc_max_groups`]; 1 gives Fig. 6(b)'s single busy R-group). User reads are marked
 //!   [`IoClass::UserPreempt`]: they overtake queued GC work on their SSD (the slides'
 //!   "a read that falls on the back-end R-group doing GC preempts GC").
 //!
@@ -131,6 +131,12 @@ pub struct LogArray {
     releasing: Vec<(u32, u64)>,
     /// SWAN: user reads preempt GC on their member ([`LogArray::set_read_priority`]).
     read_priority: bool,
+    /// Per segment, whether GC moves (not user writes) filled it last: for
+    /// [`VictimChoice`](super::VictimChoice) only.
+    gc_written: Vec<bool>,
+    /// SWAN, an experiment: GC may take victims in the front-end R-group too
+    /// ([`LogArray::set_gc_in_front_end`]).
+    gc_in_front_end: bool,
 }
 
 impl LogArray {
@@ -174,6 +180,8 @@ impl LogArray {
             changes: None,
             releasing: Vec::new(),
             read_priority: true,
+            gc_written: vec![false; geo.segments() as usize],
+            gc_in_front_end: false,
             geo,
             cfg,
         }
@@ -224,6 +232,23 @@ impl LogArray {
     /// order, as Log-RAID's always do (its GC has no R-group of its own to yield).
     pub fn set_read_priority(&mut self, on: bool) {
         self.read_priority = on;
+    }
+
+    /// SWAN, an experiment against the paper (off by default): let GC choose its victim in
+    /// the front-end R-group as well as in the back-end, greedy over every R-group, moving
+    /// its blocks inside the front-end. It asks whether SWAN's victims are fuller than one
+    /// log's because the emptiest segments sit in the front-end while GC must run
+    /// (docs/swan.md). Err for Log-RAID, which has no front-end.
+    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
+        if on && self.cfg.layout != Layout::Swan {
+            return Err("GC in the front-end is an experiment on SWAN's R-groups; Log-RAID has no front-end".into());
+        }
+        self.gc_in_front_end = on;
+        Ok(())
+    }
+
+    pub fn gc_in_front_end(&self) -> bool {
+        self.gc_in_front_end
     }
 
     pub fn read_priority(&self) -> bool {

@@ -70,3 +70,84 @@ fn swan_reads_preempt_gc_unless_told_not_to() {
     assert!(!l.read_priority());
     assert_eq!(read_class(&mut l), crate::io::IoClass::User);
 }
+
+/// Fill the volume in order, then rewrite its most recent blocks (which sit in the
+/// front-end) round after round, and every fourth time an old block too (the back-end's),
+/// with GC run as a driver runs it: after every write, and when a write finds no room. The
+/// front-end then holds the emptiest segments, and the back-end some garbage.
+fn rewrite_recent(a: &mut LogArray) {
+    let mut plan = IoPlan::new();
+    let vol = a.config().volume_blocks;
+    let mut write = |a: &mut LogArray, lba: u64| {
+        for _ in 0..1_000 {
+            while let Some(id) = a.start_gc(&mut plan) {
+                a.finish_gc(id, &mut plan);
+            }
+            if a.submit(&Request::new(ReqOp::Write, lba, 1), &mut plan).unwrap() == crate::scheme::Submitted::Planned {
+                return;
+            }
+        }
+        panic!("the write of {lba} found no room");
+    };
+    for lba in 0..vol {
+        write(a, lba);
+    }
+    let per_segment = u64::from(a.geometry().payload_slots());
+    let mut old = (0..vol - 3 * per_segment).step_by(3).cycle();
+    for _ in 0..20 {
+        for lba in vol - 3 * per_segment..vol {
+            write(a, lba);
+            if lba % 4 == 0 {
+                write(a, old.next().unwrap());
+            }
+        }
+    }
+    a.check().unwrap();
+}
+
+#[test]
+fn gc_in_front_end_is_an_experiment_on_swan_only() {
+    let mut a = array(Layout::Swan, 20);
+    assert!(!a.gc_in_front_end(), "the paper's GC stays in the back-end by default");
+    a.set_gc_in_front_end(true).unwrap();
+    assert!(a.gc_in_front_end());
+    let mut l = array(Layout::LogRaid, 20);
+    assert!(l.set_gc_in_front_end(true).unwrap_err().contains("Log-RAID"));
+    l.set_gc_in_front_end(false).unwrap();
+}
+
+#[test]
+fn victim_choice_counts_the_emptier_segments_gc_passed_over() {
+    // The paper's rule: the emptiest segments sit in the front-end, out of GC's reach.
+    let mut a = array(Layout::Swan, 20);
+    rewrite_recent(&mut a);
+    let (c, v) = (a.counters().clone(), a.counters().victim_choice);
+    assert!(c.victims > 0);
+    assert!(v.emptier_in_front_end > 0, "{v:?}");
+    assert!(v.best_anywhere_valid_blocks < c.victim_valid_blocks, "{c:?}");
+    // GC's own segments hold the back-end's cold blocks: some become victims in turn.
+    assert!(v.gc_written_victims > 0 && v.gc_written_victims <= c.victims, "{c:?}");
+    assert!(v.gc_written_valid_blocks <= c.victim_valid_blocks);
+
+    // Let GC into the front-end: it takes the emptiest segment of the array every time (a
+    // driver that finishes each job at once leaves no R-group collecting). It does not move
+    // fewer blocks for it here: it collects the front-end's hot segments before their last
+    // blocks die, where the paper's rule waits until they are back-end and empty.
+    let mut b = array(Layout::Swan, 20);
+    b.set_gc_in_front_end(true).unwrap();
+    rewrite_recent(&mut b);
+    let (d, w) = (b.counters().clone(), b.counters().victim_choice);
+    assert_eq!(w.emptier_in_front_end, 0, "{w:?}");
+    assert_eq!(w.best_anywhere_valid_blocks, d.victim_valid_blocks, "{d:?}");
+    assert_eq!(d.user_blocks_written, c.user_blocks_written);
+
+    // One pool (Log-RAID over the same 6 SSDs) has no front-end to pass over.
+    let geo = Geometry::new(1, 6, RaidLevel::Raid0, 8 * 96, 0, 8).unwrap();
+    let mut cfg = LogConfig::new(geo, Layout::LogRaid, VictimPolicy::Greedy);
+    cfg.limit_volume((geo.segments() - 20) * u64::from(geo.payload_slots()));
+    let mut l = LogArray::new(cfg);
+    rewrite_recent(&mut l);
+    let w = l.counters().victim_choice;
+    assert_eq!((w.emptier_in_front_end, w.emptier_in_collecting, w.emptier_without_room), (0, 0, 0), "{w:?}");
+    assert_eq!(w.best_anywhere_valid_blocks, l.counters().victim_valid_blocks);
+}
