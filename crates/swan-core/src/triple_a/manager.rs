@@ -10,7 +10,9 @@
 //!
 //! The map changes when the move is decided, not when its copy lands: the simulator carries
 //! no data, so a read in between is timed at the new place. A real module would switch the
-//! map after the copy; the difference is one copy's time per moved page.
+//! map after the copy (`TripleAConfig::map_after_copy` in the simulator); the difference is
+//! one copy's time per moved page, which is long where the copy's program queues behind
+//! others on its die (docs/triple-a.md, Fig. 11).
 
 use super::detect::{self, Laggards, PageTiming};
 use super::layout::{DataLayout, Location, Move, PageHasher};
