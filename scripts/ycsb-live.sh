@@ -40,7 +40,8 @@ Prints, per phase and scheme: Fig. 8 (db_bench ops/s, live), Fig. 9 (mean read l
 db_bench's per-read histogram live, and the simulator's block reads under the recorded
 arrivals), the read tails of Fig. 10/11 (p99, p99.9, both faces), the block traffic the
 server received and the simulated array's capacity for it (closed loop); and Table 4
-(SWAN4's reads in phase a by R-group role, simulated). Writes them to DIR/ycsb.tsv.
+(SWAN4's reads in phase a by R-group role, simulated). Writes them to DIR/ycsb.tsv, and
+`swan status --json` at the end of each phase to DIR/SCHEME/PHASE.status.json.
 
 Needs root (losetup, mount), /dev/fuse, loop devices, nbdfuse, db_bench, mkfs.ext4.
 
@@ -149,6 +150,8 @@ run_scheme() {
     db_bench --benchmarks="$b" "${bench[@]}" "$@" >"$d/$name.log" 2>&1 ||
       die "$scheme: db_bench $b failed: $(tail -5 "$d/$name.log")"
     phase "$name" "$t0" "$(now)"
+    # The server's counters at the phase's end (GC, emulated replies' timing), to difference.
+    "$SWAN_BIN" status --json "${members[0]}" >"$d/$name.status.json" 2>/dev/null || true
   }
   run load fillrandom --threads=1 --histogram=1
   local runs=(--use_existing_db=1 --threads="$THREADS" --duration="$RUN_SECONDS" --histogram=1)
