@@ -43,19 +43,21 @@ const CLASSES: [(&str, Member); 8] = [
     ("page still being copied", |m| m.copy_pending),
 ];
 
-struct Class {
-    requests: u64,
-    latency_ns: u128,
-    link_ns: u128,
-    storage_ns: u128,
-    rc_ns: u128,
-    switch_ns: u128,
-    endpoint_ns: u128,
-    histogram: Histogram<u64>,
+/// Sums over a set of measured requests: their latencies (summed and as a distribution) and
+/// each request's worst page waits. The whole run and each class keep one.
+pub(super) struct RequestSums {
+    pub(super) requests: u64,
+    pub(super) latency_ns: u128,
+    pub(super) link_ns: u128,
+    pub(super) storage_ns: u128,
+    pub(super) rc_ns: u128,
+    pub(super) switch_ns: u128,
+    pub(super) endpoint_ns: u128,
+    pub(super) histogram: Histogram<u64>,
 }
 
-impl Class {
-    fn new() -> Self {
+impl RequestSums {
+    pub(super) fn new() -> Self {
         Self {
             requests: 0,
             latency_ns: 0,
@@ -66,6 +68,23 @@ impl Class {
             endpoint_ns: 0,
             histogram: new_histogram(),
         }
+    }
+
+    /// A request of `latency` whose pages' worst waits are `worst`.
+    pub(super) fn add(&mut self, latency: Nanos, worst: &Completion) {
+        self.requests += 1;
+        self.latency_ns += u128::from(latency);
+        self.link_ns += u128::from(worst.link_contention_ns);
+        self.storage_ns += u128::from(worst.storage_contention_ns);
+        self.rc_ns += u128::from(worst.queue_stall.root_complex_ns);
+        self.switch_ns += u128::from(worst.queue_stall.switch_ns);
+        self.endpoint_ns += u128::from(worst.queue_stall.endpoint_ns);
+        self.histogram.saturating_record((latency / 1_000).max(1));
+    }
+
+    /// A sum of nanoseconds as microseconds per request.
+    pub(super) fn mean_us(&self, ns: u128) -> f64 {
+        ns as f64 / self.requests.max(1) as f64 / 1_000.0
     }
 }
 
@@ -107,7 +126,7 @@ pub struct CopyReport {
 
 /// Sums per class over the measured requests, and over the migrations' copies.
 pub(super) struct ClassTally {
-    classes: Vec<Class>,
+    classes: Vec<RequestSums>,
     copies: u64,
     decided_ns: u128,
     extra_reads: u64,
@@ -122,7 +141,7 @@ pub(super) struct ClassTally {
 impl ClassTally {
     pub(super) fn new() -> Self {
         Self {
-            classes: CLASSES.iter().map(|_| Class::new()).collect(),
+            classes: CLASSES.iter().map(|_| RequestSums::new()).collect(),
             copies: 0,
             decided_ns: 0,
             extra_reads: 0,
@@ -137,17 +156,9 @@ impl ClassTally {
     /// A measured request of `latency` that met `met`; `worst` is its pages' worst waits.
     pub(super) fn request(&mut self, latency: Nanos, met: &Met, worst: &Completion) {
         for (class, (_, member)) in self.classes.iter_mut().zip(CLASSES) {
-            if !member(met) {
-                continue;
+            if member(met) {
+                class.add(latency, worst);
             }
-            class.requests += 1;
-            class.latency_ns += u128::from(latency);
-            class.link_ns += u128::from(worst.link_contention_ns);
-            class.storage_ns += u128::from(worst.storage_contention_ns);
-            class.rc_ns += u128::from(worst.queue_stall.root_complex_ns);
-            class.switch_ns += u128::from(worst.queue_stall.switch_ns);
-            class.endpoint_ns += u128::from(worst.queue_stall.endpoint_ns);
-            class.histogram.saturating_record((latency / 1_000).max(1));
         }
     }
 
@@ -171,7 +182,7 @@ impl ClassTally {
             .iter()
             .zip(&self.classes)
             .map(|((name, _), c)| {
-                let us = |ns: u128| ns as f64 / c.requests.max(1) as f64 / 1_000.0;
+                let us = |ns: u128| c.mean_us(ns);
                 let q = |p: f64| c.histogram.value_at_quantile(p);
                 ClassReport {
                     class: name.to_string(),

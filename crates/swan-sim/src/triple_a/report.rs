@@ -2,9 +2,7 @@
 //! contention, queue stall) and Fig. 15's stall per level, the latency distribution
 //! (Fig. 11), and what the management module did (§6.5's extra writes).
 
-use super::classes::{ClassReport, ClassTally, CopyReport};
-use crate::metrics::new_histogram;
-use hdrhistogram::Histogram;
+use super::classes::{ClassReport, ClassTally, CopyReport, RequestSums};
 use serde::Serialize;
 use swan_core::triple_a::AutonomicStats;
 use swan_models::fabric::Completion;
@@ -12,14 +10,7 @@ use swan_models::Nanos;
 
 /// Sums over the measured requests; a request's contention and stall are its pages' worst.
 pub(super) struct Tally {
-    requests: u64,
-    latency_ns: u128,
-    link_ns: u128,
-    storage_ns: u128,
-    rc_ns: u128,
-    switch_ns: u128,
-    endpoint_ns: u128,
-    histogram: Histogram<u64>,
+    all: RequestSums,
     /// Requests issued over the whole run, measured or not.
     pub(super) issued: u64,
     pub(super) user_page_writes: u64,
@@ -33,14 +24,7 @@ pub(super) struct Tally {
 impl Tally {
     pub(super) fn new() -> Self {
         Self {
-            requests: 0,
-            latency_ns: 0,
-            link_ns: 0,
-            storage_ns: 0,
-            rc_ns: 0,
-            switch_ns: 0,
-            endpoint_ns: 0,
-            histogram: new_histogram(),
+            all: RequestSums::new(),
             issued: 0,
             user_page_writes: 0,
             copy_reads: 0,
@@ -63,14 +47,7 @@ impl Tally {
             },
             ..w
         });
-        self.requests += 1;
-        self.latency_ns += u128::from(latency);
-        self.link_ns += u128::from(worst.link_contention_ns);
-        self.storage_ns += u128::from(worst.storage_contention_ns);
-        self.rc_ns += u128::from(worst.queue_stall.root_complex_ns);
-        self.switch_ns += u128::from(worst.queue_stall.switch_ns);
-        self.endpoint_ns += u128::from(worst.queue_stall.endpoint_ns);
-        self.histogram.saturating_record((latency / 1_000).max(1));
+        self.all.add(latency, &worst);
         worst
     }
 
@@ -81,33 +58,33 @@ impl Tally {
         autonomic: AutonomicStats,
         moved_pages: usize,
     ) -> TripleAReport {
-        let n = self.requests.max(1) as f64;
-        let us = |ns: u128| ns as f64 / n / 1_000.0;
-        let q = |p: f64| self.histogram.value_at_quantile(p);
+        let all = &self.all;
+        let us = |ns: u128| all.mean_us(ns);
+        let q = |p: f64| all.histogram.value_at_quantile(p);
         let stall = StallUs {
-            root_complex: us(self.rc_ns),
-            switch: us(self.switch_ns),
-            endpoint: us(self.endpoint_ns),
-            total: us(self.rc_ns + self.switch_ns + self.endpoint_ns),
+            root_complex: us(all.rc_ns),
+            switch: us(all.switch_ns),
+            endpoint: us(all.endpoint_ns),
+            total: us(all.rc_ns + all.switch_ns + all.endpoint_ns),
         };
         let extra = autonomic.extra_page_writes;
         let (classes, migration_copies) = self.classes.report();
         TripleAReport {
             label,
-            requests: self.requests,
+            requests: all.requests,
             issued_requests: self.issued,
             measured_s: measured_ns as f64 / 1e9,
-            iops: self.requests as f64 / (measured_ns.max(1) as f64 / 1e9),
+            iops: all.requests as f64 / (measured_ns.max(1) as f64 / 1e9),
             latency_us: LatencyUs {
-                mean: us(self.latency_ns),
+                mean: us(all.latency_ns),
                 p50: q(0.5),
                 p90: q(0.9),
                 p99: q(0.99),
                 p999: q(0.999),
-                max: self.histogram.max(),
+                max: all.histogram.max(),
             },
-            link_contention_us: us(self.link_ns),
-            storage_contention_us: us(self.storage_ns),
+            link_contention_us: us(all.link_ns),
+            storage_contention_us: us(all.storage_ns),
             queue_stall_us: stall,
             autonomic,
             moved_pages: moved_pages as u64,
