@@ -174,7 +174,16 @@ impl<M: Members> Engine<M> {
         let req = self.reqs.slots[slot].req.expect("live request");
         self.gc.may_start = true;
         match self.plan_request(&req).expect("sources stay inside the volume") {
-            Submitted::NoSpace => self.reqs.stalled.push(slot, self.clock.now),
+            Submitted::NoSpace => {
+                self.reqs.stalled.push(slot, self.clock.now);
+                // As the server's writes that run out of space do: start the GC jobs the
+                // scheme gives, then release the victims waiting at once if no running job
+                // can add to them. Left to the release timer, the array would sit idle,
+                // GC unable to start for want of a free segment to move into.
+                self.pump_gc();
+                self.pace_release();
+                self.retry_stalled();
+            }
             Submitted::Planned => {
                 let role = if req.op == ReqOp::Read { self.read_role() } else { None };
                 self.reqs.slots[slot].role = role.map(|r| (r, self.read_queue()));
