@@ -39,7 +39,9 @@ simulated array allows: its capacity for this request stream).
 Prints, per phase and scheme: Fig. 8 (db_bench ops/s, live), Fig. 9 (mean read latency:
 db_bench's per-read histogram live, and the simulator's block reads under the recorded
 arrivals), the read tails of Fig. 10/11 (p99, p99.9, both faces), the block traffic the
-server received and the simulated array's capacity for it (closed loop); and Table 4
+server received and the simulated array's capacity for it (closed loop), where the two cores
+went (the server, nbdfuse, db_bench, the whole machine: DIR/SCHEME/cpu.tsv), RocksDB's files
+per level at each phase's end (DIR/SCHEME/lsm.tsv); and Table 4
 (SWAN4's reads in phase a by R-group role, simulated). Writes them to DIR/ycsb.tsv, and
 `swan status --json` at the end of each phase to DIR/SCHEME/PHASE.status.json.
 
@@ -103,6 +105,16 @@ teardown() {
 trap 'teardown || true' EXIT
 trap 'exit 143' INT TERM
 now() { date +%s.%N; }
+# CPU ticks so far: the server, nbdfuse, the script's reaped children, the machine's busy time
+# and its stolen time.
+cpu_now() {
+  local f g h
+  read -ra f <"/proc/$srv/stat"
+  read -ra g <"/proc/$nbdfuse_pid/stat"
+  read -ra h <"/proc/$$/stat" # $$: the script, whose children db_bench is
+  awk -v s=$((f[13] + f[14])) -v n=$((g[13] + g[14])) -v c=$((h[15] + h[16])) '
+    $1 == "cpu" { printf "%d %d %d %d %d\n", s, n, c, $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
+}
 
 # One scheme, live: DIR/SCHEME/{live.blkparse,windows.tsv,*.log}.
 run_scheme() {
@@ -142,16 +154,30 @@ run_scheme() {
   # device as flushes and compactions, as the paper's much larger Load did.
   local bench=(--db="$mnt/db" --num="$NUM" --value_size=1000 --compression_type=none
     --write_buffer_size=16777216 --use_direct_reads=true --use_direct_io_for_flush_and_compaction=true --seed=1)
+  : >"$d/lsm.tsv"
+  printf 'phase\twall_s\tserver_cpu_s\tnbdfuse_cpu_s\tdb_bench_cpu_s\tmachine_busy_cpu_s\tstolen_cpu_s\n' >"$d/cpu.tsv"
   run() { # NAME BENCHMARK [db_bench flags]
-    local name=$1 b=$2
+    local name=$1 b=$2 c0 c1
     shift 2
     log "$scheme: phase $name ($b)"
     t0=$(now)
+    c0=$(cpu_now)
     db_bench --benchmarks="$b" "${bench[@]}" "$@" >"$d/$name.log" 2>&1 ||
       die "$scheme: db_bench $b failed: $(tail -5 "$d/$name.log")"
+    c1=$(cpu_now)
     phase "$name" "$t0" "$(now)"
+    # Where the two cores went: the server, nbdfuse, db_bench (this shell's reaped children)
+    # and the whole machine (kernel work for the loop device, FUSE and ext4 shows only there);
+    # and the time the hypervisor gave this machine's CPUs to others (steal) while it wanted them.
+    paste <(tr ' ' '\n' <<<"$c0") <(tr ' ' '\n' <<<"$c1") |
+      awk -v n="$name" -v t0="$t0" -v t1="$(now)" -v hz="$(getconf CLK_TCK)" '
+        { d[NR] = ($2 - $1) / hz }
+        END { printf "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", n, t1 - t0, d[1], d[2], d[3], d[4], d[5] }' >>"$d/cpu.tsv"
     # The server's counters at the phase's end (GC, emulated replies' timing), to difference.
     "$SWAN_BIN" status --json "${members[0]}" >"$d/$name.status.json" 2>/dev/null || true
+    # RocksDB's tree as the phase left it (files per level): how many files a read may look
+    # in, which the next phase starts with.
+    printf '%s\t%s\n' "$name" "$(grep -ho 'files\[[0-9 ]*\]' "$mnt/db/LOG" | tail -1)" >>"$d/lsm.tsv"
   }
   run load fillrandom --threads=1 --histogram=1
   local runs=(--use_existing_db=1 --threads="$THREADS" --duration="$RUN_SECONDS" --histogram=1)
