@@ -169,10 +169,10 @@ run_scheme() {
     # Where the two cores went: the server, nbdfuse, db_bench (this shell's reaped children)
     # and the whole machine (kernel work for the loop device, FUSE and ext4 shows only there);
     # and the time the hypervisor gave this machine's CPUs to others (steal) while it wanted them.
-    paste <(tr ' ' '\n' <<<"$c0") <(tr ' ' '\n' <<<"$c1") |
-      awk -v n="$name" -v t0="$t0" -v t1="$(now)" -v hz="$(getconf CLK_TCK)" '
-        { d[NR] = ($2 - $1) / hz }
-        END { printf "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", n, t1 - t0, d[1], d[2], d[3], d[4], d[5] }' >>"$d/cpu.tsv"
+    awk -v n="$name" -v t0="$t0" -v t1="$(now)" -v hz="$(getconf CLK_TCK)" -v a="$c0" -v b="$c1" 'BEGIN {
+        k = split(a, x); split(b, y); printf "%s\t%.3f", n, t1 - t0
+        for (i = 1; i <= k; i++) printf "\t%.3f", (y[i] - x[i]) / hz
+        print "" }' >>"$d/cpu.tsv"
     # The server's counters at the phase's end (GC, emulated replies' timing), to difference.
     "$SWAN_BIN" status --json "${members[0]}" >"$d/$name.status.json" 2>/dev/null || true
     # RocksDB's tree as the phase left it (files per level): how many files a read may look

@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 
 PHASES = ["load", "a", "b", "c", "d"]
+# Where the CPU went, in cpu.tsv's column order after the wall time.
+CPU_PARTS = ("server", "nbdfuse", "db_bench", "machine", "stolen")
+# ...and in the order ycsb.tsv and the CPU table give them.
+CPU_SHOWN = ("machine", "server", "nbdfuse", "db_bench", "stolen")
 BENCH = {"load": "fillrandom", "a": "readrandomwriterandom", "b": "readrandomwriterandom",
          "c": "readrandom", "d": "readwhilewriting"}
 
@@ -61,7 +65,7 @@ def cpu_cores(path: Path) -> dict:
     for line in lines[1:]:
         name, wall, *cpu = line.split()
         wall = float(wall)
-        out[name] = {k: float(v) / wall for k, v in zip(("server", "nbdfuse", "db_bench", "machine", "stolen"), cpu)}
+        out[name] = {k: float(v) / wall for k, v in zip(CPU_PARTS, cpu)}
     return out
 
 
@@ -107,7 +111,7 @@ def main() -> None:
                 "sim_read_p999_us": lat.get("p999", float("nan")),
             })
             rows[-1]["lsm_at_start"] = lsm.get(phase, "")
-            for part in ("machine", "server", "nbdfuse", "db_bench", "stolen"):
+            for part in CPU_SHOWN:
                 rows[-1][f"cpu_{part}_cores"] = cpu.get(phase, {}).get(part, float("nan"))
             if scheme.startswith("swan") and phase == "a":
                 roles = (scheme, rec.get("read_roles"))
@@ -117,11 +121,14 @@ def main() -> None:
         for r in rows:
             f.write("\t".join(f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n")
 
-    def table(title, key, fmt="{:>10.0f}"):
+    def table(title, key, fmt="{:>10.0f}", width=10, phases=PHASES):
+        """One row per phase, one column per scheme; `key` names a row's field or computes
+        the cell from the row."""
+        cell = key if callable(key) else (lambda r: r[key])
         print(f"\n{title}")
-        print(f"{'phase':<6}" + "".join(f"{s:>10}" for s in schemes))
-        for phase in PHASES:
-            cells = [next(r[key] for r in rows if r["scheme"] == s and r["phase"] == phase) for s in schemes]
+        print(f"{'phase':<6}" + "".join(f"{s:>{width}}" for s in schemes))
+        for phase in phases:
+            cells = [next(cell(r) for r in rows if r["scheme"] == s and r["phase"] == phase) for s in schemes]
             print(f"{phase:<6}" + "".join(fmt.format(c) for c in cells))
 
     table("Fig. 8, live: db_bench ops/s", "live_ops")
@@ -136,21 +143,12 @@ def main() -> None:
           "{:>10.1f}")
     table("Fig. 10/11 tail, live: db_bench read p99.9, µs", "live_read_p999_us")
     table("Fig. 10/11 tail, simulated: block-read p99.9, µs", "sim_read_p999_us")
-    print("\nlive CPU, cores busy over the phase (of the machine's 2): machine / server / nbdfuse /\n"
-          "db_bench / stolen by the hypervisor")
-    print(f"{'phase':<6}" + "".join(f"{s:>29}" for s in schemes))
-    for phase in PHASES:
-        cells = []
-        for s in schemes:
-            r = next(r for r in rows if r["scheme"] == s and r["phase"] == phase)
-            cells.append(" ".join(f"{r[f'cpu_{p}_cores']:.2f}" for p in ("machine", "server", "nbdfuse", "db_bench", "stolen")))
-        print(f"{phase:<6}" + "".join(f"{c:>29}" for c in cells))
+    table("live CPU, cores busy over the phase (of the machine's 2): machine / server / nbdfuse /\n"
+          "db_bench / stolen by the hypervisor",
+          lambda r: " ".join(f"{r[f'cpu_{p}_cores']:.2f}" for p in CPU_SHOWN), "{:>29}", 29)
     if any(r["lsm_at_start"] for r in rows):
-        print("\nlive: RocksDB's files per level at the phase's start (L0 files overlap: a read looks in each)")
-        print(f"{'phase':<6}" + "".join(f"{s:>29}" for s in schemes))
-        for phase in PHASES[1:]:
-            cells = [next(r["lsm_at_start"] for r in rows if r["scheme"] == s and r["phase"] == phase) for s in schemes]
-            print(f"{phase:<6}" + "".join(f"{c:>29}" for c in cells))
+        table("live: RocksDB's files per level at the phase's start (L0 files overlap: a read looks in each)",
+              "lsm_at_start", "{:>29}", 29, PHASES[1:])
     if roles and roles[1]:
         print(f"\nTable 4, simulated ({roles[0]}, phase a, recorded arrivals): role, reads, share, mean µs")
         for r in roles[1]:
