@@ -288,6 +288,14 @@ impl SegmentTable {
         self.offer_min(seg as u32, group);
     }
 
+    /// A sealed segment adopted without a seal (sequence 0) gets its summary now: it is
+    /// aged from `seq` on, as if it had been sealed then.
+    pub fn seal_adopted(&mut self, seg: u64, seq: u64) {
+        debug_assert_eq!(self.segs[seg as usize].state, SegState::Sealed);
+        assert_eq!(self.seq[seg as usize], 0, "segment {seg} is sealed already");
+        self.seq[seg as usize] = seq;
+    }
+
     /// A sealed segment was chosen as a GC victim.
     pub fn mark_victim(&mut self, seg: u64) {
         let e = self.segs[seg as usize];

@@ -82,6 +82,8 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
         }
     }
     assert_eq!(a.segments().total_valid(), b.log().unwrap().segments().total_valid());
+    seal_the_adopted(&label, b.log_mut().unwrap());
+    b.check().unwrap_or_else(|e| panic!("{label}: broken after sealing the adopted segments: {e}"));
     // The rebuilt array must keep working: another long run over it.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 100);
     let stats = drive(&label, &mut b, &mut exec, 60_000, 10_000, &mut || rng.next_u64(), &mut SchemeChecks);
@@ -105,6 +107,29 @@ fn restart(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32, seed: u
         },
         &exec,
     );
+}
+
+/// What a server does before serving a restored array: seal each adopted segment. Each gets
+/// the next sequence number, and its summary names exactly the blocks the map puts in it.
+fn seal_the_adopted(label: &str, la: &mut LogArray) {
+    let adopted: Vec<u64> = la.adopted_segments().collect();
+    assert!(!adopted.is_empty(), "{label}: nothing was open at the restart");
+    let geo = *la.geometry();
+    let newest = (0..geo.segments()).map(|s| la.segments().seq(s)).max().unwrap_or(0);
+    for (k, &seg) in adopted.iter().enumerate() {
+        let seq = la.seal_adopted(seg);
+        assert_eq!(seq, newest + 1 + k as u64, "{label}: segment {seg} sealed out of order");
+        let summary = la.summary_of(seg);
+        assert_eq!((summary.segment, summary.seq), (seg, seq), "{label}");
+        let mut named = 0;
+        for (slot, e) in summary.entries.iter().enumerate().filter(|(_, e)| e.lba != swan_core::summary::DEAD) {
+            let pba = geo.pba(seg, slot as u32);
+            assert_eq!(la.l2p().get(e.lba), pba, "{label}: segment {seg} slot {slot} names block {}", e.lba);
+            named += 1;
+        }
+        assert_eq!(named, la.segments().valid(seg), "{label}: segment {seg}'s summary misses live blocks");
+    }
+    assert_eq!(la.adopted_segments().count(), 0, "{label}: a segment is still adopted");
 }
 
 #[test]

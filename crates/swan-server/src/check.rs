@@ -73,6 +73,12 @@ pub fn check_opened(opened: array::Opened) -> Result<CheckReport, CheckError> {
         rec.records_replayed,
         rec.changes_replayed
     );
+    for lost in &rec.checkpoint_copies_lost {
+        r.problem(format!(
+            "checkpoint copy not whole: {lost}; the map is held in one copy only until the array is served \
+             read-write (its first checkpoint writes every copy)"
+        ));
+    }
     if let Err(e) = rec.scheme.check() {
         r.problem(format!("map: {e}"));
     } else {
@@ -163,7 +169,8 @@ fn check_log(o: &Opened, la: &LogArray, unsynced: &[u64], r: &mut CheckReport) -
     }
     let _ = writeln!(
         r.text,
-        "segments: {} sealed with summaries checked, {} adopted at recovery (no summary), {} free",
+        "segments: {} sealed with summaries checked, {} adopted at recovery (open at the last stop, no summary \
+         yet: serving read-write seals them), {} free",
         summaries,
         adopted,
         segs.free_total()

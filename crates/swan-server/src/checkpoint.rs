@@ -58,7 +58,7 @@ const FLAG_PARITY_WHOLE: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
-    #[error("no checkpoint here")]
+    #[error("blank (no checkpoint header: zeroed, or never written)")]
     Missing,
     #[error("checkpoint header checksum mismatch")]
     HeaderChecksum,

@@ -53,8 +53,12 @@ use swan_nbd::Errno;
 /// What one block of a read is checked against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
-    /// Nothing: the block is unmapped (zeroes), or no CRC was ever recorded for it.
+    /// Nothing: the block is unmapped (its zeroes are the engine's, not a member's).
     Nothing,
+    /// A mapped block no CRC was ever recorded for (a segment adopted at recovery, served
+    /// read-only, whose block no replayed journal record named): returned as read, and
+    /// counted as unverified.
+    Unknown,
     /// The CRC the engine holds (a block of an open segment).
     Crc(u32),
     /// The CRC in the summary of sealed `segment` (seal sequence `seq`), at `slot`, which
@@ -405,7 +409,7 @@ fn ring_targets(members: &Members, pieces: &[Piece]) -> Option<Vec<Target>> {
 /// block whose CRC32C is 0.
 pub(crate) fn expected_crc(members: &Members, v: &Verify, i: usize) -> Option<u32> {
     match v.checks.get(i).copied().unwrap_or(Check::Nothing) {
-        Check::Nothing => None,
+        Check::Nothing | Check::Unknown => None,
         Check::Crc(crc) => Some(crc),
         Check::Row(crc) => (crc != 0).then_some(crc),
         Check::Summary { segment, slot, lba, .. } => {

@@ -192,6 +192,8 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
                 r.problems += 1;
                 r.say(format!("PROBLEM: segment {seg} slot {slot}: the summary does not name block {lba}"));
                 r.unverified += 1;
+                // Its row's parity is not rewritten from a block nothing vouches for.
+                bad_rows.push(geo.slot_location(seg, slot).1);
                 continue;
             };
             let (m, at) = geo.slot_location(seg, slot);
@@ -236,7 +238,8 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
 }
 
 /// Rows of `segment` whose parity does not match their data: rewrite the parity when the
-/// row's data verified (rows with lost data, `bad_rows`, are left as they are).
+/// row's data verified (rows with lost or unverified data, `bad_rows`, are left as they
+/// are: parity rewritten from such a block would make its damage permanent).
 fn scrub_parity(
     o: &Opened,
     geo: &Geometry,

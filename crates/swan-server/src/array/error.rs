@@ -162,8 +162,12 @@ pub enum RecoverError {
         "the superblock says {recorded} volume blocks but its geometry gives {built}: written by another swan version?"
     )]
     VolumeMismatch { recorded: u64, built: u64 },
-    /// Every checkpoint slot tried, with why it was not whole (empty slots are not listed).
-    #[error("no whole checkpoint on the metadata members: {}", slots(.tried))]
+    /// Every checkpoint slot tried, with why it was not whole.
+    #[error(
+        "no whole checkpoint on the metadata members ({}): the volume's map is lost. Restore the metadata members \
+         from a copy taken while the array was stopped, or create the array anew and restore its data",
+        slots(.tried)
+    )]
     NoCheckpoint { tried: Vec<(PathBuf, u32, CheckpointError)> },
     #[error("journal entry {0:?} is outside the array: the journal is corrupt")]
     JournalEntry(MapChange),

@@ -32,8 +32,12 @@ pub struct Recovered {
     /// moved them.
     pub adopted_crcs: HashMap<u64, u32>,
     /// Recovery started from a checkpoint written at a clean stop and replayed nothing
-    /// after it: every row of every adopted segment already has its parity.
+    /// after it that changed the map (the stop's restated CRCs change nothing): every row
+    /// of every adopted segment already has its parity.
     pub parity_whole: bool,
+    /// Metadata members whose copy of the checkpoint recovery started from is not whole,
+    /// each as "PATH slot N: why": the map was found on another copy.
+    pub checkpoint_copies_lost: Vec<String>,
 }
 
 impl Recovered {
@@ -50,6 +54,7 @@ impl Recovered {
             unsynced_seals: Vec::new(),
             adopted_crcs: HashMap::new(),
             parity_whole: true,
+            checkpoint_copies_lost: Vec::new(),
         }
     }
 }
@@ -74,7 +79,7 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
     // A failed metadata member's copies are stale: only the healthy ones count.
     let meta: Vec<&Member> =
         (0..sb.meta_members()).filter(|&m| o.members.is_healthy(m)).map(|m| &o.members[m as usize]).collect();
-    let (header, mut map, mut seqs, slot) = newest_checkpoint(&meta, sb, segments, slots)?;
+    let (header, mut map, mut seqs, slot, checkpoint_copies_lost) = newest_checkpoint(&meta, sb, segments, slots)?;
     let (chain, end) = longest_chain(&meta, sb, &header)?;
     // Records up to the last synced one name only durable data. After it comes the tail,
     // written before its data was synced: replay it while every block it names holds what
@@ -85,6 +90,8 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
     let mut unsynced_seals = Vec::new();
     let mut changes = 0u64;
     let mut kept = 0usize;
+    // Whether a replayed record changed anything (a clean stop's restated CRCs do not).
+    let mut moved = false;
     for (i, record) in chain.iter().enumerate() {
         if i >= trusted && !tail_record_landed(o, &geo, record)? {
             break;
@@ -92,12 +99,14 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
         for &(c, crc) in &record.entries {
             match c {
                 MapChange::Map { lba, pba } if lba < map.len() && (pba < slots || pba == UNMAPPED) => {
+                    moved |= map.get(lba) != pba;
                     map.set(lba, pba);
                     if pba != UNMAPPED {
                         named.insert(pba, (lba, crc));
                     }
                 }
                 MapChange::Sealed { segment, seq } if segment < segments => {
+                    moved |= seqs[segment as usize] != seq;
                     seqs[segment as usize] = seq;
                     if i >= trusted && seq != 0 {
                         unsynced_seals.push(segment);
@@ -123,7 +132,8 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
         tail_dropped: tail_dropped as u64,
         unsynced_seals,
         adopted_crcs,
-        parity_whole: header.parity_whole && kept == 0,
+        parity_whole: header.parity_whole && !moved,
+        checkpoint_copies_lost,
     })
 }
 
@@ -135,26 +145,53 @@ fn newest_checkpoint(
     sb: &Superblock,
     segments: u64,
     slots: u64,
-) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32), RecoverError> {
+) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32, Vec<String>), RecoverError> {
     let mut candidates = Vec::new();
     let mut tried = Vec::new();
     for &m in meta {
         for slot in 0..2 {
             match checkpoint::read_header(m, sb.checkpoint_slot(slot), &sb.uuid, sb.volume_blocks, segments) {
                 Ok(h) => candidates.push((h, m, slot)),
-                Err(CheckpointError::Missing) => {}
                 Err(e) => tried.push((m.path().to_path_buf(), slot, e)),
             }
         }
     }
     candidates.sort_by_key(|c| std::cmp::Reverse(c.0.seq));
-    for (h, m, slot) in candidates {
+    for (i, &(h, m, slot)) in candidates.iter().enumerate() {
         match checkpoint::read_body(m, sb.checkpoint_slot(slot), &h, slots) {
-            Ok((map, seqs)) => return Ok((h, map, seqs, slot)),
+            Ok((map, seqs)) => {
+                let whole_on: Vec<&Member> =
+                    candidates[i..].iter().filter(|c| c.0.seq == h.seq && c.2 == slot).map(|c| c.1).collect();
+                let missing = missing_copies(meta, &whole_on, &tried, slot, h.seq);
+                return Ok((h, map, seqs, slot, missing));
+            }
             Err(e) => tried.push((m.path().to_path_buf(), slot, e)),
         }
     }
     Err(RecoverError::NoCheckpoint { tried })
+}
+
+/// The metadata members whose copy of the checkpoint recovery started from (sequence `seq`,
+/// in `slot`) is not whole, each with why: the array then holds its map in fewer copies
+/// than it was made with, until the next checkpoints rewrite them. `whole_on`: the members
+/// whose header is that checkpoint's (their body is read only if the first one fails).
+fn missing_copies(
+    meta: &[&Member],
+    whole_on: &[&Member],
+    tried: &[(std::path::PathBuf, u32, CheckpointError)],
+    slot: u32,
+    seq: u64,
+) -> Vec<String> {
+    meta.iter()
+        .filter(|m| !whole_on.iter().any(|w| std::ptr::eq(*w, **m)))
+        .map(|m| {
+            let why = tried
+                .iter()
+                .find(|(p, s, _)| p == m.path() && *s == slot)
+                .map_or_else(|| "an older checkpoint".to_string(), |(_, _, e)| e.to_string());
+            format!("{} slot {slot}: {why} (the newest checkpoint, {seq}, is whole on the other copy)", m.path().display())
+        })
+        .collect()
 }
 
 /// The longest valid chain of journal records after `header` on any copy in `meta`, and

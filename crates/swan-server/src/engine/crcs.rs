@@ -69,7 +69,7 @@ impl Crcs {
                     }
                     match la.segments().seq(segment) {
                         // Adopted at recovery: no summary; the journal may have named it.
-                        0 => self.adopted.get(&pba).map_or(Check::Nothing, |&crc| Check::Crc(crc)),
+                        0 => self.adopted.get(&pba).map_or(Check::Unknown, |&crc| Check::Crc(crc)),
                         seq => Check::Summary { segment, seq, slot, lba },
                     }
                 })

@@ -67,6 +67,27 @@ impl LogArray {
         Ok(a)
     }
 
+    /// Give adopted segment `seg` (holding live blocks, no seal: see
+    /// [`LogArray::adopted_segments`]) a seal now, with the next sequence number, which it
+    /// returns. The driver writes its summary ([`LogArray::summary_of`], carrying the CRC of
+    /// each live block as the driver found and checked it) and makes it durable before the
+    /// seal is: recorded as [`MapChange::Sealed`](crate::scheme::MapChange) in the change
+    /// log, and in the next checkpoint's sequence numbers. From then on the segment is one
+    /// like any other, so its blocks are verified by what its summary says rather than by
+    /// CRCs a driver held in memory since the restart. Its free slots stay unused.
+    pub fn seal_adopted(&mut self, seg: u64) -> u64 {
+        assert!(
+            self.segs.state(seg) == SegState::Sealed && self.segs.seq(seg) == 0 && self.segs.valid(seg) > 0,
+            "segment {seg} is not an adopted one"
+        );
+        self.seal_seq += 1;
+        self.segs.seal_adopted(seg, self.seal_seq);
+        if let Some(log) = self.changes.as_mut() {
+            log.push(crate::scheme::MapChange::Sealed { segment: seg, seq: self.seal_seq });
+        }
+        self.seal_seq
+    }
+
     /// Plan a TRIM of every free segment (cleared first), for telling SSDs that met the array
     /// only after it was formatted (an emulator aged before serving) which space is free, as
     /// [`Scheme::format`](crate::scheme::Scheme::format) told the real ones.

@@ -63,6 +63,33 @@ impl Store {
         self.append_records(true, self.durability.pending.len())
     }
 
+    /// At a clean stop, after the last checkpoint: journal (synced) the CRC of every live
+    /// block of every open segment. Those segments come back adopted, without a summary;
+    /// with this record the next start checks each block against the CRC it was written
+    /// with before sealing the segment ([`Store::seal_adopted`]), instead of taking the CRC
+    /// of whatever the member holds by then.
+    pub(super) fn restate_open_segments(&mut self) -> Result<(), EngineError> {
+        let Some(la) = self.scheme.log() else { return Ok(()) };
+        let geo = *la.geometry();
+        let mut restated: Vec<(MapChange, u32)> = Vec::new();
+        let mut open: Vec<u64> = la.open_segments().collect();
+        open.sort_unstable();
+        for seg in open {
+            for slot in 0..geo.payload_slots() {
+                let pba = geo.pba(seg, slot);
+                let (Some(lba), Some(crc)) = (la.live_lba(pba), self.crcs.open_crc(seg, slot)) else { continue };
+                restated.push((MapChange::Map { lba, pba }, crc));
+            }
+        }
+        if restated.is_empty() {
+            return Ok(());
+        }
+        for (c, crc) in restated {
+            self.durability.push(c, crc);
+        }
+        self.append_records(true, self.durability.pending.len())
+    }
+
     /// Protect the live blocks whose only copy is the slot of a failed (or
     /// rebuilding) member in a stripe row still open. Such a row has no parity on disk yet
     /// (it gets it when its last block is written): the block lives in the row's running
@@ -129,12 +156,13 @@ impl Store {
         rows > 0
     }
 
-    /// Give the rows of segments adopted at recovery (and of segments sealed by an unsynced
-    /// journal record) their parity. Such a segment was open at the crash: its last rows
-    /// were filling and their parity, written when a row completes, never was. Each row's
-    /// parity becomes the XOR of what its data columns hold now, so a member failing later
-    /// can be rebuilt; the data is untouched.
-    pub(super) fn reparity_adopted(&mut self) -> Result<u64, MemberError> {
+    /// Give the rows of `adopted` (segments adopted at recovery, just sealed by
+    /// [`Store::seal_adopted`]) and of segments sealed by an unsynced journal record their
+    /// parity. Such a segment was open at the crash: its last rows were filling and their
+    /// parity, written when a row completes, never was; and its summary was written just
+    /// now. Each row's parity becomes the XOR of what its data columns hold now, so a member
+    /// failing later can be rebuilt; the data is untouched.
+    pub(super) fn reparity_adopted(&mut self, adopted: &[u64]) -> Result<u64, MemberError> {
         let Some(la) = self.scheme.log() else { return Ok(0) };
         let geo = *la.geometry();
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
@@ -142,21 +170,19 @@ impl Store {
         }
         // Also the segments sealed by a record written before its data was synced: the
         // summary made it, the parity of the rows before it may not have.
-        let mut adopted: Vec<u64> = if self.parity_whole {
-            // Adopted at a clean stop, their rows got their parity then.
-            Vec::new()
-        } else {
-            la.adopted_segments().collect()
-        };
-        adopted.extend(std::mem::take(&mut self.unsynced_seals));
+        let mut segments = adopted.to_vec();
+        segments.extend(std::mem::take(&mut self.unsynced_seals));
         let mut rows = 0;
-        for seg in adopted {
+        for seg in segments {
             let group = geo.group_of_segment(seg);
             if let Some(m) = geo.group_members(group).find(|&m| !self.io.members.is_healthy(m)) {
-                eprintln!(
-                    "swan: segment {seg} was open at the crash and member {m} of its R-group has failed: \
-                     its last rows have no parity, and what they held on member {m} is lost"
-                );
+                // Adopted at a clean stop, its rows got their parity then.
+                if !self.parity_whole {
+                    eprintln!(
+                        "swan: segment {seg} was open at the crash and member {m} of its R-group has failed: \
+                         its last rows have no parity, and what they held on member {m} is lost"
+                    );
+                }
                 continue;
             }
             rows += self.io.reparity_segment(&geo, seg)?;

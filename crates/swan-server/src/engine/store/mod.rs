@@ -7,6 +7,7 @@
 //! keeps data off failed members ([`Store::relocate_at_risk`]). *When* each of these happens
 //! is the round loop's business ([`super::worker`]).
 
+mod adopt;
 mod at_risk;
 
 use super::clock::Clock;
@@ -86,6 +87,9 @@ impl Store {
                 rec.records_replayed,
                 rec.changes_replayed
             );
+        }
+        for lost in &rec.checkpoint_copies_lost {
+            eprintln!("swan: checkpoint copy not whole: {lost}; the first checkpoint of this run writes it again");
         }
         let direct = opened.members.iter().any(Member::is_direct);
         let threads = if direct { DIRECT_THREADS } else { THREADS };
@@ -185,7 +189,16 @@ impl Store {
         if self.read_only {
             return Ok(());
         }
-        let rows = self.reparity_adopted()?;
+        let adopted: Vec<u64> = self.scheme.log().map_or_else(Vec::new, |la| la.adopted_segments().collect());
+        let sealed = self.seal_adopted(&adopted)?;
+        if sealed.segments > 0 && (self.verbose || sealed.repaired + sealed.unreadable > 0) {
+            eprintln!(
+                "swan: {} segment(s) open at the last stop sealed with their blocks' CRCs: {} block(s) matched the \
+                 journal, {} first given a CRC, {} rebuilt from parity, {} unreadable",
+                sealed.segments, sealed.verified, sealed.first_crcs, sealed.repaired, sealed.unreadable
+            );
+        }
+        let rows = self.reparity_adopted(&adopted)?;
         if self.verbose && rows > 0 {
             eprintln!("swan: parity written for {rows} rows of segments open at the last stop");
         }
@@ -661,6 +674,7 @@ impl Store {
         }
         self.sync_all()?;
         self.checkpoint_as(true)?;
+        self.restate_open_segments()?;
         if let Some(crcs) = &self.crcs.table {
             crcs.write_clean(&self.io.members, &self.io.sb)?;
         }

@@ -1,0 +1,106 @@
+//! Segments adopted at recovery get a summary before the array serves writes.
+//!
+//! A segment still open when the server last stopped comes back with live blocks and no
+//! summary ([`LogArray::adopted_segments`]). Without one its blocks would be checked only
+//! against CRCs held in memory until the next stop, and a block the replayed journal did not
+//! name against nothing at all. So at the first point the array holds such a segment as its
+//! own, every live block is read and checked against the CRC the journal named for it (a
+//! mismatch is rebuilt from its row where the row's parity allows, else the journal's CRC is
+//! kept, and the block stays unreadable rather than be blessed), and the segment is sealed
+//! with a summary carrying each block's CRC. A block no record named gets the CRC of what
+//! the member holds now: that is the first time the array can say what it holds.
+//!
+//! [`LogArray::adopted_segments`]: swan_core::scheme::LogArray::adopted_segments
+
+use super::Store;
+use crate::member::{MemberError, BLOCK};
+use swan_core::summary::DEAD;
+
+/// What sealing the adopted segments found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct AdoptedSeals {
+    /// Segments sealed now.
+    pub segments: u64,
+    /// Live blocks that matched the CRC a replayed journal record named for them.
+    pub verified: u64,
+    /// Live blocks no record named: their CRC is taken from what the member holds.
+    pub first_crcs: u64,
+    /// Blocks that did not match their named CRC and were rebuilt from parity.
+    pub repaired: u64,
+    /// Blocks that did not match their named CRC and could not be rebuilt: they keep the
+    /// journal's CRC, so reads of them fail.
+    pub unreadable: u64,
+    /// Segments left adopted because a member of their R-group is not healthy.
+    pub left_degraded: u64,
+}
+
+impl Store {
+    /// Seal each of `adopted` whose R-group is whole (see the module comment). The caller
+    /// gives their rows parity next and syncs; the checkpoint after that makes the seals
+    /// durable (a crash before it adopts the segments again, and this runs again).
+    pub(super) fn seal_adopted(&mut self, adopted: &[u64]) -> Result<AdoptedSeals, MemberError> {
+        let mut out = AdoptedSeals::default();
+        let Some(la) = self.scheme.log() else { return Ok(out) };
+        let geo = *la.geometry();
+        let mut block = vec![0u8; BLOCK];
+        for &seg in adopted {
+            let group = geo.group_of_segment(seg);
+            if geo.group_members(group).any(|m| !self.io.members.is_healthy(m)) {
+                out.left_degraded += 1;
+                continue;
+            }
+            let Some(la) = self.scheme.log_mut() else { break };
+            la.seal_adopted(seg);
+            // The live blocks, from the map (the segment has no summary to read them from).
+            let mut summary = la.summary_of(seg);
+            for (slot, entry) in summary.entries.iter_mut().enumerate() {
+                if entry.lba == DEAD {
+                    continue;
+                }
+                let pba = geo.pba(seg, slot as u32);
+                let (m, at) = geo.slot_location(seg, slot as u32);
+                self.io.members[m as usize].read(at, &mut block)?;
+                let found = crc32c::crc32c(&block);
+                entry.crc = match self.crcs.adopted.get(&pba).copied() {
+                    None => {
+                        out.first_crcs += 1;
+                        found
+                    }
+                    Some(named) if named == found => {
+                        out.verified += 1;
+                        named
+                    }
+                    Some(named) => {
+                        let rebuilt = self.io.members.rebuild(m, at, &mut block)?.is_some()
+                            && crc32c::crc32c(&block) == named;
+                        if rebuilt {
+                            self.io.members[m as usize].write(at, &block)?;
+                            out.repaired += 1;
+                        } else {
+                            out.unreadable += 1;
+                        }
+                        eprintln!(
+                            "swan: logical block {} (segment {seg}, member {m} block {at}) does not match the CRC \
+                             its journal record named: {}",
+                            entry.lba,
+                            if rebuilt { "rebuilt from parity" } else { "it reads as EIO until rewritten" }
+                        );
+                        named
+                    }
+                };
+            }
+            summary.block_crcs = true;
+            let bytes = summary.encode(geo.summary_blocks);
+            for index in 0..geo.summary_blocks {
+                let (m, at) = geo.slot_location(seg, geo.payload_slots() + index);
+                let at_byte = index as usize * BLOCK;
+                self.io.members[m as usize].write(at, &bytes[at_byte..at_byte + BLOCK])?;
+            }
+            for slot in 0..geo.payload_slots() {
+                self.crcs.adopted.remove(&geo.pba(seg, slot));
+            }
+            out.segments += 1;
+        }
+        Ok(out)
+    }
+}
