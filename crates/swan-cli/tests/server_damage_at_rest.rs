@@ -1,3 +1,6 @@
+//! Damage done to an array's members while it is stopped, and what the next start and
+//! `swan check` / `swan scrub` make of it.
+//!
 //! Blocks written into a segment still open when the server is killed: the restart adopts
 //! that segment without a summary. These tests hold the array to what FORMAT.md promises
 //! of such blocks: the first start that serves the array read-write seals the segment with
@@ -7,6 +10,10 @@
 //! verifies those blocks instead of counting them as without CRCs; and damage done while
 //! the array is stopped after the crash is caught against the journal's CRC at the restart.
 //!
+//! A checkpoint copy lost on one metadata member: `swan check` says so (not "clean") and
+//! the next serve writes it again; lost on both: the start is refused, naming every slot
+//! it tried and the way out.
+//!
 //! The writes go through a real NBD client (nbdsh, libnbd's Python shell), with no FLUSH or
 //! with one, then the server gets SIGKILL; the damage is a byte changed in a member file, found by looking
 //! for the marked block ([`common::marked`]).
@@ -14,7 +21,7 @@
 mod common;
 
 use common::marked::{count, image, marked_blocks, patch, read_at, scrub, BLOCK};
-use common::{create_array, require, run, status, text, u64_of, Server};
+use common::{create_array, describe, require, run, status, text, u64_of, Server, SWAN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -154,4 +161,67 @@ fn damage_before_the_first_restart_is_rebuilt_and_never_blessed_swan5() {
     assert_eq!(u64_of(&st, "read_mismatches"), 0, "{st:#}");
     let (ok, clean) = scrub(dir.path(), &members, &["--no-repair"]);
     assert!(ok && count(&clean, "mismatched") == 0 && count(&clean, "without") == 0, "{clean}");
+}
+
+/// Blank every checkpoint header on member file `m` (found by its magic in the metadata
+/// area), as a member whose first megabytes were overwritten would be; how many it blanked.
+fn blank_checkpoints(m: &Path) -> usize {
+    let bytes = std::fs::read(m).unwrap();
+    let mut blanked = 0;
+    for (k, b) in bytes.chunks(BLOCK).enumerate().take(4096) {
+        if b.starts_with(b"SWANCKP1") {
+            patch(m, (k * BLOCK) as u64, &[0u8; BLOCK]);
+            blanked += 1;
+        }
+    }
+    blanked
+}
+
+fn swan_check(dir: &Path, members: &[PathBuf]) -> (bool, String) {
+    let out = run(Command::new(SWAN).arg("check").args(members).env("SWAN_RUN_DIR", dir), "swan check", DEADLINE);
+    assert!(out.status.code().is_some(), "{}", describe("swan check died", &out));
+    (out.status.success(), format!("{}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+#[test]
+fn a_checkpoint_copy_lost_on_one_metadata_member_is_reported_and_written_again() {
+    let dir = tempfile::Builder::new().prefix("swan-ckpt-").tempdir().unwrap();
+    let members = create_array(dir.path(), "swan5", 2, 3, "64M", &[]);
+    let data = image(BLOCKS);
+    let server = Server::start(dir.path(), &members);
+    write_blocks(&server.uri(), &data, dir.path(), true);
+    server.stop();
+    assert!(blank_checkpoints(&members[1]) >= 1, "no checkpoint header found on member 1");
+    let (ok, report) = swan_check(dir.path(), &members);
+    let m1 = members[1].display().to_string();
+    assert!(!ok, "swan check passed with a checkpoint copy lost:\n{report}");
+    assert!(
+        report.contains("checkpoint copy not whole") && report.contains(&m1) && report.contains("blank"),
+        "swan check does not name the lost copy:\n{report}"
+    );
+    let log = Server::start(dir.path(), &members).stop();
+    assert!(log.contains("checkpoint copy not whole") && log.contains(&m1), "{log}");
+    let (ok, report) = swan_check(dir.path(), &members);
+    assert!(ok && report.contains("clean"), "the serve did not write the lost copy again:\n{report}");
+    let (got, _, _) = read_volume(dir.path(), &members, data.len());
+    assert!(got.is_ok_and(|b| b == data), "the volume differs from what was written");
+}
+
+#[test]
+fn checkpoints_lost_on_every_metadata_member_refuse_the_start_naming_each_slot() {
+    let dir = tempfile::Builder::new().prefix("swan-ckpt-both-").tempdir().unwrap();
+    let members = create_array(dir.path(), "swan0", 2, 2, "64M", &[]);
+    Server::start(dir.path(), &members).stop();
+    for m in &members[..2] {
+        assert!(blank_checkpoints(m) >= 1, "no checkpoint header found on {}", m.display());
+    }
+    let (ok, report) = swan_check(dir.path(), &members);
+    assert!(!ok, "{report}");
+    for m in &members[..2] {
+        for slot in 0..2 {
+            let named = format!("{} slot {slot}: blank", m.display());
+            assert!(report.contains(&named), "'{named}' is not in:\n{report}");
+        }
+    }
+    assert!(report.contains("map is lost") && report.contains("Restore the metadata members"), "{report}");
 }
