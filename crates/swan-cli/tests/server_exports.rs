@@ -354,3 +354,28 @@ fn serve_refuses_bad_configs_at_start() {
     // x was opened and recovered before y failed: it was stopped cleanly, so it is clean.
     common::check_clean(&a.scratch, dir.path(), "the export started before the bad one failed");
 }
+
+/// `allow = []` would name no one; read as "no list" it opened the export to every client the
+/// TLS settings admit. It is refused at start, naming the file, the line, the export and the
+/// two ways to say what was meant.
+#[test]
+fn an_empty_allow_list_is_refused_at_start() {
+    let dir = tempfile::Builder::new().prefix("swan-exports-empty-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["", "", "allow = []"]);
+    let c = clients(dir.path());
+    let mut flags = c.server.flags("require");
+    flags.extend(["--tls-verify-peer".into(), "--tls-client-ca".into(), s(&c.ca.ca)]);
+    flags.extend(["--config".into(), s(&a.config)]);
+    // Bounded: a server that starts anyway is killed, and the test fails.
+    let out = common::run(
+        common::swan_in(dir.path()).args(["serve", "--listen", "127.0.0.1:0"]).args(&flags),
+        "swan serve with allow = []",
+        Duration::from_secs(20),
+    );
+    let e = text(&out.stderr);
+    assert!(!out.status.success() && !e.contains("serving on"), "served with allow = []:\n{e}");
+    // scratch's `allow = []` is line 16 of the file `arrays` writes.
+    let at = format!("{}:16: export \"scratch\" has `allow = []`", s(&a.config));
+    assert!(e.contains(&at), "no {at:?} in:\n{e}");
+    assert!(e.contains("omit `allow`") && e.contains("name the client-certificate common names"), "{e}");
+}
