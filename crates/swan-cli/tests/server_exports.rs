@@ -379,3 +379,44 @@ fn an_empty_allow_list_is_refused_at_start() {
     assert!(e.contains(&at), "no {at:?} in:\n{e}");
     assert!(e.contains("omit `allow`") && e.contains("name the client-certificate common names"), "{e}");
 }
+
+/// A certificate whose subject has several CNs is an ambiguous identity: it opens an export
+/// with an allow-list only if every one of its CNs is on that list, and a refusal says why,
+/// with the client's address. nbdinfo holds the certificates (made by openssl).
+#[test]
+fn a_certificate_with_several_cns_opens_only_exports_listing_them_all() {
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::Builder::new().prefix("swan-exports-cns-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["allow = [\"alice\"]", "allow = [\"alice\", \"carol\"]", ""]);
+    let c = clients(dir.path());
+    let twins = c.ca.client(&dir.path().join("twins"), "alice/CN=carol", &c.server);
+    let mixed = c.ca.client(&dir.path().join("mixed"), "alice/CN=mallory", &c.server);
+    let mut flags = c.server.flags("require");
+    flags.extend(["--tls-verify-peer".into(), "--tls-client-ca".into(), s(&c.ca.ca)]);
+    flags.extend(["--config".into(), s(&a.config)]);
+    let mut server = Server::start_with(dir.path(), &[], &flags.iter().map(String::as_str).collect::<Vec<_>>());
+    let addr = server.addr().to_string();
+
+    let list = |who: &Path| listed(&nbds(&addr, "", who)).unwrap_or_else(|o| panic!("{}", describe("a list", &o)));
+    assert_eq!(list(&c.alice), [("db".into(), false), ("img".into(), true), ("scratch".into(), false)]);
+    assert_eq!(list(&twins), [("img".into(), true), ("scratch".into(), false)], "alice and carol");
+    assert_eq!(list(&mixed), [("scratch".into(), false)], "alice and mallory");
+
+    let info = |export: &str, who: &Path| run(Command::new("nbdinfo").arg(nbds(&addr, export, who)), "nbdinfo");
+    let out = info("img", &twins);
+    assert!(out.status.success(), "{}", describe("nbdinfo img as alice and carol", &out));
+    for (export, who, cns) in [("db", &twins, "\"alice\", \"carol\""), ("img", &mixed, "\"alice\", \"mallory\"")] {
+        let out = info(export, who);
+        assert!(!out.status.success(), "{}", describe(&format!("nbdinfo {export} as CNs {cns} was served"), &out));
+        let line = format!(
+            "refused export \"{export}\" to CNs {cns}: an ambiguous identity (several CNs), not all of them on its \
+             allow-list"
+        );
+        // nbdinfo asks with NBD_OPT_INFO and then NBD_OPT_GO: each refusal is logged.
+        let log = logged(&server, &line, 2);
+        let from = log.lines().find(|l| l.contains(&line)).and_then(|l| l.split(" from 127.0.0.1:").nth(1));
+        assert!(from.is_some_and(|f| f.contains(": refused export")), "no client address in the refusal:\n{log}");
+    }
+    server.assert_alive("the refused clients");
+    server.stop();
+}

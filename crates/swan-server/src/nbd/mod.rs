@@ -178,7 +178,7 @@ pub struct Export {
     /// Common names (CN) of the client-certificate subjects that may open this export,
     /// compared exactly; empty: every client the server serves. A client without a
     /// certificate (plain NBD, or TLS without client certificates) opens only exports whose
-    /// list is empty.
+    /// list is empty; one whose subject has several CNs only those that list every one.
     pub allow_subjects: Vec<String>,
     /// What the front counts of this export's requests (besides the server's counts of
     /// every export's): a server of several exports labels its metrics by export with it.
@@ -191,10 +191,10 @@ impl Export {
         Export { service, allow_subjects: Vec::new(), requests: Arc::default() }
     }
 
-    /// Whether a client whose certificate's CN is `cn` (`None`: no certificate, or no single
-    /// CN) may open it.
-    pub fn admits(&self, cn: Option<&str>) -> bool {
-        self.allow_subjects.is_empty() || cn.is_some_and(|cn| self.allow_subjects.iter().any(|a| a == cn))
+    /// Whether a client whose certificate's subject has the common names `cns` (`None`: no
+    /// certificate) may open it.
+    pub fn admits(&self, cns: Option<&[String]>) -> bool {
+        self.allow_subjects.is_empty() || cns.is_some_and(|cns| client_auth::passes(cns, &self.allow_subjects))
     }
 }
 
