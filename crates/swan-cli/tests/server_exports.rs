@@ -355,6 +355,47 @@ fn serve_refuses_bad_configs_at_start() {
     common::check_clean(&a.scratch, dir.path(), "the export started before the bad one failed");
 }
 
+/// The transmission flags `nbdinfo --json` reports for export `export` at `uri`: read-only,
+/// flush, FUA, trim, write-zeroes.
+fn flags(uri: &str) -> [bool; 5] {
+    require("nbdinfo", "libnbd-bin");
+    let out = run(Command::new("nbdinfo").args(["--json", uri]), "nbdinfo --json");
+    assert!(out.status.success(), "{}", describe("nbdinfo --json", &out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("nbdinfo JSON");
+    let e = &v["exports"][0];
+    ["is_read_only", "can_flush", "can_fua", "can_trim", "can_zero"]
+        .map(|k| e[k].as_bool().unwrap_or_else(|| panic!("nbdinfo --json has no {k}: {v:#}")))
+}
+
+/// A read-only export, by `read_only = true` in a config or by `--read-only`, advertises
+/// NBD_FLAG_READ_ONLY and neither TRIM, WRITE_ZEROES nor FUA (each would change or force out
+/// data it never takes); FLUSH stays, a harmless no-op. A writable export advertises them all.
+#[test]
+fn read_only_exports_advertise_neither_trim_write_zeroes_nor_fua() {
+    const READ_ONLY: [bool; 5] = [true, true, false, false, false];
+    const WRITABLE: [bool; 5] = [false, true, true, true, true];
+    let dir = tempfile::Builder::new().prefix("swan-exports-ro-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["", "", ""]);
+    let mut server = Server::start_with(dir.path(), &[], &["--config", &s(&a.config)]);
+    let addr = server.addr().to_string();
+    assert_eq!(
+        flags(&format!("nbd://{addr}/img")),
+        READ_ONLY,
+        "img (read_only = true): read-only, flush, fua, trim, zero"
+    );
+    assert_eq!(flags(&format!("nbd://{addr}/db")), WRITABLE, "db (writable): read-only, flush, fua, trim, zero");
+    server.assert_alive("nbdinfo");
+    server.stop();
+
+    let single = dir.path().join("single");
+    std::fs::create_dir_all(&single).expect("array directory");
+    let members = common::small_array(&single);
+    let mut server = Server::start_with(dir.path(), &members, &["--read-only"]);
+    assert_eq!(flags(&server.uri()), READ_ONLY, "--read-only: read-only, flush, fua, trim, zero");
+    server.assert_alive("nbdinfo");
+    server.stop();
+}
+
 /// `allow = []` would name no one; read as "no list" it opened the export to every client the
 /// TLS settings admit. It is refused at start, naming the file, the line, the export and the
 /// two ways to say what was meant.

@@ -448,13 +448,17 @@ fn export_limits(info: &ExportInfo) -> Result<ExportLimits, ServerError> {
     if info.name.len() > MAX_STRING_LEN || info.name.contains('\0') {
         return Err(ServerError::ExportName);
     }
-    let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH | tflags::SEND_FUA | tflags::SEND_TRIM;
-    flags |= tflags::SEND_WRITE_ZEROES;
+    let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH;
+    if info.read_only {
+        // No TRIM, WRITE_ZEROES or FUA: each changes (or forces out) data a read-only export
+        // never takes, so advertising them would only invite requests refused with EPERM.
+        // FLUSH stays, a harmless no-op that clients flushing before they close may send.
+        flags |= tflags::READ_ONLY;
+    } else {
+        flags |= tflags::SEND_FUA | tflags::SEND_TRIM | tflags::SEND_WRITE_ZEROES;
+    }
     if info.multi_conn {
         flags |= tflags::CAN_MULTI_CONN;
-    }
-    if info.read_only {
-        flags |= tflags::READ_ONLY;
     }
     let limits = ExportLimits {
         size_bytes: info.size_bytes,
