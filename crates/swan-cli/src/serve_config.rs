@@ -4,7 +4,7 @@
 //! [[export]]
 //! name = "db"                         # what clients ask for: nbds://host/db
 //! members = ["m0", "m1", "m2"]        # relative paths are taken from the file's folder
-//! allow = ["alice", "db-backup"]      # client-certificate CNs that may open it (default: all)
+//! allow = ["alice", "db-backup"]      # client-certificate CNs that may open it (no `allow`: all)
 //!
 //! [[export]]
 //! name = "images"
@@ -31,7 +31,8 @@ pub struct ExportSpec {
     /// In the file's order, resolved against the file's folder; `missing` kept as it is.
     pub members: Vec<PathBuf>,
     pub read_only: bool,
-    /// Client-certificate common names that may open it; empty: every client.
+    /// Client-certificate common names that may open it; empty: no `allow` in the file, every
+    /// client the TLS settings admit (`allow = []` is refused, never read as this).
     pub allow: Vec<String>,
     /// `None`: as the command line says (`--direct`, `--punch-holes`).
     pub direct: Option<bool>,
@@ -55,15 +56,16 @@ struct ExportTable {
     members: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
     read_only: bool,
-    #[serde(default)]
-    allow: Vec<Spanned<String>>,
+    /// `None` when the key is absent: an explicit empty list is refused, not taken for that.
+    allow: Option<Spanned<Vec<Spanned<String>>>>,
     direct: Option<bool>,
     punch_holes: Option<bool>,
     gc_target: Option<u64>,
 }
 
 /// The exports of `path`, checked: at least one; names given, unique and valid NBD export
-/// names; members given, none in two exports; allow-lists without blank names.
+/// names; members given, none in two exports; allow-lists, where given, naming someone and
+/// without blank names.
 pub fn load(path: &Path) -> Result<Vec<ExportSpec>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("--config {}: cannot read it", path.display()))?;
     let base = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
@@ -125,20 +127,33 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Vec<ExportSpec>> {
             }
             resolved.push(path);
         }
-        let mut allow = Vec::with_capacity(e.allow.len());
-        for a in e.allow {
+        let mut allow: Vec<Spanned<String>> = Vec::new();
+        if let Some(list) = e.allow {
+            // Access control fails closed: an empty list must not read as "no list", which
+            // would open the export to every client, nor silently close it.
+            if list.get_ref().is_empty() {
+                bail!(
+                    "{}: export {name:?} has `allow = []`, an allow-list naming no one: omit `allow` to serve it to \
+                     every client the TLS settings admit, or name the client-certificate common names that may open it",
+                    at(list.span())
+                );
+            }
+            allow = list.into_inner();
+        }
+        let mut names = Vec::with_capacity(allow.len());
+        for a in allow {
             let a_at = at(a.span());
             let a = a.into_inner();
             if a.trim().is_empty() {
                 bail!("{a_at}: a blank name in the allow-list of export {name:?}");
             }
-            allow.push(a);
+            names.push(a);
         }
         specs.push(ExportSpec {
             name,
             members: resolved,
             read_only: e.read_only,
-            allow,
+            allow: names,
             direct: e.direct,
             punch_holes: e.punch_holes,
             gc_target: e.gc_target,
@@ -203,6 +218,11 @@ mod tests {
                 "already a member of export \"a\"",
             ),
             ("[[export]]\nname = \"a\"\nmembers = [\"m\"]\nallow = [\" \"]\n", "x.toml:4", "blank name"),
+            (
+                "[[export]]\nname = \"a\"\nmembers = [\"m\"]\n\nallow = []\n",
+                "x.toml:5",
+                "`allow = []`, an allow-list naming no one: omit `allow`",
+            ),
             ("[[export]]\nname = \"a\"\nmembers = [\"m\"\n", "x.toml:4", "invalid array"),
             ("listen = \"0.0.0.0:1\"\n", "x.toml:1", "unknown field `listen`"),
             ("", "x.toml", "no [[export]] section"),

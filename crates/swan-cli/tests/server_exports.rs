@@ -354,3 +354,110 @@ fn serve_refuses_bad_configs_at_start() {
     // x was opened and recovered before y failed: it was stopped cleanly, so it is clean.
     common::check_clean(&a.scratch, dir.path(), "the export started before the bad one failed");
 }
+
+/// The transmission flags `nbdinfo --json` reports for export `export` at `uri`: read-only,
+/// flush, FUA, trim, write-zeroes.
+fn flags(uri: &str) -> [bool; 5] {
+    require("nbdinfo", "libnbd-bin");
+    let out = run(Command::new("nbdinfo").args(["--json", uri]), "nbdinfo --json");
+    assert!(out.status.success(), "{}", describe("nbdinfo --json", &out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("nbdinfo JSON");
+    let e = &v["exports"][0];
+    ["is_read_only", "can_flush", "can_fua", "can_trim", "can_zero"]
+        .map(|k| e[k].as_bool().unwrap_or_else(|| panic!("nbdinfo --json has no {k}: {v:#}")))
+}
+
+/// A read-only export, by `read_only = true` in a config or by `--read-only`, advertises
+/// NBD_FLAG_READ_ONLY and neither TRIM, WRITE_ZEROES nor FUA (each would change or force out
+/// data it never takes); FLUSH stays, a harmless no-op. A writable export advertises them all.
+#[test]
+fn read_only_exports_advertise_neither_trim_write_zeroes_nor_fua() {
+    const READ_ONLY: [bool; 5] = [true, true, false, false, false];
+    const WRITABLE: [bool; 5] = [false, true, true, true, true];
+    let dir = tempfile::Builder::new().prefix("swan-exports-ro-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["", "", ""]);
+    let mut server = Server::start_with(dir.path(), &[], &["--config", &s(&a.config)]);
+    let addr = server.addr().to_string();
+    assert_eq!(
+        flags(&format!("nbd://{addr}/img")),
+        READ_ONLY,
+        "img (read_only = true): read-only, flush, fua, trim, zero"
+    );
+    assert_eq!(flags(&format!("nbd://{addr}/db")), WRITABLE, "db (writable): read-only, flush, fua, trim, zero");
+    server.assert_alive("nbdinfo");
+    server.stop();
+
+    let single = dir.path().join("single");
+    std::fs::create_dir_all(&single).expect("array directory");
+    let members = common::small_array(&single);
+    let mut server = Server::start_with(dir.path(), &members, &["--read-only"]);
+    assert_eq!(flags(&server.uri()), READ_ONLY, "--read-only: read-only, flush, fua, trim, zero");
+    server.assert_alive("nbdinfo");
+    server.stop();
+}
+
+/// `allow = []` would name no one; read as "no list" it opened the export to every client the
+/// TLS settings admit. It is refused at start, naming the file, the line, the export and the
+/// two ways to say what was meant.
+#[test]
+fn an_empty_allow_list_is_refused_at_start() {
+    let dir = tempfile::Builder::new().prefix("swan-exports-empty-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["", "", "allow = []"]);
+    let c = clients(dir.path());
+    let mut flags = c.server.flags("require");
+    flags.extend(["--tls-verify-peer".into(), "--tls-client-ca".into(), s(&c.ca.ca)]);
+    flags.extend(["--config".into(), s(&a.config)]);
+    // Bounded: a server that starts anyway is killed, and the test fails.
+    let out = common::run(
+        common::swan_in(dir.path()).args(["serve", "--listen", "127.0.0.1:0"]).args(&flags),
+        "swan serve with allow = []",
+        Duration::from_secs(20),
+    );
+    let e = text(&out.stderr);
+    assert!(!out.status.success() && !e.contains("serving on"), "served with allow = []:\n{e}");
+    // scratch's `allow = []` is line 16 of the file `arrays` writes.
+    let at = format!("{}:16: export \"scratch\" has `allow = []`", s(&a.config));
+    assert!(e.contains(&at), "no {at:?} in:\n{e}");
+    assert!(e.contains("omit `allow`") && e.contains("name the client-certificate common names"), "{e}");
+}
+
+/// A certificate whose subject has several CNs is an ambiguous identity: it opens an export
+/// with an allow-list only if every one of its CNs is on that list, and a refusal says why,
+/// with the client's address. nbdinfo holds the certificates (made by openssl).
+#[test]
+fn a_certificate_with_several_cns_opens_only_exports_listing_them_all() {
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::Builder::new().prefix("swan-exports-cns-").tempdir().expect("temporary directory");
+    let a = arrays(dir.path(), ["allow = [\"alice\"]", "allow = [\"alice\", \"carol\"]", ""]);
+    let c = clients(dir.path());
+    let twins = c.ca.client(&dir.path().join("twins"), "alice/CN=carol", &c.server);
+    let mixed = c.ca.client(&dir.path().join("mixed"), "alice/CN=mallory", &c.server);
+    let mut flags = c.server.flags("require");
+    flags.extend(["--tls-verify-peer".into(), "--tls-client-ca".into(), s(&c.ca.ca)]);
+    flags.extend(["--config".into(), s(&a.config)]);
+    let mut server = Server::start_with(dir.path(), &[], &flags.iter().map(String::as_str).collect::<Vec<_>>());
+    let addr = server.addr().to_string();
+
+    let list = |who: &Path| listed(&nbds(&addr, "", who)).unwrap_or_else(|o| panic!("{}", describe("a list", &o)));
+    assert_eq!(list(&c.alice), [("db".into(), false), ("img".into(), true), ("scratch".into(), false)]);
+    assert_eq!(list(&twins), [("img".into(), true), ("scratch".into(), false)], "alice and carol");
+    assert_eq!(list(&mixed), [("scratch".into(), false)], "alice and mallory");
+
+    let info = |export: &str, who: &Path| run(Command::new("nbdinfo").arg(nbds(&addr, export, who)), "nbdinfo");
+    let out = info("img", &twins);
+    assert!(out.status.success(), "{}", describe("nbdinfo img as alice and carol", &out));
+    for (export, who, cns) in [("db", &twins, "\"alice\", \"carol\""), ("img", &mixed, "\"alice\", \"mallory\"")] {
+        let out = info(export, who);
+        assert!(!out.status.success(), "{}", describe(&format!("nbdinfo {export} as CNs {cns} was served"), &out));
+        let line = format!(
+            "refused export \"{export}\" to CNs {cns}: an ambiguous identity (several CNs), not all of them on its \
+             allow-list"
+        );
+        // nbdinfo asks with NBD_OPT_INFO and then NBD_OPT_GO: each refusal is logged.
+        let log = logged(&server, &line, 2);
+        let from = log.lines().find(|l| l.contains(&line)).and_then(|l| l.split(" from 127.0.0.1:").nth(1));
+        assert!(from.is_some_and(|f| f.contains(": refused export")), "no client address in the refusal:\n{log}");
+    }
+    server.assert_alive("the refused clients");
+    server.stop();
+}

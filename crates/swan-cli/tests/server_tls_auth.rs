@@ -87,12 +87,16 @@ fn qemu_img_info(addr: &str, client_dir: &Path) -> Output {
     )
 }
 
-/// The ids of the connections the server logged as refused in the TLS handshake, and why.
-fn refusals(log: &str) -> Vec<(String, String)> {
+/// The connections the server logged as refused in the TLS handshake: their ids, what the
+/// line says between the id and the refusal (`from ADDRESS`), and why.
+fn refusals(log: &str) -> Vec<(String, String, String)> {
     log.lines()
         .filter_map(|l| l.split("swan nbd: connection ").nth(1))
         .filter_map(|l| l.split_once(": refused in the TLS handshake: "))
-        .map(|(id, why)| (id.to_string(), why.to_string()))
+        .map(|(head, why)| {
+            let (id, from) = head.split_once(' ').unwrap_or((head, ""));
+            (id.to_string(), from.to_string(), why.to_string())
+        })
         .collect()
 }
 
@@ -112,7 +116,7 @@ fn assert_refused(server: &Server, n: usize, client: &Output, what: &str) -> Str
         let r = refusals(&log);
         if r.len() >= n && ended(&log, &r[n - 1].0) {
             assert_eq!(r.len(), n, "{what}: refusals in the server's log:\n{log}");
-            let (id, why) = &r[n - 1];
+            let (id, _, why) = &r[n - 1];
             let end = log.lines().find(|l| l.contains(&format!("connection {id} ("))).expect("the end line");
             assert!(
                 end.contains("dropped: handshake: client closed the connection"),
@@ -234,14 +238,16 @@ fn the_allow_list_refuses_certified_clients_not_on_it() {
     let alice = f.client("alice", "alice", &f.clients);
     let carol = f.client("carol", "carol", &f.clients);
     let mallory = f.client("mallory", "mallory", &f.clients);
-    // Two common names, both listed: which one the list would judge is ambiguous, so refused.
+    // Two common names, an ambiguous identity: served only because both are listed, which
+    // one of them it "is" does not matter; with one not listed, refused.
     let twins = f.client("twins", "alice/CN=carol", &f.clients);
+    let mixed = f.client("mixed", "alice/CN=mallory", &f.clients);
     // Another CA's certificate for a listed name is still refused: the chain comes first.
     let fake_alice = f.client("fake-alice", "alice", &f.other);
     let mut server = f.serve(&["--tls-allow-subject", "alice", "--tls-allow-subject", "carol"]);
     let addr = server.addr().to_string();
 
-    for (dir, who) in [(&alice, "alice"), (&carol, "carol")] {
+    for (dir, who) in [(&alice, "alice"), (&carol, "carol"), (&twins, "alice and carol")] {
         let out = nbdinfo(&addr, dir);
         assert!(out.status.success(), "{}", describe(&format!("nbdinfo as {who}, on the list"), &out));
     }
@@ -262,9 +268,54 @@ fn the_allow_list_refuses_certified_clients_not_on_it() {
     let why = assert_refused(&server, 4, &failed(), "a rustls client as mallory");
     assert!(why.contains("CN=mallory"), "{why}");
     assert!(alert.contains("CertificateUnknown"), "the client was told: {alert}");
-    let out = nbdinfo(&addr, &twins);
-    let why = assert_refused(&server, 5, &out, "nbdinfo with two listed common names");
-    assert!(why.contains("CN=alice") && why.contains("CN=carol") && why.contains("not on"), "{why}");
+    let out = nbdinfo(&addr, &mixed);
+    let why = assert_refused(&server, 5, &out, "nbdinfo with two common names, one not listed");
+    assert!(why.contains("CN=alice") && why.contains("CN=mallory"), "{why}");
+    assert!(why.contains("several common names, an ambiguous identity, not all of them on"), "{why}");
+    server.assert_alive("the refused clients");
+    server.stop();
+}
+
+/// Each refusal in the TLS handshake is logged in words with the client's address: an expired
+/// certificate, one not valid yet (both with their dates), one from a CA the server does not
+/// trust, and none at all; never rustls' debug structures.
+#[test]
+fn tls_refusals_are_logged_in_words_with_the_client_address() {
+    let f = Fixture::new();
+    let (ca, server_certs) = (&f.clients, &f.server);
+    let expired = ca.client_dated(&f.path("expired"), "alice", server_certs, "20200101000000Z", "20200102000000Z");
+    let early = ca.client_dated(&f.path("early"), "alice", server_certs, "20990101000000Z", "21000101000000Z");
+    let stranger = f.client("stranger", "alice", &f.other);
+    let mut server = f.serve(&[]);
+    let addr = server.addr().to_string();
+
+    let out = nbdinfo(&addr, &expired);
+    let why = assert_refused(&server, 1, &out, "nbdinfo with an expired certificate");
+    assert!(
+        why.starts_with("the client's certificate expired at 2020-01-02T00:00:00Z (the server's clock says 20"),
+        "{why}"
+    );
+    let out = nbdinfo(&addr, &early);
+    let why = assert_refused(&server, 2, &out, "nbdinfo with a certificate not valid yet");
+    assert!(why.starts_with("the client's certificate is not valid until 2099-01-01T00:00:00Z (the server's"), "{why}");
+    let alert = pushy_client(&addr, &stranger);
+    let why = assert_refused(&server, 3, &failed(), "a rustls client pushing a certificate from another CA");
+    assert_eq!(why, "the client's certificate is not signed by the --tls-client-ca CA (an unknown or untrusted CA)");
+    assert!(alert.contains("UnknownCA"), "the client was told: {alert}");
+    // GnuTLS keeps that certificate back (its issuer is not among the CAs the server names).
+    let out = nbdinfo(&addr, &stranger);
+    let why = assert_refused(&server, 4, &out, "nbdinfo with a certificate from another CA");
+    assert_eq!(why, "the client presented no certificate");
+
+    let log = server.log();
+    for (id, from, why) in refusals(&log) {
+        // The port is the client's own, not the server's.
+        let port = from.strip_prefix("from 127.0.0.1:").and_then(|p| p.parse::<u16>().ok());
+        assert!(port.is_some_and(|p| p != server.port()), "connection {id}: no client address in {from:?}:\n{log}");
+        for debug in ["Context", "UnixTime", "{", "InvalidCertificate"] {
+            assert!(!why.contains(debug), "connection {id}: a debug structure in {why:?}");
+        }
+    }
     server.assert_alive("the refused clients");
     server.stop();
 }

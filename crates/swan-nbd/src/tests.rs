@@ -413,6 +413,13 @@ fn read_only_writes() {
     assert_eq!(validate(&req(Command::Read, 0, 0, 512), &e), Ok(()));
     assert_eq!(validate(&req(Command::Flush, 0, 0, 0), &e), Ok(()));
     assert!(!e.with_read_only(false).read_only());
+    // As a read-only export is advertised (no TRIM, WRITE_ZEROES, FUA): still EPERM, not the
+    // EINVAL of a command not advertised.
+    let bare = ExportLimits { transmission_flags: tflags::HAS_FLAGS | tflags::READ_ONLY | tflags::SEND_FLUSH, ..e };
+    for k in [Command::Write, Command::Trim, Command::WriteZeroes] {
+        assert_eq!(validate(&req(k, 0, 0, 512), &bare), Err(Errno::Perm), "{k:?}");
+    }
+    assert_eq!(validate(&req(Command::Read, cmd_flags::FUA, 0, 512), &bare), Err(Errno::Inval), "FUA not advertised");
 }
 
 #[test]

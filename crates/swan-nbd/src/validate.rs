@@ -97,6 +97,15 @@ impl ExportLimits {
 /// "Servers SHOULD reply with `NBD_EINVAL` to clients sending
 /// `NBD_CMD_BLOCK_STATUS` without selecting at least one metadata context."
 pub fn validate(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
+    let writes = matches!(req.kind, Command::Write | Command::Trim | Command::WriteZeroes);
+    // "it SHOULD return `NBD_EPERM` if it receives a write or trim request on a
+    // read-only export"; WRITE_ZEROES: "It SHOULD return `NBD_EPERM` if it
+    // receives a write zeroes request on a read-only export." Checked first: a
+    // read-only export advertises neither TRIM nor WRITE_ZEROES, and EPERM says
+    // why better than the EINVAL of a command not advertised.
+    if writes && export.read_only() {
+        return Err(Errno::Perm);
+    }
     check_exposed(req, export)?;
     check_flags(req, export)?;
     match req.kind {
@@ -110,13 +119,6 @@ pub fn validate(req: &Request, export: &ExportLimits) -> Result<(), Errno> {
             return Ok(());
         }
         _ => {}
-    }
-    let writes = matches!(req.kind, Command::Write | Command::Trim | Command::WriteZeroes);
-    // "it SHOULD return `NBD_EPERM` if it receives a write or trim request on a
-    // read-only export"; WRITE_ZEROES: "It SHOULD return `NBD_EPERM` if it
-    // receives a write zeroes request on a read-only export."
-    if writes && export.read_only() {
-        return Err(Errno::Perm);
     }
     check_extent(req, export)
 }

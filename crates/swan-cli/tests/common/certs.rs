@@ -92,6 +92,17 @@ impl Certs {
     /// server, and this one), and `client-cert.pem` with subject `CN=cn`, signed by this CA, and its
     /// `client-key.pem`.
     pub fn client(&self, dir: &Path, cn: &str, server: &Certs) -> PathBuf {
+        self.client_valid(dir, cn, server, None)
+    }
+
+    /// As [`Certs::client`], valid only from `start` to `end` (openssl's `YYYYMMDDHHMMSSZ`):
+    /// an expired certificate, or one not valid yet. Signed with `openssl ca`, whose
+    /// `-startdate` can lie in the past (openssl 3.0's `x509 -req` cannot backdate).
+    pub fn client_dated(&self, dir: &Path, cn: &str, server: &Certs, start: &str, end: &str) -> PathBuf {
+        self.client_valid(dir, cn, server, Some((start, end)))
+    }
+
+    fn client_valid(&self, dir: &Path, cn: &str, server: &Certs, dates: Option<(&str, &str)>) -> PathBuf {
         std::fs::create_dir_all(dir).expect("client certificate directory");
         let p = |f: &str| dir.join(f).to_str().expect("utf-8 path").to_string();
         let ca_key = self.ca.with_file_name("ca-key.pem");
@@ -111,13 +122,35 @@ impl Certs {
         )
         .expect("extensions file");
         let (cert, ext) = (p("client-cert.pem"), p("ext.cnf"));
-        ok(
-            Command::new("openssl")
+        let mut sign = Command::new("openssl");
+        match dates {
+            None => sign
                 .args(["x509", "-req", "-in", &csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial"])
                 .args(["-out", &cert, "-days", "2", "-extfile", &ext]),
-            "openssl: a client certificate",
-            Duration::from_secs(60),
-        );
+            Some((start, end)) => {
+                // The smallest `openssl ca` setup: its database and serial in the client's
+                // directory, any subject, the same extensions as above.
+                std::fs::write(dir.join("index.txt"), "").expect("openssl ca database");
+                std::fs::write(dir.join("serial"), "01\n").expect("openssl ca serial");
+                std::fs::write(
+                    dir.join("ca.cnf"),
+                    format!(
+                        "[ca]\ndefault_ca = test\n[test]\ndatabase = {}\nnew_certs_dir = {}\nserial = {}\n\
+                         default_md = sha256\npolicy = any\nunique_subject = no\n[any]\ncommonName = supplied\n\
+                         [ext]\nbasicConstraints = CA:FALSE\nkeyUsage = digitalSignature\n\
+                         extendedKeyUsage = clientAuth\n",
+                        p("index.txt"),
+                        p(""),
+                        p("serial")
+                    ),
+                )
+                .expect("openssl ca configuration");
+                sign.args(["ca", "-batch", "-notext", "-config", &p("ca.cnf"), "-cert", ca, "-keyfile", ca_key])
+                    .args(["-in", &csr, "-out", &cert, "-extensions", "ext"])
+                    .args(["-startdate", start, "-enddate", end])
+            }
+        };
+        ok(&mut sign, "openssl: a client certificate", Duration::from_secs(60));
         // qemu checks its own certificate against ca-cert.pem before connecting: the bundle
         // holds the signer's CA besides the server's.
         let bundle = [std::fs::read(&server.ca).expect("the server's CA"), std::fs::read(&self.ca).expect("the CA")];

@@ -6,7 +6,8 @@
 //! byte of NBD. An optional allow-list then names which certificates the CA signed may
 //! connect, by the common name (CN) of their subject. It is checked in the same place,
 //! during the handshake, so a client not on it is refused exactly like one without a
-//! certificate, with the TLS alert `certificate_unknown`.
+//! certificate, with the TLS alert `certificate_unknown`. A subject with several CNs is an
+//! ambiguous identity: it passes a list only if every one of its CNs is on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,19 +60,52 @@ pub(super) fn verifier(
     Ok(Arc::new(AllowList { inner: webpki, names: auth.allow_subjects.clone() }))
 }
 
-/// What an operator should read in the log when a client was refused for its certificate
-/// (none for other TLS failures).
+/// What an operator should read in the log when a client was refused for its certificate,
+/// in words (none for other TLS failures).
 pub(super) fn refusal(e: &rustls::Error) -> Option<String> {
+    let bad = |why: &str| Some(format!("the client's certificate {why}"));
     match e {
         rustls::Error::NoCertificatesPresented => Some("the client presented no certificate".into()),
-        rustls::Error::InvalidCertificate(CertificateError::Other(other)) => Some(other.to_string()),
-        // No CA of that name, or one of that name whose key did not sign it.
-        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature) => {
-            Some("the client's certificate is not signed by the --tls-client-ca CA".into())
-        }
-        rustls::Error::InvalidCertificate(c) => Some(format!("the client's certificate is not valid: {c:?}")),
+        rustls::Error::InvalidCertificate(c) => match c {
+            CertificateError::Other(other) => Some(other.to_string()),
+            // No CA of that name, or one of that name whose key did not sign it.
+            CertificateError::UnknownIssuer | CertificateError::BadSignature => {
+                bad("is not signed by the --tls-client-ca CA (an unknown or untrusted CA)")
+            }
+            CertificateError::ExpiredContext { time, not_after } => {
+                bad(&format!("expired at {} (the server's clock says {})", when(not_after), when(time)))
+            }
+            CertificateError::Expired => bad("has expired"),
+            CertificateError::NotValidYetContext { time, not_before } => {
+                bad(&format!("is not valid until {} (the server's clock says {})", when(not_before), when(time)))
+            }
+            CertificateError::NotValidYet => bad("is not valid yet"),
+            CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+                bad("is not for client authentication (its extended key usage lacks clientAuth)")
+            }
+            CertificateError::Revoked => bad("has been revoked"),
+            CertificateError::BadEncoding => bad("does not parse"),
+            CertificateError::UnhandledCriticalExtension => bad("has a critical extension the server does not know"),
+            #[allow(deprecated)]
+            CertificateError::UnsupportedSignatureAlgorithm
+            | CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+            | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+                bad("is signed with an algorithm the server does not support")
+            }
+            // rustls' own words for the rest (revocation lists, names) are sentences too.
+            other => bad(&format!("is not valid: {other}")),
+        },
         _ => None,
     }
+}
+
+/// A certificate time as a UTC date, `2020-01-02T00:00:00Z`.
+fn when(t: &UnixTime) -> String {
+    let secs = i64::try_from(t.as_secs()).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .ok()
+        .and_then(|d| d.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| format!("{secs} s after 1970"))
 }
 
 /// The subject of a certificate as the log shows it: `"CN=alice, O=..."`.
@@ -82,26 +116,38 @@ pub(super) fn subject(cert: &CertificateDer<'_>) -> String {
     }
 }
 
-/// The one common name of a certificate's subject; `None` for a subject with none, or with
-/// several (which of them an allow-list would be judging is ambiguous), or no certificate
-/// that parses.
-pub(super) fn common_name(cert: &CertificateDer<'_>) -> Option<String> {
-    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
-    let names: Vec<&str> = parsed.subject().iter_common_name().map(|a| a.as_str().unwrap_or("")).collect();
-    match names.as_slice() {
-        [cn] => Some((*cn).to_string()),
-        _ => None,
+/// The common names of a certificate's subject, in order (none for a certificate that does
+/// not parse).
+pub(super) fn common_names(cert: &CertificateDer<'_>) -> Vec<String> {
+    let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else { return Vec::new() };
+    parsed.subject().iter_common_name().map(|a| a.as_str().unwrap_or("").to_string()).collect()
+}
+
+/// Whether a certificate with common names `cns` passes the allow-list `names`. With several
+/// CNs the identity is ambiguous, so it passes only when every one of them is on the list
+/// (whichever one it "is", it is allowed); with none it never passes.
+pub(super) fn passes(cns: &[String], names: &[String]) -> bool {
+    !cns.is_empty() && cns.iter().all(|cn| names.contains(cn))
+}
+
+/// Why a certificate with common names `cns` does not pass `--tls-allow-subject`, for the log.
+fn why_not(cns: &[String]) -> &'static str {
+    match cns {
+        [] => "has no common name (CN) to check against --tls-allow-subject",
+        [_] => "is not on --tls-allow-subject",
+        _ => "has several common names, an ambiguous identity, not all of them on --tls-allow-subject",
     }
 }
 
-/// A client certificate the CA signed whose subject is not on the allow-list.
+/// A client certificate the CA signed whose subject does not pass the allow-list.
 #[derive(Debug, thiserror::Error)]
-#[error("the client's certificate subject {subject} is not on --tls-allow-subject")]
+#[error("the client's certificate subject {subject} {why}")]
 struct NotAllowed {
     subject: String,
+    why: &'static str,
 }
 
-/// [`WebPkiClientVerifier`], then the subject's common name against the allow-list.
+/// [`WebPkiClientVerifier`], then the subject's common names against the allow-list.
 #[derive(Debug)]
 struct AllowList {
     inner: Arc<dyn ClientCertVerifier>,
@@ -109,12 +155,12 @@ struct AllowList {
 }
 
 impl AllowList {
-    /// The certificate's one common name if it is on the list. A subject with no CN, or with
-    /// several, is refused: which of several the list would be judging is ambiguous.
+    /// See [`passes`].
     fn check(&self, cert: &CertificateDer<'_>) -> Result<(), NotAllowed> {
-        match common_name(cert) {
-            Some(cn) if self.names.contains(&cn) => Ok(()),
-            _ => Err(NotAllowed { subject: subject(cert) }),
+        let cns = common_names(cert);
+        match passes(&cns, &self.names) {
+            true => Ok(()),
+            false => Err(NotAllowed { subject: subject(cert), why: why_not(&cns) }),
         }
     }
 }

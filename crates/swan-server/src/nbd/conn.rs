@@ -58,7 +58,7 @@ pub(super) struct ConnContext {
 pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) {
     let peer = stream.peer();
     ctx.log.say(format_args!("connection {id} from {peer}"));
-    let outcome = match handshake(ctx, stream, id) {
+    let outcome = match handshake(ctx, stream, id, &peer.to_string()) {
         Ok(Some((stream, export, leftover))) => transmission(ctx, stream, export, leftover, id),
         Ok(None) => Ok("closed during the handshake".to_string()),
         Err(e) => Err(ConnError::Handshake(Box::new(e))),
@@ -78,16 +78,16 @@ pub(super) fn serve_connection(ctx: &Arc<ConnContext>, stream: Stream, id: u64) 
 ///
 /// Which exports the client may open is decided here: at first those open to every client;
 /// once TLS is up, also those whose allow-list names the client's certificate.
-fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Handshaken {
+fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64, from: &str) -> Handshaken {
     let deadline = Instant::now() + ctx.opts.handshake_timeout;
     let (mut hs, greeting) = Handshake::new(ctx.config.clone());
     let restricted = ctx.exports.iter().any(|e| !e.export.allow_subjects.is_empty());
     if restricted {
         hs.permit(ctx.exports.iter().map(|e| e.export.admits(None)).collect());
     }
-    // The TLS client's identity, until it has been applied to the handshake; then its CN.
+    // The TLS client's identity, until it has been applied to the handshake; then its CNs.
     let mut peer: Option<tls::Peer> = None;
-    let mut client: Option<String> = None;
+    let mut client: Option<Vec<String>> = None;
     let mut actions = vec![greeting];
     let mut buf = [0u8; 4096];
     loop {
@@ -105,7 +105,8 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Handshaken {
                         return Err(ConnError::StartTlsUnconfigured);
                     };
                     let (stats, timeout, log) = (&ctx.stats, ctx.opts.send_timeout, ctx.log);
-                    let (plain, identity) = tls::start(config, stream, leftover, stats, timeout, log, id)?;
+                    let (plain, identity) =
+                        tls::start(config, stream, leftover, stats, timeout, log, id, from.to_string())?;
                     stream = plain;
                     peer = restricted.then_some(identity);
                     ctx.log.say(format_args!("connection {id}: TLS started"));
@@ -122,27 +123,41 @@ fn handshake(ctx: &ConnContext, mut stream: Stream, id: u64) -> Handshaken {
         }
         // Bytes under TLS come only after its handshake, so the identity is known by now
         // (if it somehow is not, the client keeps the exports open to every client).
-        if let Some(cn) = peer.as_ref().and_then(|p| p.get()) {
-            let cn = cn.as_deref();
-            hs.permit(ctx.exports.iter().map(|e| e.export.admits(cn)).collect());
-            if let Some(cn) = cn {
+        if let Some(cns) = peer.as_ref().and_then(|p| p.get()) {
+            let cns = cns.as_deref();
+            hs.permit(ctx.exports.iter().map(|e| e.export.admits(cns)).collect());
+            if let Some(cns) = cns {
                 let open: Vec<&str> = (ctx.exports.iter().zip(&ctx.config.exports))
-                    .filter(|(e, _)| e.export.admits(Some(cn)))
+                    .filter(|(e, _)| e.export.admits(Some(cns)))
                     .map(|(_, c)| c.name.as_str())
                     .collect();
-                ctx.log.say(format_args!("connection {id}: CN {cn:?} may open {open:?}"));
+                ctx.log.say(format_args!("connection {id}: {} may open {open:?}", who(Some(cns))));
             }
-            client = cn.map(str::to_string);
+            client = cns.map(<[String]>::to_vec);
             peer = None;
         }
         // The state machine buffers at most one option, bounded by its max_option_len.
         actions = hs.on_bytes(&buf[..n]);
         // Logged verbose or not, like refusals in the TLS handshake.
         for name in hs.take_refused() {
-            let who =
-                client.as_deref().map_or_else(|| "a client without a certificate".into(), |cn| format!("CN {cn:?}"));
-            ctx.log.always(format_args!("connection {id}: refused export {name:?} to {who}: not on its allow-list"));
+            let who = who(client.as_deref());
+            let why = match client.as_deref() {
+                Some([]) => "no CN to check against its allow-list",
+                Some([_, _, ..]) => "an ambiguous identity (several CNs), not all of them on its allow-list",
+                _ => "not on its allow-list",
+            };
+            ctx.log.always(format_args!("connection {id} from {from}: refused export {name:?} to {who}: {why}"));
         }
+    }
+}
+
+/// A client as the log names it by its certificate's common names (`None`: no certificate).
+fn who(cns: Option<&[String]>) -> String {
+    match cns {
+        None => "a client without a certificate".into(),
+        Some([]) => "a certificate without a CN".into(),
+        Some([cn]) => format!("CN {cn:?}"),
+        Some(many) => format!("CNs {}", many.iter().map(|cn| format!("{cn:?}")).collect::<Vec<_>>().join(", ")),
     }
 }
 

@@ -178,7 +178,7 @@ pub struct Export {
     /// Common names (CN) of the client-certificate subjects that may open this export,
     /// compared exactly; empty: every client the server serves. A client without a
     /// certificate (plain NBD, or TLS without client certificates) opens only exports whose
-    /// list is empty.
+    /// list is empty; one whose subject has several CNs only those that list every one.
     pub allow_subjects: Vec<String>,
     /// What the front counts of this export's requests (besides the server's counts of
     /// every export's): a server of several exports labels its metrics by export with it.
@@ -191,10 +191,10 @@ impl Export {
         Export { service, allow_subjects: Vec::new(), requests: Arc::default() }
     }
 
-    /// Whether a client whose certificate's CN is `cn` (`None`: no certificate, or no single
-    /// CN) may open it.
-    pub fn admits(&self, cn: Option<&str>) -> bool {
-        self.allow_subjects.is_empty() || cn.is_some_and(|cn| self.allow_subjects.iter().any(|a| a == cn))
+    /// Whether a client whose certificate's subject has the common names `cns` (`None`: no
+    /// certificate) may open it.
+    pub fn admits(&self, cns: Option<&[String]>) -> bool {
+        self.allow_subjects.is_empty() || cns.is_some_and(|cns| client_auth::passes(cns, &self.allow_subjects))
     }
 }
 
@@ -448,13 +448,17 @@ fn export_limits(info: &ExportInfo) -> Result<ExportLimits, ServerError> {
     if info.name.len() > MAX_STRING_LEN || info.name.contains('\0') {
         return Err(ServerError::ExportName);
     }
-    let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH | tflags::SEND_FUA | tflags::SEND_TRIM;
-    flags |= tflags::SEND_WRITE_ZEROES;
+    let mut flags = tflags::HAS_FLAGS | tflags::SEND_FLUSH;
+    if info.read_only {
+        // No TRIM, WRITE_ZEROES or FUA: each changes (or forces out) data a read-only export
+        // never takes, so advertising them would only invite requests refused with EPERM.
+        // FLUSH stays, a harmless no-op that clients flushing before they close may send.
+        flags |= tflags::READ_ONLY;
+    } else {
+        flags |= tflags::SEND_FUA | tflags::SEND_TRIM | tflags::SEND_WRITE_ZEROES;
+    }
     if info.multi_conn {
         flags |= tflags::CAN_MULTI_CONN;
-    }
-    if info.read_only {
-        flags |= tflags::READ_ONLY;
     }
     let limits = ExportLimits {
         size_bytes: info.size_bytes,

@@ -240,6 +240,11 @@ fn nbdinfo_shows_size_block_sizes_and_flags() {
     let e = nbdinfo_json(&server.uri());
     assert_eq!(e["can_multi_conn"], false, "{e}");
     assert_eq!(e["is_read_only"], true, "{e}");
+    assert_eq!(
+        (&e["can_flush"], &e["can_fua"], &e["can_trim"], &e["can_zero"]),
+        (&true.into(), &false.into(), &false.into(), &false.into()),
+        "a read-only export advertises no TRIM, WRITE_ZEROES or FUA"
+    );
     assert_eq!(e["block_size_minimum"], 4096, "{e}");
     assert_eq!(e["block_size_maximum"], MIB, "{e}");
 }
@@ -773,7 +778,7 @@ fn export_limits_follow_the_service() {
     assert_eq!(l.transmission_flags & tflags::CAN_MULTI_CONN, tflags::CAN_MULTI_CONN);
     assert_eq!(l.transmission_flags & tflags::READ_ONLY, 0);
     let l = export_limits(&ExportInfo { read_only: true, multi_conn: false, ..export(1 << 20, 512, MIB) }).unwrap();
-    assert_eq!(l.transmission_flags & (tflags::CAN_MULTI_CONN | tflags::READ_ONLY), tflags::READ_ONLY);
+    assert_eq!(l.transmission_flags, tflags::HAS_FLAGS | tflags::READ_ONLY | tflags::SEND_FLUSH);
     assert!(export_limits(&export(1 << 20, 3, MIB)).is_err());
     assert!(export_limits(&ExportInfo { name: "a\0b".into(), ..export(1 << 20, 512, MIB) }).is_err());
 }

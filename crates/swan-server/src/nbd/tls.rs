@@ -70,16 +70,17 @@ pub fn load_config(
     Ok(Arc::new(config))
 }
 
-/// Who the client proved to be in the TLS handshake: the common name of its certificate's
-/// subject (`None` without a certificate, or without exactly one CN). Set once the TLS
-/// handshake is over and before any byte it decrypts reaches the connection code, so that
-/// code finds it set as soon as it reads anything.
-pub(super) type Peer = Arc<OnceLock<Option<String>>>;
+/// Who the client proved to be in the TLS handshake: the common names of its certificate's
+/// subject, in order (`None` without a certificate). Set once the TLS handshake is over and
+/// before any byte it decrypts reaches the connection code, so that code finds it set as
+/// soon as it reads anything.
+pub(super) type Peer = Arc<OnceLock<Option<Vec<String>>>>;
 
 /// Starts TLS on `tcp` (the `NBD_REP_ACK` to `NBD_OPT_STARTTLS` already sent): returns the
 /// plaintext end the connection code goes on with, and where the client's identity will be.
 /// `leftover` are bytes the client sent after its option, which are the beginning of the
-/// TLS stream.
+/// TLS stream; `from` is the client's address, for the log.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn start(
     config: &Arc<rustls::ServerConfig>,
     tcp: Stream,
@@ -88,6 +89,7 @@ pub(super) fn start(
     send_timeout: Duration,
     log: Log,
     id: u64,
+    from: String,
 ) -> Result<(Stream, Peer), ConnError> {
     let peer = Peer::default();
     let session = ServerConnection::new(Arc::clone(config)).map_err(ConnError::TlsStart)?;
@@ -104,7 +106,7 @@ pub(super) fn start(
                 // Refused clients are logged even when not verbose: who was turned away
                 // matters to whoever runs the server.
                 Err(ConnError::Tls(e)) if client_auth::refusal(&e).is_some() => log.always(format_args!(
-                    "connection {id}: refused in the TLS handshake: {}",
+                    "connection {id} from {from}: refused in the TLS handshake: {}",
                     client_auth::refusal(&e).unwrap_or_default()
                 )),
                 Err(e) => log.say(format_args!("connection {id}: TLS: {}", Causes(&e))),
@@ -264,7 +266,7 @@ impl Pump {
                 self.log.say(format_args!("connection {id}: client certificate {}", client_auth::subject(cert)));
             }
             // Before the first decrypted byte is moved below: see [`Peer`].
-            let _ = self.peer.set(cert.and_then(client_auth::common_name));
+            let _ = self.peer.set(cert.map(client_auth::common_names));
         }
         let mut chunk = [0u8; 16 << 10];
         loop {
