@@ -10,6 +10,7 @@
 //! - [`operator`]: the operator's commands around a server: who owns an array, its spare
 //!   space and GC target, and the refusals of bad members;
 //! - [`operator_copies`]: an array and its copy served side by side, each reached by its own;
+//! - [`operator_names`]: member paths that are links or other names of one file.
 //!
 //! Every client tool is required: a missing one fails the test and names its Debian package
 //! (scripts/test.sh installs them). Every child process and every wait has a deadline, and the
@@ -26,5 +27,6 @@ mod clients;
 mod gc_restart;
 mod operator;
 mod operator_copies;
+mod operator_names;
 
 const MIB: u64 = 1 << 20;

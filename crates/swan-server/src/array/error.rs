@@ -14,7 +14,8 @@ use swan_core::geometry::GeometryError;
 use swan_core::scheme::MapChange;
 use thiserror::Error;
 
-/// Why `swan create` made no array. The members it created are gone again by then.
+/// Why `swan create` made no array. The member files it created are gone again by then; a
+/// path that was there before it started is left as it was.
 #[derive(Debug, Error)]
 pub enum CreateError {
     #[error("too many members")]
@@ -25,6 +26,20 @@ pub enum CreateError {
     MemberCount { rgroups: u32, ssds_per_rgroup: u32, members: u32, given: usize },
     #[error("member {} is named twice", .path.display())]
     NamedTwice { path: PathBuf },
+    #[error(
+        "members {first} ({}) and {second} ({}) are the same file (one device and inode under two names): \
+         each member needs a file or device of its own",
+        .first_path.display(),
+        .second_path.display()
+    )]
+    SameFile { first: u32, first_path: PathBuf, second: u32, second_path: PathBuf },
+    #[error(
+        "member {} is a symbolic link to {}, which does not exist: swan create makes no file through a link; \
+         create the file it points to, or name a path that is not a link",
+        .path.display(),
+        .target.display()
+    )]
+    DanglingLink { path: PathBuf, target: PathBuf },
     /// A segment or chunk size (`what`) that is not a whole number of blocks.
     #[error("{what} must be a positive multiple of 4 KiB (got {bytes} bytes)")]
     NotBlocks { what: &'static str, bytes: u64 },
@@ -102,6 +117,13 @@ pub enum OpenError {
     GeometryDisagrees { path: PathBuf },
     #[error("{}: holds {blocks} blocks, but the array uses {wanted} per member (was it truncated?)", .path.display())]
     Truncated { path: PathBuf, blocks: u64, wanted: u64 },
+    #[error(
+        "{} and {} are the same file (one device and inode under two names; member {index} of the array): \
+         give each member once",
+        .first.display(),
+        .second.display()
+    )]
+    SameFile { first: PathBuf, second: PathBuf, index: u32 },
     #[error("{} and {} both claim to be member {index}", .first.display(), .second.display())]
     SameIndex { first: PathBuf, second: PathBuf, index: u32 },
     #[error(

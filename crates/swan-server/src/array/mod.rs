@@ -120,23 +120,25 @@ pub fn create_in(
     o: &CreateOptions,
     uuid: [u8; 16],
 ) -> Result<Superblock, CreateError> {
-    let existed: Vec<bool> = paths.iter().map(|p| source.exists(p)).collect();
-    let result = create_inner(source, paths, o, uuid);
+    let mut created = Vec::new();
+    let result = create_inner(source, paths, o, uuid, &mut created);
     if result.is_err() {
-        for (p, &was) in paths.iter().zip(&existed) {
-            if !was {
-                source.remove(p);
-            }
+        // Only what this create made: a path that was there before (a file, a symlink, even
+        // a dangling one) is the operator's.
+        for p in &created {
+            source.remove(p);
         }
     }
     result
 }
 
+/// [`create_in`]; every member file it creates is added to `created` as soon as it exists.
 fn create_inner(
     source: &dyn MemberSource,
     paths: &[PathBuf],
     o: &CreateOptions,
     uuid: [u8; 16],
+    created: &mut Vec<PathBuf>,
 ) -> Result<Superblock, CreateError> {
     let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or(CreateError::TooManyMembers)?;
     if members == 0 {
@@ -156,7 +158,11 @@ fn create_inner(
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
-    let opened = paths.iter().map(|p| open_new_member(source, p, o)).collect::<Result<Vec<_>, _>>()?;
+    let mut opened: Vec<Member> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let m = open_new_member(source, p, o, &opened, created)?;
+        opened.push(m);
+    }
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
@@ -184,15 +190,33 @@ fn create_inner(
     Ok(sb)
 }
 
-/// Open (creating the file if `o` gives a size) and lock one member of a new array, and
-/// refuse it if it is too small or, unless `o.force`, a member of another swan array.
-fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOptions) -> Result<Member, CreateError> {
+/// Open (creating the file if `o` gives a size, and noting it in `created`) and lock one
+/// member of a new array, and refuse it if it is one of the `earlier` members under
+/// another name, too small or, unless `o.force`, a member of another swan array.
+fn open_new_member(
+    source: &dyn MemberSource,
+    p: &std::path::Path,
+    o: &CreateOptions,
+    earlier: &[Member],
+    created: &mut Vec<PathBuf>,
+) -> Result<Member, CreateError> {
     let path = || p.to_path_buf();
     if !source.exists(p) {
         let bytes = o.member_bytes.ok_or_else(|| CreateError::MemberMissing { path: path() })?;
         source.create(p, bytes, false)?;
+        created.push(path());
     }
-    let m = source.open(p, OpenOptions { direct: false, read_only: false })?;
+    let m = source.open(p, OpenOptions { direct: false, read_only: false }).map_err(|e| dangling(p, e))?;
+    // Before the lock, which the earlier name's handle would make look like another process's.
+    if let Some((first, f)) = same_file(earlier, &m) {
+        let (first_path, second, second_index) = (f.path().to_path_buf(), path(), earlier.len() as u32);
+        return Err(CreateError::SameFile {
+            first: first as u32,
+            first_path,
+            second: second_index,
+            second_path: second,
+        });
+    }
     m.lock(true)?;
     if let Some(wanted) = o.member_bytes {
         let holds = m.blocks() * BLOCK as u64;
@@ -213,6 +237,22 @@ fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOpt
         }
     }
     Ok(m)
+}
+
+/// A member that cannot be opened because it is a symbolic link to nothing, said so.
+fn dangling(p: &std::path::Path, e: MemberError) -> CreateError {
+    match (&e, std::fs::read_link(p)) {
+        (MemberError::Io { error, .. }, Ok(target)) if error.kind() == std::io::ErrorKind::NotFound => {
+            CreateError::DanglingLink { path: p.to_path_buf(), target }
+        }
+        _ => e.into(),
+    }
+}
+
+/// The earlier member (its index and handle) that `m` is the same file as, if any.
+fn same_file<'a>(earlier: &'a [Member], m: &Member) -> Option<(usize, &'a Member)> {
+    let id = m.identity()?;
+    earlier.iter().enumerate().find(|(_, e)| e.identity() == Some(id))
 }
 
 /// Write a new array's starting state to its members, superblocks aside: clear what an
@@ -499,6 +539,12 @@ fn read_superblocks<'a>(
     let mut read = Vec::new();
     for &p in present {
         let m = source.open(p, OpenOptions { direct, read_only })?;
+        // Before the lock, which the earlier name's handle would make look like another process's.
+        let id = m.identity();
+        if let Some((first, _, sb, _)) = read.iter().find(|r: &&ReadMember<'_>| id.is_some() && r.1.identity() == id) {
+            let (first, second, index) = ((*first).clone(), p.clone(), sb.member_index);
+            return Err(OpenError::SameFile { first, second, index });
+        }
         m.lock(!read_only)?;
         let (sb, torn) = read_superblock_or_torn(&m).map_err(|error| match error {
             SuperblockError::NotSwan => OpenError::NotSwan { path: p.clone() },
@@ -507,6 +553,11 @@ fn read_superblocks<'a>(
         read.push((p, m, sb, torn));
     }
     Ok(read)
+}
+
+/// What every member's superblock shares: all but its index, event count and failed set.
+fn shape(s: &Superblock) -> Superblock {
+    Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() }
 }
 
 /// Each member read, checked against the intact `reference` (from `ref_path`) and put at

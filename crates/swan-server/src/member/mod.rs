@@ -174,8 +174,10 @@ pub trait MemberSource: Send + Sync + fmt::Debug {
 pub struct Files;
 
 impl MemberSource for Files {
+    /// A symlink counts as there even when it points to nothing: it is the operator's, and
+    /// no member file is created through it (nor removed when a create fails).
     fn exists(&self, path: &Path) -> bool {
-        path.exists()
+        path.symlink_metadata().is_ok()
     }
 
     fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
