@@ -137,6 +137,15 @@ pub enum OpenError {
         .path.display()
     )]
     Raid0Failed { member: u32, path: PathBuf },
+    #[error(
+        "member {member} ({}) is stale: its superblock's event count {events} is older than its peers' {newest}, \
+         which count member {member} as healthy, so it was rebuilt onto another file or device (swan replace) \
+         since this one was last written. Give that replacement (the --new member of the swan replace) in its \
+         place, or `{MISSING}` to serve without member {member} and rebuild it again; served, this one would be \
+         kept out and the replacement made stale as well",
+        .path.display()
+    )]
+    Superseded { member: u32, path: PathBuf, events: u64, newest: u64 },
     #[error("members {member} and {peer} of one parity group have both failed: their rows cannot be rebuilt")]
     TwoFailed { member: u32, peer: u32 },
     #[error("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost")]

@@ -446,6 +446,17 @@ pub fn write_superblocks(members: &Members, sb: &Superblock) -> Result<(), Membe
     put_superblocks(members.iter().enumerate().filter(|&(i, _)| members.health(i as u32) != Health::Failed), sb)
 }
 
+/// [`write_superblocks`] at the end of a rebuild of member `first`: its own superblock
+/// first. Peers raised to the new count before it would leave it two counts behind after a
+/// crash (its last superblock predates the failure), and a whole replacement would then be
+/// taken for one superseded since; written first, it is never behind a peer that counts it
+/// healthy.
+pub fn write_superblocks_rebuilt(members: &Members, sb: &Superblock, first: u32) -> Result<(), MemberError> {
+    let first = first as usize;
+    let rest = members.iter().enumerate().filter(|&(i, _)| i != first && members.health(i as u32) != Health::Failed);
+    put_superblocks(std::iter::once((first, &members[first])).chain(rest), sb)
+}
+
 /// Write `sb` to each (index, member), with the member's own index, synced before the next:
 /// a crash leaves at most one superblock torn.
 fn put_superblocks<'a>(
@@ -506,6 +517,7 @@ pub fn open_from(
         return Err(OpenError::MemberCount { uuid, members, given, missing: absent });
     }
     let (failed, newest, agree) = decide_failed(&found, &torn_members, &absent);
+    refuse_superseded(&found, &torn_members, newest)?;
     let members: Vec<Member> = found
         .into_iter()
         .enumerate()
@@ -649,6 +661,28 @@ fn decide_failed(
         failed.insert(i);
     }
     (failed, newest, agree)
+}
+
+/// Refuse a member whose index was rebuilt onto another device since it was last written:
+/// it is two or more events behind, yet the newest superblocks count its index healthy. Kept
+/// out and served around, its index would be recorded failed, and the replacement that holds
+/// the index's data would then be stale too and need a rebuild of its own.
+fn refuse_superseded(found: &[Option<(Member, Superblock)>], torn: &[u32], newest: u64) -> Result<(), OpenError> {
+    let newest_failed: std::collections::BTreeSet<u32> = found
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !torn.contains(&(i as u32)))
+        .filter_map(|(_, f)| f.as_ref().map(|(_, s)| s))
+        .filter(|s| s.events == newest)
+        .flat_map(|s| s.failed.iter().copied())
+        .collect();
+    for (i, (m, s)) in found.iter().enumerate().filter_map(|(i, f)| f.as_ref().map(|f| (i as u32, f))) {
+        if !torn.contains(&i) && s.events + 1 < newest && !newest_failed.contains(&i) {
+            let (path, events) = (m.path().to_path_buf(), s.events);
+            return Err(OpenError::Superseded { member: i, path, events, newest });
+        }
+    }
+    Ok(())
 }
 
 /// Refuse an array whose failures lost data: a failed RAID0 member, two failed members of
