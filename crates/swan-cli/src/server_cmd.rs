@@ -685,6 +685,34 @@ pub fn scrub(a: &ScrubArgs) -> Result<()> {
     Ok(())
 }
 
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Offline (the array must not be served): given every member of an array, \
+one of which has a superblock that cannot be read (damaged, or its first block overwritten), \
+rewrites that superblock from the other members': the same array, geometry, event count and \
+failed set, and the one member index no other member holds. Nothing else is written. Only \
+the superblock is mended: if more of the member was overwritten, its data is not brought back \
+(a parity array rebuilds such a member instead: serve it as `missing` and swan replace it). \
+Refused unless exactly one superblock is unreadable and the others agree.\n\nExample:\n  \
+swan repair-superblock m0 m1 m2 m3")]
+pub struct RepairSuperblockArgs {
+    /// Every member of the array, the damaged one included, in any order.
+    #[arg(required = true)]
+    pub members: Vec<PathBuf>,
+}
+
+pub fn repair_superblock(a: &RepairSuperblockArgs) -> Result<()> {
+    let r = array::repair_superblock(&a.members)?;
+    println!(
+        "rewrote the superblock of {} as member {} of {} array {} (event count {}); serve the array again",
+        r.path.display(),
+        r.index,
+        r.sb.kind,
+        r.sb.uuid_string(),
+        r.sb.events
+    );
+    Ok(())
+}
+
 pub fn check(a: &CheckArgs) -> Result<()> {
     let report = swan_server::check::check(&a.members)?;
     print!("{}", report.text);

@@ -3,8 +3,10 @@
 //! whole volume reads back unchanged (rebuilt from parity), rebuild it onto a new file
 //! (`swan replace`) and check again. SWAN5 keeps taking writes while degraded and while the
 //! rebuild runs, moves its front-end off the degraded R-group, and a restart given the stale
-//! failed member keeps it out; a member that is gone for good is given as `missing` and
-//! rebuilt from there. RAID0 refuses to fail a member: it has nothing to rebuild from.
+//! replaced member instead of its replacement is refused, naming it; a member that is gone
+//! for good is given as `missing` and rebuilt from there. RAID0 refuses to fail a member: it
+//! has nothing to rebuild from; one whose superblock is damaged is mended by
+//! `swan repair-superblock`.
 //!
 //! Everything goes through the real server and real NBD clients (nbdcopy).
 
@@ -241,6 +243,60 @@ fn raid0_refuses_to_fail_a_member_and_says_why() {
         swan(&["replace", "--member", "1", "--new", d.join("x").to_str().unwrap(), members[0].to_str().unwrap()], d);
     assert!(!out.status.success() && text(&out.stderr).contains("healthy"), "{}", describe("swan replace", &out));
     server.stop();
+}
+
+/// A RAID0 member whose superblock is damaged (a flipped bit, then a zeroed first block):
+/// `swan serve` says RAID0 cannot serve it `missing` and names `swan repair-superblock`,
+/// which rewrites it from the peer's; the array then serves the same volume.
+#[test]
+fn raid0_member_with_a_damaged_superblock_is_repaired_from_its_peers() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let members = create_array(d, "raid0", 1, 3, "16M", &[]);
+    let server = Server::start(d, &members);
+    let image = random_image(&d.join("image"), export_size(&server.uri()), 31);
+    nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
+    server.stop();
+    let names: Vec<&str> = members.iter().map(|m| m.to_str().unwrap()).collect();
+    for damage in [&[0x40u8][..], &[0u8; 4096][..]] {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&members[1]).unwrap();
+        if damage.len() == 1 {
+            let mut byte = [0u8; 1];
+            f.seek(SeekFrom::Start(100)).unwrap();
+            f.read_exact(&mut byte).unwrap();
+            f.seek(SeekFrom::Start(100)).unwrap();
+            f.write_all(&[byte[0] ^ damage[0]]).unwrap();
+        } else {
+            f.write_all(damage).unwrap();
+        }
+        drop(f);
+        let out = swan(&[&["serve", "--listen", "127.0.0.1:0"][..], &names].concat(), d);
+        let err = text(&out.stderr);
+        assert!(
+            !out.status.success()
+                && err.contains(names[1])
+                && err.contains("RAID0")
+                && err.contains("swan repair-superblock")
+                && !err.contains("run swan replace again"),
+            "{}",
+            describe("swan serve over a damaged RAID0 superblock", &out)
+        );
+        let said = swan_ok(&[&["repair-superblock"][..], &names].concat(), d);
+        assert!(said.contains(&format!("{} as member 1", names[1])), "{said}");
+        let out = swan(&[&["repair-superblock"][..], &names].concat(), d);
+        assert!(
+            !out.status.success() && text(&out.stderr).contains("nothing to repair"),
+            "{}",
+            describe("again", &out)
+        );
+        check_clean(&members, d, "raid0 after its superblock was rewritten");
+        let server = Server::start(d, &members);
+        assert_same(&volume(&server, d), &image, "raid0 served after the repair");
+        server.stop();
+    }
 }
 
 /// A member that disappears under the server (its file truncated to nothing: every read

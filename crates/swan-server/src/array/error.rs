@@ -98,6 +98,16 @@ pub enum OpenError {
     NotSwan { path: PathBuf },
     #[error("{}: {error}", .path.display())]
     Superblock { path: PathBuf, error: SuperblockError },
+    /// RAID0 has no parity, so `missing` and `swan replace` cannot help; the superblock can be
+    /// rewritten from the peers' (`swan repair-superblock`). `why` is the superblock's error,
+    /// naming the member.
+    #[error(
+        "{why}. This is a RAID0 array: with no parity it cannot be served with the member `{MISSING}`, nor the \
+         member rebuilt. If only its superblock (its first 4 KiB block) was damaged, its data is intact: \
+         `swan repair-superblock` with every member of the array (this one included) rewrites its superblock from \
+         the other members', after which the array serves again"
+    )]
+    Raid0Superblock { path: PathBuf, why: String },
     #[error(
         "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
         .path.display()
@@ -160,6 +170,27 @@ pub enum OpenError {
     Degraded { member: u32, path: PathBuf, tool: &'static str },
     #[error(transparent)]
     Member(#[from] MemberError),
+}
+
+/// Why `swan repair-superblock` rewrote nothing.
+#[derive(Debug, Error)]
+pub enum RepairError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("every member's superblock reads: nothing to repair")]
+    NothingToRepair,
+    #[error("the superblocks of {} cannot be read: only one member's superblock can be rewritten from its peers'", .paths)]
+    SeveralDamaged { paths: String },
+    #[error("no member with a readable superblock was given: its peers are needed to say what the array is")]
+    NoPeers,
+    #[error("array {uuid} has {members} members but {given} were given: give every member, the damaged one included")]
+    MemberCount { uuid: String, members: u32, given: usize },
+    #[error("{}: its superblock disagrees with {}'s about the array", .path.display(), .reference.display())]
+    Disagree { path: PathBuf, reference: PathBuf },
+    #[error("{}: holds {blocks} blocks, but the array uses {wanted} per member", .path.display())]
+    Truncated { path: PathBuf, blocks: u64, wanted: u64 },
+    #[error("writing the superblock: {0}")]
+    Write(#[from] MemberError),
 }
 
 /// What a torn superblock disagrees with the intact ones about.

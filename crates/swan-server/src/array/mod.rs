@@ -7,9 +7,11 @@
 
 mod error;
 mod recover;
+mod repair;
 
-pub use error::{CreateError, OpenError, RecoverError, TornWhy};
+pub use error::{CreateError, OpenError, RecoverError, RepairError, TornWhy};
 pub use recover::{recover, Recovered};
+pub use repair::{repair_superblock, Repaired};
 
 use crate::checkpoint;
 use crate::layout::{Superblock, SuperblockError, META_COPIES};
@@ -509,7 +511,9 @@ pub fn open_from(
         return Err(OpenError::AllTorn { path: present[0].clone() });
     };
     let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
-    let (found, torn_members) = place_members(read, &ref_path, &reference)?;
+    let raid0 = reference.kind.raid() == RaidLevel::Raid0;
+    let (found, torn_members) =
+        place_members(read, &ref_path, &reference).map_err(|e| if raid0 { raid0_superblock(e) } else { e })?;
     let sb = reference;
     let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
     if paths.len() != sb.members as usize || absent.len() != absent_given {
@@ -549,6 +553,7 @@ fn read_superblocks<'a>(
     read_only: bool,
 ) -> Result<Vec<ReadMember<'a>>, OpenError> {
     let mut read = Vec::new();
+    let mut bad: Option<(PathBuf, SuperblockError)> = None;
     for &p in present {
         let m = source.open(p, OpenOptions { direct, read_only })?;
         // Before the lock, which the earlier name's handle would make look like another process's.
@@ -558,13 +563,36 @@ fn read_superblocks<'a>(
             return Err(OpenError::SameFile { first, second, index });
         }
         m.lock(!read_only)?;
-        let (sb, torn) = read_superblock_or_torn(&m).map_err(|error| match error {
-            SuperblockError::NotSwan => OpenError::NotSwan { path: p.clone() },
-            error => OpenError::Superblock { path: p.clone(), error },
-        })?;
-        read.push((p, m, sb, torn));
+        match read_superblock_or_torn(&m) {
+            Ok((sb, torn)) => read.push((p, m, sb, torn)),
+            Err(error) => {
+                bad.get_or_insert((p.clone(), error));
+            }
+        }
     }
-    Ok(read)
+    // The peers say what the array is, and so what can be done about the damaged one.
+    let Some((path, error)) = bad else { return Ok(read) };
+    let raid0 = read.iter().find(|r| !r.3).is_some_and(|r| r.2.kind.raid() == RaidLevel::Raid0);
+    let plain = match error {
+        SuperblockError::NotSwan => OpenError::NotSwan { path },
+        error => OpenError::Superblock { path, error },
+    };
+    Err(if raid0 { raid0_superblock(plain) } else { plain })
+}
+
+/// A RAID0 member's superblock error, with what RAID0 allows doing about it.
+fn raid0_superblock(e: OpenError) -> OpenError {
+    let path = match &e {
+        OpenError::NotSwan { path } | OpenError::Superblock { path, .. } | OpenError::TornCorrupt { path, .. } => {
+            path.clone()
+        }
+        _ => return e,
+    };
+    let why = match e {
+        OpenError::NotSwan { path } => format!("{}: {}", path.display(), SuperblockError::NotSwan),
+        e => e.to_string(),
+    };
+    OpenError::Raid0Superblock { path, why }
 }
 
 /// What every member's superblock shares: all but its index, event count and failed set.
@@ -597,7 +625,6 @@ fn place_members(
                 other_uuid: reference.uuid_string(),
             });
         }
-        let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
         if shape(&sb) != shape(reference) || (torn && sb.member_index >= reference.members) {
             if torn {
                 return Err(corrupt(TornWhy::Geometry));
