@@ -56,6 +56,8 @@ enum Command {
     Fail(server_cmd::FailArgs),
     /// Rebuild a failed member onto a new file or device while the array serves.
     Replace(server_cmd::ReplaceArgs),
+    /// Rewrite one member's damaged superblock from its peers', offline (RAID0's only way back).
+    RepairSuperblock(server_cmd::RepairSuperblockArgs),
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
     /// Triple-A's micro-benchmark or a block trace on a modelled PCIe flash-array network.
@@ -111,6 +113,7 @@ fn main() -> ExitCode {
         Some(Command::Scrub(args)) => server_cmd::scrub(&args),
         Some(Command::Fail(args)) => server_cmd::fail(&args),
         Some(Command::Replace(args)) => server_cmd::replace(&args),
+        Some(Command::RepairSuperblock(args)) => server_cmd::repair_superblock(&args),
         Some(Command::Replay(args)) => replay_cmd::run(&args),
         Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
         Some(Command::Apas(args)) => apas_cmd::run(&args),

@@ -226,28 +226,33 @@ fn serve_running(
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handler")?;
     }
+    // Every socket bound before any is served: each export's entry names its own, and a
+    // copy of an array served elsewhere may have taken the first choice of name.
+    let mut bound = Vec::with_capacity(running.len());
+    for r in running {
+        let uuid = r.sb.uuid_string();
+        let b = swan_server::control::bind(&uuid).with_context(|| {
+            format!("opening the control socket of array {uuid} in {}", swan_server::control::run_dir().display())
+        })?;
+        bound.push(b);
+    }
     let entries: Arc<Vec<ExportEntry>> = Arc::new(
         running
             .iter()
-            .map(|r| ExportEntry {
+            .zip(&bound)
+            .map(|(r, b)| ExportEntry {
                 name: r.spec.name.clone(),
                 uuid: r.sb.uuid_string(),
                 read_only: r.spec.read_only,
                 allow_subjects: r.spec.allow.clone(),
-                control: swan_server::control::socket_path(&r.sb.uuid_string()),
+                control: b.path.clone(),
             })
             .collect(),
     );
     let mut control_threads = Vec::with_capacity(running.len());
-    for (i, r) in running.iter().enumerate() {
-        let path = entries[i].control.clone();
-        let t = swan_server::control::serve(
-            path.clone(),
-            Arc::clone(&r.engine),
-            Arc::clone(&entries),
-            i,
-            Arc::clone(&stop),
-        );
+    for (i, (r, b)) in running.iter().zip(bound).enumerate() {
+        let path = b.path.clone();
+        let t = swan_server::control::serve(b, Arc::clone(&r.engine), Arc::clone(&entries), i, Arc::clone(&stop));
         match t.with_context(|| format!("opening the control socket {}", path.display())) {
             Ok(t) => control_threads.push(t),
             Err(e) => {

@@ -9,6 +9,7 @@ use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
 use swan_server::control::ExportEntry;
 use swan_server::layout::Superblock;
+use swan_server::member::FileId;
 use swan_server::nbd::{ClientAuth, Listen, Tls};
 
 fn size(s: &str) -> Result<u64, String> {
@@ -365,26 +366,68 @@ pub fn create(a: &CreateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The control socket of the server of the array `member` belongs to (or `control`).
-fn control_path(control: &Option<PathBuf>, member: Option<&PathBuf>) -> Result<(PathBuf, Option<Superblock>)> {
-    match (control, member) {
-        (Some(p), _) => Ok((p.clone(), None)),
-        (None, Some(m)) => {
-            let member = swan_server::member::Member::open(
-                m,
-                swan_server::member::OpenOptions { direct: false, read_only: true },
-            )?;
-            let sb = array::read_superblock(&member).map_err(|e| anyhow!("{}: {e}", m.display()))?;
-            Ok((swan_server::control::socket_path(&sb.uuid_string()), Some(sb)))
-        }
+/// The server a control command reaches: its socket, the superblock of the member it was
+/// found from, that member file's identity (which mutating requests carry, so the server
+/// refuses them if it does not hold that file), and its status where it was asked already.
+struct Target {
+    socket: PathBuf,
+    sb: Option<Superblock>,
+    via: Option<FileId>,
+    status: Option<serde_json::Value>,
+}
+
+/// The server of the member file `member` (or the one on `control`). Copies of one array
+/// share its UUID, and each served copy has a socket of its own: the server chosen is the one
+/// whose status lists this very file (device and inode) among its members.
+fn find_server(control: &Option<PathBuf>, member: Option<&PathBuf>) -> Result<Target> {
+    let via = match member {
+        Some(m) => Some(FileId::of(m).with_context(|| format!("{}", m.display()))?),
+        None => None,
+    };
+    let m = match (control, member) {
+        (Some(p), _) => return Ok(Target { socket: p.clone(), sb: None, via, status: None }),
+        (None, Some(m)) => m,
         (None, None) => bail!("name a member of the array (or --control PATH)"),
+    };
+    let opened =
+        swan_server::member::Member::open(m, swan_server::member::OpenOptions { direct: false, read_only: true })?;
+    let sb = array::read_superblock(&opened).map_err(|e| anyhow!("{}: {e}", m.display()))?;
+    let uuid = sb.uuid_string();
+    let candidates = swan_server::control::candidates(&uuid);
+    let mut others = Vec::new();
+    for socket in &candidates {
+        let Ok(status) = swan_server::control::query(socket) else { continue };
+        let holds = |f: &serde_json::Value| serde_json::from_value::<FileId>(f.clone()).ok() == via;
+        if status["members"].as_array().into_iter().flatten().any(|x| holds(&x["file"])) {
+            return Ok(Target { socket: socket.clone(), sb: Some(sb), via, status: Some(status) });
+        }
+        let paths: Vec<&str> =
+            status["members"].as_array().into_iter().flatten().filter_map(|x| x["path"].as_str()).collect();
+        others.push(format!("{} (members {})", socket.display(), paths.join(", ")));
     }
+    if others.is_empty() {
+        bail!(
+            "no swan server answers for array {uuid} in {} (is the array being served?)",
+            swan_server::control::run_dir().display()
+        );
+    }
+    bail!(
+        "no running swan server holds {} (array {uuid}); the servers of that array's UUID serve other files: {}. \
+         Is {} a member of a copy of the array that is not being served?",
+        m.display(),
+        others.join("; "),
+        m.display()
+    )
 }
 
 pub fn status(a: &StatusArgs) -> Result<()> {
-    let (path, _) = control_path(&a.control, a.members.first())?;
-    let v = swan_server::control::query(&path)
-        .with_context(|| format!("no swan server answers on {} (is the array being served?)", path.display()))?;
+    let t = find_server(&a.control, a.members.first())?;
+    let v = match t.status {
+        Some(v) => v,
+        None => swan_server::control::query(&t.socket).with_context(|| {
+            format!("no swan server answers on {} (is the array being served?)", t.socket.display())
+        })?,
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -539,8 +582,13 @@ pub struct FailArgs {
 }
 
 pub fn fail(a: &FailArgs) -> Result<()> {
-    let (path, _) = control_path(&a.control, a.members.first())?;
-    control_request(&path, &format!("fail {}", a.member))
+    let t = find_server(&a.control, a.members.first())?;
+    control_request(&t.socket, &format!("fail {}{}", a.member, via_word(t.via)))
+}
+
+/// ` @DEV:INO` for a request made through a member file, so that only its server acts on it.
+fn via_word(via: Option<FileId>) -> String {
+    via.map(|id| format!(" @{id}")).unwrap_or_default()
 }
 
 #[derive(clap::Args, Debug)]
@@ -569,7 +617,7 @@ pub struct ReplaceArgs {
 }
 
 pub fn replace(a: &ReplaceArgs) -> Result<()> {
-    let (path, sb) = control_path(&a.control, a.members.first())?;
+    let Target { socket: path, sb, via, .. } = find_server(&a.control, a.members.first())?;
     if !a.new.exists() {
         let sb = sb.ok_or_else(|| {
             anyhow!("{} does not exist; name a member of the array so its size is known", a.new.display())
@@ -577,7 +625,7 @@ pub fn replace(a: &ReplaceArgs) -> Result<()> {
         swan_server::member::Member::create_file(&a.new, sb.member_blocks * 4096, false)?;
     }
     let new = a.new.canonicalize().with_context(|| format!("{}", a.new.display()))?;
-    control_request(&path, &format!("replace {} {}", a.member, new.display()))?;
+    control_request(&path, &format!("replace {}{} {}", a.member, via_word(via), new.display()))?;
     if a.wait {
         loop {
             std::thread::sleep(std::time::Duration::from_millis(200));
@@ -634,6 +682,34 @@ pub fn scrub(a: &ScrubArgs) -> Result<()> {
     if !report.lost.is_empty() || report.problems > 0 {
         bail!("{} block(s) lost, {} other problem(s)", report.lost.len(), report.problems);
     }
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Offline (the array must not be served): given every member of an array, \
+one of which has a superblock that cannot be read (damaged, or its first block overwritten), \
+rewrites that superblock from the other members': the same array, geometry, event count and \
+failed set, and the one member index no other member holds. Nothing else is written. Only \
+the superblock is mended: if more of the member was overwritten, its data is not brought back \
+(a parity array rebuilds such a member instead: serve it as `missing` and swan replace it). \
+Refused unless exactly one superblock is unreadable and the others agree.\n\nExample:\n  \
+swan repair-superblock m0 m1 m2 m3")]
+pub struct RepairSuperblockArgs {
+    /// Every member of the array, the damaged one included, in any order.
+    #[arg(required = true)]
+    pub members: Vec<PathBuf>,
+}
+
+pub fn repair_superblock(a: &RepairSuperblockArgs) -> Result<()> {
+    let r = array::repair_superblock(&a.members)?;
+    println!(
+        "rewrote the superblock of {} as member {} of {} array {} (event count {}); serve the array again",
+        r.path.display(),
+        r.index,
+        r.sb.kind,
+        r.sb.uuid_string(),
+        r.sb.events
+    );
     Ok(())
 }
 

@@ -3,8 +3,10 @@
 //! whole volume reads back unchanged (rebuilt from parity), rebuild it onto a new file
 //! (`swan replace`) and check again. SWAN5 keeps taking writes while degraded and while the
 //! rebuild runs, moves its front-end off the degraded R-group, and a restart given the stale
-//! failed member keeps it out; a member that is gone for good is given as `missing` and
-//! rebuilt from there. RAID0 refuses to fail a member: it has nothing to rebuild from.
+//! replaced member instead of its replacement is refused, naming it; a member that is gone
+//! for good is given as `missing` and rebuilt from there. RAID0 refuses to fail a member: it
+//! has nothing to rebuild from; one whose superblock is damaged is mended by
+//! `swan repair-superblock`.
 //!
 //! Everything goes through the real server and real NBD clients (nbdcopy).
 
@@ -168,17 +170,64 @@ fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
     let old = std::mem::replace(&mut members[victim as usize], new);
     server.stop();
     check_clean(&members, d, "swan5 after the rebuild");
-    // The old member is stale: given instead of its replacement, it is kept out.
+    // The old member is stale: given instead of its replacement, it is refused, naming it.
     let mut stale = members.clone();
     stale[victim as usize] = old;
-    let server = Server::start(d, &stale);
-    assert!(server.log().contains(&format!("member {victim}")), "no word of the stale member:\n{}", server.log());
-    assert_eq!(health(&members[0], d)[victim as usize], "failed", "the stale member is in use");
-    assert_same(&volume(&server, d), &c, "restarted with the stale member");
-    server.stop();
+    refused_as_stale(&stale, victim, d);
     let server = Server::start(d, &members);
     assert_same(&volume(&server, d), &c, "restarted with the replacement");
     server.stop();
+}
+
+/// `swan serve` over `given`, where member `victim` is one a rebuild superseded: refused,
+/// saying it is stale (its event count behind its peers') and to give its replacement.
+fn refused_as_stale(given: &[std::path::PathBuf], victim: u32, d: &Path) {
+    let mut args = vec!["serve".to_string(), "--listen".into(), "127.0.0.1:0".into()];
+    args.extend(given.iter().map(|m| m.display().to_string()));
+    let out = swan(&args.iter().map(String::as_str).collect::<Vec<_>>(), d);
+    let err = text(&out.stderr);
+    let old = given[victim as usize].display().to_string();
+    assert!(
+        !out.status.success()
+            && err.contains(&format!("member {victim} ({old}) is stale"))
+            && err.contains("event count")
+            && err.contains("Give that replacement"),
+        "serving with the replaced member {victim} given back:\n{}",
+        describe("swan serve", &out)
+    );
+}
+
+/// A member replaced by `swan replace` and given back at the next start instead of its
+/// replacement is refused as stale; the array is not served around it, so the replacement,
+/// given then, is as whole as it was: nothing is failed, nothing rebuilt again.
+#[test]
+fn a_replaced_member_given_back_is_refused_and_its_replacement_stays_whole() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut members = create_array(d, "raid5", 1, 3, "16M", &[]);
+    let server = Server::start(d, &members);
+    let image = random_image(&d.join("image"), export_size(&server.uri()), 21);
+    nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
+    let m0 = members[0].to_str().unwrap().to_string();
+    swan_ok(&["fail", "--member", "1", &m0], d);
+    let new = d.join("m1-new");
+    swan_ok(&["replace", "--member", "1", "--new", new.to_str().unwrap(), "--wait", &m0], d);
+    server.stop();
+    refused_as_stale(&members, 1, d);
+    members[1] = new;
+    let server = Server::start(d, &members);
+    assert_eq!(
+        health(&members[0], d),
+        ["healthy"; 3],
+        "the replacement after the stale member was given:\n{}",
+        server.log()
+    );
+    assert!(!server.log().contains("is failed"), "{}", server.log());
+    assert_same(&volume(&server, d), &image, "restarted with the replacement");
+    server.stop();
+    check_clean(&members, d, "raid5 after its replacement came back");
 }
 
 #[test]
@@ -194,6 +243,60 @@ fn raid0_refuses_to_fail_a_member_and_says_why() {
         swan(&["replace", "--member", "1", "--new", d.join("x").to_str().unwrap(), members[0].to_str().unwrap()], d);
     assert!(!out.status.success() && text(&out.stderr).contains("healthy"), "{}", describe("swan replace", &out));
     server.stop();
+}
+
+/// A RAID0 member whose superblock is damaged (a flipped bit, then a zeroed first block):
+/// `swan serve` says RAID0 cannot serve it `missing` and names `swan repair-superblock`,
+/// which rewrites it from the peer's; the array then serves the same volume.
+#[test]
+fn raid0_member_with_a_damaged_superblock_is_repaired_from_its_peers() {
+    require("nbdcopy", "libnbd-bin");
+    require("nbdinfo", "libnbd-bin");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let members = create_array(d, "raid0", 1, 3, "16M", &[]);
+    let server = Server::start(d, &members);
+    let image = random_image(&d.join("image"), export_size(&server.uri()), 31);
+    nbdcopy(d.join("image").to_str().unwrap(), &server.uri());
+    server.stop();
+    let names: Vec<&str> = members.iter().map(|m| m.to_str().unwrap()).collect();
+    for damage in [&[0x40u8][..], &[0u8; 4096][..]] {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).open(&members[1]).unwrap();
+        if damage.len() == 1 {
+            let mut byte = [0u8; 1];
+            f.seek(SeekFrom::Start(100)).unwrap();
+            f.read_exact(&mut byte).unwrap();
+            f.seek(SeekFrom::Start(100)).unwrap();
+            f.write_all(&[byte[0] ^ damage[0]]).unwrap();
+        } else {
+            f.write_all(damage).unwrap();
+        }
+        drop(f);
+        let out = swan(&[&["serve", "--listen", "127.0.0.1:0"][..], &names].concat(), d);
+        let err = text(&out.stderr);
+        assert!(
+            !out.status.success()
+                && err.contains(names[1])
+                && err.contains("RAID0")
+                && err.contains("swan repair-superblock")
+                && !err.contains("run swan replace again"),
+            "{}",
+            describe("swan serve over a damaged RAID0 superblock", &out)
+        );
+        let said = swan_ok(&[&["repair-superblock"][..], &names].concat(), d);
+        assert!(said.contains(&format!("{} as member 1", names[1])), "{said}");
+        let out = swan(&[&["repair-superblock"][..], &names].concat(), d);
+        assert!(
+            !out.status.success() && text(&out.stderr).contains("nothing to repair"),
+            "{}",
+            describe("again", &out)
+        );
+        check_clean(&members, d, "raid0 after its superblock was rewritten");
+        let server = Server::start(d, &members);
+        assert_same(&volume(&server, d), &image, "raid0 served after the repair");
+        server.stop();
+    }
 }
 
 /// A member that disappears under the server (its file truncated to nothing: every read

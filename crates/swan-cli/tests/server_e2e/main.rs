@@ -8,7 +8,9 @@
 //!   survives a clean stop and a restart;
 //! - [`clients`]: what real and hostile NBD clients see of a running server;
 //! - [`operator`]: the operator's commands around a server: who owns an array, its spare
-//!   space and GC target, and the refusals of bad members.
+//!   space and GC target, and the refusals of bad members;
+//! - [`operator_copies`]: an array and its copy served side by side, each reached by its own;
+//! - [`operator_names`]: member paths that are links or other names of one file.
 //!
 //! Every client tool is required: a missing one fails the test and names its Debian package
 //! (scripts/test.sh installs them). Every child process and every wait has a deadline, and the
@@ -24,5 +26,7 @@ mod nbd_wire;
 mod clients;
 mod gc_restart;
 mod operator;
+mod operator_copies;
+mod operator_names;
 
 const MIB: u64 = 1 << 20;

@@ -14,7 +14,8 @@ use swan_core::geometry::GeometryError;
 use swan_core::scheme::MapChange;
 use thiserror::Error;
 
-/// Why `swan create` made no array. The members it created are gone again by then.
+/// Why `swan create` made no array. The member files it created are gone again by then; a
+/// path that was there before it started is left as it was.
 #[derive(Debug, Error)]
 pub enum CreateError {
     #[error("too many members")]
@@ -25,6 +26,20 @@ pub enum CreateError {
     MemberCount { rgroups: u32, ssds_per_rgroup: u32, members: u32, given: usize },
     #[error("member {} is named twice", .path.display())]
     NamedTwice { path: PathBuf },
+    #[error(
+        "members {first} ({}) and {second} ({}) are the same file (one device and inode under two names): \
+         each member needs a file or device of its own",
+        .first_path.display(),
+        .second_path.display()
+    )]
+    SameFile { first: u32, first_path: PathBuf, second: u32, second_path: PathBuf },
+    #[error(
+        "member {} is a symbolic link to {}, which does not exist: swan create makes no file through a link; \
+         create the file it points to, or name a path that is not a link",
+        .path.display(),
+        .target.display()
+    )]
+    DanglingLink { path: PathBuf, target: PathBuf },
     /// A segment or chunk size (`what`) that is not a whole number of blocks.
     #[error("{what} must be a positive multiple of 4 KiB (got {bytes} bytes)")]
     NotBlocks { what: &'static str, bytes: u64 },
@@ -83,6 +98,16 @@ pub enum OpenError {
     NotSwan { path: PathBuf },
     #[error("{}: {error}", .path.display())]
     Superblock { path: PathBuf, error: SuperblockError },
+    /// RAID0 has no parity, so `missing` and `swan replace` cannot help; the superblock can be
+    /// rewritten from the peers' (`swan repair-superblock`). `why` is the superblock's error,
+    /// naming the member.
+    #[error(
+        "{why}. This is a RAID0 array: with no parity it cannot be served with the member `{MISSING}`, nor the \
+         member rebuilt. If only its superblock (its first 4 KiB block) was damaged, its data is intact: \
+         `swan repair-superblock` with every member of the array (this one included) rewrites its superblock from \
+         the other members', after which the array serves again"
+    )]
+    Raid0Superblock { path: PathBuf, why: String },
     #[error(
         "{}: superblock checksum mismatch, and so does every other member's: nothing to trust about the array",
         .path.display()
@@ -102,6 +127,13 @@ pub enum OpenError {
     GeometryDisagrees { path: PathBuf },
     #[error("{}: holds {blocks} blocks, but the array uses {wanted} per member (was it truncated?)", .path.display())]
     Truncated { path: PathBuf, blocks: u64, wanted: u64 },
+    #[error(
+        "{} and {} are the same file (one device and inode under two names; member {index} of the array): \
+         give each member once",
+        .first.display(),
+        .second.display()
+    )]
+    SameFile { first: PathBuf, second: PathBuf, index: u32 },
     #[error("{} and {} both claim to be member {index}", .first.display(), .second.display())]
     SameIndex { first: PathBuf, second: PathBuf, index: u32 },
     #[error(
@@ -115,6 +147,15 @@ pub enum OpenError {
         .path.display()
     )]
     Raid0Failed { member: u32, path: PathBuf },
+    #[error(
+        "member {member} ({}) is stale: its superblock's event count {events} is older than its peers' {newest}, \
+         which count member {member} as healthy, so it was rebuilt onto another file or device (swan replace) \
+         since this one was last written. Give that replacement (the --new member of the swan replace) in its \
+         place, or `{MISSING}` to serve without member {member} and rebuild it again; served, this one would be \
+         kept out and the replacement made stale as well",
+        .path.display()
+    )]
+    Superseded { member: u32, path: PathBuf, events: u64, newest: u64 },
     #[error("members {member} and {peer} of one parity group have both failed: their rows cannot be rebuilt")]
     TwoFailed { member: u32, peer: u32 },
     #[error("both metadata members (0 and 1) have failed: the map's checkpoints and journal are lost")]
@@ -129,6 +170,27 @@ pub enum OpenError {
     Degraded { member: u32, path: PathBuf, tool: &'static str },
     #[error(transparent)]
     Member(#[from] MemberError),
+}
+
+/// Why `swan repair-superblock` rewrote nothing.
+#[derive(Debug, Error)]
+pub enum RepairError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("every member's superblock reads: nothing to repair")]
+    NothingToRepair,
+    #[error("the superblocks of {} cannot be read: only one member's superblock can be rewritten from its peers'", .paths)]
+    SeveralDamaged { paths: String },
+    #[error("no member with a readable superblock was given: its peers are needed to say what the array is")]
+    NoPeers,
+    #[error("array {uuid} has {members} members but {given} were given: give every member, the damaged one included")]
+    MemberCount { uuid: String, members: u32, given: usize },
+    #[error("{}: its superblock disagrees with {}'s about the array", .path.display(), .reference.display())]
+    Disagree { path: PathBuf, reference: PathBuf },
+    #[error("{}: holds {blocks} blocks, but the array uses {wanted} per member", .path.display())]
+    Truncated { path: PathBuf, blocks: u64, wanted: u64 },
+    #[error("writing the superblock: {0}")]
+    Write(#[from] MemberError),
 }
 
 /// What a torn superblock disagrees with the intact ones about.

@@ -7,9 +7,11 @@
 
 mod error;
 mod recover;
+mod repair;
 
-pub use error::{CreateError, OpenError, RecoverError, TornWhy};
+pub use error::{CreateError, OpenError, RecoverError, RepairError, TornWhy};
 pub use recover::{recover, Recovered};
+pub use repair::{repair_superblock, Repaired};
 
 use crate::checkpoint;
 use crate::layout::{Superblock, SuperblockError, META_COPIES};
@@ -120,23 +122,25 @@ pub fn create_in(
     o: &CreateOptions,
     uuid: [u8; 16],
 ) -> Result<Superblock, CreateError> {
-    let existed: Vec<bool> = paths.iter().map(|p| source.exists(p)).collect();
-    let result = create_inner(source, paths, o, uuid);
+    let mut created = Vec::new();
+    let result = create_inner(source, paths, o, uuid, &mut created);
     if result.is_err() {
-        for (p, &was) in paths.iter().zip(&existed) {
-            if !was {
-                source.remove(p);
-            }
+        // Only what this create made: a path that was there before (a file, a symlink, even
+        // a dangling one) is the operator's.
+        for p in &created {
+            source.remove(p);
         }
     }
     result
 }
 
+/// [`create_in`]; every member file it creates is added to `created` as soon as it exists.
 fn create_inner(
     source: &dyn MemberSource,
     paths: &[PathBuf],
     o: &CreateOptions,
     uuid: [u8; 16],
+    created: &mut Vec<PathBuf>,
 ) -> Result<Superblock, CreateError> {
     let members = o.rgroups.checked_mul(o.ssds_per_rgroup).ok_or(CreateError::TooManyMembers)?;
     if members == 0 {
@@ -156,7 +160,11 @@ fn create_inner(
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
-    let opened = paths.iter().map(|p| open_new_member(source, p, o)).collect::<Result<Vec<_>, _>>()?;
+    let mut opened: Vec<Member> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let m = open_new_member(source, p, o, &opened, created)?;
+        opened.push(m);
+    }
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
@@ -184,15 +192,33 @@ fn create_inner(
     Ok(sb)
 }
 
-/// Open (creating the file if `o` gives a size) and lock one member of a new array, and
-/// refuse it if it is too small or, unless `o.force`, a member of another swan array.
-fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOptions) -> Result<Member, CreateError> {
+/// Open (creating the file if `o` gives a size, and noting it in `created`) and lock one
+/// member of a new array, and refuse it if it is one of the `earlier` members under
+/// another name, too small or, unless `o.force`, a member of another swan array.
+fn open_new_member(
+    source: &dyn MemberSource,
+    p: &std::path::Path,
+    o: &CreateOptions,
+    earlier: &[Member],
+    created: &mut Vec<PathBuf>,
+) -> Result<Member, CreateError> {
     let path = || p.to_path_buf();
     if !source.exists(p) {
         let bytes = o.member_bytes.ok_or_else(|| CreateError::MemberMissing { path: path() })?;
         source.create(p, bytes, false)?;
+        created.push(path());
     }
-    let m = source.open(p, OpenOptions { direct: false, read_only: false })?;
+    let m = source.open(p, OpenOptions { direct: false, read_only: false }).map_err(|e| dangling(p, e))?;
+    // Before the lock, which the earlier name's handle would make look like another process's.
+    if let Some((first, f)) = same_file(earlier, &m) {
+        let (first_path, second, second_index) = (f.path().to_path_buf(), path(), earlier.len() as u32);
+        return Err(CreateError::SameFile {
+            first: first as u32,
+            first_path,
+            second: second_index,
+            second_path: second,
+        });
+    }
     m.lock(true)?;
     if let Some(wanted) = o.member_bytes {
         let holds = m.blocks() * BLOCK as u64;
@@ -213,6 +239,22 @@ fn open_new_member(source: &dyn MemberSource, p: &std::path::Path, o: &CreateOpt
         }
     }
     Ok(m)
+}
+
+/// A member that cannot be opened because it is a symbolic link to nothing, said so.
+fn dangling(p: &std::path::Path, e: MemberError) -> CreateError {
+    match (&e, std::fs::read_link(p)) {
+        (MemberError::Io { error, .. }, Ok(target)) if error.kind() == std::io::ErrorKind::NotFound => {
+            CreateError::DanglingLink { path: p.to_path_buf(), target }
+        }
+        _ => e.into(),
+    }
+}
+
+/// The earlier member (its index and handle) that `m` is the same file as, if any.
+fn same_file<'a>(earlier: &'a [Member], m: &Member) -> Option<(usize, &'a Member)> {
+    let id = m.identity()?;
+    earlier.iter().enumerate().find(|(_, e)| e.identity() == Some(id))
 }
 
 /// Write a new array's starting state to its members, superblocks aside: clear what an
@@ -406,6 +448,17 @@ pub fn write_superblocks(members: &Members, sb: &Superblock) -> Result<(), Membe
     put_superblocks(members.iter().enumerate().filter(|&(i, _)| members.health(i as u32) != Health::Failed), sb)
 }
 
+/// [`write_superblocks`] at the end of a rebuild of member `first`: its own superblock
+/// first. Peers raised to the new count before it would leave it two counts behind after a
+/// crash (its last superblock predates the failure), and a whole replacement would then be
+/// taken for one superseded since; written first, it is never behind a peer that counts it
+/// healthy.
+pub fn write_superblocks_rebuilt(members: &Members, sb: &Superblock, first: u32) -> Result<(), MemberError> {
+    let first = first as usize;
+    let rest = members.iter().enumerate().filter(|&(i, _)| i != first && members.health(i as u32) != Health::Failed);
+    put_superblocks(std::iter::once((first, &members[first])).chain(rest), sb)
+}
+
 /// Write `sb` to each (index, member), with the member's own index, synced before the next:
 /// a crash leaves at most one superblock torn.
 fn put_superblocks<'a>(
@@ -458,7 +511,9 @@ pub fn open_from(
         return Err(OpenError::AllTorn { path: present[0].clone() });
     };
     let (ref_path, reference) = ((*ref_path).clone(), reference.clone());
-    let (found, torn_members) = place_members(read, &ref_path, &reference)?;
+    let raid0 = reference.kind.raid() == RaidLevel::Raid0;
+    let (found, torn_members) =
+        place_members(read, &ref_path, &reference).map_err(|e| if raid0 { raid0_superblock(e) } else { e })?;
     let sb = reference;
     let absent: Vec<u32> = (0..sb.members).filter(|&i| found[i as usize].is_none()).collect();
     if paths.len() != sb.members as usize || absent.len() != absent_given {
@@ -466,6 +521,7 @@ pub fn open_from(
         return Err(OpenError::MemberCount { uuid, members, given, missing: absent });
     }
     let (failed, newest, agree) = decide_failed(&found, &torn_members, &absent);
+    refuse_superseded(&found, &torn_members, newest)?;
     let members: Vec<Member> = found
         .into_iter()
         .enumerate()
@@ -497,16 +553,51 @@ fn read_superblocks<'a>(
     read_only: bool,
 ) -> Result<Vec<ReadMember<'a>>, OpenError> {
     let mut read = Vec::new();
+    let mut bad: Option<(PathBuf, SuperblockError)> = None;
     for &p in present {
         let m = source.open(p, OpenOptions { direct, read_only })?;
+        // Before the lock, which the earlier name's handle would make look like another process's.
+        let id = m.identity();
+        if let Some((first, _, sb, _)) = read.iter().find(|r: &&ReadMember<'_>| id.is_some() && r.1.identity() == id) {
+            let (first, second, index) = ((*first).clone(), p.clone(), sb.member_index);
+            return Err(OpenError::SameFile { first, second, index });
+        }
         m.lock(!read_only)?;
-        let (sb, torn) = read_superblock_or_torn(&m).map_err(|error| match error {
-            SuperblockError::NotSwan => OpenError::NotSwan { path: p.clone() },
-            error => OpenError::Superblock { path: p.clone(), error },
-        })?;
-        read.push((p, m, sb, torn));
+        match read_superblock_or_torn(&m) {
+            Ok((sb, torn)) => read.push((p, m, sb, torn)),
+            Err(error) => {
+                bad.get_or_insert((p.clone(), error));
+            }
+        }
     }
-    Ok(read)
+    // The peers say what the array is, and so what can be done about the damaged one.
+    let Some((path, error)) = bad else { return Ok(read) };
+    let raid0 = read.iter().find(|r| !r.3).is_some_and(|r| r.2.kind.raid() == RaidLevel::Raid0);
+    let plain = match error {
+        SuperblockError::NotSwan => OpenError::NotSwan { path },
+        error => OpenError::Superblock { path, error },
+    };
+    Err(if raid0 { raid0_superblock(plain) } else { plain })
+}
+
+/// A RAID0 member's superblock error, with what RAID0 allows doing about it.
+fn raid0_superblock(e: OpenError) -> OpenError {
+    let path = match &e {
+        OpenError::NotSwan { path } | OpenError::Superblock { path, .. } | OpenError::TornCorrupt { path, .. } => {
+            path.clone()
+        }
+        _ => return e,
+    };
+    let why = match e {
+        OpenError::NotSwan { path } => format!("{}: {}", path.display(), SuperblockError::NotSwan),
+        e => e.to_string(),
+    };
+    OpenError::Raid0Superblock { path, why }
+}
+
+/// What every member's superblock shares: all but its index, event count and failed set.
+fn shape(s: &Superblock) -> Superblock {
+    Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() }
 }
 
 /// Each member read, checked against the intact `reference` (from `ref_path`) and put at
@@ -534,7 +625,6 @@ fn place_members(
                 other_uuid: reference.uuid_string(),
             });
         }
-        let shape = |s: &Superblock| Superblock { member_index: 0, events: 0, failed: Default::default(), ..s.clone() };
         if shape(&sb) != shape(reference) || (torn && sb.member_index >= reference.members) {
             if torn {
                 return Err(corrupt(TornWhy::Geometry));
@@ -598,6 +688,28 @@ fn decide_failed(
         failed.insert(i);
     }
     (failed, newest, agree)
+}
+
+/// Refuse a member whose index was rebuilt onto another device since it was last written:
+/// it is two or more events behind, yet the newest superblocks count its index healthy. Kept
+/// out and served around, its index would be recorded failed, and the replacement that holds
+/// the index's data would then be stale too and need a rebuild of its own.
+fn refuse_superseded(found: &[Option<(Member, Superblock)>], torn: &[u32], newest: u64) -> Result<(), OpenError> {
+    let newest_failed: std::collections::BTreeSet<u32> = found
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !torn.contains(&(i as u32)))
+        .filter_map(|(_, f)| f.as_ref().map(|(_, s)| s))
+        .filter(|s| s.events == newest)
+        .flat_map(|s| s.failed.iter().copied())
+        .collect();
+    for (i, (m, s)) in found.iter().enumerate().filter_map(|(i, f)| f.as_ref().map(|f| (i as u32, f))) {
+        if !torn.contains(&i) && s.events + 1 < newest && !newest_failed.contains(&i) {
+            let (path, events) = (m.path().to_path_buf(), s.events);
+            return Err(OpenError::Superseded { member: i, path, events, newest });
+        }
+    }
+    Ok(())
 }
 
 /// Refuse an array whose failures lost data: a failed RAID0 member, two failed members of

@@ -461,7 +461,7 @@ impl MemberIo {
         self.members.set(m, Health::Healthy);
         self.sb.failed.remove(&m);
         self.sb.events += 1;
-        if let Err(e) = write_superblocks(&self.members, &self.sb) {
+        if let Err(e) = crate::array::write_superblocks_rebuilt(&self.members, &self.sb, m) {
             eprintln!("swan: recording member {m}'s rebuild in the superblocks: {e}");
         }
         self.news.push((m, false));

@@ -95,6 +95,13 @@ pub struct GroupStatus {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MemberStatus {
     pub path: String,
+    /// The file the server holds as this member (device and inode) and its canonical path:
+    /// a client given a member's path finds, among the servers of one array UUID (an array
+    /// and its copies), the one holding that very file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::member::FileId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
     /// "healthy", "failed" or "rebuilding".
     pub health: String,
     pub user_bytes_written: u64,

@@ -90,7 +90,10 @@ pub(super) fn create(path: &Path, bytes: u64, overwrite: bool) -> Result<(), Mem
 
 /// Open an existing regular file or block device: the backing, what it is, and its size in
 /// bytes. See [`super::Member::open`].
-pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, MemberKind, u64), MemberError> {
+pub(super) fn open(
+    path: &Path,
+    opts: OpenOptions,
+) -> Result<(FileBacking, MemberKind, u64, super::FileId), MemberError> {
     let io_err = |error| MemberError::Io { path: path.to_owned(), op: Op::Open, error };
     let not_file_or_device = || MemberError::NotFileOrDevice { path: path.to_owned(), op: Op::Open };
     // Look before opening: opening a directory read-only would succeed, and O_EXCL must only
@@ -132,7 +135,8 @@ pub(super) fn open(path: &Path, opts: OpenOptions) -> Result<(FileBacking, Membe
         true => Some(fs::OpenOptions::new().read(true).write(!opts.read_only).open(path).map_err(io_err)?),
         false => None,
     };
-    Ok((FileBacking { file, cached, direct: opts.direct, behind: Mutex::default() }, kind, bytes))
+    let id = super::FileId::from(&meta);
+    Ok((FileBacking { file, cached, direct: opts.direct, behind: Mutex::default() }, kind, bytes, id))
 }
 
 impl Backing for FileBacking {

@@ -47,6 +47,46 @@ pub enum MemberKind {
     Memory,
 }
 
+/// Which file a member is, whatever name it was given: its device and inode. Two names of
+/// one file (`./f0` and `f0`, a symlink, a hard link) have one identity, and a control
+/// request names the member it means by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file `path` names (symlinks followed).
+    pub fn of(path: &Path) -> io::Result<FileId> {
+        Ok(FileId::from(&std::fs::metadata(path)?))
+    }
+}
+
+impl From<&std::fs::Metadata> for FileId {
+    fn from(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId { dev: m.dev(), ino: m.ino() }
+    }
+}
+
+impl fmt::Display for FileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.dev, self.ino)
+    }
+}
+
+impl std::str::FromStr for FileId {
+    type Err = String;
+
+    /// `DEV:INO`, as [`FileId`] displays.
+    fn from_str(s: &str) -> Result<FileId, String> {
+        let (dev, ino) = s.split_once(':').ok_or_else(|| format!("{s:?} is not DEV:INO"))?;
+        let n = |w: &str| w.parse::<u64>().map_err(|_| format!("{s:?} is not DEV:INO"));
+        Ok(FileId { dev: n(dev)?, ino: n(ino)? })
+    }
+}
+
 /// How to open a member.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -134,8 +174,10 @@ pub trait MemberSource: Send + Sync + fmt::Debug {
 pub struct Files;
 
 impl MemberSource for Files {
+    /// A symlink counts as there even when it points to nothing: it is the operator's, and
+    /// no member file is created through it (nor removed when a create fails).
     fn exists(&self, path: &Path) -> bool {
-        path.exists()
+        path.symlink_metadata().is_ok()
     }
 
     fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
@@ -188,6 +230,8 @@ pub struct Member {
     blocks: u64,
     direct: bool,
     read_only: bool,
+    /// The file opened (None in memory and for an absent member).
+    id: Option<FileId>,
 }
 
 impl Member {
@@ -214,7 +258,7 @@ impl Member {
     /// or one another array (or this one, listed twice) already holds, is refused with
     /// [`MemberError::DeviceBusy`] instead of being scribbled over.
     pub fn open(path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
-        let (backing, kind, bytes) = file::open(path, opts)?;
+        let (backing, kind, bytes, id) = file::open(path, opts)?;
         Ok(Member {
             path: path.to_owned(),
             backing: Some(Arc::new(backing)),
@@ -222,6 +266,7 @@ impl Member {
             blocks: bytes / BLOCK_U64,
             direct: opts.direct,
             read_only: opts.read_only,
+            id: Some(id),
         })
     }
 
@@ -235,6 +280,7 @@ impl Member {
             blocks,
             direct: false,
             read_only,
+            id: None,
         }
     }
 
@@ -268,6 +314,7 @@ impl Member {
             blocks,
             direct: false,
             read_only: false,
+            id: None,
         }
     }
 
@@ -305,6 +352,12 @@ impl Member {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The device and inode of the file opened (as it was when opened), if it is a file or
+    /// block device.
+    pub fn identity(&self) -> Option<FileId> {
+        self.id
     }
 
     pub fn kind(&self) -> MemberKind {
