@@ -148,7 +148,10 @@ fn damage_before_the_first_restart_is_rebuilt_and_never_blessed_swan5() {
     change_a_byte(&members, lba);
     let (_, report) = scrub(dir.path(), &members, &[]);
     assert_eq!(count(&report, "repaired"), 0, "{report}");
-    assert!(!report.contains("rewritten from verified data"), "scrub rewrote parity over an unverified block:\n{report}");
+    assert!(
+        !report.contains("rewritten from verified data"),
+        "scrub rewrote parity over an unverified block:\n{report}"
+    );
 
     let server = Server::start(dir.path(), &members);
     let log = server.stop();

@@ -14,7 +14,9 @@
 
 mod common;
 
-use common::marked::{count, image, marked_blocks, patch, read_at, read_through_server, scrub, write_through_server, BLOCK};
+use common::marked::{
+    count, image, marked_blocks, patch, read_at, read_through_server, scrub, write_through_server, BLOCK,
+};
 use common::{check_clean, create_array, nbdcopy, require, run, status, u64_of, Server};
 use std::path::PathBuf;
 use std::process::Command;

@@ -92,4 +92,3 @@ pub fn count(report: &str, what: &str) -> u64 {
     let at = words.iter().position(|w| *w == what).unwrap_or_else(|| panic!("no '{what}' in: {line}"));
     words[at - 1].parse().unwrap_or_else(|_| panic!("no count before '{what}' in: {line}"))
 }
-

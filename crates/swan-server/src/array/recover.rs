@@ -189,7 +189,10 @@ fn missing_copies(
                 .iter()
                 .find(|(p, s, _)| p == m.path() && *s == slot)
                 .map_or_else(|| "an older checkpoint".to_string(), |(_, _, e)| e.to_string());
-            format!("{} slot {slot}: {why} (the newest checkpoint, {seq}, is whole on the other copy)", m.path().display())
+            format!(
+                "{} slot {slot}: {why} (the newest checkpoint, {seq}, is whole on the other copy)",
+                m.path().display()
+            )
         })
         .collect()
 }

@@ -71,8 +71,8 @@ impl Store {
                         named
                     }
                     Some(named) => {
-                        let rebuilt = self.io.members.rebuild(m, at, &mut block)?.is_some()
-                            && crc32c::crc32c(&block) == named;
+                        let rebuilt =
+                            self.io.members.rebuild(m, at, &mut block)?.is_some() && crc32c::crc32c(&block) == named;
                         if rebuilt {
                             self.io.members[m as usize].write(at, &block)?;
                             out.repaired += 1;
