@@ -1,7 +1,8 @@
 //! Which members are current, decided at open from the superblocks (FORMAT.md, "Member
 //! failure and rebuild"): a crash partway through writing a superblock update leaves the
 //! healthy members one event apart, or one superblock torn; neither may cost a member. A
-//! member away while a change completed is stale; one that is gone is given as `missing`.
+//! member replaced while it was away is refused (its replacement holds its index); one that
+//! is gone is given as `missing`.
 
 mod common;
 
@@ -52,15 +53,26 @@ fn a_crash_partway_through_recording_a_failure_fails_only_that_member() {
 }
 
 #[test]
-fn a_member_away_while_a_change_completed_is_stale() {
+fn a_member_two_changes_behind_that_its_peers_count_healthy_is_refused_as_superseded() {
     let dir = tempfile::tempdir().unwrap();
     let paths = swan5(dir.path());
-    // Two completed changes that member 2 never saw (say a failure of 5 and its rebuild).
+    // Two completed changes member 2 never saw, after which its peers count index 2
+    // healthy: only a rebuild of index 2 onto another file (swan replace) gets there, so
+    // this file is the replaced one. Served around, it would make that replacement stale.
     for p in paths.iter().filter(|p| **p != paths[2]) {
         let sb = superblock(p);
         put(p, &Superblock { events: sb.events + 2, ..sb });
     }
-    assert_eq!(failed(&paths, true), vec![2]);
+    let err = array::open(&paths, false, true).err().expect("a superseded member is refused");
+    let text = err.to_string();
+    assert!(
+        matches!(err, array::OpenError::Superseded { member: 2, .. }) && text.contains("missing"),
+        "{text}"
+    );
+    // Given as `missing` instead, the array serves without it.
+    let mut given = paths.clone();
+    given[2] = MISSING.into();
+    assert_eq!(failed(&given, true), vec![2]);
 }
 
 #[test]
