@@ -179,7 +179,15 @@ impl Soak {
     }
 
     fn status(&self) -> Value {
-        status(&self.members[0], &self.dir)
+        status(&self.control_member(None), &self.dir)
+    }
+
+    /// A member file the server holds as itself, to address control commands through (a
+    /// server answers only for files it holds): not `except`, and not the member behind the
+    /// shim, which the server holds as nbdfuse's file.
+    fn control_member(&self, except: Option<usize>) -> PathBuf {
+        let k = (0..self.members.len()).find(|&k| Some(k) != except && Some(k) != self.shimmed);
+        self.members[k.expect("a member the server holds as itself")].clone()
     }
 
     /// The members that take user writes now: a SWAN array's front-end R-group (its
@@ -305,7 +313,7 @@ fn disconnect_mid_write(addr: &str, scratch: u64, seed: u64) -> String {
 /// the member's index.
 fn fail_and_replace(soak: &mut Soak, rng: &mut SplitMix64) -> u32 {
     let i = rng.below(soak.members.len() as u64) as u32;
-    let any = soak.members[if i == 0 { 1 } else { 0 }].to_str().expect("utf-8 path").to_string();
+    let any = soak.control_member(Some(i as usize)).to_str().expect("utf-8 path").to_string();
     let out = swan(&["fail", "--member", &i.to_string(), &any], &soak.dir);
     assert!(out.status.success(), "{}", describe("swan fail", &out));
     std::thread::sleep(Duration::from_millis(200 + rng.below(800)));
@@ -316,7 +324,7 @@ fn fail_and_replace(soak: &mut Soak, rng: &mut SplitMix64) -> u32 {
 /// `swan replace` of failed member `i` with a new file, waited for until the rebuild is
 /// done; the member is no longer behind the shim, if it was.
 fn replace(soak: &mut Soak, i: u32) {
-    let any = soak.members[if i == 0 { 1 } else { 0 }].to_str().expect("utf-8 path").to_string();
+    let any = soak.control_member(Some(i as usize)).to_str().expect("utf-8 path").to_string();
     soak.replaced += 1;
     let new = soak.dir.join(format!("r{}-m{i}", soak.replaced));
     let new_s = new.to_str().expect("utf-8 path").to_string();
