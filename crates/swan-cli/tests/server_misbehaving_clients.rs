@@ -302,15 +302,22 @@ fn disconnects_mid_write(clients: usize) -> Figures {
         std::thread::sleep(Duration::from_millis(50));
     }
     server.assert_alive("clients vanishing mid-WRITE");
-    let log = server.log();
     // Each ends on the missing payload: at its end of stream, at the reset its close sends
     // when the READ's reply was left unread, or, when the reply thread meets the closed socket
     // first, at that failed send. A connection may log more than one of these, so they are
-    // counted per connection.
-    let ended = connections_logging(
-        &log,
-        &["inside a WRITE payload", "receiving: Connection reset by peer", "sending a reply failed"],
-    );
+    // counted per connection. The last lines may still be in the pipe to the test's log
+    // reader when the threads are gone: the count is awaited, within a bound.
+    let ends = ["inside a WRITE payload", "receiving: Connection reset by peer", "sending a reply failed"];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut log, mut ended) = (server.log(), 0);
+    loop {
+        ended = connections_logging(&log, &ends).max(ended);
+        if ended >= clients || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        log = server.log();
+    }
     assert!(ended >= clients, "{ended} of {clients} connections logged as ended inside their WRITE payload:\n{log}");
     Figures { what: format!("{clients} clients vanishing mid-WRITE"), rss_before, rss_during, before, during }
 }

@@ -65,10 +65,7 @@ fn a_member_two_changes_behind_that_its_peers_count_healthy_is_refused_as_supers
     }
     let err = array::open(&paths, false, true).err().expect("a superseded member is refused");
     let text = err.to_string();
-    assert!(
-        matches!(err, array::OpenError::Superseded { member: 2, .. }) && text.contains("missing"),
-        "{text}"
-    );
+    assert!(matches!(err, array::OpenError::Superseded { member: 2, .. }) && text.contains("missing"), "{text}");
     // Given as `missing` instead, the array serves without it.
     let mut given = paths.clone();
     given[2] = MISSING.into();
