@@ -79,7 +79,8 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
     // A failed metadata member's copies are stale: only the healthy ones count.
     let meta: Vec<&Member> =
         (0..sb.meta_members()).filter(|&m| o.members.is_healthy(m)).map(|m| &o.members[m as usize]).collect();
-    let (header, mut map, mut seqs, slot, checkpoint_copies_lost) = newest_checkpoint(&meta, sb, segments, slots)?;
+    let Newest { header, mut map, mut seqs, slot, copies_lost: checkpoint_copies_lost } =
+        newest_checkpoint(&meta, sb, segments, slots)?;
     let (chain, end) = longest_chain(&meta, sb, &header)?;
     // Records up to the last synced one name only durable data. After it comes the tail,
     // written before its data was synced: replay it while every block it names holds what
@@ -137,15 +138,20 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
     })
 }
 
+/// The checkpoint recovery starts from: its header, map and seal numbers, its slot, and the
+/// metadata members whose copy of it is not whole ([`Recovered::checkpoint_copies_lost`]).
+struct Newest {
+    header: checkpoint::Header,
+    map: PackedMap,
+    seqs: Vec<u64>,
+    slot: u32,
+    copies_lost: Vec<String>,
+}
+
 /// The newest checkpoint that is whole on any copy in `meta`, and its slot: headers first (a
 /// block each), then bodies newest first until one passes its checksum, so only one map is
 /// read and held.
-fn newest_checkpoint(
-    meta: &[&Member],
-    sb: &Superblock,
-    segments: u64,
-    slots: u64,
-) -> Result<(checkpoint::Header, PackedMap, Vec<u64>, u32, Vec<String>), RecoverError> {
+fn newest_checkpoint(meta: &[&Member], sb: &Superblock, segments: u64, slots: u64) -> Result<Newest, RecoverError> {
     let mut candidates = Vec::new();
     let mut tried = Vec::new();
     for &m in meta {
@@ -163,7 +169,7 @@ fn newest_checkpoint(
                 let whole_on: Vec<&Member> =
                     candidates[i..].iter().filter(|c| c.0.seq == h.seq && c.2 == slot).map(|c| c.1).collect();
                 let missing = missing_copies(meta, &whole_on, &tried, slot, h.seq);
-                return Ok((h, map, seqs, slot, missing));
+                return Ok(Newest { header: h, map, seqs, slot, copies_lost: missing });
             }
             Err(e) => tried.push((m.path().to_path_buf(), slot, e)),
         }
