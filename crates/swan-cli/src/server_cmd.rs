@@ -562,6 +562,45 @@ fn print_array(v: &serde_json::Value) {
             t["mean_late_us"].as_f64().unwrap_or(0.0)
         );
     }
+    print_host_stages(v);
+}
+
+/// The server's own stages since it started: the engine thread's CPU per request by part,
+/// the wait before the engine took a request, every thread's share of a core.
+fn print_host_stages(v: &serde_json::Value) {
+    let e = &v["engine_cpu"];
+    let requests = e["requests"].as_f64().unwrap_or(0.0);
+    if requests >= 1.0 {
+        let us = |k: &str| e[k].as_f64().unwrap_or(0.0) * 1e6 / requests;
+        println!(
+            "engine CPU per request: {:.1} µs serving, {:.1} GC, {:.1} durability, {:.1} replies, {:.1} receiving; \
+             requests waited {:.0} µs for the engine",
+            us("serving_s"),
+            us("gc_s"),
+            us("durability_s"),
+            us("replies_s"),
+            us("receiving_s"),
+            us("queued_s")
+        );
+    }
+    let uptime = v["uptime_s"].as_f64().unwrap_or(0.0);
+    if let (Some(ts), true) = (v["threads"].as_array(), uptime > 0.0) {
+        let shares: Vec<String> = ts
+            .iter()
+            .filter(|t| t["cpu_s"].as_f64().unwrap_or(0.0) / uptime >= 0.005)
+            .map(|t| {
+                format!(
+                    "{} {:.2} (waited {:.2})",
+                    t["stage"].as_str().unwrap_or("?"),
+                    t["cpu_s"].as_f64().unwrap_or(0.0) / uptime,
+                    t["runq_wait_s"].as_f64().unwrap_or(0.0) / uptime
+                )
+            })
+            .collect();
+        if !shares.is_empty() {
+            println!("threads, cores used since start: {}", shares.join(", "));
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]

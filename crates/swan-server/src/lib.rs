@@ -17,6 +17,7 @@
 //! - [`scrub`]: every live block checked against its summary CRC, rebuilt from parity.
 //! - [`uring`]: plain reads of O_DIRECT members through an io_uring, from one thread.
 //! - [`summaries`]: segment summaries read back (GC's P2L, `swan check`).
+//! - [`threads`]: the CPU time of the server's threads, by stage of a request's path.
 //! - [`trace_record`]: `swan serve --record-trace`: the requests served, as a blkparse trace.
 //!
 //! The crash-replay and fault-injection harnesses that drive this engine live in the dev-only
@@ -41,5 +42,6 @@ pub mod pool;
 pub mod scrub;
 pub mod service;
 pub mod summaries;
+pub mod threads;
 pub mod trace_record;
 pub mod uring;

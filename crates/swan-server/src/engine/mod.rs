@@ -24,6 +24,7 @@
 //! a seed gives the same member I/O, byte for byte, every time.
 
 mod clock;
+mod cpu;
 mod crcs;
 mod durability;
 mod error;
@@ -42,6 +43,7 @@ mod store;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
+pub use cpu::EngineCpu;
 pub use error::EngineError;
 pub use status::{GroupStatus, MemberStatus, RebuildStatus, StatusReport};
 
@@ -84,7 +86,8 @@ pub struct EngineOptions {
 }
 
 enum Msg {
-    Req(BlockRequest, Completion),
+    /// A user request, and when its connection handed it over.
+    Req(BlockRequest, Completion, std::time::Instant),
     Status(Sender<StatusReport>),
     /// A read the pool could not do (a member failed under it): done here, degraded.
     Retry(BlockRequest, Completion),
@@ -187,7 +190,7 @@ impl BlockService for Engine {
     }
 
     fn submit(&self, req: BlockRequest, done: Completion) {
-        if let Err(Msg::Req(_, done)) = self.send(Msg::Req(req, done)) {
+        if let Err(Msg::Req(_, done, _)) = self.send(Msg::Req(req, done, std::time::Instant::now())) {
             done(Err(Errno::Shutdown));
         }
     }
@@ -224,7 +227,7 @@ impl Stepper {
 
     /// Queue a request; it completes (`done` is called) in a later [`Stepper::round`].
     pub fn submit(&mut self, req: BlockRequest, done: Completion) {
-        self.worker.queue.push_back((req, done));
+        self.worker.queue.push_back((req, done, self.clock.now()));
     }
 
     /// One round of the engine's loop.

@@ -9,7 +9,8 @@ use std::time::Duration;
 use swan_core::scheme::SchemeKind;
 
 /// What `swan status` shows of `store`, its GC (`gc`), `queued` requests, `uptime`, the
-/// times it `resumed` after a full file system and its replies' `emulation` timing.
+/// times it `resumed` after a full file system, its replies' `emulation` timing and its
+/// thread's CPU by part (`engine_cpu`).
 pub(super) fn report(
     store: &Store,
     gc: &GcRunner,
@@ -17,6 +18,7 @@ pub(super) fn report(
     uptime: Duration,
     resumed: u64,
     emulation: EmulationTiming,
+    engine_cpu: super::EngineCpu,
 ) -> StatusReport {
     let counts = &store.crcs.counts;
     let read_count = |f: fn(&crate::pool::ReadChecks) -> &std::sync::atomic::AtomicU64| {
@@ -103,6 +105,8 @@ pub(super) fn report(
         stopped_by_full: d.full.is_some(),
         resumes: resumed,
         emulation: store.exec.emu.is_some().then_some(emulation),
+        engine_cpu,
+        threads: crate::threads::by_stage(),
     }
 }
 

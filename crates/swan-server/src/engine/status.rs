@@ -65,6 +65,13 @@ pub struct StatusReport {
     /// With `--emulate`: how a request's time splits between the model SSDs and the engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationTiming>,
+    /// Where the engine thread's CPU went, part by part, and how long requests waited for
+    /// it (`docs/host-model.md`).
+    #[serde(default)]
+    pub engine_cpu: super::EngineCpu,
+    /// Every live thread's CPU time, by the stage of a request's path it serves.
+    #[serde(default)]
+    pub threads: Vec<crate::threads::StageCpu>,
 }
 
 /// Where the time of an emulated request goes after the engine carries it out: the model

@@ -18,6 +18,7 @@
 //! batch is left in flight and its journal record and replies wait a round, for the next
 //! batch's planning, rather than the engine waiting for the device ([`InFlight`]).
 
+use super::cpu::{CpuAccount, Part};
 use super::full_stop::Probe;
 use super::gc::{GcRunner, Step};
 use super::replies::Replies;
@@ -45,7 +46,8 @@ pub(super) struct Worker {
     store: Store,
     gc: GcRunner,
     replies: Replies,
-    pub queue: VecDeque<(BlockRequest, Completion)>,
+    /// Requests waiting for the engine, each with when a connection handed it over.
+    pub queue: VecDeque<(BlockRequest, Completion, Instant)>,
     /// The request being served must not go to the pool.
     no_pool: bool,
     plan: IoPlan,
@@ -57,6 +59,8 @@ pub(super) struct Worker {
     retry: Option<Retry>,
     /// Times the array resumed after a full file system ([`super::resume`]).
     pub resumes: u64,
+    /// Where the engine thread's CPU goes ([`super::cpu`]).
+    cpu: CpuAccount,
 }
 
 /// Where a sealed batch begins in the journal queue and among the replies: what comes
@@ -85,6 +89,7 @@ impl Worker {
             in_flight: None,
             retry: None,
             resumes: 0,
+            cpu: CpuAccount::default(),
         }
     }
 
@@ -130,13 +135,17 @@ impl Worker {
 
     /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
     pub fn round(&mut self) {
+        self.cpu.switch(Part::Replies);
         self.replies.deliver_due(self.now());
+        self.cpu.switch(Part::Serving);
         self.resume_if_room();
         self.store.fail_members_reads_met();
         self.serve_requests();
         self.store.protect_after_failure();
+        self.cpu.switch(Part::Gc);
         self.advance_gc();
         self.store.protect_after_failure();
+        self.cpu.switch(Part::Rebuild);
         // A rebuild takes a slice per round, more while no user request waits.
         for _ in 0..if self.queue.is_empty() { 8 } else { 1 } {
             if !self.store.io.rebuilding() {
@@ -149,17 +158,22 @@ impl Worker {
             self.store.io.rebuild_step();
         }
         self.store.protect_after_failure();
+        self.cpu.switch(Part::Durability);
         let now = self.now();
         self.gc.release_check(self.store.scheme.pending_release(), self.store.io.sb.rgroups, now);
         self.store.journal_tail(self.landed().map(|f| f.changes));
+        self.cpu.switch(Part::Replies);
         self.send_landed();
         // Stopped by a full file system, a sync point can only fail: run one for the FLUSHes
         // waiting, not for GC's release.
         let release = self.gc.release_due && !self.store.durability.refusing_writes;
         if !self.replies.sync_waiters.is_empty() || release {
+            self.cpu.switch(Part::Durability);
             self.sync_point();
+            self.cpu.switch(Part::Replies);
             self.send_landed();
         }
+        self.cpu.switch(Part::Receiving);
     }
 
     /// Send the replies whose changes are journaled: all but a sealed batch's. Writes that
@@ -238,7 +252,7 @@ impl Worker {
         let mut next = first;
         while let Some(m) = next {
             match m {
-                Msg::Req(r, d) => self.queue.push_back((r, d)),
+                Msg::Req(r, d, handed) => self.queue.push_back((r, d, handed)),
                 Msg::Retry(r, d) => {
                     // Fail the member first, then read around it on this thread.
                     self.store.fail_members_reads_met();
@@ -265,13 +279,17 @@ impl Worker {
     fn serve_requests(&mut self) {
         let starts = InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() };
         for _ in 0..BATCH {
-            let Some((req, done)) = self.queue.pop_front() else { break };
+            let Some((req, done, handed)) = self.queue.pop_front() else { break };
+            let taken = self.now();
             if let Some((req, done)) = self.serve(req, done) {
                 // No space until GC frees some: keep it first in line and let GC run.
-                self.queue.push_front((req, done));
+                self.queue.push_front((req, done, handed));
+                let was = self.cpu.switch(Part::Gc);
                 self.collect_for_space();
+                self.cpu.switch(was);
                 break;
             }
+            self.cpu.taken(handed, taken);
         }
         // The batch's journal record and replies follow its data: the last batch's now, this
         // one's now or, left in flight, next round.
@@ -571,7 +589,7 @@ impl Worker {
                 if self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
                     // Victims wait for a sync point that can no longer come: fail the write
                     // rather than spin.
-                    if let Some((_, done)) = self.queue.pop_front() {
+                    if let Some((_, done, _)) = self.queue.pop_front() {
                         done(Err(Errno::Io));
                     }
                 }
@@ -581,7 +599,7 @@ impl Worker {
             if self.gc.is_idle() || self.gc.broken.is_some() {
                 // Nothing can free space: fail the waiting write rather than hang.
                 self.store.report_no_space(self.gc.broken.as_deref());
-                if let Some((_, done)) = self.queue.pop_front() {
+                if let Some((_, done, _)) = self.queue.pop_front() {
                     done(Err(Errno::NoSpc));
                 }
                 return;
@@ -613,6 +631,7 @@ impl Worker {
             uptime,
             self.resumes,
             self.replies.emulation_timing(),
+            self.cpu.report(),
         )
     }
 

@@ -331,6 +331,48 @@ fn array(enc: &mut DescriptorEncoder, rs: &Reports) -> fmt::Result {
     gauge(enc, rs, "swan_queued_requests", "Requests waiting in the engine's queue at the scrape.", |st| {
         Some(st.queued_requests)
     })?;
+    gauges(
+        enc,
+        rs,
+        "swan_engine_cpu_seconds",
+        "CPU seconds of the engine thread since start, by part of its round (docs/host-model.md).",
+        |st| {
+            let e = st.engine_cpu;
+            [
+                ("receiving", e.receiving_s),
+                ("serving", e.serving_s),
+                ("gc", e.gc_s),
+                ("durability", e.durability_s),
+                ("replies", e.replies_s),
+                ("rebuild", e.rebuild_s),
+            ]
+            .map(|(p, v)| ([("part", p.to_string())], v))
+        },
+    )?;
+    counter(enc, rs, "swan_engine_requests", "User requests the engine has taken from its queue.", |st| {
+        st.engine_cpu.requests
+    })?;
+    gauge(
+        enc,
+        rs,
+        "swan_engine_queued_seconds",
+        "Summed wait of requests from their connection handing them over to the engine taking them.",
+        |st| Some(st.engine_cpu.queued_s),
+    )?;
+    gauges(
+        enc,
+        rs,
+        "swan_thread_cpu_seconds",
+        "CPU seconds of the server's live threads, by the stage of a request's path they serve.",
+        |st| st.threads.iter().map(|t| ([("stage", t.stage.clone())], t.cpu_s)).collect::<Vec<_>>(),
+    )?;
+    gauges(
+        enc,
+        rs,
+        "swan_thread_runq_wait_seconds",
+        "Seconds the server's live threads were runnable but waited for a CPU, by stage.",
+        |st| st.threads.iter().map(|t| ([("stage", t.stage.clone())], t.runq_wait_s)).collect::<Vec<_>>(),
+    )?;
     let outcome = |o: &str, v: u64| ([("outcome", o.to_string())], v);
     counters(
         enc,
@@ -542,6 +584,8 @@ mod tests {
             stopped_by_full: true,
             resumes: 2,
             emulation: None,
+            engine_cpu: Default::default(),
+            threads: Vec::new(),
         }
     }
 
