@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod apas_cmd;
 pub mod api;
 pub mod docs_cmd;
+pub mod host_cmd;
 pub mod plan;
 pub mod read_args;
 pub mod replay_cmd;

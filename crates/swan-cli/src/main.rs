@@ -5,8 +5,8 @@
 //! and writes the figures.
 
 use swan_cli::{
-    alloc, apas_cmd, docs_cmd, plan, replay_cmd, repro, repro_args, serve_cmd, server_cmd, sim_cmd, triple_a_cmd,
-    verify,
+    alloc, apas_cmd, docs_cmd, host_cmd, plan, replay_cmd, repro, repro_args, serve_cmd, server_cmd, sim_cmd,
+    triple_a_cmd, verify,
 };
 
 #[global_allocator]
@@ -42,6 +42,8 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Measure the simulator's speed: simulated user requests per wall-clock second.
     Bench(repro::BenchArgs),
+    /// This machine's host model for `swan sim --host`: fitted to what a server measured.
+    Host(host_cmd::HostArgs),
     /// Make a real array over member files or block devices.
     Create(server_cmd::CreateArgs),
     /// Serve a real array over NBD (recovering it first).
@@ -106,6 +108,7 @@ fn main() -> ExitCode {
             }
         }),
         Some(Command::Bench(args)) => repro::bench(&args),
+        Some(Command::Host(args)) => host_cmd::run(&args),
         Some(Command::Create(args)) => server_cmd::create(&args),
         Some(Command::Serve(args)) => serve_cmd::serve(&args),
         Some(Command::Status(args)) => server_cmd::status(&args),

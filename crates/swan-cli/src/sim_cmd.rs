@@ -77,6 +77,12 @@ pub struct SimArgs {
     /// The AFA's network interface in MB/s (0 = unlimited).
     #[arg(long, default_value_t = 0)]
     pub network_mbps: u64,
+    /// Model the host a request's path crosses — the client's, the connection reader's and
+    /// the engine's CPU on shared cores, GC's on the engine — from this host model file
+    /// (JSON: `swan host fit` writes one from a server's own measurement; docs/host-model.md).
+    /// Without it requests reach the array the moment they are sent.
+    #[arg(long, value_name = "FILE")]
+    pub host: Option<PathBuf>,
     /// Harmonia GGC: forced GC collects until this fraction of each GC domain's blocks is
     /// free (default: just above the domain's soft limit); every domain with garbage
     /// collects at least one victim.
@@ -360,6 +366,10 @@ impl SimArgs {
                 pages_per_block: self.fimm_pages_per_block,
                 placement: self.fabric_placement,
             }),
+            host: match &self.host {
+                Some(path) => Some(read_host_model(path)?),
+                None => None,
+            },
             setup_threads: 0,
         })
     }
@@ -677,4 +687,13 @@ fn with_spare(mut array: ArraySpec, spare: Option<f64>) -> ArraySpec {
         array.tuning.volume_blocks = Some(swan_sim::experiments::spare_volume(&array, spare));
     }
     array
+}
+
+/// A host model file (`--host`), checked.
+fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_models::host::HostModel> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("--host {}", path.display()))?;
+    let model: swan_models::host::HostModel =
+        serde_json::from_str(&text).with_context(|| format!("--host {}: not a host model", path.display()))?;
+    model.validate().with_context(|| format!("--host {}", path.display()))?;
+    Ok(model)
 }

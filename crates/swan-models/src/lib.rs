@@ -7,6 +7,8 @@
 //!
 //! - [`ssd`]: an SSD with a page-level or block-level FTL, internal greedy GC, TRIM and NAND
 //!   timing across channels and dies, so bandwidth and GC stalls emerge from the model.
+//! - [`host`]: the host's cores and the threads a request's path crosses (client, connection
+//!   reader, engine), each a FIFO with a cost per request and per KiB.
 //! - [`link`]: a network link with a bandwidth cap (the AFA's network interface).
 //! - [`fimm`]: Triple-A's Flash Inline Memory Module: NAND packages on one channel, no
 //!   controller, addressed by physical page.
@@ -22,6 +24,7 @@ pub mod calendar;
 pub mod fabric;
 pub mod fimm;
 pub mod hdd;
+pub mod host;
 pub mod link;
 pub mod smr;
 pub mod ssd;

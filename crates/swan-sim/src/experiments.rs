@@ -122,6 +122,7 @@ pub fn run_config(
         prefill: None,
         ssd_variation: Default::default(),
         fabric: None,
+        host: None,
         setup_threads: 0,
         reads: crate::engine::ReadRules::default(),
         reads_overtake_writes: false,
@@ -350,6 +351,7 @@ pub fn harmonia_run(
         trace: None,
         ssd_variation: Default::default(),
         fabric: None,
+        host: None,
         setup_threads: 0,
     }
 }

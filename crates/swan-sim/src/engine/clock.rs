@@ -12,8 +12,15 @@ use swan_models::Nanos;
 pub(super) enum What {
     /// Generate and send the next request (closed loop refill or open-loop arrival).
     Issue,
-    /// A write's payload has crossed the network.
+    /// The client has sent a request (host modelled: its own CPU work is done).
+    Sent(u32),
+    /// The server's connection reader has handed a request to the engine (host modelled).
+    ToEngine(u32),
+    /// A request has reached the scheme: its payload has crossed the network and, with a
+    /// host modelled, the engine has taken it.
     Arrive(u32),
+    /// The engine has sent a request's reply (host modelled).
+    Replied(u32),
     /// A phase of a request's member I/O completed.
     ReqPhase(u32),
     /// A read's payload has crossed the network back.

@@ -85,6 +85,12 @@ pub struct SimConfig {
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric: Option<crate::fabric_array::spec::FabricSpec>,
+    /// The host's cores and the CPU cost of each stage of a request's path (client,
+    /// connection reader, engine in and out, GC on the engine), as `swan host fit` measured
+    /// them on a machine or a preset names them (docs/host-model.md). `None`: no host, every
+    /// request reaches the scheme the moment it is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<swan_models::host::HostModel>,
     /// Threads that build and age the SSDs before the clock starts (0: one per core). How
     /// the run is set up, not what it computes: every SSD ages from its own seed, so the
     /// results do not depend on it, and it is neither printed nor read back.

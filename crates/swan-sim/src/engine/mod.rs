@@ -21,6 +21,8 @@
 //! - `reads`: how user reads are planned (around busy SSDs, if asked) and which R-group
 //!   role each lands on;
 //! - `gc`: the array's GC jobs, deferred release, and writes waiting for space;
+//! - `host` (when the run models one, [`swan_models::host`]): the client's, the connection
+//!   reader's and the engine's CPU on the way in and out, and GC's on the engine;
 //! - `meter`: interval rows, latencies and totals, and the [`RunOutput`];
 //! - `windows`: each measured window of a trace (an application's phases) on its own;
 //! - `setup` and `config`: building the engine, and what a run depends on.
@@ -55,6 +57,7 @@ use requests::Requests;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
 use swan_core::scheme::ArrayScheme;
 use swan_core::BLOCK_BYTES;
+use swan_models::host::Host;
 use swan_models::link::Link;
 use swan_models::ssd::Ssd;
 use swan_models::{DevOp, DevOpKind, Nanos};
@@ -82,6 +85,9 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     /// Per member, when the user writes handed to it so far complete: whether a read found
     /// writes ahead of it (SWAN's Table 4 by cause).
     user_writes_until: Vec<Nanos>,
+    /// The host's cores and threads a request crosses, when the run models them
+    /// ([`SimConfig::host`]); `None`: requests reach the scheme as they are sent.
+    host: Option<Host>,
 }
 
 /// Where the member I/O [`Engine::submit_ios`] submits is held.
@@ -131,7 +137,10 @@ impl<M: Members> Engine<M> {
         while let Some(what) = self.clock.pop() {
             match what {
                 What::Issue => self.issue(),
+                What::Sent(slot) => self.sent(slot),
+                What::ToEngine(slot) => self.hand_to_engine(slot),
                 What::Arrive(slot) => self.arrive(slot),
+                What::Replied(slot) => self.replied(slot),
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
                 What::GcPhase(slot) => self.gc_phase_done(slot),
@@ -216,6 +225,14 @@ impl<M: Members> Engine<M> {
         }
         if let IoFrom::GcJob(s) = from {
             self.gc.slots[s].members_mask = mask;
+            if let Some(host) = &mut self.host {
+                // The engine thread carries GC's member operations out: the phase is not done
+                // before its CPU work is, and that work delays the user requests behind it.
+                let ios = &self.gc.slots[s].pending.ios[start..end];
+                let blocks: u64 =
+                    ios.iter().filter(|io| !matches!(io.kind, IoKind::Trim)).map(|io| u64::from(io.count)).sum();
+                done = done.max(host.gc(self.clock.now, ios.len() as u64, blocks * BLOCK_BYTES));
+            }
         }
         done
     }

@@ -160,6 +160,11 @@ impl<M: Members> Engine<M> {
             // Only now, with this request outstanding, may an exhausted source end the run.
             self.schedule_next();
         }
+        if let Some(host) = &mut self.host {
+            let sent = host.client(now, u64::from(req.blocks) * BLOCK_BYTES);
+            self.clock.push(sent, What::Sent(slot));
+            return;
+        }
         if req.op == ReqOp::Write {
             let arrives = self.link.inbound(now, u64::from(req.blocks) * BLOCK_BYTES);
             if arrives > now {
@@ -168,6 +173,26 @@ impl<M: Members> Engine<M> {
             }
         }
         self.arrive(slot);
+    }
+
+    /// Host modelled: the client has sent the request; its payload crosses the network and
+    /// the connection reader takes it off the socket.
+    pub(super) fn sent(&mut self, slot: u32) {
+        let req = self.reqs.slots[slot].req.expect("live request");
+        let (now, bytes) = (self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
+        let on_socket = if req.op == ReqOp::Write { self.link.inbound(now, bytes) } else { now };
+        let host = self.host.as_mut().expect("host events come only with a host");
+        let read = host.reader(on_socket, bytes);
+        self.clock.push(read, What::ToEngine(slot));
+    }
+
+    /// Host modelled: the reader has handed the request to the engine, which takes it in
+    /// turn with its other work.
+    pub(super) fn hand_to_engine(&mut self, slot: u32) {
+        let req = self.reqs.slots[slot].req.expect("live request");
+        let host = self.host.as_mut().expect("host events come only with a host");
+        let taken = host.engine_in(self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
+        self.clock.push(taken, What::Arrive(slot));
     }
 
     pub(super) fn arrive(&mut self, slot: u32) {
@@ -218,6 +243,17 @@ impl<M: Members> Engine<M> {
             self.clock.push(done, What::ReqPhase(slot));
             return;
         }
+        if let Some(host) = &mut self.host {
+            let req = self.reqs.slots[slot].req.expect("live request");
+            let replied = host.engine_out(self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
+            self.clock.push(replied, What::Replied(slot));
+            return;
+        }
+        self.replied(slot);
+    }
+
+    /// The reply is sent: a read's payload crosses the network back.
+    pub(super) fn replied(&mut self, slot: u32) {
         let req = self.reqs.slots[slot].req.expect("live request");
         if req.op == ReqOp::Read {
             let now = self.clock.now;

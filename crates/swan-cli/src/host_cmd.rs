@@ -1,0 +1,269 @@
+//! `swan host fit`: this machine's host model, from what a running server measured of itself.
+//!
+//! A measurement is two `swan status --json` snapshots of one server taken around a client's
+//! run, and (optionally) the client's own fio JSON output for its CPU time. Each stage's
+//! cost per request is its CPU time between the snapshots over the requests served; given
+//! runs of different request sizes, a least-squares line through them splits it into a
+//! part per request and a part per KiB. docs/host-model.md says what each parameter is.
+
+use anyhow::{bail, Context};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use swan_models::host::{HostModel, StageCost};
+
+#[derive(clap::Args, Debug)]
+pub struct HostArgs {
+    #[command(subcommand)]
+    pub command: HostCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum HostCommand {
+    /// Fit a host model (JSON, for `swan sim --host`) to measurements of a running server.
+    Fit(FitArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FitArgs {
+    /// One measurement: BEFORE.json,AFTER.json[,FIO.json] — two `swan status --json`
+    /// snapshots of one server around a client's run and, if the client was fio
+    /// (`--output-format=json`), its output, whose CPU time becomes the client's stage
+    /// (without it the client costs nothing). Repeat for runs of other request sizes: their
+    /// spread splits each cost into a part per request and a part per KiB.
+    #[arg(long = "run", required = true, value_name = "BEFORE,AFTER[,FIO]")]
+    pub runs: Vec<String>,
+    /// Cores the client and the server share (default: this machine's).
+    #[arg(long)]
+    pub cores: Option<u32>,
+    /// The model's name in its file and in every run that uses it.
+    #[arg(long, default_value = "this machine")]
+    pub name: String,
+    /// Where to write the model (default: print it).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+/// What one measurement says per request of each stage, and its mean request size.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Sample {
+    kib: f64,
+    client_ns: f64,
+    reader_ns: f64,
+    engine_in_ns: f64,
+    engine_out_ns: f64,
+    /// GC's engine time per KiB GC moved through the members (read and written).
+    gc_ns_per_kib: Option<f64>,
+    requests: f64,
+}
+
+pub fn run(args: &HostArgs) -> anyhow::Result<()> {
+    match &args.command {
+        HostCommand::Fit(f) => fit_cmd(f),
+    }
+}
+
+fn fit_cmd(args: &FitArgs) -> anyhow::Result<()> {
+    let samples: Vec<Sample> = args.runs.iter().map(|r| sample_of(r)).collect::<anyhow::Result<_>>()?;
+    let cores = match args.cores {
+        Some(c) => c,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    let model = fit(&samples, cores, &args.name);
+    model.validate()?;
+    let text = serde_json::to_string_pretty(&model)? + "\n";
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("swan host fit: {} written from {} run(s)", path.display(), samples.len());
+        }
+        None => print!("{text}"),
+    }
+    for s in &samples {
+        eprintln!(
+            "  run of {:.0} requests at {:.1} KiB: client {:.1} µs, reader {:.1} µs, engine {:.1} + {:.1} µs per request; GC {} per KiB moved",
+            s.requests,
+            s.kib,
+            s.client_ns / 1e3,
+            s.reader_ns / 1e3,
+            s.engine_in_ns / 1e3,
+            s.engine_out_ns / 1e3,
+            s.gc_ns_per_kib.map_or("not measured (no GC)".into(), |g| format!("{g:.0} ns")),
+        );
+    }
+    Ok(())
+}
+
+fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
+    let line = |f: fn(&Sample) -> f64| {
+        let (a, b) = least_squares(samples.iter().map(|s| (s.kib, f(s))));
+        StageCost { per_request_ns: a, per_kib_ns: b }
+    };
+    let gc: Vec<f64> = samples.iter().filter_map(|s| s.gc_ns_per_kib).collect();
+    let gc_per_kib = if gc.is_empty() { 0.0 } else { gc.iter().sum::<f64>() / gc.len() as f64 };
+    HostModel {
+        name: name.into(),
+        cores,
+        client: line(|s| s.client_ns),
+        reader: line(|s| s.reader_ns),
+        engine_in: line(|s| s.engine_in_ns),
+        engine_out: line(|s| s.engine_out_ns),
+        gc: StageCost { per_request_ns: 0.0, per_kib_ns: gc_per_kib },
+    }
+}
+
+/// The line `y = a + b·x` nearest the points, with `a, b ≥ 0`: a cost neither part of which
+/// is negative. With one size of `x` (or one point) it is `b = 0`, `a` the mean.
+fn least_squares(points: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    let p: Vec<(f64, f64)> = points.collect();
+    let n = p.len() as f64;
+    if p.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mx = p.iter().map(|q| q.0).sum::<f64>() / n;
+    let my = p.iter().map(|q| q.1).sum::<f64>() / n;
+    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
+    if sxx < 1e-9 {
+        return (my.max(0.0), 0.0);
+    }
+    let b = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum::<f64>() / sxx;
+    let a = my - b * mx;
+    match (a >= 0.0, b >= 0.0) {
+        (true, true) => (a, b),
+        // The best line with one part held at 0.
+        (_, false) => (my.max(0.0), 0.0),
+        (false, true) => {
+            let b0 = p.iter().map(|q| q.0 * q.1).sum::<f64>() / p.iter().map(|q| q.0 * q.0).sum::<f64>();
+            (0.0, b0.max(0.0))
+        }
+    }
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    // fio may print notes before its JSON.
+    let start = text.find('{').with_context(|| format!("{}: no JSON object in it", path.display()))?;
+    serde_json::from_str(&text[start..]).with_context(|| format!("{}: not JSON", path.display()))
+}
+
+fn num(v: &Value, path: &[&str], file: &Path) -> anyhow::Result<f64> {
+    let mut x = v;
+    for k in path {
+        x = x.get(k).with_context(|| format!("{}: no field {}", file.display(), path.join(".")))?;
+    }
+    x.as_f64().with_context(|| format!("{}: {} is not a number", file.display(), path.join(".")))
+}
+
+/// Sum of the CPU seconds of the threads of `stages` in a status snapshot.
+fn stage_cpu(st: &Value, stages: &[&str]) -> f64 {
+    st.get("threads").and_then(Value::as_array).map_or(0.0, |ts| {
+        ts.iter()
+            .filter(|t| t.get("stage").and_then(Value::as_str).is_some_and(|s| stages.contains(&s)))
+            .filter_map(|t| t.get("cpu_s").and_then(Value::as_f64))
+            .sum()
+    })
+}
+
+fn gc_bytes(st: &Value) -> f64 {
+    st.get("members").and_then(Value::as_array).map_or(0.0, |ms| {
+        ms.iter()
+            .map(|m| {
+                ["gc_bytes_read", "gc_bytes_written"]
+                    .iter()
+                    .filter_map(|k| m.get(*k).and_then(Value::as_f64))
+                    .sum::<f64>()
+            })
+            .sum()
+    })
+}
+
+fn sample_of(run: &str) -> anyhow::Result<Sample> {
+    let parts: Vec<&str> = run.split(',').collect();
+    if !(2..=3).contains(&parts.len()) {
+        bail!("--run {run}: expected BEFORE.json,AFTER.json[,FIO.json]");
+    }
+    let (bp, ap) = (Path::new(parts[0]), Path::new(parts[1]));
+    let (b, a) = (read_json(bp)?, read_json(ap)?);
+    if a.get("uuid") != b.get("uuid") {
+        bail!("--run {run}: the two snapshots are of different arrays");
+    }
+    let d = |path: &[&str]| -> anyhow::Result<f64> { Ok(num(&a, path, ap)? - num(&b, path, bp)?) };
+    let requests = d(&["engine_cpu", "requests"])?;
+    if requests < 1.0 {
+        bail!("--run {run}: the server served no request between the snapshots");
+    }
+    let bytes = d(&["user_bytes_written"])? + d(&["user_bytes_read"])?;
+    let per = |s: f64| s * 1e9 / requests;
+    let engine_in = d(&["engine_cpu", "receiving_s"])? + d(&["engine_cpu", "serving_s"])?;
+    let engine_out =
+        d(&["engine_cpu", "replies_s"])? + d(&["engine_cpu", "durability_s"])? + d(&["engine_cpu", "rebuild_s"])?;
+    let reader = stage_cpu(&a, &["nbd-reader", "tls"]) - stage_cpu(&b, &["nbd-reader", "tls"]);
+    let moved_kib = (gc_bytes(&a) - gc_bytes(&b)) / 1024.0;
+    let gc_s = d(&["engine_cpu", "gc_s"])?;
+    let client_ns = match parts.get(2) {
+        Some(f) => {
+            let path = Path::new(f);
+            let fio = read_json(path)?;
+            let job = fio.get("jobs").and_then(|j| j.get(0)).with_context(|| format!("{f}: no fio job"))?;
+            let cpu_pct = num(job, &["usr_cpu"], path)? + num(job, &["sys_cpu"], path)?;
+            let runtime_s = num(job, &["job_runtime"], path)? / 1e3;
+            let ios =
+                ["read", "write", "trim"].iter().filter_map(|k| job.get(*k)?.get("total_ios")?.as_f64()).sum::<f64>();
+            if ios < 1.0 {
+                bail!("{f}: fio did no I/O");
+            }
+            cpu_pct / 100.0 * runtime_s * 1e9 / ios
+        }
+        None => 0.0,
+    };
+    Ok(Sample {
+        kib: bytes / requests / 1024.0,
+        client_ns,
+        reader_ns: per(reader),
+        engine_in_ns: per(engine_in),
+        engine_out_ns: per(engine_out),
+        gc_ns_per_kib: (moved_kib > 1.0).then(|| gc_s * 1e9 / moved_kib),
+        requests,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_through_two_sizes_splits_the_cost() {
+        let (a, b) = least_squares([(8.0, 10_000.0), (64.0, 24_000.0)].into_iter());
+        assert!((a - 8_000.0).abs() < 1e-6 && (b - 250.0).abs() < 1e-6, "{a} {b}");
+        assert_eq!(least_squares([(8.0, 5.0), (8.0, 7.0)].into_iter()), (6.0, 0.0));
+        // A cost that falls with size is a fixed cost, not a negative one per KiB.
+        assert_eq!(least_squares([(8.0, 9.0), (64.0, 7.0)].into_iter()), (8.0, 0.0));
+    }
+
+    #[test]
+    fn snapshots_of_a_server_become_costs_per_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = |req: f64, cpu: f64, reader: f64, gc_bytes: f64| {
+            serde_json::json!({
+                "uuid": "u", "user_bytes_written": req * 8192.0, "user_bytes_read": 0.0,
+                "engine_cpu": {"requests": req, "receiving_s": cpu, "serving_s": cpu, "replies_s": cpu,
+                               "durability_s": 0.0, "rebuild_s": 0.0, "gc_s": cpu},
+                "threads": [{"stage": "nbd-reader", "cpu_s": reader}],
+                "members": [{"gc_bytes_read": gc_bytes, "gc_bytes_written": gc_bytes}],
+            })
+        };
+        let (b, a) = (dir.path().join("b.json"), dir.path().join("a.json"));
+        std::fs::write(&b, st(0.0, 0.0, 0.0, 0.0).to_string()).unwrap();
+        std::fs::write(&a, st(100_000.0, 1.0, 0.5, 512.0 * 1024.0 * 1024.0).to_string()).unwrap();
+        let s = sample_of(&format!("{},{}", b.display(), a.display())).unwrap();
+        assert!((s.kib - 8.0).abs() < 1e-9);
+        assert!((s.engine_in_ns - 20_000.0).abs() < 1e-6, "{s:?}");
+        assert!((s.engine_out_ns - 10_000.0).abs() < 1e-6);
+        assert!((s.reader_ns - 5_000.0).abs() < 1e-6);
+        assert!((s.gc_ns_per_kib.unwrap() - 1e9 / (1024.0 * 1024.0)).abs() < 1e-6);
+        let m = fit(&[s], 2, "t");
+        assert_eq!(m.cores, 2);
+        assert!((m.engine_in.per_request_ns - 20_000.0).abs() < 1e-6);
+        let e = sample_of(&format!("{},{}", a.display(), a.display())).unwrap_err();
+        assert!(e.to_string().contains("no request"), "{e}");
+    }
+}
