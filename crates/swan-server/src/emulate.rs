@@ -20,10 +20,12 @@
 //! - model time ([`Nanos`] since [`Emulator::start`]) ↔ wall clock: `start + Duration::from_nanos(t)`;
 //!   an `Instant` before `start` counts as model time 0;
 //! - an operation issued while the model SSD is still busy queues behind that work, which
-//!   is how bandwidth limits and GC stalls reach the client. The engine may issue the next
-//!   phase of a plan at the (future) instant the previous phase completes and later issue
-//!   other work "now": such out-of-order submissions are safe in the model (nothing in it
-//!   goes backwards or panics) and simply queue behind everything submitted before them;
+//!   is how bandwidth limits and GC stalls reach the client. A later phase of a plan reaches
+//!   the model only once the phase before it has completed there (a GC job's waits for it;
+//!   a user request's is kept by `engine::later_phases`), so the model hears of work in time
+//!   order, as the simulator's models do. Work given for an instant before one the model was
+//!   already given is safe (nothing in it goes backwards) but queues behind that later work;
+//!   it is counted ([`EmuStats::out_of_order_ops`]);
 //! - the [`IoClass`] is passed through, so SWAN's reads (`UserPreempt`) overtake queued
 //!   array GC (`Gc`) on the model, as the paper prescribes; the SSD's *own* GC cannot be
 //!   overtaken.
@@ -82,6 +84,13 @@ pub struct EmuStats {
     /// Operations that reached past the model's capacity and were cut to fit (always 0
     /// when the engine passes member-relative blocks, as it should).
     pub out_of_range_ops: u64,
+    /// Operations submitted for an instant before one the model SSD had already been given
+    /// work at: they queue behind that later work, which the simulator (submitting in time
+    /// order) never makes them do. And the summed time they were submitted early by, µs.
+    #[serde(default)]
+    pub out_of_order_ops: u64,
+    #[serde(default)]
+    pub out_of_order_us: u64,
 }
 
 /// Why an emulator could not be built.
@@ -119,6 +128,9 @@ pub struct Emulator {
     start: Instant,
     preset: String,
     out_of_range: Vec<u64>,
+    /// Per member, the latest model time it was given work at, and the submissions before it.
+    latest: Vec<Nanos>,
+    out_of_order: Vec<(u64, Nanos)>,
 }
 
 impl Emulator {
@@ -164,6 +176,8 @@ impl Emulator {
             start,
             preset: preset.to_owned(),
             out_of_range: vec![0; members as usize],
+            latest: vec![0; members as usize],
+            out_of_order: vec![(0, 0); members as usize],
         })
     }
 
@@ -234,6 +248,13 @@ impl Emulator {
             EmuOp::Trim => DevOpKind::Trim,
             EmuOp::Flush => DevOpKind::Flush,
         };
+        let latest = &mut self.latest[member as usize];
+        if t < *latest {
+            let o = &mut self.out_of_order[member as usize];
+            o.0 += 1;
+            o.1 += *latest - t;
+        }
+        *latest = (*latest).max(t);
         let done = ssd.submit(t, DevOp { kind, block, count, class });
         self.wall(done).max(now)
     }
@@ -263,6 +284,8 @@ impl Emulator {
             read_p99_us: if s.read_latency_us.is_empty() { 0 } else { s.read_latency_us.value_at_quantile(0.99) },
             write_p99_us: if s.write_latency_us.is_empty() { 0 } else { s.write_latency_us.value_at_quantile(0.99) },
             out_of_range_ops: self.out_of_range[member as usize],
+            out_of_order_ops: self.out_of_order[member as usize].0,
+            out_of_order_us: self.out_of_order[member as usize].1 / 1_000,
         }
     }
 

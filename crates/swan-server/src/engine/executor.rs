@@ -11,6 +11,7 @@
 //! batch's journal record and its replies), so nothing can see the difference but the member.
 
 use super::crcs::Crcs;
+use super::later_phases::{LaterPhases, ModelOp};
 use super::member_io::MemberIo;
 use super::run_buf::RunBuf;
 use crate::emulate::{EmuOp, Emulator};
@@ -106,6 +107,8 @@ pub(super) struct Executor {
     /// Batches sealed so far.
     pub batches_overlapped: u64,
     failure: Option<WriteFailure>,
+    /// Emulating: user requests' later phases, waiting for the model ([`super::later_phases`]).
+    pub later: LaterPhases,
 }
 
 type Ticket = (Option<usize>, Range<u64>);
@@ -143,6 +146,7 @@ impl Executor {
             sealed: None,
             batches_overlapped: 0,
             failure: None,
+            later: LaterPhases::default(),
         }
     }
 
@@ -160,7 +164,24 @@ impl Executor {
         self.in_flight = false;
         let mut t = start;
         let gather = self.emu.is_none() && self.log_structured;
+        // Emulating a user request of several phases: the model hears of the later ones when
+        // the first is done on it (their bytes go to the members now).
+        let defer = self.later.defer && self.emu.is_some() && plan.phase_count() > 1;
+        let mut later = std::collections::VecDeque::new();
         for k in 0..plan.phase_count() {
+            if defer && k > 0 {
+                if self.writes_outstanding() && plan.phase(k).iter().any(|p| matches!(p.kind, IoKind::Read(_))) {
+                    self.wait_writes(io);
+                }
+                let mut ops = Vec::new();
+                for p in plan.phase(k) {
+                    if let Some(op) = self.io_bytes(io, crcs, scheme, p, b)? {
+                        ops.push(ModelOp { member: p.member, op, block: p.block, count: p.count, class: p.class });
+                    }
+                }
+                later.push_back(ops);
+                continue;
+            }
             let mut end = t;
             if self.writes_outstanding() && plan.phase(k).iter().any(|p| matches!(p.kind, IoKind::Read(_))) {
                 // A read must find what was written before it: written, not only handed to
@@ -180,6 +201,9 @@ impl Executor {
         }
         if self.run_bytes >= RUNS_FLUSH_AT {
             self.flush_runs(io);
+        }
+        if !later.is_empty() {
+            self.later.push(t, later);
         }
         Ok(self.emu.is_some().then_some(t))
     }
@@ -392,6 +416,27 @@ impl Executor {
         b: &mut Buffers<'_>,
         issue: Instant,
     ) -> Result<Option<Instant>, MemberError> {
+        let Some(op) = self.io_bytes(io, crcs, scheme, p, b)? else { return Ok(None) };
+        Ok(self.emu.as_mut().map(|e| e.complete_at(issue, p.member, op, p.block, p.count, p.class)))
+    }
+
+    /// Emulating: give the model the later phases due by `now` (all of them if `all`);
+    /// the requests whose last phase that was, with their model completion, go into `done`.
+    pub fn advance_model(&mut self, now: Instant, all: bool, done: &mut Vec<(u64, Instant)>) {
+        if let Some(emu) = self.emu.as_mut() {
+            self.later.advance(emu, now, all, done);
+        }
+    }
+
+    /// One member operation's bytes; what the model SSD is to hear of it (none for a flush).
+    fn io_bytes(
+        &mut self,
+        io: &mut MemberIo,
+        crcs: &mut Crcs,
+        scheme: &ArrayScheme,
+        p: &PlannedIo,
+        b: &mut Buffers<'_>,
+    ) -> Result<Option<EmuOp>, MemberError> {
         let m = p.member as usize;
         let n = p.count as usize * BLOCK;
         let gc = p.class == IoClass::Gc;
@@ -462,7 +507,7 @@ impl Executor {
             // Durability is the sync point's job (FLUSH and FUA both wait for one).
             IoKind::Flush => return Ok(None),
         };
-        Ok(self.emu.as_mut().map(|e| e.complete_at(issue, p.member, emu_op, p.block, p.count, p.class)))
+        Ok(Some(emu_op))
     }
 
     /// The bytes a member write carries (borrowed from the plan's buffers where they are

@@ -32,6 +32,7 @@ mod executor;
 mod full_stop;
 mod gc;
 mod gc_verify;
+mod later_phases;
 mod member_io;
 mod open_rows;
 mod replies;

@@ -5,7 +5,7 @@
 use super::status::EmulationTiming;
 use crate::service::{gather, Completion, Reply};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::time::{Duration, Instant};
 
 /// A reply held until the emulated SSDs would have completed the request.
@@ -51,6 +51,9 @@ pub(super) struct Replies {
     pub sync_waiters: Vec<Completion>,
     held: BinaryHeap<Reverse<Held>>,
     held_seq: u64,
+    /// Emulated replies whose request's later phases still wait for the model, by token
+    /// ([`super::later_phases`]), each with when it was carried out.
+    later: BTreeMap<u64, (Held, Instant)>,
     /// Emulated replies: how many, their model time and their lateness, summed in ns.
     emulated: u64,
     model_ns: u64,
@@ -87,6 +90,24 @@ impl Replies {
         }
     }
 
+    /// Hold the reply of a request carried out at `now` whose later phases wait for the
+    /// model under `token`, until [`Replies::resolve`] says when its last completes.
+    pub fn complete_later(&mut self, done: Completion, reply: Reply, token: u64, now: Instant, write: bool) {
+        self.held_seq += 1;
+        let held = Held { at: now, seq: self.held_seq, done, reply, batch: self.batch_no, write };
+        self.later.insert(token, (held, now));
+    }
+
+    /// Request `token`'s last phase completes on the model at `at`: its reply is held until
+    /// then. (A token with no reply waiting, a FUA write's, is nothing to do.)
+    pub fn resolve(&mut self, token: u64, at: Instant) {
+        let Some((mut held, carried)) = self.later.remove(&token) else { return };
+        self.emulated += 1;
+        self.model_ns = self.model_ns.saturating_add(nanos(at.saturating_duration_since(carried)));
+        held.at = at;
+        self.held.push(Reverse(held));
+    }
+
     /// The index the next reply to join a batch gets.
     pub fn next_index(&self) -> usize {
         self.sent + self.batch.len()
@@ -99,6 +120,11 @@ impl Replies {
         for (_, reply, write) in &mut self.batch {
             if *write {
                 *reply = Err(errno);
+            }
+        }
+        for (h, _) in self.later.values_mut() {
+            if h.batch == self.batch_no && h.write {
+                h.reply = Err(errno);
             }
         }
         if self.held.iter().any(|Reverse(h)| h.batch == self.batch_no && h.write) {
@@ -125,12 +151,35 @@ impl Replies {
     }
 
     /// Send the held replies that are due by `now`.
+    /// Each connection's go out in one send.
     pub fn deliver_due(&mut self, now: Instant) {
-        while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
-            let Reverse(h) = self.held.pop().expect("peeked");
-            self.late_ns = self.late_ns.saturating_add(nanos(now.saturating_duration_since(h.at)));
-            (h.done)(h.reply);
-        }
+        gather::replies(|| {
+            while self.held.peek().is_some_and(|Reverse(h)| h.at <= now) {
+                self.deliver_first(now);
+            }
+        });
+    }
+
+    /// Send the held replies due by `now` whose batch's tail record is written — any but
+    /// those of the batch being served — so that between the requests of a long round a
+    /// reply the model has finished does not wait for the next round.
+    pub fn deliver_due_journaled(&mut self, now: Instant) {
+        gather::replies(|| {
+            while self.journaled_due(now) {
+                self.deliver_first(now);
+            }
+        });
+    }
+
+    /// Whether [`Replies::deliver_due_journaled`] has anything to send at `now`.
+    pub fn journaled_due(&self, now: Instant) -> bool {
+        self.held.peek().is_some_and(|Reverse(h)| h.at <= now && h.batch < self.batch_no)
+    }
+
+    fn deliver_first(&mut self, now: Instant) {
+        let Reverse(h) = self.held.pop().expect("a held reply");
+        self.late_ns = self.late_ns.saturating_add(nanos(now.saturating_duration_since(h.at)));
+        (h.done)(h.reply);
     }
 
     /// The emulated replies' timing so far (`swan status`).
@@ -146,6 +195,9 @@ impl Replies {
     /// Send every held reply at once (the engine is stopping).
     pub fn deliver_all_held(&mut self) {
         while let Some(Reverse(h)) = self.held.pop() {
+            (h.done)(h.reply);
+        }
+        for (_, (h, _)) in std::mem::take(&mut self.later) {
             (h.done)(h.reply);
         }
     }

@@ -136,7 +136,9 @@ impl Worker {
     /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
     pub fn round(&mut self) {
         self.cpu.switch(Part::Replies);
-        self.replies.deliver_due(self.now());
+        let now = self.now();
+        self.advance_model(now, false);
+        self.replies.deliver_due(now);
         self.cpu.switch(Part::Serving);
         self.resume_if_room();
         self.store.fail_members_reads_met();
@@ -216,6 +218,8 @@ impl Worker {
         self.store.journal_tail(None);
         self.send_landed();
         drop(self.store.exec.pool.take());
+        let now = self.now();
+        self.advance_model(now, true);
         self.replies.deliver_all_held();
         self.store.close()
     }
@@ -240,7 +244,10 @@ impl Worker {
                 Err(mpsc::TryRecvError::Disconnected) => return false,
             }
         } else {
-            match rx.recv_timeout(self.replies.wait_before_due(self.now(), idle_wait)) {
+            let now = self.now();
+            let model = self.store.exec.later.next_due().map(|t| t.saturating_duration_since(now));
+            let wait = self.replies.wait_before_due(now, idle_wait).min(model.unwrap_or(idle_wait));
+            match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => {
                     self.store.exec.drop_spares();
@@ -290,12 +297,39 @@ impl Worker {
                 break;
             }
             self.cpu.taken(handed, taken);
+            self.deliver_due_replies();
         }
         // The batch's journal record and replies follow its data: the last batch's now, this
         // one's now or, left in flight, next round.
         self.store.wait_sealed();
         let left = self.store.end_batch(self.may_leave_in_flight());
         self.in_flight = left.then_some(starts);
+    }
+
+    /// Between the steps of a round: send the held replies the model SSDs have finished,
+    /// of batches already journaled, rather than at the next round's start.
+    fn deliver_due_replies(&mut self) {
+        let now = self.now();
+        let model_due = self.store.exec.later.next_due().is_some_and(|t| t <= now);
+        if !model_due && !self.replies.journaled_due(now) {
+            return;
+        }
+        let was = self.cpu.switch(Part::Replies);
+        if model_due {
+            self.advance_model(now, false);
+        }
+        self.replies.deliver_due_journaled(now);
+        self.cpu.switch(was);
+    }
+
+    /// Emulating: the later phases due by `now` (all of them if `all`) go to the model; the
+    /// replies whose last phase that was are held until its completion there.
+    fn advance_model(&mut self, now: Instant, all: bool) {
+        let mut done = Vec::new();
+        self.store.exec.advance_model(now, all, &mut done);
+        for (token, at) in done {
+            self.replies.resolve(token, at);
+        }
     }
 
     /// Carry out one request. Gives it back if the array has no space for it yet.
@@ -361,8 +395,13 @@ impl Worker {
                     (_, Some(zeroes)) => zeroes,
                     _ => &[],
                 };
+                // Emulating: a plan of several phases may leave its later ones to the model
+                // for when the first completes there; its reply then waits for them.
+                self.store.exec.later.defer = true;
                 let carried = self.store.carry_out(&plan, &r, user);
-                self.after_carried(req.fua, writes, &r, carried, done);
+                self.store.exec.later.defer = false;
+                let later = self.store.exec.later.take_token();
+                self.after_carried(req.fua, writes, &r, carried.map(|(reply, at)| (reply, at, later)), done);
             }
         }
         self.plan = plan;
@@ -376,7 +415,7 @@ impl Worker {
         fua: bool,
         writes: bool,
         r: &Request,
-        carried: Result<(Vec<u8>, Option<Instant>), Errno>,
+        carried: Result<(Vec<u8>, Option<Instant>, Option<u64>), Errno>,
         done: Completion,
     ) {
         if writes {
@@ -390,7 +429,12 @@ impl Worker {
                 self.replies.sync_waiters.push(done);
                 self.store.exec.track(None, blocks.clone());
             }
-            Ok((reply, at)) => {
+            Ok((reply, _, Some(token))) => {
+                let now = self.now();
+                self.replies.complete_later(done, Ok(reply), token, now, writes);
+                self.store.exec.track(None, blocks.clone());
+            }
+            Ok((reply, at, None)) => {
                 let now = self.now();
                 let index = self.replies.complete(done, Ok(reply), at, now, writes);
                 self.store.exec.track(index, blocks.clone());
@@ -452,6 +496,7 @@ impl Worker {
             if !self.gc_step() {
                 break;
             }
+            self.deliver_due_replies();
         }
     }
 
@@ -605,6 +650,7 @@ impl Worker {
                 return;
             }
             self.gc_step_or_wait();
+            self.deliver_due_replies();
         }
     }
 
