@@ -63,6 +63,14 @@ pub(super) struct Worker {
     cpu: CpuAccount,
 }
 
+/// A request carried out: its reply's data, when the model SSDs complete it (emulating),
+/// or the token its later phases wait for the model under ([`super::later_phases`]).
+struct CarriedOut {
+    reply: Vec<u8>,
+    at: Option<Instant>,
+    later: Option<u64>,
+}
+
 /// Where a sealed batch begins in the journal queue and among the replies: what comes
 /// before it has landed and may be journaled and answered.
 #[derive(Clone, Copy)]
@@ -401,7 +409,8 @@ impl Worker {
                 let carried = self.store.carry_out(&plan, &r, user);
                 self.store.exec.later.defer = false;
                 let later = self.store.exec.later.take_token();
-                self.after_carried(req.fua, writes, &r, carried.map(|(reply, at)| (reply, at, later)), done);
+                let carried = carried.map(|(reply, at)| CarriedOut { reply, at, later });
+                self.after_carried(req.fua, writes, &r, carried, done);
             }
         }
         self.plan = plan;
@@ -415,7 +424,7 @@ impl Worker {
         fua: bool,
         writes: bool,
         r: &Request,
-        carried: Result<(Vec<u8>, Option<Instant>, Option<u64>), Errno>,
+        carried: Result<CarriedOut, Errno>,
         done: Completion,
     ) {
         if writes {
@@ -429,12 +438,12 @@ impl Worker {
                 self.replies.sync_waiters.push(done);
                 self.store.exec.track(None, blocks.clone());
             }
-            Ok((reply, _, Some(token))) => {
+            Ok(CarriedOut { reply, later: Some(token), .. }) => {
                 let now = self.now();
                 self.replies.complete_later(done, Ok(reply), token, now, writes);
                 self.store.exec.track(None, blocks.clone());
             }
-            Ok((reply, at, None)) => {
+            Ok(CarriedOut { reply, at, later: None }) => {
                 let now = self.now();
                 let index = self.replies.complete(done, Ok(reply), at, now, writes);
                 self.store.exec.track(index, blocks.clone());
