@@ -14,12 +14,15 @@ usage() {
 Usage: scripts/sim-vs-live.sh [--help]
 
 1. Fit: a calibration array (FIT_CASE) is served live with --emulate PRESET --emulate-age AGE
-   and written by fio at 8 KiB and at 64 KiB; `swan host fit` turns the server's own
+   and written by fio at 8 KiB and at 64 KiB, then read and written at 8 KiB (70 % reads);
+   `swan host fit` turns the server's own
    measurements (swan status --json before and after, fio's CPU) into HOST (a JSON file),
    unless HOST exists already.
 2. For each case of CASES and each of RUNS runs: a fresh array (swan create --force: the
    member files' contents are lost) over files in DIR (tmpfs, so the VM's disk is not what
-   is measured), served live; fio (nbd engine, BS, IODEPTH, over 60 % of the volume) for
+   is measured), served live; fio (nbd engine, BS, IODEPTH, over 60 % of the volume, with
+   --norandommap: addresses drawn uniformly, as the simulator draws them; fio's default
+   random map writes each block once per pass, which halves GC's work) for
    RUNTIME s; the live throughput is the server's bytes between snapshots at RUNTIME/2 and
    at the end. Then `swan sim --array` of the same superblock with the same workload and
    seed-varied runs, with and without --host HOST, over the same second half.
@@ -80,7 +83,7 @@ live() {
   volume=$(nbdinfo --size "$uri") || die "the server did not come up: $(cat "$DIR/serve.log")"
   local span=$((volume * 60 / 100 / 65536 * 65536))
   fio --name=live --ioengine=nbd --uri="$uri" --rw="$rw" ${mix:+--rwmixread="$mix"} --bs="$bs" \
-    --iodepth="$IODEPTH" --size="$span" --time_based --runtime="$RUNTIME" --randrepeat=0 \
+    --iodepth="$IODEPTH" --size="$span" --time_based --runtime="$RUNTIME" --randrepeat=0 --norandommap \
     --randseed="$seed" --output-format=json >"$DIR/$tag-fio.json" &
   local fio_pid=$!
   sleep $((RUNTIME / 2))
@@ -120,12 +123,14 @@ PY
 }
 
 if [[ ! -f $HOST ]]; then
-  echo "# fitting $HOST on $FIT_CASE at 8k and 64k, $RUNTIME s each"
+  echo "# fitting $HOST on $FIT_CASE: 8k and 64k random writes, an 8k 70/30 mix of reads and writes; $RUNTIME s each"
   runs=()
-  for bs in 8k 64k; do
-    mbps=$(live "$FIT_CASE" "$bs" 1 "fit-$bs")
-    echo "#   $FIT_CASE $bs: $mbps MB/s live"
-    runs+=(--run "$DIR/fit-$bs-before.json,$DIR/fit-$bs-after.json,$DIR/fit-$bs-fio.json")
+  fit_base=${FIT_CASE%:*}
+  for fit in "$FIT_CASE 8k w8k" "$FIT_CASE 64k w64k" "$fit_base:randrw:70 8k rw8k"; do
+    read -r fcase bs tag <<<"$fit"
+    mbps=$(live "$fcase" "$bs" 1 "fit-$tag")
+    echo "#   $fcase $bs: $mbps MB/s live"
+    runs+=(--run "$DIR/fit-$tag-before.json,$DIR/fit-$tag-after.json,$DIR/fit-$tag-fio.json")
   done
   "$SWAN_BIN" host fit "${runs[@]}" --out "$HOST"
 fi

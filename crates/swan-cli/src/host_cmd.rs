@@ -3,8 +3,9 @@
 //! A measurement is two `swan status --json` snapshots of one server taken around a client's
 //! run, and (optionally) the client's own fio JSON output for its CPU time. Each stage's
 //! cost per request is its CPU time between the snapshots over the requests served; given
-//! runs of different request sizes, a least-squares line through them splits it into a
-//! part per request and a part per KiB. docs/host-model.md says what each parameter is.
+//! runs of different request sizes and read shares, a least-squares fit (no part negative)
+//! splits it into a part per request, a part per KiB written and a part per KiB read.
+//! docs/host-model.md says what each parameter is.
 
 use anyhow::{bail, Context};
 use serde_json::Value;
@@ -28,8 +29,10 @@ pub struct FitArgs {
     /// One measurement: BEFORE.json,AFTER.json[,FIO.json] — two `swan status --json`
     /// snapshots of one server around a client's run and, if the client was fio
     /// (`--output-format=json`), its output, whose CPU time becomes the client's stage
-    /// (without it the client costs nothing). Repeat for runs of other request sizes: their
-    /// spread splits each cost into a part per request and a part per KiB.
+    /// (without it the client costs nothing). Repeat for runs of other request sizes and
+    /// read shares: their spread splits each cost into parts per request, per KiB written
+    /// and per KiB read (at least three runs for all three: e.g. 8 KiB and 64 KiB writes and
+    /// an 8 KiB mix of reads and writes).
     #[arg(long = "run", required = true, value_name = "BEFORE,AFTER[,FIO]")]
     pub runs: Vec<String>,
     /// Cores the client and the server share (default: this machine's).
@@ -46,7 +49,9 @@ pub struct FitArgs {
 /// What one measurement says per request of each stage, and its mean request size.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Sample {
-    kib: f64,
+    /// KiB written and read per request.
+    write_kib: f64,
+    read_kib: f64,
     client_ns: f64,
     reader_ns: f64,
     engine_in_ns: f64,
@@ -80,9 +85,10 @@ fn fit_cmd(args: &FitArgs) -> anyhow::Result<()> {
     }
     for s in &samples {
         eprintln!(
-            "  run of {:.0} requests at {:.1} KiB: client {:.1} µs, reader {:.1} µs, engine {:.1} + {:.1} µs per request; GC {} per KiB moved",
+            "  run of {:.0} requests writing {:.1} KiB and reading {:.1} KiB each: client {:.1} µs, reader {:.1} µs, engine {:.1} + {:.1} µs per request; GC {} per KiB moved",
             s.requests,
-            s.kib,
+            s.write_kib,
+            s.read_kib,
             s.client_ns / 1e3,
             s.reader_ns / 1e3,
             s.engine_in_ns / 1e3,
@@ -95,8 +101,8 @@ fn fit_cmd(args: &FitArgs) -> anyhow::Result<()> {
 
 fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
     let line = |f: fn(&Sample) -> f64| {
-        let (a, b) = least_squares(samples.iter().map(|s| (s.kib, f(s))));
-        StageCost { per_request_ns: a, per_kib_ns: b }
+        let [a, w, r] = nonnegative_fit(samples.iter().map(|s| ([1.0, s.write_kib, s.read_kib], f(s))).collect());
+        StageCost { per_request_ns: a, per_kib_ns: w, per_read_kib_ns: r }
     };
     let gc: Vec<f64> = samples.iter().filter_map(|s| s.gc_ns_per_kib).collect();
     let gc_per_kib = if gc.is_empty() { 0.0 } else { gc.iter().sum::<f64>() / gc.len() as f64 };
@@ -107,35 +113,74 @@ fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
         reader: line(|s| s.reader_ns),
         engine_in: line(|s| s.engine_in_ns),
         engine_out: line(|s| s.engine_out_ns),
-        gc: StageCost { per_request_ns: 0.0, per_kib_ns: gc_per_kib },
+        gc: StageCost { per_kib_ns: gc_per_kib, ..StageCost::default() },
     }
 }
 
-/// The line `y = a + b·x` nearest the points, with `a, b ≥ 0`: a cost neither part of which
-/// is negative. With one size of `x` (or one point) it is `b = 0`, `a` the mean.
-fn least_squares(points: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
-    let p: Vec<(f64, f64)> = points.collect();
-    let n = p.len() as f64;
-    if p.is_empty() {
-        return (0.0, 0.0);
-    }
-    let mx = p.iter().map(|q| q.0).sum::<f64>() / n;
-    let my = p.iter().map(|q| q.1).sum::<f64>() / n;
-    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
-    if sxx < 1e-9 {
-        return (my.max(0.0), 0.0);
-    }
-    let b = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum::<f64>() / sxx;
-    let a = my - b * mx;
-    match (a >= 0.0, b >= 0.0) {
-        (true, true) => (a, b),
-        // The best line with one part held at 0.
-        (_, false) => (my.max(0.0), 0.0),
-        (false, true) => {
-            let b0 = p.iter().map(|q| q.0 * q.1).sum::<f64>() / p.iter().map(|q| q.0 * q.0).sum::<f64>();
-            (0.0, b0.max(0.0))
+/// The coefficients `c ≥ 0` of `y ≈ c · x` nearest the points in least squares: of every
+/// subset of the three regressors, the best fit whose coefficients are all ≥ 0 (the others
+/// held at 0). A regressor the runs do not vary (every run writes, say) is left at 0 unless
+/// it is the only way to fit; with one point, the fixed part takes it all.
+fn nonnegative_fit(points: Vec<([f64; 3], f64)>) -> [f64; 3] {
+    let mut best: Option<(f64, [f64; 3])> = None;
+    // Fewer regressors first, so that a tie keeps the simpler model.
+    let mut subsets: Vec<u8> = (1u8..8).collect();
+    subsets.sort_by_key(|m| (m.count_ones(), *m));
+    for mask in subsets {
+        let idx: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
+        let Some(c) = solve_normal(&points, &idx) else { continue };
+        if c.iter().any(|v| *v < 0.0) {
+            continue;
+        }
+        let mut full = [0.0; 3];
+        for (k, &i) in idx.iter().enumerate() {
+            full[i] = c[k];
+        }
+        let residual: f64 = points.iter().map(|(x, y)| (y - (0..3).map(|i| full[i] * x[i]).sum::<f64>()).powi(2)).sum();
+        // Subsets come fewest regressors first, the fixed part first among equals: a later
+        // one must fit clearly better to be kept.
+        if best.as_ref().is_none_or(|(r, _)| residual < r * (1.0 - 1e-6) - 1e-12) {
+            best = Some((residual, full));
         }
     }
+    best.map_or([0.0; 3], |b| b.1)
+}
+
+/// Least squares over the regressors `idx` by the normal equations; `None` if they are not
+/// independent over the points.
+fn solve_normal(points: &[([f64; 3], f64)], idx: &[usize]) -> Option<Vec<f64>> {
+    let n = idx.len();
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for (x, y) in points {
+        for r in 0..n {
+            for c in 0..n {
+                a[r][c] += x[idx[r]] * x[idx[c]];
+            }
+            a[r][n] += x[idx[r]] * y;
+        }
+    }
+    // Gauss–Jordan with partial pivoting.
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-9 * (1.0 + a.iter().map(|r| r[col].abs()).fold(0.0, f64::max)) {
+            return None;
+        }
+        a.swap(col, piv);
+        let p = a[col][col];
+        for v in &mut a[col] {
+            *v /= p;
+        }
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col];
+                for (v, p) in row.iter_mut().zip(&pivot_row) {
+                    *v -= f * p;
+                }
+            }
+        }
+    }
+    Some(a.iter().map(|r| r[n]).collect())
 }
 
 fn read_json(path: &Path) -> anyhow::Result<Value> {
@@ -191,7 +236,7 @@ fn sample_of(run: &str) -> anyhow::Result<Sample> {
     if requests < 1.0 {
         bail!("--run {run}: the server served no request between the snapshots");
     }
-    let bytes = d(&["user_bytes_written"])? + d(&["user_bytes_read"])?;
+    let (written, read) = (d(&["user_bytes_written"])?, d(&["user_bytes_read"])?);
     let per = |s: f64| s * 1e9 / requests;
     let engine_in = d(&["engine_cpu", "receiving_s"])? + d(&["engine_cpu", "serving_s"])?;
     let engine_out =
@@ -216,7 +261,8 @@ fn sample_of(run: &str) -> anyhow::Result<Sample> {
         None => 0.0,
     };
     Ok(Sample {
-        kib: bytes / requests / 1024.0,
+        write_kib: written / requests / 1024.0,
+        read_kib: read / requests / 1024.0,
         client_ns,
         reader_ns: per(reader),
         engine_in_ns: per(engine_in),
@@ -230,13 +276,25 @@ fn sample_of(run: &str) -> anyhow::Result<Sample> {
 mod tests {
     use super::*;
 
+    fn close(a: [f64; 3], b: [f64; 3]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
     #[test]
-    fn a_line_through_two_sizes_splits_the_cost() {
-        let (a, b) = least_squares([(8.0, 10_000.0), (64.0, 24_000.0)].into_iter());
-        assert!((a - 8_000.0).abs() < 1e-6 && (b - 250.0).abs() < 1e-6, "{a} {b}");
-        assert_eq!(least_squares([(8.0, 5.0), (8.0, 7.0)].into_iter()), (6.0, 0.0));
+    fn runs_of_other_sizes_and_mixes_split_the_cost() {
+        // 8 000 ns + 250 per KiB written + 100 per KiB read, seen at three runs.
+        let cost = |w: f64, r: f64| 8_000.0 + 250.0 * w + 100.0 * r;
+        let runs = vec![
+            ([1.0, 8.0, 0.0], cost(8.0, 0.0)),
+            ([1.0, 64.0, 0.0], cost(64.0, 0.0)),
+            ([1.0, 2.4, 5.6], cost(2.4, 5.6)),
+        ];
+        assert!(close(nonnegative_fit(runs), [8_000.0, 250.0, 100.0]));
+        // One size: the fixed part takes it all.
+        assert!(close(nonnegative_fit(vec![([1.0, 8.0, 0.0], 5.0), ([1.0, 8.0, 0.0], 7.0)]), [6.0, 0.0, 0.0]));
         // A cost that falls with size is a fixed cost, not a negative one per KiB.
-        assert_eq!(least_squares([(8.0, 9.0), (64.0, 7.0)].into_iter()), (8.0, 0.0));
+        let f = nonnegative_fit(vec![([1.0, 8.0, 0.0], 9.0), ([1.0, 64.0, 0.0], 7.0)]);
+        assert!(close(f, [8.0, 0.0, 0.0]), "{f:?}");
     }
 
     #[test]
@@ -255,7 +313,7 @@ mod tests {
         std::fs::write(&b, st(0.0, 0.0, 0.0, 0.0).to_string()).unwrap();
         std::fs::write(&a, st(100_000.0, 1.0, 0.5, 512.0 * 1024.0 * 1024.0).to_string()).unwrap();
         let s = sample_of(&format!("{},{}", b.display(), a.display())).unwrap();
-        assert!((s.kib - 8.0).abs() < 1e-9);
+        assert!((s.write_kib - 8.0).abs() < 1e-9 && s.read_kib == 0.0);
         assert!((s.engine_in_ns - 20_000.0).abs() < 1e-6, "{s:?}");
         assert!((s.engine_out_ns - 10_000.0).abs() < 1e-6);
         assert!((s.reader_ns - 5_000.0).abs() < 1e-6);

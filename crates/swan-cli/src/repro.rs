@@ -113,8 +113,16 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
         _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };
+    let host = match args.experiment {
+        Experiment::Fig5 | Experiment::Fig4b => Some(args.host_model()?),
+        _ if args.host.is_some() => anyhow::bail!("--host applies to fig5, fig4b and ycsb"),
+        _ => None,
+    };
     for cfg in &mut configs {
         cfg.age_spread = args.age_spread;
+        if let Some(h) = &host {
+            cfg.host = h.clone();
+        }
     }
     // Report the SSD size the runs really use (an experiment may need larger SSDs).
     let ssd_gib = configs.first().map_or(scale.ssd_gib, |c| c.ssd.user_pages as f64 / 262_144.0);
@@ -123,12 +131,13 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         c.stop.write_bytes.map(|b| b as f64 / raw as f64)
     });
     println!(
-        "swan repro {exp}: {} runs, SSDs of {} GiB, footprint {}× capacity, seed {}{} (results in {})",
+        "swan repro {exp}: {} runs, SSDs of {} GiB, footprint {}× capacity, seed {}{}{} (results in {})",
         configs.len(),
         ssd_gib,
         footprint.unwrap_or(scale.footprint),
         args.seed,
         if args.age_spread > 0.0 { format!(", SSD ages spread by {}", args.age_spread) } else { String::new() },
+        if host.is_some() { format!(", {}", args.host_label()) } else { String::new() },
         out.display()
     );
     let jobs: Vec<Job> = configs

@@ -109,6 +109,13 @@ pub struct ReproArgs {
     /// reach their GC thresholds in lockstep (0, the default: identical SSDs).
     #[arg(long, default_value_t = 0.0)]
     pub age_spread: f64,
+    /// SWAN's fig5, fig4b and ycsb: the host a request's path crosses. `paper` (the
+    /// default): the paper's own host, chosen on its Fig. 1 (one fio thread at 7.3 µs a
+    /// request, so Log-RAID0 on 8 SSDs writes at most 1.12 GB/s); `none`: no host, requests
+    /// reach the array the moment they are sent; or a host model file (`swan host fit`,
+    /// docs/host-model.md).
+    #[arg(long, value_name = "paper|none|FILE")]
+    pub host: Option<String>,
 }
 
 impl ReproArgs {
@@ -125,6 +132,25 @@ impl ReproArgs {
             jobs: None,
             quiet: false,
             age_spread: 0.0,
+            host: None,
+        }
+    }
+
+    /// The host model of SWAN's fig5, fig4b and ycsb: the paper's unless `--host` says.
+    pub fn host_model(&self) -> anyhow::Result<Option<swan_models::host::HostModel>> {
+        match self.host.as_deref() {
+            None => Ok(Some(swan_models::host::HostModel::paper())),
+            Some("none") => Ok(None),
+            Some(other) => crate::sim_cmd::read_host_model(std::path::Path::new(other)).map(Some),
+        }
+    }
+
+    /// How [`ReproArgs::host_model`]'s host is named in a reproduction's header.
+    pub fn host_label(&self) -> String {
+        match self.host.as_deref() {
+            None => "the paper's host (Fig. 1)".into(),
+            Some("none") => "no host".into(),
+            Some(other) => format!("host model {other}"),
         }
     }
 

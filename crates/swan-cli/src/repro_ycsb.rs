@@ -68,7 +68,7 @@ fn create_array(scheme: &str, member_size: &str, dir: &Path) -> anyhow::Result<P
 }
 
 /// The `swan sim` arguments of one run over the array whose member is `member`.
-fn sim_args(scheme: &str, mode: &str, seed: u64, full: bool, member: &Path) -> Vec<String> {
+fn sim_args(scheme: &str, mode: &str, seed: u64, full: bool, member: &Path, host: Option<&str>) -> Vec<String> {
     let (trace, windows) = trace_files(scheme);
     let mut a: Vec<String> =
         ["sim", "--ssd", "sata850pro", "--age", "0.6", "--trace-format", "blkparse", "--replay", mode]
@@ -79,6 +79,9 @@ fn sim_args(scheme: &str, mode: &str, seed: u64, full: bool, member: &Path) -> V
         a.extend([flag.to_string(), path.display().to_string()]);
     }
     a.extend(["--seed".into(), seed.to_string()]);
+    if let Some(h) = host {
+        a.extend(["--host".into(), h.into()]);
+    }
     if full && !scheme.starts_with("raid") {
         // The trace fills only its recorded volume, an eighth to a fifth of this one: fill the log first
         // so that it cleans, as the recorded array did.
@@ -107,12 +110,19 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         out.display()
     );
     let modes = [("closed", format!("closed={DEPTH}")), ("recorded", "recorded".to_string())];
+    args.host_model()?; // a bad --host is refused before any array is made
+    let host = match args.host.as_deref() {
+        None => Some("paper"),
+        Some("none") => None,
+        Some(file) => Some(file),
+    };
+    println!("  with {}", args.host_label());
     let mut jobs = Vec::new();
     for scheme in SCHEMES {
         let member = create_array(scheme, member_size, &out.join("arrays").join(scheme))?;
         for seed in args.seed..args.seed + seeds {
             for (label, mode) in &modes {
-                let argv = sim_args(scheme, mode, seed, args.full, &member);
+                let argv = sim_args(scheme, mode, seed, args.full, &member, host);
                 let sim = Sim::try_parse_from(&argv).with_context(|| argv.join(" "))?;
                 let cfg = sim.args.to_config().with_context(|| argv.join(" "))?;
                 let name = format!("{scheme}-{label}-seed{seed}");
@@ -120,7 +130,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let example = sim_args("swan4", "recorded", args.seed, args.full, &out.join("arrays/swan4/m0"));
+    let example = sim_args("swan4", "recorded", args.seed, args.full, &out.join("arrays/swan4/m0"), host);
     println!("one run: swan {}", example[..].join(" "));
     let summaries = run_all(&jobs, args.jobs.unwrap_or_else(default_parallelism), args.quiet)?;
     let runs = Runs { jobs: &jobs, summaries: &summaries };

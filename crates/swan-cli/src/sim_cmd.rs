@@ -78,10 +78,11 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     pub network_mbps: u64,
     /// Model the host a request's path crosses — the client's, the connection reader's and
-    /// the engine's CPU on shared cores, GC's on the engine — from this host model file
-    /// (JSON: `swan host fit` writes one from a server's own measurement; docs/host-model.md).
-    /// Without it requests reach the array the moment they are sent.
-    #[arg(long, value_name = "FILE")]
+    /// the engine's CPU on shared cores, GC's on the engine: `paper` (the SWAN paper's host,
+    /// chosen on its Fig. 1) or a host model file (JSON: `swan host fit` writes one from a
+    /// server's own measurement; docs/host-model.md). Without it requests reach the array
+    /// the moment they are sent.
+    #[arg(long, value_name = "paper|FILE")]
     pub host: Option<PathBuf>,
     /// Harmonia GGC: forced GC collects until this fraction of each GC domain's blocks is
     /// free (default: just above the domain's soft limit); every domain with garbage
@@ -689,8 +690,11 @@ fn with_spare(mut array: ArraySpec, spare: Option<f64>) -> ArraySpec {
     array
 }
 
-/// A host model file (`--host`), checked.
-fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_models::host::HostModel> {
+/// A host model (`--host`): a preset's name or a file, checked.
+pub(crate) fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_models::host::HostModel> {
+    if let Some(model) = path.to_str().and_then(swan_models::host::preset) {
+        return Ok(model);
+    }
     let text = std::fs::read_to_string(path).with_context(|| format!("--host {}", path.display()))?;
     let model: swan_models::host::HostModel =
         serde_json::from_str(&text).with_context(|| format!("--host {}: not a host model", path.display()))?;

@@ -18,7 +18,7 @@ fn swan0() -> SimConfig {
 }
 
 fn host(engine_in_ns: f64, gc_per_kib_ns: f64) -> HostModel {
-    let c = |ns| StageCost { per_request_ns: ns, per_kib_ns: 0.0 };
+    let c = |ns| StageCost { per_request_ns: ns, ..StageCost::default() };
     HostModel {
         name: "test".into(),
         cores: 2,
@@ -26,7 +26,7 @@ fn host(engine_in_ns: f64, gc_per_kib_ns: f64) -> HostModel {
         reader: c(2_000.0),
         engine_in: c(engine_in_ns),
         engine_out: c(1_000.0),
-        gc: StageCost { per_request_ns: 0.0, per_kib_ns: gc_per_kib_ns },
+        gc: StageCost { per_kib_ns: gc_per_kib_ns, ..StageCost::default() },
     }
 }
 

@@ -161,7 +161,7 @@ impl<M: Members> Engine<M> {
             self.schedule_next();
         }
         if let Some(host) = &mut self.host {
-            let sent = host.client(now, u64::from(req.blocks) * BLOCK_BYTES);
+            let sent = host.client(now, carried(&req));
             self.clock.push(sent, What::Sent(slot));
             return;
         }
@@ -182,7 +182,7 @@ impl<M: Members> Engine<M> {
         let (now, bytes) = (self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
         let on_socket = if req.op == ReqOp::Write { self.link.inbound(now, bytes) } else { now };
         let host = self.host.as_mut().expect("host events come only with a host");
-        let read = host.reader(on_socket, bytes);
+        let read = host.reader(now, on_socket, carried(&req));
         self.clock.push(read, What::ToEngine(slot));
     }
 
@@ -191,7 +191,7 @@ impl<M: Members> Engine<M> {
     pub(super) fn hand_to_engine(&mut self, slot: u32) {
         let req = self.reqs.slots[slot].req.expect("live request");
         let host = self.host.as_mut().expect("host events come only with a host");
-        let taken = host.engine_in(self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
+        let taken = host.engine_in(self.clock.now, carried(&req));
         self.clock.push(taken, What::Arrive(slot));
     }
 
@@ -245,7 +245,7 @@ impl<M: Members> Engine<M> {
         }
         if let Some(host) = &mut self.host {
             let req = self.reqs.slots[slot].req.expect("live request");
-            let replied = host.engine_out(self.clock.now, u64::from(req.blocks) * BLOCK_BYTES);
+            let replied = host.engine_out(self.clock.now, carried(&req));
             self.clock.push(replied, What::Replied(slot));
             return;
         }
@@ -293,5 +293,15 @@ impl<M: Members> Engine<M> {
             self.issue();
         }
         self.end_if_drained();
+    }
+}
+
+/// What `req` carries across the host: a write's payload in, a read's out.
+fn carried(req: &Request) -> swan_models::host::Carried {
+    let bytes = u64::from(req.blocks) * BLOCK_BYTES;
+    match req.op {
+        ReqOp::Write => swan_models::host::Carried { written: bytes, read: 0 },
+        ReqOp::Read => swan_models::host::Carried { written: 0, read: bytes },
+        ReqOp::Trim | ReqOp::Flush => swan_models::host::Carried::default(),
     }
 }
