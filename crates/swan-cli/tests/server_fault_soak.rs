@@ -178,8 +178,21 @@ impl Soak {
         self.server = Some(Server::start_with(&self.dir, &self.served(), &args));
     }
 
+    /// `swan status --json`; a server that does not answer fails the test with its log and
+    /// where each of its threads waits.
     fn status(&self) -> Value {
-        status(&self.control_member(None), &self.dir)
+        let m = self.control_member(None);
+        let out = swan(&["status", "--json", m.to_str().expect("utf-8 path")], &self.dir);
+        if !out.status.success() {
+            let server = self.server();
+            panic!(
+                "{}\nthe server's threads:\n{}\nits log:\n{}",
+                describe("swan status --json", &out),
+                server.threads(),
+                server.log()
+            );
+        }
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("swan status --json: {e}"))
     }
 
     /// A member file the server holds as itself, to address control commands through (a

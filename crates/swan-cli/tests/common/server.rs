@@ -16,6 +16,8 @@ pub struct Server {
     addr: String,
     log: Arc<Mutex<String>>,
     reader: Option<std::thread::JoinHandle<()>>,
+    /// The process id, kept for what reads `/proc` through `&self`.
+    id: u32,
 }
 
 impl Server {
@@ -61,7 +63,8 @@ impl Server {
             }
         };
         assert!(addr.parse::<SocketAddr>().is_ok(), "bad listen address {addr:?}:\n{}", log.lock().expect("log"));
-        Server { proc, addr, log, reader: Some(reader) }
+        let id = proc.child().id();
+        Server { proc, addr, log, reader: Some(reader), id }
     }
 
     pub fn uri(&self) -> String {
@@ -102,6 +105,36 @@ impl Server {
 
     pub fn log(&self) -> String {
         self.log.lock().expect("server log").clone()
+    }
+
+    /// Each of the server's threads: its name, state, where in the kernel it waits and (as
+    /// root) its kernel stack. For a test that finds the server not answering: a thread
+    /// stuck in a member's I/O shows as `D` with the file system's wait in its stack.
+    pub fn threads(&self) -> String {
+        let pid = self.id;
+        let mut out = String::new();
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return format!("(no /proc/{pid}/task: the server has exited)\n");
+        };
+        for t in tasks.flatten() {
+            let dir = t.path();
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            let stat = read("stat");
+            // The state is the field after the parenthesised name.
+            let state = stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()).unwrap_or("?").to_string();
+            out.push_str(&format!(
+                "thread {} {:?} state {state} wchan {}\n",
+                t.file_name().to_string_lossy(),
+                read("comm").trim(),
+                read("wchan").trim()
+            ));
+            if state == "D" {
+                for line in read("stack").lines() {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
+        out
     }
 
     /// Journal records the server said it rolled forward at startup.
