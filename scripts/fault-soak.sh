@@ -34,4 +34,8 @@ case "${4:-}" in
   direct) export SWAN_FAULT_DIRECT=1 ;;
   *) echo "fault-soak.sh: the fourth argument is 'direct' or nothing, not '$4' (see --help)" >&2; exit 2 ;;
 esac
+# The members live in a temporary directory: on tmpfs unless TMPDIR says otherwise. With
+# --member-timeout 3, a disk-backed /tmp on a loaded machine can stall a write longer than
+# that, and the server then rightly fails a member no fault touched.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ]; then export TMPDIR=/dev/shm; fi
 exec cargo test --release -p swan-cli --test server_fault_soak -- --ignored --nocapture fault_soak_long
