@@ -342,7 +342,12 @@ fn replace(soak: &mut Soak, i: u32) {
     let new = soak.dir.join(format!("r{}-m{i}", soak.replaced));
     let new_s = new.to_str().expect("utf-8 path").to_string();
     let out = swan(&["replace", "--member", &i.to_string(), "--new", &new_s, "--wait", &any], &soak.dir);
-    assert!(out.status.success(), "{}\nthe server's log:\n{}", describe("swan replace --wait", &out), soak.server().log());
+    assert!(
+        out.status.success(),
+        "{}\nthe server's log:\n{}",
+        describe("swan replace --wait", &out),
+        soak.server().log()
+    );
     let old = std::mem::replace(&mut soak.members[i as usize], new);
     let _ = std::fs::remove_file(old);
     if soak.shimmed == Some(i as usize) {

@@ -17,6 +17,8 @@
 //! - [`victim`]: GC victim policies (greedy, cost-benefit).
 //! - [`ggc`]: Harmonia's globally coordinated GC: the O-RAID's coordinator policies.
 //! - [`scheme`]: in-place RAID0/4/5, Log-RAID0/4/5 and SWAN0/4/5.
+//! - [`driver`]: what both faces do around a scheme (victims released, writes short of space,
+//!   R-group roles, reads planned around busy members), decided once.
 //! - [`analytic`]: the analytic model of SWAN §3.5 (Eq. 1).
 //! - [`triple_a`]: Triple-A's autonomic management (hot clusters, laggards, data migration).
 //! - [`apas`]: Apas's management: per-application cache partitioning (Algorithm 1) and SMR band
@@ -24,6 +26,7 @@
 
 pub mod analytic;
 pub mod apas;
+pub mod driver;
 pub mod geometry;
 pub mod ggc;
 pub mod io;

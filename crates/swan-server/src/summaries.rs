@@ -35,13 +35,12 @@ pub fn read_sealed(members: &Members, geo: &Geometry, segment: u64, seq: u64, bu
 /// `None`: the scheme then rebuilds the victim's P2L from its map (slower, never wrong).
 pub struct MemberSummaries<'a> {
     pub members: &'a Members,
-    pub geo: Geometry,
     pub buf: &'a mut Vec<u8>,
 }
 
 impl SummarySource for MemberSummaries<'_> {
-    fn read_summary(&mut self, segment: u64) -> Option<Summary> {
-        match read_raw(self.members, &self.geo, segment, self.buf) {
+    fn read_summary(&mut self, geo: &Geometry, segment: u64) -> Option<Summary> {
+        match read_raw(self.members, geo, segment, self.buf) {
             Ok(()) => Summary::decode(self.buf).ok(),
             Err(e) => {
                 eprintln!("swan: reading the summary of segment {segment}: {e}");

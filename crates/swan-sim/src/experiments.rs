@@ -359,7 +359,7 @@ pub fn harmonia_run(
 /// The volume of log-structured `array` that keeps `spare` of its segments' payload free
 /// for GC (0 if the array cannot be built).
 pub fn spare_volume(array: &ArraySpec, spare: f64) -> u64 {
-    array.build().ok().and_then(|s| s.log().map(|l| l.config().volume_for_spare(spare))).unwrap_or(0)
+    array.log_config().ok().flatten().map_or(0, |c| c.volume_for_spare(spare))
 }
 
 /// A higher forced-GC target tried beside the default (just above the soft limit): halfway

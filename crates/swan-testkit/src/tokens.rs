@@ -259,7 +259,7 @@ impl SummaryStore {
 }
 
 impl SummarySource for SummaryStore {
-    fn read_summary(&mut self, segment: u64) -> Option<Summary> {
+    fn read_summary(&mut self, _geo: &swan_core::geometry::Geometry, segment: u64) -> Option<Summary> {
         self.reads += 1;
         let mut s = self.written.get(&segment)?.clone();
         if self.lie {

@@ -14,7 +14,6 @@
 pub mod inplace;
 pub mod log;
 mod p2l;
-pub mod release;
 
 use crate::geometry::{Geometry, GeometryError, RaidLevel, StripeGeometry};
 use crate::io::{IoPlan, MemberBlock, MemberId};
@@ -361,15 +360,16 @@ impl Counters {
 /// Reads a sealed segment's summary back from the members, for a scheme that keeps the P2L
 /// of sealed segments only there ([`LogConfig::p2l_in_summaries`]).
 pub trait SummarySource {
-    /// The summary of `segment` as the members hold it; `None` if it cannot be read or decoded.
-    fn read_summary(&mut self, segment: u64) -> Option<Summary>;
+    /// The summary of `segment` of an array laid out as `geo`, as the members hold it;
+    /// `None` if it cannot be read or decoded.
+    fn read_summary(&mut self, geo: &Geometry, segment: u64) -> Option<Summary>;
 }
 
 /// For drivers with no summaries to read (a scheme then rebuilds a victim's P2L from its map).
 pub struct NoSummaries;
 
 impl SummarySource for NoSummaries {
-    fn read_summary(&mut self, _segment: u64) -> Option<Summary> {
+    fn read_summary(&mut self, _geo: &Geometry, _segment: u64) -> Option<Summary> {
         None
     }
 }
@@ -479,6 +479,91 @@ impl ArrayScheme {
     /// GC victims waiting for [`LogArray::release_deferred`]; in-place RAID has none.
     pub fn pending_release(&self) -> usize {
         self.log().map_or(0, LogArray::pending_release)
+    }
+
+    /// Release the GC victims waiting (a sync point made their moves durable) and plan their
+    /// TRIMs into `plan`; how many were released. In-place RAID has none.
+    pub fn release_deferred(&mut self, plan: &mut IoPlan) -> usize {
+        match self {
+            ArrayScheme::Log(la) => la.release_deferred(plan),
+            ArrayScheme::InPlace(_) => {
+                plan.clear();
+                0
+            }
+        }
+    }
+
+    /// Free segments in R-group `group` (a log-RAID array's one log is group 0); in-place
+    /// RAID has no segments.
+    pub fn free_segments_in(&self, group: u32) -> u64 {
+        self.log().map_or(0, |la| la.segments().free_count(group))
+    }
+
+    /// The segments SWAN's GC keeps free in each back-end R-group, for a SWAN array.
+    pub fn swan_gc_target(&self) -> Option<u64> {
+        self.log().filter(|la| la.config().layout == Layout::Swan).map(|la| la.config().swan_gc_target)
+    }
+
+    /// SWAN's read priority ([`LogArray::set_read_priority`]); in-place RAID runs no array
+    /// GC for reads to overtake, so there it changes nothing.
+    pub fn set_read_priority(&mut self, on: bool) {
+        if let ArrayScheme::Log(la) = self {
+            la.set_read_priority(on);
+        }
+    }
+
+    /// The experiment of GC in SWAN's front-end ([`LogArray::set_gc_in_front_end`]).
+    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
+        match self {
+            ArrayScheme::Log(la) => la.set_gc_in_front_end(on),
+            ArrayScheme::InPlace(_) if on => {
+                Err("GC in the front-end is an experiment on SWAN's R-groups; in-place RAID runs no array GC".into())
+            }
+            ArrayScheme::InPlace(_) => Ok(()),
+        }
+    }
+
+    /// The free segments SWAN's GC keeps in each back-end R-group ([`LogArray::set_swan_gc_target`]).
+    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
+        match self {
+            ArrayScheme::Log(la) => la.set_swan_gc_target(segments),
+            ArrayScheme::InPlace(_) => Err("a GC target applies to SWAN arrays; in-place RAID runs no array GC".into()),
+        }
+    }
+
+    /// [`Scheme::start_gc`], a log-structured array's victim P2L read from its summary on
+    /// the members ([`LogArray::start_gc_with`]).
+    pub fn start_gc_with(&mut self, plan: &mut IoPlan, summaries: &mut dyn SummarySource) -> Option<GcJobId> {
+        match self {
+            ArrayScheme::Log(la) => la.start_gc_with(plan, summaries),
+            ArrayScheme::InPlace(s) => s.start_gc(plan),
+        }
+    }
+
+    /// The map changes since the last call, in order ([`LogArray::take_changes`]), appended
+    /// to `out`; in-place RAID keeps its blocks where they are and changes no map.
+    pub fn take_changes(&mut self, out: &mut Vec<MapChange>) {
+        if let ArrayScheme::Log(la) = self {
+            la.take_changes(out);
+        }
+    }
+
+    /// The summaries the last plans sealed are on the members ([`LogArray::summaries_written`]).
+    pub fn summaries_written(&mut self) {
+        if let ArrayScheme::Log(la) = self {
+            la.summaries_written();
+        }
+    }
+
+    /// The segments a restart adopted open, to be sealed before serving
+    /// ([`LogArray::adopted_segments`]); in-place RAID has none.
+    pub fn adopted_segments(&self) -> Vec<u64> {
+        self.log().map_or_else(Vec::new, |la| la.adopted_segments().collect())
+    }
+
+    /// Whether GC's work on the members yields to user reads (SWAN's reads preempt GC).
+    pub fn gc_preemptible(&self) -> bool {
+        self.log().is_some_and(LogArray::read_priority)
     }
 }
 

@@ -6,7 +6,7 @@
 //! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
 //! When every operation is done the engine finishes the job with the scheme. Victims are
 //! then released only after a sync point; [`GcRunner::release_check`] asks core's
-//! [`release_due`] when one is due, as the simulator does.
+//! [`ReleaseClock`] when one is due, as the simulator does.
 //!
 //! [`gc_verify`]: super::gc_verify
 
@@ -18,8 +18,8 @@ use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+use swan_core::driver::ReleaseClock;
 use swan_core::io::{Dst, IoKind, IoPlan};
-use swan_core::scheme::release::release_due;
 use swan_core::scheme::{ArrayScheme, GcJobId, GC_WRITE_PHASE};
 
 /// A GC job being carried out a member operation at a time.
@@ -60,13 +60,28 @@ pub(super) struct GcRunner {
     pub checks: GcChecks,
     /// A sync point is due to release the victims waiting.
     pub release_due: bool,
-    /// Since when the oldest finished job's victim has waited for release.
-    pub release_pending_since: Option<Instant>,
+    /// Since when the oldest finished job's victim has waited for release, in nanoseconds
+    /// from `epoch`: core's clock, which the simulator keeps too.
+    pub release: ReleaseClock,
+    epoch: Option<Instant>,
 }
 
 impl GcRunner {
-    pub fn new(rgroups: u32) -> GcRunner {
-        GcRunner { jobs: vec![0; rgroups as usize], ..GcRunner::default() }
+    /// A runner whose release clock counts from `epoch` (the engine's start).
+    pub fn new(rgroups: u32, epoch: Instant) -> GcRunner {
+        GcRunner { jobs: vec![0; rgroups as usize], epoch: Some(epoch), ..GcRunner::default() }
+    }
+
+    /// `t` on the release clock.
+    fn ns(&self, t: Instant) -> u64 {
+        let since = self.epoch.map_or(Duration::ZERO, |e| t.saturating_duration_since(e));
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// A job finished at `now`, leaving `pending` victims awaiting release.
+    pub fn victims_waiting(&mut self, pending: usize, now: Instant) {
+        let now = self.ns(now);
+        self.release.waiting(pending, now);
     }
 
     pub fn is_idle(&self) -> bool {
@@ -78,16 +93,9 @@ impl GcRunner {
         loop {
             let mut plan = IoPlan::new();
             let before = scheme.status().gc_groups;
-            let started_job = match scheme.log_mut() {
-                // The array keeps no P2L of sealed segments: GC reads the victim's summary.
-                Some(la) => {
-                    let geo = *la.geometry();
-                    let mut source = MemberSummaries { members: &io.members, geo, buf: &mut self.summary_buf };
-                    la.start_gc_with(&mut plan, &mut source)
-                }
-                None => scheme.start_gc(&mut plan),
-            };
-            let Some(id) = started_job else { break };
+            // The array keeps no P2L of sealed segments: GC reads the victim's summary.
+            let mut source = MemberSummaries { members: &io.members, buf: &mut self.summary_buf };
+            let Some(id) = scheme.start_gc_with(&mut plan, &mut source) else { break };
             io.mark("gc-start");
             let started = scheme.status().gc_groups & !before;
             if started != 0 {
@@ -157,12 +165,9 @@ impl GcRunner {
     /// enough have gathered (`pending` now, over `rgroups` R-groups) or the oldest has
     /// waited long enough (writes that run out of space release at once).
     pub fn release_check(&mut self, pending: usize, rgroups: u32, now: Instant) {
-        if pending == 0 {
-            self.release_pending_since = None;
-            return;
-        }
-        let waited = self.release_pending_since.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
-        if release_due(pending, rgroups, u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX)) {
+        let now = self.ns(now);
+        self.release.waiting(pending, now);
+        if self.release.due(pending, rgroups, now) {
             self.release_due = true;
         }
     }

@@ -6,6 +6,7 @@ use super::status::{EmulationTiming, GroupStatus, MemberStatus, StatusReport};
 use super::store::Store;
 use crate::member::BLOCK;
 use std::time::Duration;
+use swan_core::driver::GroupRole;
 use swan_core::scheme::SchemeKind;
 
 /// What `swan status` shows of `store`, its GC (`gc`), `queued` requests, `uptime`, the
@@ -27,29 +28,17 @@ pub(super) fn report(
     let st = store.scheme.status();
     let c = store.scheme.counters();
     let jobs = &gc.jobs;
-    let groups = match (store.kind, store.scheme.log()) {
-        (SchemeKind::Swan(_), Some(la)) => (0..store.io.sb.rgroups)
-            .map(|g| GroupStatus {
-                group: g,
-                gc_jobs: jobs[g as usize],
-                role: if st.front_group == Some(g) {
-                    "front-end".into()
-                } else if st.gc_groups & (1 << (g % 64)) != 0 {
-                    "back-end GC".into()
-                } else {
-                    "back-end idle".into()
-                },
-                free_segments: la.segments().free_count(g),
-            })
-            .collect(),
-        (_, Some(la)) => vec![GroupStatus {
-            group: 0,
-            gc_jobs: jobs[0],
-            role: if st.gc_groups != 0 { "log, GC".into() } else { "log".into() },
-            free_segments: la.segments().free_count(0),
-        }],
-        _ => vec![GroupStatus { group: 0, gc_jobs: 0, role: "in-place".into(), free_segments: 0 }],
-    };
+    // SWAN's R-groups each; a log-RAID array's one log and an in-place array's one stripe
+    // as group 0.
+    let groups = if matches!(store.kind, SchemeKind::Swan(_)) { store.io.sb.rgroups } else { 1 };
+    let groups = (0..groups)
+        .map(|g| GroupStatus {
+            group: g,
+            gc_jobs: if store.kind.is_log_structured() { jobs[g as usize] } else { 0 },
+            role: GroupRole::of(store.kind, &st, g).name().into(),
+            free_segments: store.scheme.free_segments_in(g),
+        })
+        .collect();
     let d = &store.durability;
     let checks = &gc.checks;
     StatusReport {
@@ -73,11 +62,7 @@ pub(super) fn report(
             .collect(),
         free_segments: st.free_segments,
         segments: st.segments,
-        gc_target: store
-            .scheme
-            .log()
-            .filter(|la| la.config().layout == swan_core::scheme::Layout::Swan)
-            .map(|la| la.config().swan_gc_target),
+        gc_target: store.scheme.swan_gc_target(),
         user_bytes_written: c.user_blocks_written * BLOCK as u64,
         user_bytes_read: c.user_blocks_read * BLOCK as u64,
         gc_blocks_moved: c.gc_blocks_moved,

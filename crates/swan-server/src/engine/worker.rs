@@ -34,8 +34,9 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use swan_core::driver::release::RELEASE_BATCH;
+use swan_core::driver::ForSpace;
 use swan_core::io::IoPlan;
-use swan_core::scheme::release::{release_for_waiting_write, RELEASE_BATCH};
 use swan_core::scheme::{ReqOp, Request, Submitted};
 use swan_nbd::Errno;
 
@@ -85,9 +86,10 @@ impl Worker {
     /// thread in plan order, so a seed gives the same member I/O every time (the stepper).
     /// The round loop over a recovered array's [`Store`].
     pub fn new(store: Store) -> Self {
+        let started = store.clock.now();
         Worker {
-            gc: GcRunner::new(store.io.sb.rgroups),
-            started: store.clock.now(),
+            gc: GcRunner::new(store.io.sb.rgroups, started),
+            started,
             store,
             replies: Replies::default(),
             queue: VecDeque::new(),
@@ -240,11 +242,8 @@ impl Worker {
             || self.gc.release_due
             || self.store.io.rebuilding()
             || self.store.exec.has_sealed();
-        let idle_wait = if self.gc.release_pending_since.is_some() {
-            Duration::from_millis(20)
-        } else {
-            Duration::from_millis(100)
-        };
+        let idle_wait =
+            if self.gc.release.is_waiting() { Duration::from_millis(20) } else { Duration::from_millis(100) };
         let first = if busy {
             match rx.try_recv() {
                 Ok(m) => Some(m),
@@ -527,7 +526,7 @@ impl Worker {
                     self.gc_broken(e);
                 }
                 let now = self.now();
-                self.gc.release_pending_since.get_or_insert(now);
+                self.gc.victims_waiting(self.store.scheme.pending_release(), now);
                 true
             }
             Step::Broken(e) => {
@@ -581,7 +580,7 @@ impl Worker {
                 let checks = std::mem::take(&mut self.gc.checks);
                 self.store = store;
                 self.in_flight = None;
-                self.gc = GcRunner::new(self.store.io.sb.rgroups);
+                self.gc = GcRunner::new(self.store.io.sb.rgroups, self.started);
                 self.gc.jobs = jobs;
                 self.gc.checks = checks;
                 if let (Some(pool), Some(retry)) = (self.store.exec.pool.as_mut(), &self.retry) {
@@ -638,28 +637,33 @@ impl Worker {
                 pending = self.store.scheme.pending_release();
             }
             let gc_running = !self.gc.is_idle() && self.gc.broken.is_none();
-            if self.gc.release_due || release_for_waiting_write(pending, gc_running) {
-                self.sync_point();
-                if self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
-                    // Victims wait for a sync point that can no longer come: fail the write
-                    // rather than spin.
-                    if let Some((_, done, _)) = self.queue.pop_front() {
-                        done(Err(Errno::Io));
+            let wait =
+                if self.gc.release_due { ForSpace::Release } else { ForSpace::for_waiting_write(pending, gc_running) };
+            match wait {
+                ForSpace::Release => {
+                    self.sync_point();
+                    if self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
+                        // Victims wait for a sync point that can no longer come: fail the
+                        // write rather than spin.
+                        if let Some((_, done, _)) = self.queue.pop_front() {
+                            done(Err(Errno::Io));
+                        }
                     }
+                    return;
                 }
-                return;
-            }
-            self.start_gc_jobs();
-            if self.gc.is_idle() || self.gc.broken.is_some() {
-                // Nothing can free space: fail the waiting write rather than hang.
-                self.store.report_no_space(self.gc.broken.as_deref());
-                if let Some((_, done, _)) = self.queue.pop_front() {
-                    done(Err(Errno::NoSpc));
+                ForSpace::Nothing => {
+                    // Nothing can free space: fail the waiting write rather than hang.
+                    self.store.report_no_space(self.gc.broken.as_deref());
+                    if let Some((_, done, _)) = self.queue.pop_front() {
+                        done(Err(Errno::NoSpc));
+                    }
+                    return;
                 }
-                return;
+                ForSpace::Collect => {
+                    self.gc_step_or_wait();
+                    self.deliver_due_replies();
+                }
             }
-            self.gc_step_or_wait();
-            self.deliver_due_replies();
         }
     }
 
@@ -672,7 +676,7 @@ impl Worker {
         self.replies.answer_waiters(&if synced { Ok(Vec::new()) } else { Err(Errno::Io) });
         if synced && self.store.scheme.pending_release() > 0 {
             self.store.release_victims();
-            self.gc.release_pending_since = None;
+            self.gc.release.released();
         }
         self.gc.release_due = false;
     }

@@ -7,9 +7,8 @@
 use super::clock::What;
 use super::inflight::{Pending, Slots};
 use super::{Engine, IoFrom, Members};
-use swan_core::scheme::release::{release_due, release_for_waiting_write, RELEASE_AFTER_NS};
+use swan_core::driver::{ForSpace, ReleaseClock};
 use swan_core::scheme::{GcJobId, Submitted};
-use swan_models::Nanos;
 
 #[derive(Debug, Default)]
 pub(super) struct GcSlot {
@@ -30,12 +29,12 @@ pub(super) struct GcJobs {
     /// members' backlog, which preempting reads push back.
     preemptible: bool,
     /// Deferred release: since when the oldest finished job's victim has waited.
-    release_since: Option<Nanos>,
+    release: ReleaseClock,
 }
 
 impl GcJobs {
     pub(super) fn new(preemptible: bool) -> Self {
-        Self { slots: Slots::default(), may_start: true, preemptible, release_since: None }
+        Self { slots: Slots::default(), may_start: true, preemptible, release: ReleaseClock::default() }
     }
 }
 
@@ -100,33 +99,27 @@ impl<M: Members> Engine<M> {
     }
 
     /// Deferred release ([`swan_core::scheme::LogConfig::defer_release`], as the server
-    /// runs): give victims back when core's rule says a sync point would, or at once while
-    /// writes wait for space and no running job can add to the batch (as the server's
+    /// runs): give victims back when core's [`ReleaseClock`] says a sync point would, or at
+    /// once when writes wait for space and core's [`ForSpace`] says so (as the server's
     /// writes that run out of space do). The sync point itself costs nothing here: the
     /// modelled SSDs keep no volatile cache to flush.
     pub(super) fn pace_release(&mut self) {
         let pending = self.scheme.pending_release();
+        let now = self.clock.now;
+        if let Some(at) = self.gc.release.waiting(pending, now) {
+            self.clock.push(at, What::Release);
+        }
         if pending == 0 {
-            self.gc.release_since = None;
             return;
         }
-        let now = self.clock.now;
-        let since = match self.gc.release_since {
-            Some(t) => t,
-            None => {
-                self.gc.release_since = Some(now);
-                self.clock.push(now + RELEASE_AFTER_NS, What::Release);
-                now
-            }
-        };
         let gc_running = self.gc.slots.live() > 0;
-        let starved = !self.reqs.stalled.queue.is_empty() && release_for_waiting_write(pending, gc_running);
-        let due = starved || release_due(pending, self.cfg.array.rgroups, now - since);
-        if let Some(la) = self.scheme.log_mut().filter(|_| due) {
-            la.release_deferred(&mut self.plan);
+        let starved = !self.reqs.stalled.queue.is_empty()
+            && ForSpace::for_waiting_write(pending, gc_running) == ForSpace::Release;
+        if starved || self.gc.release.due(pending, self.cfg.array.rgroups, now) {
+            self.scheme.release_deferred(&mut self.plan);
             let n = self.plan.len();
             self.submit_ios(0, n, IoFrom::Plan);
-            self.gc.release_since = None;
+            self.gc.release.released();
             self.gc.may_start = true;
         }
     }

@@ -170,7 +170,7 @@ impl Meter {
     /// having met `queue` on its SSDs.
     pub(super) fn read_role(
         &mut self,
-        role: super::reads::Role,
+        role: swan_core::driver::GroupRole,
         issued_at: Nanos,
         now: Nanos,
         queue: super::reads::ReadQueue,

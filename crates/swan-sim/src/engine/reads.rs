@@ -5,20 +5,11 @@
 
 use super::{Engine, Members};
 use serde::Serialize;
+use swan_core::driver::reads::read_class;
+use swan_core::driver::{plan_request, GroupRole, ReadsAround};
 use swan_core::io::{IoClass, IoKind, MemberBlock, MemberId};
-use swan_core::scheme::{ArrayScheme, ReadWaits, ReqOp, Request, RequestError, SchemeKind, Submitted};
+use swan_core::scheme::{ReadWaits, Request, RequestError, SchemeKind, Submitted};
 use swan_models::Nanos;
-
-/// The R-group a read lands on, as SWAN's Table 4 splits reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Role {
-    /// The front-end R-group, taking every write.
-    Front,
-    /// A back-end R-group with no GC job in flight.
-    IdleBack,
-    /// A back-end R-group collecting (a GC job in flight).
-    Collecting,
-}
 
 /// What a read met on its SSDs when it was handed to them: measured by asking the models,
 /// which changes nothing they do.
@@ -54,11 +45,13 @@ pub struct ReadRoles {
 }
 
 impl ReadRoles {
-    pub(super) fn record(&mut self, role: Role, latency_ns: Nanos, queue: ReadQueue) {
+    pub(super) fn record(&mut self, role: GroupRole, latency_ns: Nanos, queue: ReadQueue) {
         let t = match role {
-            Role::Front => &mut self.front_end,
-            Role::IdleBack => &mut self.idle_back_end,
-            Role::Collecting => &mut self.collecting_back_end,
+            GroupRole::FrontEnd => &mut self.front_end,
+            GroupRole::Idle => &mut self.idle_back_end,
+            GroupRole::Collecting => &mut self.collecting_back_end,
+            // Not SWAN's R-groups: Table 4 has no row for them.
+            GroupRole::Log { .. } | GroupRole::InPlace => return,
         };
         t.reads += 1;
         t.latency_ns_sum += latency_ns;
@@ -86,30 +79,19 @@ impl<M: Members> ReadWaits for ModelWaits<'_, M> {
 impl<M: Members> Engine<M> {
     /// Plan `req` into the engine's plan: reads around busy SSDs when the run asks for it.
     pub(super) fn plan_request(&mut self, req: &Request) -> Result<Submitted, RequestError> {
-        match (&mut self.scheme, self.cfg.reads.parity_policy(), req.op) {
-            (ArrayScheme::Log(la), Some(policy), ReqOp::Read) => {
-                let class = if la.read_priority() { IoClass::UserPreempt } else { IoClass::User };
-                let mut waits = ModelWaits { members: &self.members, now: self.clock.now, class };
-                la.submit_read_around(req, &mut self.plan, &mut waits, policy)
-            }
-            _ => self.scheme.submit(req, &mut self.plan),
-        }
+        let class = read_class(&self.scheme);
+        let mut waits = ModelWaits { members: &self.members, now: self.clock.now, class };
+        let around = self.cfg.reads.parity_policy().map(|policy| ReadsAround { waits: &mut waits, policy });
+        plan_request(&mut self.scheme, req, &mut self.plan, around)
     }
 
     /// The role of the R-group the read just planned lands on (SWAN; `None` otherwise, or
     /// for a read of nothing mapped).
-    pub(super) fn read_role(&self) -> Option<Role> {
-        let SchemeKind::Swan(_) = self.cfg.array.kind else { return None };
+    pub(super) fn read_role(&self) -> Option<GroupRole> {
+        let kind = self.cfg.array.kind;
+        let SchemeKind::Swan(_) = kind else { return None };
         let first = self.plan.ios().first()?;
-        let group = first.member / self.cfg.array.ssds_per_rgroup;
-        let status = self.scheme.status();
-        Some(if status.front_group == Some(group) {
-            Role::Front
-        } else if status.gc_groups & (1u64 << (group % 64)) != 0 {
-            Role::Collecting
-        } else {
-            Role::IdleBack
-        })
+        Some(GroupRole::of(kind, &self.scheme.status(), first.member / self.cfg.array.ssds_per_rgroup))
     }
 
     /// What the read just planned meets on its SSDs, asked of the models before it is handed

@@ -20,7 +20,7 @@ pub(super) struct InFlight {
     pub(super) req: Option<Request>,
     issued_at: Nanos,
     /// A read's R-group role when it was planned, and what it met on its SSDs (SWAN).
-    role: Option<(super::reads::Role, super::reads::ReadQueue)>,
+    role: Option<(swan_core::driver::GroupRole, super::reads::ReadQueue)>,
     /// The trace window it is measured in, if the source has windows.
     window: Option<u16>,
     pub(super) pending: Pending,

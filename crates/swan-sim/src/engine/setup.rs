@@ -109,10 +109,8 @@ impl<M: Members> Engine<M> {
     ) -> Result<Self, SimError> {
         check_run_settings(&cfg)?;
         let mut scheme = cfg.array.build()?;
-        if let Some(la) = scheme.log_mut() {
-            la.set_read_priority(cfg.reads.priority);
-            la.set_gc_in_front_end(cfg.gc_in_front_end).map_err(SimError::Config)?;
-        }
+        scheme.set_read_priority(cfg.reads.priority);
+        scheme.set_gc_in_front_end(cfg.gc_in_front_end).map_err(SimError::Config)?;
         let mut members = make_members(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {
             Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut members)?),
@@ -123,7 +121,7 @@ impl<M: Members> Engine<M> {
         if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
             return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
         }
-        let gc_can_be_preempted = scheme.log().is_some_and(|la| la.read_priority());
+        let gc_can_be_preempted = scheme.gc_preemptible();
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
         let count = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;

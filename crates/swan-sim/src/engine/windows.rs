@@ -3,8 +3,9 @@
 //! phase of an application run (YCSB's Load, A, B, …) would have shown had it been measured
 //! alone, over the array state the phases before it left.
 
-use super::reads::{ReadQueue, ReadRoles, Role};
+use super::reads::{ReadQueue, ReadRoles};
 use crate::metrics::Latencies;
+use swan_core::driver::GroupRole;
 use swan_core::scheme::{ReqOp, Request};
 use swan_core::BLOCK_BYTES;
 use swan_models::Nanos;
@@ -26,7 +27,13 @@ pub struct WindowOutput {
 
 impl WindowOutput {
     /// A request of this window, issued at `issued_at`, completed at `now`.
-    pub(super) fn complete(&mut self, req: &Request, issued_at: Nanos, now: Nanos, role: Option<(Role, ReadQueue)>) {
+    pub(super) fn complete(
+        &mut self,
+        req: &Request,
+        issued_at: Nanos,
+        now: Nanos,
+        role: Option<(GroupRole, ReadQueue)>,
+    ) {
         let bytes = u64::from(req.blocks) * BLOCK_BYTES;
         match req.op {
             ReqOp::Read => {

@@ -306,7 +306,7 @@ impl LogArray {
         let payload = self.geo.payload_slots();
         let seq = self.segs.seq(victim);
         let from_summary = (seq != 0)
-            .then(|| summaries.read_summary(victim))
+            .then(|| summaries.read_summary(&self.geo, victim))
             .flatten()
             .filter(|s| s.segment == victim && s.seq == seq && s.entries.len() == payload as usize)
             .filter(|s| {

@@ -24,8 +24,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
+use swan_core::driver::reads::read_class;
+use swan_core::driver::{plan_request, ReadsAround};
 use swan_core::io::IoPlan;
-use swan_core::io::{Dst, IoClass, IoKind, MemberBlock, MemberId};
+use swan_core::io::{IoClass, MemberBlock, MemberId};
 use swan_core::scheme::{
     ArrayScheme, MapChange, ParityReadPolicy, ReadWaits, ReqOp, Request, RequestError, SchemeKind, Submitted,
 };
@@ -98,9 +100,7 @@ impl Store {
         let counts = pool.as_ref().map_or_else(Arc::default, |p| Arc::clone(&p.checks));
         let width = crate::array::parity_width(&sb);
         let mut scheme = rec.scheme;
-        if let Some(la) = scheme.log_mut() {
-            la.set_read_priority(opts.reads.priority);
-        }
+        scheme.set_read_priority(opts.reads.priority);
         Ok(Store {
             parity_reads: opts.reads.parity_policy(),
             reads: opts.reads,
@@ -189,7 +189,7 @@ impl Store {
         if self.read_only {
             return Ok(());
         }
-        let adopted: Vec<u64> = self.scheme.log().map_or_else(Vec::new, |la| la.adopted_segments().collect());
+        let adopted = self.scheme.adopted_segments();
         let sealed = self.seal_adopted(&adopted)?;
         if sealed.segments > 0 && (self.verbose || sealed.repaired + sealed.unreadable > 0) {
             eprintln!(
@@ -294,21 +294,11 @@ impl Store {
     /// it but never through it; should two of a row be unhealthy, the read is planned again,
     /// directly.
     pub fn plan(&mut self, r: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
-        let (Some(policy), ReqOp::Read, Some(la)) = (self.parity_reads, r.op, self.scheme.log_mut()) else {
-            return self.scheme.submit(r, plan);
-        };
-        let class = if la.read_priority() { IoClass::UserPreempt } else { IoClass::User };
+        let class = read_class(&self.scheme);
         let members = &self.io.members;
         let mut waits = EmulatedWaits { emu: self.exec.emu.as_ref(), members, at: self.clock.now(), class };
-        let submitted = la.submit_read_around(r, plan, &mut waits, policy)?;
-        let around_unhealthy = plan
-            .ios()
-            .iter()
-            .any(|p| matches!(p.kind, IoKind::Read(Dst::Rebuild { .. })) && !self.io.members.is_healthy(p.member));
-        if around_unhealthy {
-            return self.scheme.submit(r, plan);
-        }
-        Ok(submitted)
+        let around = self.parity_reads.map(|policy| ReadsAround { waits: &mut waits, policy });
+        plan_request(&mut self.scheme, r, plan, around)
     }
 
     /// Pass changes of members' health on to the scheme before it plans again.
@@ -362,9 +352,7 @@ impl Store {
     /// moves: from the staged copy; anything else: read back from the member).
     fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
         let mut changes = std::mem::take(&mut self.changes);
-        if let Some(la) = self.scheme.log_mut() {
-            la.take_changes(&mut changes);
-        }
+        self.scheme.take_changes(&mut changes);
         let geo = self.scheme.log().map(|la| *la.geometry());
         for c in changes.drain(..) {
             let crc = match c {
@@ -486,9 +474,7 @@ impl Store {
     fn execute(&mut self, plan: &IoPlan, mut buffers: Buffers) -> Result<Option<Instant>, MemberError> {
         let now = self.clock.now();
         let res = self.exec.execute(&mut self.io, &mut self.crcs, &self.scheme, plan, &mut buffers, now);
-        if let Some(la) = self.scheme.log_mut() {
-            la.summaries_written();
-        }
+        self.scheme.summaries_written();
         self.answer_write_failures();
         res
     }
@@ -527,9 +513,7 @@ impl Store {
         }
         self.tell_scheme_health();
         let mut plan = std::mem::take(&mut self.follow);
-        if let Some(la) = self.scheme.log_mut() {
-            la.release_deferred(&mut plan);
-        }
+        self.scheme.release_deferred(&mut plan);
         if let Err(e) = self.execute_follow_up(&plan) {
             eprintln!("swan: I/O error: {e}");
         }
