@@ -10,7 +10,8 @@
 //! the completion of its last phase.
 
 use crate::emulate::{EmuOp, Emulator};
-use std::collections::VecDeque;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::Instant;
 use swan_core::io::IoClass;
 
@@ -24,16 +25,44 @@ pub(super) struct ModelOp {
     pub class: IoClass,
 }
 
-/// A request's phases still to be given to the model, from `not_before` on.
+/// A request's phases still to be given to the model, from `not_before` on. Ordered by
+/// when it is due, then by arrival: the order the model hears of them.
 struct Waiting {
     token: u64,
     not_before: Instant,
     phases: VecDeque<Vec<ModelOp>>,
 }
 
+impl Waiting {
+    fn key(&self) -> (Instant, u64) {
+        (self.not_before, self.token)
+    }
+}
+
+impl PartialEq for Waiting {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Waiting {}
+
+impl PartialOrd for Waiting {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Waiting {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
 #[derive(Default)]
 pub(super) struct LaterPhases {
-    waiting: Vec<Waiting>,
+    /// Earliest due first: the engine asks when the next is due after every request.
+    waiting: BinaryHeap<Reverse<Waiting>>,
     next_token: u64,
     /// The plan being carried out may defer its later phases (a user request's, whose reply
     /// can wait for them; set by the worker around it).
@@ -46,7 +75,7 @@ impl LaterPhases {
     /// `phases` wait until `not_before`, when the phase before them completes on the model.
     pub fn push(&mut self, not_before: Instant, phases: VecDeque<Vec<ModelOp>>) {
         self.next_token += 1;
-        self.waiting.push(Waiting { token: self.next_token, not_before, phases });
+        self.waiting.push(Reverse(Waiting { token: self.next_token, not_before, phases }));
         self.last = Some(self.next_token);
     }
 
@@ -57,25 +86,15 @@ impl LaterPhases {
 
     /// When the next waiting phase is due.
     pub fn next_due(&self) -> Option<Instant> {
-        self.waiting.iter().map(|w| w.not_before).min()
+        self.waiting.peek().map(|w| w.0.not_before)
     }
 
     /// Give the model every phase due by `now`, in the order they came due, at `now`; each
     /// request whose last phase that was goes into `done` with the model's completion.
     /// `all`: every phase now, due or not (the engine is stopping).
     pub fn advance(&mut self, emu: &mut Emulator, now: Instant, all: bool, done: &mut Vec<(u64, Instant)>) {
-        loop {
-            let Some(i) = self
-                .waiting
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| all || w.not_before <= now)
-                .min_by_key(|(_, w)| (w.not_before, w.token))
-                .map(|(i, _)| i)
-            else {
-                return;
-            };
-            let w = &mut self.waiting[i];
+        while self.waiting.peek().is_some_and(|w| all || w.0.not_before <= now) {
+            let Reverse(mut w) = self.waiting.pop().expect("peeked");
             let phase = w.phases.pop_front().expect("a waiting request has a phase left");
             let end = phase
                 .iter()
@@ -84,9 +103,9 @@ impl LaterPhases {
                 .unwrap_or(now);
             if w.phases.is_empty() {
                 done.push((w.token, end));
-                self.waiting.swap_remove(i);
             } else {
                 w.not_before = end;
+                self.waiting.push(Reverse(w));
             }
         }
     }
