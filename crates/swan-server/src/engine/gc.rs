@@ -1,8 +1,9 @@
 //! GC jobs carried out on the members, a member operation at a time.
 //!
 //! The scheme plans a job whole (read the victim's live blocks, then write them to their new
-//! slots); here it advances one operation per step, so user requests are served between
-//! them: one step per round while requests wait, sixteen while none do. Between a job's
+//! slots) and core's [`GcJob`] keeps how far it is handed out; here it advances one operation
+//! per step, so user requests are served between them as core's [`GcPacing`] says: one step
+//! per round while requests wait, sixteen while none do. Between a job's
 //! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
 //! When every operation is done the engine finishes the job with the scheme. Victims are
 //! then released only after a sync point; [`GcRunner::release_check`] asks core's
@@ -18,17 +19,14 @@ use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use swan_core::driver::ReleaseClock;
-use swan_core::io::{Dst, IoKind, IoPlan};
-use swan_core::scheme::{ArrayScheme, GcJobId, GC_WRITE_PHASE};
+use swan_core::driver::{GcJob, ReleaseClock};
+use swan_core::io::{Dst, IoKind};
+use swan_core::scheme::{ArrayScheme, GC_WRITE_PHASE};
 
 /// A GC job being carried out a member operation at a time.
 pub(super) struct GcRun {
-    pub id: GcJobId,
-    pub plan: IoPlan,
+    pub job: GcJob,
     pub staged: Vec<u8>,
-    phase: usize,
-    next: usize,
     /// Emulation: the phase may not start before the previous one completes on the model.
     not_before: Instant,
     phase_end: Instant,
@@ -91,24 +89,16 @@ impl GcRunner {
     /// Start every GC job the scheme wants now.
     pub fn start_jobs(&mut self, scheme: &mut ArrayScheme, io: &MemberIo, now: Instant) {
         loop {
-            let mut plan = IoPlan::new();
-            let before = scheme.status().gc_groups;
             // The array keeps no P2L of sealed segments: GC reads the victim's summary.
             let mut source = MemberSummaries { members: &io.members, buf: &mut self.summary_buf };
-            let Some(id) = scheme.start_gc_with(&mut plan, &mut source) else { break };
+            let Some(job) = GcJob::start(scheme, &mut source) else { break };
             io.mark("gc-start");
-            let started = scheme.status().gc_groups & !before;
-            if started != 0 {
-                if let Some(n) = self.jobs.get_mut(started.trailing_zeros() as usize) {
-                    *n += 1;
-                }
+            if let Some(n) = job.group.and_then(|g| self.jobs.get_mut(g as usize)) {
+                *n += 1;
             }
             self.runs.push_back(GcRun {
-                id,
-                plan,
+                job,
                 staged: Vec::new(),
-                phase: 0,
-                next: 0,
                 not_before: now,
                 phase_end: now,
                 poisoned: Vec::new(),
@@ -127,26 +117,24 @@ impl GcRunner {
     ) -> Step {
         let Some(i) = self.runs.iter().position(|r| r.not_before <= now) else { return Step::Idle };
         let mut run = self.runs.remove(i).expect("position");
-        if run.phase == run.plan.phase_count() {
+        if run.job.handed_out_whole() {
             return Step::Done(run);
         }
         let done = match read_span(&mut run, io, exec.emu.is_some()) {
             Some(r) => r,
             None => one_io(&mut run, io, exec, crcs, scheme, now),
         };
-        match done {
-            Ok(n) => run.next += n,
+        let phase_ended = match done {
+            Ok(n) => run.job.hand_out(n),
             Err(e) => return Step::Broken(e),
-        }
-        if run.next == run.plan.phase(run.phase).len() {
-            run.phase += 1;
-            run.next = 0;
+        };
+        if phase_ended {
             run.not_before = run.phase_end;
-            if run.phase == GC_WRITE_PHASE {
+            if run.job.phase() == GC_WRITE_PHASE {
                 // Read, not yet written: check what is about to be moved.
                 if let Some(la) = scheme.log() {
                     let checks = super::gc_verify::verify_copies(
-                        run.id,
+                        run.job.id,
                         &mut run.staged,
                         &mut run.poisoned,
                         la,
@@ -182,7 +170,7 @@ fn one_io(
     scheme: &ArrayScheme,
     now: Instant,
 ) -> Result<usize, MemberError> {
-    let op = run.plan.phase(run.phase)[run.next];
+    let op = run.job.pending()[0];
     let mut staged = std::mem::take(&mut run.staged);
     let issue = run.not_before.max(now);
     let done = exec.do_io(io, crcs, scheme, &op, &mut Buffers::new(&[], &mut [], &mut staged), issue);
@@ -207,12 +195,12 @@ fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Resu
     if emulating {
         return None;
     }
-    let phase = run.plan.phase(run.phase);
-    let first = phase[run.next];
+    let pending = run.job.pending();
+    let first = pending[0];
     let IoKind::Read(Dst::Staged { .. }) = first.kind else { return None };
     let mut end = first.block + u64::from(first.count);
     let mut n = 1;
-    while let Some(p) = phase.get(run.next + n) {
+    while let Some(p) = pending.get(n) {
         let next_end = p.block + u64::from(p.count);
         let joins = matches!(p.kind, IoKind::Read(Dst::Staged { .. }))
             && p.member == first.member
@@ -232,7 +220,7 @@ fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Resu
     if let Err(e) = io.read(first.member, first.block, &mut span) {
         return Some(Err(e));
     }
-    for p in &phase[run.next..run.next + n] {
+    for p in &run.job.pending()[..n] {
         let IoKind::Read(Dst::Staged { slot }) = p.kind else { unreachable!("checked above") };
         let (at, len) = (slot as usize * BLOCK, p.count as usize * BLOCK);
         if run.staged.len() < at + len {

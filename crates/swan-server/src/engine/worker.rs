@@ -35,13 +35,13 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use swan_core::driver::release::RELEASE_BATCH;
-use swan_core::driver::ForSpace;
+use swan_core::driver::{ForSpace, GcPacing};
 use swan_core::io::IoPlan;
 use swan_core::scheme::{ReqOp, Request, Submitted};
 use swan_nbd::Errno;
 
-/// User requests taken per round before GC gets a step.
-const BATCH: usize = 64;
+/// User requests per round, and GC's member operations between rounds: core's pacing.
+const PACING: GcPacing = GcPacing::SERVED;
 
 pub(super) struct Worker {
     store: Store,
@@ -292,7 +292,7 @@ impl Worker {
 
     fn serve_requests(&mut self) {
         let starts = InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() };
-        for _ in 0..BATCH {
+        for _ in 0..PACING.batch {
             let Some((req, done, handed)) = self.queue.pop_front() else { break };
             let taken = self.now();
             if let Some((req, done)) = self.serve(req, done) {
@@ -499,7 +499,7 @@ impl Worker {
             // GC reads and remaps: the batch in flight lands first.
             self.store.wait_writes();
         }
-        let steps = if self.queue.is_empty() { 16 } else { 1 };
+        let steps = PACING.ops(!self.queue.is_empty());
         for _ in 0..steps {
             if !self.gc_step() {
                 break;

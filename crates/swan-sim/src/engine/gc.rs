@@ -1,19 +1,20 @@
-//! Driving the array's own GC: starting the jobs the scheme asks for, carrying their phases
-//! out on the members, finishing them, releasing deferred victims, and retrying the writes
-//! that waited for the space a job freed.
+//! Driving the array's own GC: starting the jobs the scheme asks for (core's [`GcJob`], as
+//! the server's), handing each phase to the members whole once the one before it completed,
+//! finishing them, releasing deferred victims, and retrying the writes that waited for the
+//! space a job freed.
 //!
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
 use super::clock::What;
-use super::inflight::{Pending, Slots};
+use super::inflight::Slots;
 use super::{Engine, IoFrom, Members};
-use swan_core::driver::{ForSpace, ReleaseClock};
-use swan_core::scheme::{GcJobId, Submitted};
+use swan_core::driver::{ForSpace, GcJob, ReleaseClock};
+use swan_core::scheme::{GcJobId, NoSummaries, Submitted};
+use swan_models::Nanos;
 
 #[derive(Debug, Default)]
 pub(super) struct GcSlot {
-    id: GcJobId,
-    pub(super) pending: Pending,
+    pub(super) job: Option<GcJob>,
     /// The members the job's current phase went to.
     pub(super) members_mask: u64,
 }
@@ -44,22 +45,27 @@ impl<M: Members> Engine<M> {
         if !self.gc.may_start {
             return;
         }
-        while let Some(id) = self.scheme.start_gc(&mut self.plan) {
+        // The simulator's GC reads its victims' P2L from the map, not from summaries.
+        while let Some(job) = GcJob::start(&mut self.scheme, &mut NoSummaries) {
             self.meter.gc_groups(self.scheme.status().gc_groups);
-            if self.plan.is_empty() {
-                self.finish_gc(id);
+            if job.handed_out_whole() {
+                self.finish_gc(job.id);
                 continue;
             }
             let slot = self.gc.slots.take();
-            let plan = std::mem::take(&mut self.plan);
-            self.gc.slots[slot].id = id;
-            self.gc.slots[slot].pending.load(&plan);
-            self.plan = plan;
-            let end = self.gc.slots[slot].pending.first_end();
-            let done = self.submit_ios(0, end, IoFrom::GcJob(slot));
+            self.gc.slots[slot].job = Some(job);
+            let done = self.hand_out_phase(slot);
             self.clock.push(done, What::GcPhase(slot));
         }
         self.gc.may_start = false;
+    }
+
+    /// Hand the job's current phase to the members whole; when it completes there.
+    fn hand_out_phase(&mut self, slot: u32) -> Nanos {
+        let n = self.gc.slots[slot].job.as_ref().expect("a live GC job").pending().len();
+        let done = self.submit_ios(0, n, IoFrom::GcJob(slot));
+        self.gc.slots[slot].job.as_mut().expect("a live GC job").hand_out(n);
+        done
     }
 
     pub(super) fn gc_phase_done(&mut self, slot: u32) {
@@ -76,13 +82,14 @@ impl<M: Members> Engine<M> {
                 return;
             }
         }
-        if self.gc.slots[slot].pending.has_next() {
-            let (a, b) = self.gc.slots[slot].pending.take_next();
-            let done = self.submit_ios(a, b, IoFrom::GcJob(slot));
+        let job = self.gc.slots[slot].job.as_ref().expect("a live GC job");
+        if !job.handed_out_whole() {
+            let done = self.hand_out_phase(slot);
             self.clock.push(done, What::GcPhase(slot));
             return;
         }
-        let id = self.gc.slots[slot].id;
+        let id = job.id;
+        self.gc.slots[slot].job = None;
         self.gc.slots.give(slot);
         self.finish_gc(id);
     }

@@ -29,11 +29,6 @@ impl Pending {
         self.ends.clear();
     }
 
-    /// Where the first phase's I/O ends in `ios`.
-    pub(super) fn first_end(&self) -> usize {
-        self.ends[0]
-    }
-
     #[inline]
     pub(super) fn has_next(&self) -> bool {
         self.next < self.ends.len()

@@ -97,7 +97,7 @@ enum IoFrom {
     Plan,
     /// The pending phases of a user request.
     Request(u32),
-    /// The pending phases of a GC job.
+    /// The phase of a GC job being handed out.
     GcJob(u32),
 }
 
@@ -218,7 +218,7 @@ impl<M: Members> Engine<M> {
             let io = match from {
                 IoFrom::Plan => self.plan.ios()[i],
                 IoFrom::Request(s) => self.reqs.slots[s].pending.ios[i],
-                IoFrom::GcJob(s) => self.gc.slots[s].pending.ios[i],
+                IoFrom::GcJob(s) => self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[i],
             };
             mask |= 1u64 << (io.member % 64);
             done = done.max(self.submit_io(io));
@@ -228,7 +228,7 @@ impl<M: Members> Engine<M> {
             if let Some(host) = &mut self.host {
                 // The engine thread carries GC's member operations out: the phase is not done
                 // before its CPU work is, and that work delays the user requests behind it.
-                let ios = &self.gc.slots[s].pending.ios[start..end];
+                let ios = &self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[start..end];
                 let blocks: u64 =
                     ios.iter().filter(|io| !matches!(io.kind, IoKind::Trim)).map(|io| u64::from(io.count)).sum();
                 done = done.max(host.gc(self.clock.now, ios.len() as u64, blocks * BLOCK_BYTES));

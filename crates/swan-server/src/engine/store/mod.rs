@@ -437,10 +437,10 @@ impl Store {
         self.tell_scheme_health();
         // Where each staged copy goes, asked before the scheme forgets the job.
         let staged_at: HashMap<u64, u32> = self.scheme.log().map_or_else(HashMap::new, |la| {
-            la.gc_moves(run.id).iter().enumerate().map(|(slot, mv)| (mv.to, slot as u32)).collect()
+            la.gc_moves(run.job.id).iter().enumerate().map(|(slot, mv)| (mv.to, slot as u32)).collect()
         });
         let mut follow = std::mem::take(&mut self.follow);
-        self.scheme.finish_gc(run.id, &mut follow);
+        self.scheme.finish_gc(run.job.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
         // summaries the follow-up plan writes when it seals their segments (a poisoned
         // slot's CRC inverted). They are the CRCs of the staged copies the job wrote, checked
