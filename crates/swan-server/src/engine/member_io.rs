@@ -336,8 +336,10 @@ impl MemberIo {
         }
         let old = &self.members[m as usize];
         if let Some(stuck) = old.stuck_for() {
-            let same = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
-            if same(old.path()) == same(path) {
+            // The old member's path as resolved when it was opened: resolving it now would
+            // wait on the very operation that is stuck.
+            let was = old.canonical().unwrap_or(old.path());
+            if was == std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()) {
                 return Err(format!(
                     "member {m} ({}) has had an operation stuck for {:.0} s, which may still write to it: \
                      rebuilding onto the same file could be overwritten by that late write; replace it with \

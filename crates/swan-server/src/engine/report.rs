@@ -55,7 +55,7 @@ pub(super) fn report(
             .map(|(i, st)| MemberStatus {
                 health: store.io.members.health(i as u32).name().into(),
                 file: store.io.members[i].identity(),
-                canonical: std::fs::canonicalize(store.io.members[i].path()).ok().map(|p| p.display().to_string()),
+                canonical: store.io.members[i].canonical().map(|p| p.display().to_string()),
                 model: store.exec.emu.as_ref().map(|e| e.member_stats(i as u32)),
                 ..st.clone()
             })

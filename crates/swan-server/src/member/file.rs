@@ -46,8 +46,26 @@ pub struct FileBacking {
     /// ([`Backing::read_small`]) and the journal's rewritten tail ([`Backing::write_cached`]).
     cached: Option<File>,
     direct: bool,
+    /// Whether a read of the page cache with `RWF_NOWAIT` really never waits here
+    /// ([`nowait_never_waits`]).
+    nowait: bool,
     /// Written bytes whose writeback is not started yet ([`Backing::write_behind`]).
     behind: Mutex<Behind>,
+}
+
+/// Whether `RWF_NOWAIT` reads of `file`'s page cache never wait for anything. Not on FUSE or
+/// a network file system: there a read that the page cache holds may still ask the server
+/// for fresh attributes first (FUSE's GETATTR under `auto_inval_data`) and wait for the
+/// answer, so a member that hangs would hold the engine's thread, and every request, with it.
+fn nowait_never_waits(file: &File) -> bool {
+    /// `f_type` of FUSE (sshfs, GlusterFS and nbdfuse among its users), NFS, SMB (three magics), Ceph, 9p and AFS.
+    const ASKS_A_SERVER: [i64; 8] =
+        [0x6573_5546, 0x6969, 0x517b, 0xff53_4d42, 0xfe53_4d42, 0x00c3_6400, 0x0102_1997, 0x5346_414f];
+    match rustix::fs::fstatfs(file) {
+        #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+        Ok(st) => !ASKS_A_SERVER.contains(&(st.f_type as i64)),
+        Err(_) => false,
+    }
 }
 
 /// Create a regular file of `bytes` bytes (a positive multiple of 4096) to serve as a member.
@@ -136,7 +154,8 @@ pub(super) fn open(
         false => None,
     };
     let id = super::FileId::from(&meta);
-    Ok((FileBacking { file, cached, direct: opts.direct, behind: Mutex::default() }, kind, bytes, id))
+    let nowait = nowait_never_waits(&file);
+    Ok((FileBacking { file, cached, direct: opts.direct, nowait, behind: Mutex::default() }, kind, bytes, id))
 }
 
 impl Backing for FileBacking {
@@ -156,9 +175,10 @@ impl Backing for FileBacking {
         Ok(())
     }
 
-    /// `preadv2(RWF_NOWAIT)`: only what the page cache holds, never waiting for the device.
+    /// `preadv2(RWF_NOWAIT)`: only what the page cache holds, never waiting for the device;
+    /// never tried where even that may wait ([`nowait_never_waits`]).
     fn read_if_cached(&self, offset: u64, buf: &mut [u8]) -> bool {
-        if self.direct {
+        if self.direct || !self.nowait {
             return false;
         }
         let len = buf.len();

@@ -232,6 +232,10 @@ pub struct Member {
     read_only: bool,
     /// The file opened (None in memory and for an absent member).
     id: Option<FileId>,
+    /// Its canonical path, resolved when it was opened: asking the file system again later
+    /// (for `swan status`, on the engine's thread) would wait on a member that hangs, and
+    /// every request would wait with it.
+    canonical: Option<PathBuf>,
 }
 
 impl Member {
@@ -267,6 +271,7 @@ impl Member {
             direct: opts.direct,
             read_only: opts.read_only,
             id: Some(id),
+            canonical: std::fs::canonicalize(path).ok(),
         })
     }
 
@@ -281,6 +286,7 @@ impl Member {
             direct: false,
             read_only,
             id: None,
+            canonical: None,
         }
     }
 
@@ -315,6 +321,7 @@ impl Member {
             direct: false,
             read_only: false,
             id: None,
+            canonical: None,
         }
     }
 
@@ -358,6 +365,11 @@ impl Member {
     /// block device.
     pub fn identity(&self) -> Option<FileId> {
         self.id
+    }
+
+    /// The canonical path of the file opened, as it was when opened.
+    pub fn canonical(&self) -> Option<&Path> {
+        self.canonical.as_deref()
     }
 
     pub fn kind(&self) -> MemberKind {
