@@ -25,8 +25,11 @@ Usage: scripts/sim-vs-live.sh [--help]
    random map writes each block once per pass, which halves GC's work) for
    RUNTIME s; the live throughput is the server's bytes between snapshots at RUNTIME/2 and
    at the end. Then `swan sim --array` of the same superblock with the same workload and
-   seed-varied runs, with and without --host HOST, over the same second half.
-Prints one line per run and, per case, the median ratios live ÷ simulated.
+   seed-varied runs over the very bytes fio wrote (--span), with and without --host HOST,
+   over the same second half.
+Prints one line per run and, per case, the median ratios live ÷ simulated. Each run's
+`swan status --json` snapshots and fio's report stay in DIR as
+run-CASE-RUN-{before,after,fio}.json (the case's colons as dashes).
 
 A case is SCHEME:RGROUPS:SSDS_PER_RGROUP:MEMBER_SIZE:RW[:READ_PERCENT].
 
@@ -94,7 +97,7 @@ live() {
   kill "$srv"
   wait "$srv" || true
   srv=
-  echo "$volume" >"$DIR/$tag-volume"
+  echo "$span" >"$DIR/$tag-span"
   python3 - "$DIR/$tag-before.json" "$DIR/$tag-after.json" <<'PY'
 import json, sys
 b, a = (json.load(open(p)) for p in sys.argv[1:3])
@@ -106,14 +109,13 @@ PY
 # sim CASE BS SEED TAG [HOSTFILE]: the simulator on the array live() left; prints MB/s of
 # the second half.
 sim() {
-  local scheme rg ssds size rw mix
-  IFS=: read -r scheme rg ssds size rw mix <<<"$1"
-  local bs=$2 seed=$3 tag=$4 host=${5:-} volume raw ws
-  volume=$(cat "$DIR/$tag-volume")
-  raw=$(( rg * ssds * $(stat -c %s "$DIR/m0") ))
-  ws=$(python3 -c "print(0.6 * $volume / $raw)")
+  local rw mix
+  IFS=: read -r _ _ _ _ rw mix <<<"$1"
+  local bs=$2 seed=$3 tag=$4 host=${5:-}
+  # The very bytes fio wrote: --working-set is a share of the data members' capacity, which
+  # for a parity array is not the share of the volume fio was given.
   "$SWAN_BIN" sim --array "$DIR/m0" --rw "$rw" ${mix:+--rwmixread "$(python3 -c "print($mix / 100)")"} \
-    --bs "$bs" --iodepth "$IODEPTH" --working-set "$ws" --time "$RUNTIME" --seed "$seed" \
+    --bs "$bs" --iodepth "$IODEPTH" --span "$(cat "$DIR/$tag-span")" --time "$RUNTIME" --seed "$seed" \
     ${host:+--host "$host"} --quiet --out "$DIR/sim" >"$DIR/sim.log" 2>&1 || die "swan sim failed: $(tail -3 "$DIR/sim.log")"
   python3 - "$DIR/sim/timeseries.csv" "$RUNTIME" <<'PY'
 import csv, sys
@@ -141,9 +143,10 @@ results="$DIR/results.tsv"
 : >"$results"
 for case in $CASES; do
   for ((r = 1; r <= RUNS; r++)); do
-    l=$(live "$case" "$BS" "$r" run)
-    s=$(sim "$case" "$BS" "$r" run)
-    h=$(sim "$case" "$BS" "$r" run "$HOST")
+    tag="run-${case//:/-}-$r"
+    l=$(live "$case" "$BS" "$r" "$tag")
+    s=$(sim "$case" "$BS" "$r" "$tag")
+    h=$(sim "$case" "$BS" "$r" "$tag" "$HOST")
     printf '%s\t%s\t%s\t%s\t%s\n' "$case" "$r" "$l" "$s" "$h" >>"$results"
     awk -F'\t' 'END {printf "%-34s %4s %9s %10s %9.2f %12s %10.2f\n", $1, $2, $3, $4, $3/$4, $5, $3/$5}' "$results"
   done

@@ -165,6 +165,11 @@ pub struct SimArgs {
     /// (the disk utilization ud of §3.5; the paper's runs use 0.6).
     #[arg(long, default_value_t = 0.6, allow_negative_numbers = true, conflicts_with = "trace")]
     pub working_set: f64,
+    /// Region the workload touches as bytes from the volume's start, as fio's --size over
+    /// the served volume (a multiple of 4 KiB), in place of --working-set: the way to give
+    /// the simulator the very region a live run's fio wrote.
+    #[arg(long, value_name = "SIZE", value_parser = parse_blocks, conflicts_with_all = ["trace", "working_set"])]
+    pub span: Option<u64>,
     /// Fraction of each SSD written at random before the array is built (default 0.6: the
     /// paper ages to 0.6; none with --fabric, whose FIMMs age under --fimm-gc).
     #[arg(long, allow_negative_numbers = true)]
@@ -438,6 +443,17 @@ impl SimArgs {
     /// The blocks `--working-set` covers: that share of the data members' blocks, which must
     /// fit in the volume the array exposes.
     fn working_region(&self, array: &ArraySpec) -> anyhow::Result<u64> {
+        if let Some(blocks) = self.span {
+            let volume = array.build()?.volume_blocks();
+            if blocks > volume {
+                bail!(
+                    "--span {} is more than the {} the array exposes",
+                    format_size(blocks * swan_core::BLOCK_BYTES),
+                    format_size(volume * swan_core::BLOCK_BYTES),
+                );
+            }
+            return Ok(blocks);
+        }
         let kind = array.kind;
         let parity = kind.raid().parity_members();
         let data_members = match kind {

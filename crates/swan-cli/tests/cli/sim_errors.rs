@@ -61,6 +61,25 @@ fn sim_working_set_beyond_the_volume_suggests_one_that_fits() {
 }
 
 #[test]
+fn sim_span_is_the_region_in_bytes_and_must_fit_the_volume() {
+    sim_fails(&["--span", "6k"], &["--span", "4 KiB"]);
+    sim_fails(&["--span", "64GiB"], &["--span 64GiB is more than the", "the array exposes"]);
+    sim_fails(&["--span", "64MiB", "--working-set", "0.5"], &["--span", "--working-set"]);
+    let tmp = TempDir::new("span");
+    let out = tmp.join("run");
+    let out_s = out.to_str().expect("utf-8 temp path");
+    // swan5, whose parity members hold no user data: the region is the bytes given, not a
+    // share of the raw capacity.
+    ok(&[
+        "sim", "--scheme", "swan5", "--ssd-capacity", "256MiB", "--footprint", "0.05", "--quiet", "--span", "300MiB",
+        "--out", out_s,
+    ]);
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("JSON");
+    assert_eq!(v["options"]["workload"]["region_blocks"], 300 * 256, "{}", &summary[..summary.len().min(400)]);
+}
+
+#[test]
 fn sim_bad_ssd_variation_names_the_option() {
     sim_fails(&["--ssd-speed-spread", "-0.2"], &["--ssd-speed-spread -0.2", "σ in [0, 1]"]);
     sim_fails(&["--ssd-slow-fraction", "1.5"], &["--ssd-slow-fraction 1.5", "[0, 1)"]);
