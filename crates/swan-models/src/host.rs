@@ -149,6 +149,24 @@ impl HostModel {
     }
 }
 
+/// CPU time booked so far, by part of the path: the parts `swan status` shows for the
+/// server (its threads, and the engine's round by part), so the two can be set side by side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HostBusy {
+    pub client_ns: Nanos,
+    pub reader_ns: Nanos,
+    pub engine_in_ns: Nanos,
+    pub engine_out_ns: Nanos,
+    pub gc_ns: Nanos,
+}
+
+impl HostBusy {
+    /// The engine thread's whole time.
+    pub fn engine_ns(&self) -> Nanos {
+        self.engine_in_ns + self.engine_out_ns + self.gc_ns
+    }
+}
+
 /// The host's threads and cores in virtual time.
 #[derive(Clone, Debug)]
 pub struct Host {
@@ -156,15 +174,14 @@ pub struct Host {
     threads_free: [Nanos; 3],
     /// Per core, the intervals booked on it from the present on, in time order.
     cores: Vec<VecDeque<(Nanos, Nanos)>>,
-    /// CPU time booked, per stage, for reports.
-    busy_ns: [Nanos; 3],
+    busy: HostBusy,
 }
 
 impl Host {
     pub fn new(model: HostModel) -> Result<Self, HostModelError> {
         model.validate()?;
         let cores = vec![VecDeque::new(); model.cores as usize];
-        Ok(Host { model, threads_free: [0; 3], cores, busy_ns: [0; 3] })
+        Ok(Host { model, threads_free: [0; 3], cores, busy: HostBusy::default() })
     }
 
     pub fn model(&self) -> &HostModel {
@@ -192,31 +209,34 @@ impl Host {
             book(&mut self.cores[core], start, done);
         }
         self.threads_free[stage as usize] = done;
-        self.busy_ns[stage as usize] += cost_ns;
         done
     }
 
     /// The client's work on a request carrying `bytes`, ready at `now`.
     pub fn client(&mut self, now: Nanos, bytes: Carried) -> Nanos {
         let c = self.model.client.of(bytes);
+        self.busy.client_ns += c;
         self.run(Stage::Client, now, now, c)
     }
 
     /// The connection reader's, asked at `now` for a request on the socket at `ready`.
     pub fn reader(&mut self, now: Nanos, ready: Nanos, bytes: Carried) -> Nanos {
         let c = self.model.reader.of(bytes);
+        self.busy.reader_ns += c;
         self.run(Stage::Reader, now, ready, c)
     }
 
     /// The engine's, before the member I/O.
     pub fn engine_in(&mut self, now: Nanos, bytes: Carried) -> Nanos {
         let c = self.model.engine_in.of(bytes);
+        self.busy.engine_in_ns += c;
         self.run(Stage::Engine, now, now, c)
     }
 
     /// The engine's, after it.
     pub fn engine_out(&mut self, now: Nanos, bytes: Carried) -> Nanos {
         let c = self.model.engine_out.of(bytes);
+        self.busy.engine_out_ns += c;
         self.run(Stage::Engine, now, now, c)
     }
 
@@ -224,12 +244,13 @@ impl Host {
     pub fn gc(&mut self, now: Nanos, ops: u64, bytes: u64) -> Nanos {
         let g = self.model.gc;
         let c = (g.per_request_ns * ops as f64 + g.per_kib_ns * bytes as f64 / 1024.0).max(0.0).round() as Nanos;
+        self.busy.gc_ns += c;
         self.run(Stage::Engine, now, now, c)
     }
 
-    /// CPU time booked on each stage so far: client, reader, engine.
-    pub fn busy_ns(&self) -> [Nanos; 3] {
-        self.busy_ns
+    /// CPU time booked so far, by part.
+    pub fn busy(&self) -> HostBusy {
+        self.busy
     }
 }
 
@@ -333,7 +354,8 @@ mod tests {
             done = h.engine_in(0, Carried { written: 8192, read: 0 });
         }
         assert_eq!(done, 1_000_000_000);
-        assert_eq!(h.busy_ns()[Stage::Engine as usize], 1_000_000_000);
+        assert_eq!(h.busy().engine_ns(), 1_000_000_000);
+        assert_eq!(h.busy().engine_in_ns, 1_000_000_000);
     }
 
     #[test]

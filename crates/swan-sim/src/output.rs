@@ -104,6 +104,36 @@ pub struct RunSummary {
     /// Members behind a fabric (`--fabric`): where their page operations waited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<crate::fabric_array::report::FabricReport>,
+    /// With a host model (`--host`): its CPU per request by part, as `swan status` shows the
+    /// server's, so a simulated run and a live one can be set side by side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<HostCpuSummary>,
+}
+
+/// The host model's CPU time per request over the run, µs, by part of the path, and the
+/// cores each thread kept busy.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostCpuSummary {
+    pub client_us: f64,
+    pub reader_us: f64,
+    pub engine_in_us: f64,
+    pub engine_out_us: f64,
+    pub gc_us: f64,
+    pub engine_cores: f64,
+}
+
+impl HostCpuSummary {
+    fn new(busy: swan_models::host::HostBusy, requests: u64, sim_ns: u64) -> Self {
+        let per = |ns: u64| ns as f64 / requests.max(1) as f64 / 1e3;
+        HostCpuSummary {
+            client_us: per(busy.client_ns),
+            reader_us: per(busy.reader_ns),
+            engine_in_us: per(busy.engine_in_ns),
+            engine_out_us: per(busy.engine_out_ns),
+            gc_us: per(busy.gc_ns),
+            engine_cores: busy.engine_ns() as f64 / sim_ns.max(1) as f64,
+        }
+    }
 }
 
 /// One window of a trace replay (an application's phase) measured on its own.
@@ -285,6 +315,7 @@ impl RunSummary {
             parity_extra_reads: out.counters.parity_extra_reads,
             windows: window_rows(cfg, out),
             fabric: out.fabric.clone(),
+            host_cpu: out.host_busy.map(|b| HostCpuSummary::new(b, out.requests, out.sim_ns)),
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct RunOutput {
     pub ssd_load: Vec<SsdLoad>,
     /// Members behind a fabric: where their operations waited (`None` for SSDs).
     pub fabric: Option<crate::fabric_array::report::FabricReport>,
+    /// The host model's CPU time by part (`None` without one).
+    pub host_busy: Option<swan_models::host::HostBusy>,
 }
 
 /// One SSD's speed and load over the run.
@@ -324,6 +326,7 @@ impl<M: Members> Engine<M> {
             modelled_blocks: pages,
             stall_ns: self.reqs.stalled.total_ns,
             fabric,
+            host_busy: self.host.as_ref().map(|h| h.busy()),
         }
     }
 }
