@@ -440,11 +440,12 @@ impl SimArgs {
         })
     }
 
-    /// The blocks `--working-set` covers: that share of the data members' blocks, which must
-    /// fit in the volume the array exposes.
+    /// The blocks the workload touches from the volume's start: `--span`, or the share
+    /// `--working-set` gives of the data members' blocks; either must fit in the volume the
+    /// array exposes.
     fn working_region(&self, array: &ArraySpec) -> anyhow::Result<u64> {
+        let volume = array.build()?.volume_blocks();
         if let Some(blocks) = self.span {
-            let volume = array.build()?.volume_blocks();
             if blocks > volume {
                 bail!(
                     "--span {} is more than the {} the array exposes",
@@ -461,7 +462,6 @@ impl SimArgs {
             _ => u64::from(array.members().saturating_sub(parity)),
         };
         let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
-        let volume = array.build()?.volume_blocks();
         if region > volume {
             // Rounded down, so that the value suggested is one that fits.
             let fits = (volume as f64 / (array.member_blocks * data_members) as f64 * 1e4).floor() / 1e4;

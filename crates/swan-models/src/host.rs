@@ -189,8 +189,9 @@ impl Host {
     }
 
     /// A job of `cost_ns` on `stage`, asked for at `now` and ready at `ready` (≥ `now`):
-    /// when it is done. Calls come in non-decreasing `now`.
-    pub fn run(&mut self, stage: Stage, now: Nanos, ready: Nanos, cost_ns: Nanos) -> Nanos {
+    /// when it is done. Calls come in non-decreasing `now`. Private: the stages' methods
+    /// charge their part of [`Host::busy`] as they call it.
+    fn run(&mut self, stage: Stage, now: Nanos, ready: Nanos, cost_ns: Nanos) -> Nanos {
         let runnable = ready.max(self.threads_free[stage as usize]);
         let (core, start) = self
             .cores

@@ -111,7 +111,7 @@ pub struct RunSummary {
 }
 
 /// The host model's CPU time per request over the run, µs, by part of the path, and the
-/// cores each thread kept busy.
+/// share of a core the engine thread kept busy.
 #[derive(Clone, Debug, Serialize)]
 pub struct HostCpuSummary {
     pub client_us: f64,

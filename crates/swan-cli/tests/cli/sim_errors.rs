@@ -71,8 +71,18 @@ fn sim_span_is_the_region_in_bytes_and_must_fit_the_volume() {
     // swan5, whose parity members hold no user data: the region is the bytes given, not a
     // share of the raw capacity.
     ok(&[
-        "sim", "--scheme", "swan5", "--ssd-capacity", "256MiB", "--footprint", "0.05", "--quiet", "--span", "300MiB",
-        "--out", out_s,
+        "sim",
+        "--scheme",
+        "swan5",
+        "--ssd-capacity",
+        "256MiB",
+        "--footprint",
+        "0.05",
+        "--quiet",
+        "--span",
+        "300MiB",
+        "--out",
+        out_s,
     ]);
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
     let v: serde_json::Value = serde_json::from_str(&summary).expect("JSON");
