@@ -49,6 +49,7 @@ die() { echo "$SCRIPT: error: $*" >&2; exit 1; }
 
 case ${1:-} in
   -h | --help) usage; exit 0 ;;
+  -*) echo "$SCRIPT: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 [[ $# -eq 2 ]] || { echo "$SCRIPT: give two swan binaries (see --help)" >&2; exit 2; }
 A=$1 B=$2

@@ -34,7 +34,7 @@ Environment:
 EOF
 }
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
-[[ $# -eq 0 ]] || { usage >&2; exit 2; }
+[[ $# -eq 0 ]] || { echo "mem-nbd.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
 
 RGROUPS=${RGROUPS:-4}
 SSDS=${SSDS:-2}

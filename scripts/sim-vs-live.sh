@@ -7,6 +7,7 @@
 #   scripts/sim-vs-live.sh                      # fit, then the five held-out cases, 3 runs each
 #   CASES="swan0:4:2:256M:randwrite" RUNS=1 scripts/sim-vs-live.sh
 set -euo pipefail
+SCRIPT=sim-vs-live.sh
 cd "$(dirname "$0")/.."
 
 usage() {

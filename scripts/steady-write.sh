@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+SCRIPT=steady-write.sh
+
+usage() {
   cat <<'USAGE'
 Usage: scripts/steady-write.sh
 
@@ -28,14 +30,16 @@ Environment:
   PORT         TCP port on 127.0.0.1                    (default 10951)
   SWAN_BIN     swan binary                              (default target/release/swan)
 USAGE
-  exit 0
-fi
+}
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+only_help_args "$@"
 
 SCHEME=${SCHEME:-swan0} RGROUPS=${RGROUPS:-3} SSDS=${SSDS:-2} MEMBER_SIZE=${MEMBER_SIZE:-1G}
 RUNTIME=${RUNTIME:-80} DIR=${DIR:-/var/tmp/swan-steady} PORT=${PORT:-10951}
 SWAN_BIN=${SWAN_BIN:-target/release/swan}
 for tool in fio python3; do
-  command -v "$tool" >/dev/null || { echo "steady-write.sh: $tool is missing (scripts/test.sh installs it)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || die "$tool is missing (scripts/test.sh installs it)"
 done
 [[ -x $SWAN_BIN ]] || cargo build --release -p swan-cli
 SWAN_BIN=$(realpath "$SWAN_BIN")

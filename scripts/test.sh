@@ -6,7 +6,28 @@
 #
 # A missing tool is installed (as root, with apt-get) or reported as an error: nothing is skipped silently.
 set -euo pipefail
+SCRIPT=test.sh
 cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'EOF2'
+Usage: scripts/test.sh [--help]
+
+The whole test suite, as CI runs it (.ci/run calls this). Installs the Debian packages and
+Python tools the tests drive (as root with apt-get and pip; otherwise says what to run),
+then builds and tests every crate, the Python package and the NBD fuzz target. A missing
+tool is installed or reported as an error: no test is skipped silently.
+
+Environment:
+  SWAN_MODEL_OPS  operations per scheme in the model check (default 1000000)
+  SWAN_FUZZ_SECONDS  how long the fuzz target runs (default 45)
+  SWAN_TRACES     the trace excerpts the replay tests read (default data/traces)
+  SWAN_PY_VENV    the Python package's virtualenv (default target/py-venv)
+EOF2
+}
+# shellcheck source=scripts/lib/cli.sh
+source scripts/lib/cli.sh
+only_help_args "$@"
 
 # shellcheck source=scripts/lib/debs.sh
 source scripts/lib/debs.sh

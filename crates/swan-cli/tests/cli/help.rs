@@ -165,3 +165,28 @@ fn unknown_command_and_experiment() {
     fails(&["repro", "fig4b", "--age-spread", "1.5"], &["--age-spread 1.5", "between 0 and 1"]);
     fails(&["repro", "harmonia-fig7", "--age-spread", "0.5"], &["--age-spread", "SWAN reproductions"]);
 }
+
+/// Every script an operator or researcher runs answers `--help` with its usage on standard
+/// output and refuses an argument it does not take, before it does any work.
+#[test]
+fn every_script_answers_help_and_refuses_unknown_arguments() {
+    let scripts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
+    let mut names: Vec<_> = std::fs::read_dir(&scripts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sh"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "scripts/ holds {} scripts", names.len());
+    for script in names {
+        let name = script.file_name().unwrap().to_string_lossy().into_owned();
+        // Bounded: a script that took the argument for work would otherwise run for minutes.
+        let run = |arg: &str| Command::new("timeout").args(["20", "bash"]).arg(&script).arg(arg).output().unwrap();
+        let help = run("--help");
+        assert!(help.status.success(), "{name} --help: {}", text(&help.stderr));
+        assert!(text(&help.stdout).lines().count() >= 3, "{name} --help says too little:\n{}", text(&help.stdout));
+        let bad = run("--no-such-option");
+        assert!(!bad.status.success(), "{name} accepted --no-such-option");
+        assert!(text(&bad.stderr).contains("--no-such-option"), "{name}: {}", text(&bad.stderr));
+    }
+}
