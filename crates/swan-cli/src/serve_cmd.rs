@@ -98,11 +98,10 @@ fn start_export(a: &ServeArgs, spec: &ExportSpec) -> Result<Running> {
         tell_free_space(e, &recovered.scheme);
     }
     if let Some(segments) = spec.gc_target {
-        let la = recovered
+        recovered
             .scheme
-            .log_mut()
-            .ok_or_else(|| anyhow!("--gc-target applies to SWAN arrays; this one is {}", opened.sb.kind))?;
-        la.set_swan_gc_target(segments).map_err(|e| anyhow!("--gc-target: {e}"))?;
+            .set_swan_gc_target(segments)
+            .map_err(|e| anyhow!("--gc-target: {e} (this array is {})", opened.sb.kind))?;
     }
     eprintln!(
         "swan: array {} ({}): checkpoint {}, {} journal record(s) rolled forward",
@@ -485,9 +484,7 @@ fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulat
 /// segments are free. In-place RAID keeps no record of what is unused: nothing to tell.
 fn tell_free_space(e: &mut swan_server::emulate::Emulator, scheme: &swan_core::scheme::ArrayScheme) {
     let mut plan = swan_core::io::IoPlan::new();
-    if let Some(la) = scheme.log() {
-        la.plan_free_trims(&mut plan);
-    }
+    scheme.plan_free_trims(&mut plan);
     for io in plan.ios() {
         e.trim_untimed(io.member, io.block, io.count);
     }

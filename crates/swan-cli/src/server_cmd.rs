@@ -339,10 +339,10 @@ pub fn create_array(a: &CreateArgs) -> Result<Superblock> {
 pub fn create(a: &CreateArgs) -> Result<()> {
     let sb = create_array(a)?;
     let scheme = sb.array_spec().build()?;
-    let mut spare = match scheme.log() {
-        Some(la) => format!(
+    let mut spare = match scheme.gc_spare() {
+        Some(spare) => format!(
             " ({:.1} % of the data capacity kept spare for GC), segments of {} KiB per SSD",
-            100.0 * (1.0 - sb.volume_blocks as f64 / la.geometry().payload_blocks() as f64),
+            100.0 * spare,
             u64::from(sb.segment_rows) * 4
         ),
         None => String::new(),

@@ -15,9 +15,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::IoPlan;
-use swan_core::scheme::{
-    ArrayScheme, ArraySpec, GcJobId, LogArray, LogTuning, ReqOp, Request, Scheme, SchemeKind, Submitted,
-};
+use swan_core::scheme::{ArrayScheme, ArraySpec, GcJobId, LogTuning, ReqOp, Request, SchemeKind, Submitted};
 use swan_core::victim::VictimPolicy;
 use swan_testkit::tokens::{Executor, MemStore, Reference, SummaryStore, TokenStore};
 
@@ -36,7 +34,7 @@ enum Pattern {
 
 /// A server in miniature: the scheme, its members as tokens, GC jobs in flight.
 struct Served {
-    scheme: Box<LogArray>,
+    scheme: ArrayScheme,
     exec: Executor<MemStore>,
     summaries: SummaryStore,
     jobs: VecDeque<(GcJobId, IoPlan)>,
@@ -46,9 +44,8 @@ struct Served {
 
 impl Served {
     fn new(spec: &ArraySpec) -> Self {
-        let ArrayScheme::Log(mut scheme) = spec.build().expect("geometry accepted") else {
-            panic!("{}: not log-structured", spec.kind)
-        };
+        let mut scheme = spec.build().expect("geometry accepted");
+        assert!(spec.kind.is_log_structured(), "{}: not log-structured", spec.kind);
         let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), spec.parity_group_width());
         let mut plan = IoPlan::new();
         scheme.format(&mut plan);

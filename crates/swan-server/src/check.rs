@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use swan_core::geometry::{RaidLevel, StripeGeometry};
 use swan_core::l2p::UNMAPPED;
-use swan_core::scheme::{LogArray, SchemeKind};
+use swan_core::scheme::{ArrayScheme, LogArray, SchemeKind};
 use swan_core::segment::SegState;
 use swan_core::summary::{Summary, DEAD};
 
@@ -88,9 +88,9 @@ pub fn check_opened(opened: array::Opened) -> Result<CheckReport, CheckError> {
     } else {
         let _ = writeln!(r.text, "map: consistent");
     }
-    match (sb.kind, rec.scheme.log()) {
-        (_, Some(la)) => check_log(&opened, la, &rec.unsynced_seals, &mut r)?,
-        (SchemeKind::Raid(raid), None) if raid != RaidLevel::Raid0 => {
+    match (sb.kind, &rec.scheme) {
+        (_, ArrayScheme::Log(la)) => check_log(&opened, la, &rec.unsynced_seals, &mut r)?,
+        (SchemeKind::Raid(raid), ArrayScheme::InPlace(_)) if raid != RaidLevel::Raid0 => {
             check_inplace_parity(&opened, &sb.stripe_geometry()?, &mut r)?;
         }
         _ => {}

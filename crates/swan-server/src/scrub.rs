@@ -21,7 +21,7 @@ use crate::parity;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use swan_core::geometry::{Geometry, RaidLevel};
-use swan_core::scheme::LogArray;
+use swan_core::scheme::{ArrayScheme, LogArray};
 use swan_core::summary::{Summary, DEAD};
 
 #[derive(Debug, Default)]
@@ -68,9 +68,9 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport, CheckError>
     let mut r = ScrubReport::default();
     let sb = &opened.sb;
     r.say(format!("array {} ({}, {} R-group(s) × {})", sb.uuid_string(), sb.kind, sb.rgroups, sb.ssds_per_rgroup));
-    match rec.scheme.log() {
-        Some(la) => scrub_log(&opened, la, repair, &mut r)?,
-        None if sb.crc_table_blocks == 0 => {
+    match &rec.scheme {
+        ArrayScheme::Log(la) => scrub_log(&opened, la, repair, &mut r)?,
+        ArrayScheme::InPlace(_) if sb.crc_table_blocks == 0 => {
             r.say(
                 "this in-place array was made before swan kept per-block CRCs for in-place RAID: nothing to verify \
                  block by block (swan check verifies its parity)"
@@ -78,7 +78,7 @@ pub fn scrub(paths: &[PathBuf], repair: bool) -> Result<ScrubReport, CheckError>
             );
             return Ok(r);
         }
-        None => scrub_inplace(&opened, repair, &mut r)?,
+        ArrayScheme::InPlace(_) => scrub_inplace(&opened, repair, &mut r)?,
     }
     if repair && (r.repaired > 0 || r.parity_rewritten > 0) {
         for m in opened.members.iter() {

@@ -20,8 +20,9 @@
 //!   scheme that keeps victims' P2L only in summaries can read them back.
 
 use std::collections::{HashMap, VecDeque};
+use swan_core::driver::{plan_request, ReadsAround};
 use swan_core::io::{Dst, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
-use swan_core::scheme::{ArrayScheme, ArraySpec, GcJobId, LogArray, Scheme, SchemeKind, SummarySource};
+use swan_core::scheme::{ArrayScheme, ArraySpec, GcJobId, Scheme, SchemeKind, SummarySource};
 use swan_core::summary::{Summary, DEAD};
 
 /// Marker in the high bits of a summary block's token; the low bits hold the segment.
@@ -246,11 +247,13 @@ pub struct SummaryStore {
 impl SummaryStore {
     /// Keep the summary of every segment `plan` (just run) wrote, then tell the scheme they
     /// are written.
-    pub fn record(&mut self, plan: &IoPlan, scheme: &mut LogArray) {
+    pub fn record(&mut self, plan: &IoPlan, scheme: &mut ArrayScheme) {
         for k in 0..plan.phase_count() {
             for io in plan.phase(k) {
                 if let IoKind::Write(Src::Summary { segment, index: 0 }) = io.kind {
-                    self.written.insert(segment, scheme.summary_of(segment));
+                    if let Some(s) = scheme.summary_of(segment) {
+                        self.written.insert(segment, s);
+                    }
                 }
             }
         }
@@ -308,7 +311,6 @@ impl GcQueue {
 
     /// Starts jobs while the scheme wants one and fewer than `max_in_flight` are in flight.
     pub fn start(&mut self, scheme: &mut ArrayScheme, max_in_flight: usize) {
-        let Some(scheme) = scheme.log_mut() else { return };
         while self.jobs.len() < max_in_flight {
             let mut plan = IoPlan::new();
             match scheme.start_gc_with(&mut plan, &mut self.summaries) {
@@ -349,12 +351,11 @@ impl GcQueue {
     }
 
     fn finish<S: TokenStore>(&mut self, job: GcJob, scheme: &mut ArrayScheme, exec: &mut Executor<S>) {
-        let Some(log) = scheme.log_mut() else { return };
-        log.finish_gc(job.id, &mut self.follow_up);
+        scheme.finish_gc(job.id, &mut self.follow_up);
         exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
-        self.summaries.record(&self.follow_up, log);
+        self.summaries.record(&self.follow_up, scheme);
         // A deferring scheme's driver makes the moves durable first; in memory they are.
-        if log.release_deferred(&mut self.follow_up) > 0 {
+        if scheme.release_deferred(&mut self.follow_up) > 0 {
             exec.run_plan(&self.follow_up, &[], &mut [], &mut self.scratch);
         }
         self.finished += 1;
@@ -526,10 +527,8 @@ pub fn drive<S: TokenStore>(
         let (roll, size) = ((draw() >> 32) as u32, (draw() >> 32) as u32);
         let req = random_request(roll, size, draw(), working_set);
         payload_tokens(&req, next_token, &mut user);
-        let submitted = match (req.op, hooks.read_around(), scheme.log_mut()) {
-            (ReqOp::Read, Some((policy, waits)), Some(la)) => la.submit_read_around(&req, &mut plan, waits, policy),
-            _ => scheme.submit(&req, &mut plan),
-        };
+        let around = hooks.read_around().map(|(policy, waits)| ReadsAround { waits, policy });
+        let submitted = plan_request(scheme, &req, &mut plan, around);
         match submitted.expect("random requests stay inside the volume") {
             Submitted::NoSpace => {
                 // Only legitimate while GC is in flight and will free space.
@@ -542,9 +541,7 @@ pub fn drive<S: TokenStore>(
         reply.clear();
         reply.resize(req.blocks as usize, 0);
         exec.run_plan(&plan, &user, &mut reply, &mut scratch);
-        if let Some(log) = scheme.log_mut() {
-            gc.summaries.record(&plan, log);
-        }
+        gc.summaries.record(&plan, scheme);
         match req.op {
             ReqOp::Write => {
                 reference.write(req.lba, &user);

@@ -11,6 +11,7 @@
 //! tells it a job's I/O has completed (and plans the follow-up: summaries, TRIMs). The
 //! driver calls `start_gc` after every event until it says no.
 
+mod array;
 pub mod inplace;
 pub mod log;
 mod p2l;
@@ -24,6 +25,7 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
+pub use array::{ArrayScheme, VictimOutlook};
 pub use inplace::InPlaceRaid;
 pub use log::{
     prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,
@@ -447,150 +449,6 @@ pub trait Scheme: Send {
     /// writes away from a degraded R-group while a healthy one has room. In-place schemes
     /// have nowhere else to write.
     fn set_failed_member(&mut self, member: u32, failed: bool);
-}
-
-/// A built array: in-place RAID, or a log-structured scheme (SWAN, log-RAID).
-///
-/// A closed pair rather than one wide trait: what only a log has (map changes to journal,
-/// summaries, victims awaiting release, free segments to TRIM) is asked of the [`LogArray`]
-/// itself, so [`Scheme`] holds only what both answer. It dereferences to the [`Scheme`]
-/// both faces drive, as the `Box<dyn Scheme>` it replaces did.
-pub enum ArrayScheme {
-    InPlace(InPlaceRaid),
-    Log(Box<LogArray>),
-}
-
-impl ArrayScheme {
-    /// The log, for what only a log-structured scheme does; `None` for in-place RAID.
-    pub fn log(&self) -> Option<&LogArray> {
-        match self {
-            ArrayScheme::Log(la) => Some(la),
-            ArrayScheme::InPlace(_) => None,
-        }
-    }
-
-    pub fn log_mut(&mut self) -> Option<&mut LogArray> {
-        match self {
-            ArrayScheme::Log(la) => Some(la),
-            ArrayScheme::InPlace(_) => None,
-        }
-    }
-
-    /// GC victims waiting for [`LogArray::release_deferred`]; in-place RAID has none.
-    pub fn pending_release(&self) -> usize {
-        self.log().map_or(0, LogArray::pending_release)
-    }
-
-    /// Release the GC victims waiting (a sync point made their moves durable) and plan their
-    /// TRIMs into `plan`; how many were released. In-place RAID has none.
-    pub fn release_deferred(&mut self, plan: &mut IoPlan) -> usize {
-        match self {
-            ArrayScheme::Log(la) => la.release_deferred(plan),
-            ArrayScheme::InPlace(_) => {
-                plan.clear();
-                0
-            }
-        }
-    }
-
-    /// Free segments in R-group `group` (a log-RAID array's one log is group 0); in-place
-    /// RAID has no segments.
-    pub fn free_segments_in(&self, group: u32) -> u64 {
-        self.log().map_or(0, |la| la.segments().free_count(group))
-    }
-
-    /// The segments SWAN's GC keeps free in each back-end R-group, for a SWAN array.
-    pub fn swan_gc_target(&self) -> Option<u64> {
-        self.log().filter(|la| la.config().layout == Layout::Swan).map(|la| la.config().swan_gc_target)
-    }
-
-    /// SWAN's read priority ([`LogArray::set_read_priority`]); in-place RAID runs no array
-    /// GC for reads to overtake, so there it changes nothing.
-    pub fn set_read_priority(&mut self, on: bool) {
-        if let ArrayScheme::Log(la) = self {
-            la.set_read_priority(on);
-        }
-    }
-
-    /// The experiment of GC in SWAN's front-end ([`LogArray::set_gc_in_front_end`]).
-    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
-        match self {
-            ArrayScheme::Log(la) => la.set_gc_in_front_end(on),
-            ArrayScheme::InPlace(_) if on => {
-                Err("GC in the front-end is an experiment on SWAN's R-groups; in-place RAID runs no array GC".into())
-            }
-            ArrayScheme::InPlace(_) => Ok(()),
-        }
-    }
-
-    /// The free segments SWAN's GC keeps in each back-end R-group ([`LogArray::set_swan_gc_target`]).
-    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
-        match self {
-            ArrayScheme::Log(la) => la.set_swan_gc_target(segments),
-            ArrayScheme::InPlace(_) => Err("a GC target applies to SWAN arrays; in-place RAID runs no array GC".into()),
-        }
-    }
-
-    /// [`Scheme::start_gc`], a log-structured array's victim P2L read from its summary on
-    /// the members ([`LogArray::start_gc_with`]).
-    pub fn start_gc_with(&mut self, plan: &mut IoPlan, summaries: &mut dyn SummarySource) -> Option<GcJobId> {
-        match self {
-            ArrayScheme::Log(la) => la.start_gc_with(plan, summaries),
-            ArrayScheme::InPlace(s) => s.start_gc(plan),
-        }
-    }
-
-    /// The map changes since the last call, in order ([`LogArray::take_changes`]), appended
-    /// to `out`; in-place RAID keeps its blocks where they are and changes no map.
-    pub fn take_changes(&mut self, out: &mut Vec<MapChange>) {
-        if let ArrayScheme::Log(la) = self {
-            la.take_changes(out);
-        }
-    }
-
-    /// The summaries the last plans sealed are on the members ([`LogArray::summaries_written`]).
-    pub fn summaries_written(&mut self) {
-        if let ArrayScheme::Log(la) = self {
-            la.summaries_written();
-        }
-    }
-
-    /// The segments a restart adopted open, to be sealed before serving
-    /// ([`LogArray::adopted_segments`]); in-place RAID has none.
-    pub fn adopted_segments(&self) -> Vec<u64> {
-        self.log().map_or_else(Vec::new, |la| la.adopted_segments().collect())
-    }
-
-    /// Whether GC's work on the members yields to user reads (SWAN's reads preempt GC).
-    pub fn gc_preemptible(&self) -> bool {
-        self.log().is_some_and(LogArray::read_priority)
-    }
-}
-
-impl From<LogArray> for ArrayScheme {
-    fn from(la: LogArray) -> Self {
-        ArrayScheme::Log(Box::new(la))
-    }
-}
-
-impl std::ops::Deref for ArrayScheme {
-    type Target = dyn Scheme;
-
-    fn deref(&self) -> &(dyn Scheme + 'static) {
-        match self {
-            ArrayScheme::InPlace(s) => s,
-            ArrayScheme::Log(la) => la.as_ref(),
-        }
-    }
-}
-
-impl std::ops::DerefMut for ArrayScheme {
-    fn deref_mut(&mut self) -> &mut (dyn Scheme + 'static) {
-        match self {
-            ArrayScheme::InPlace(s) => s,
-            ArrayScheme::Log(la) => la.as_mut(),
-        }
-    }
 }
 
 pub(crate) fn check_range(req: &Request, volume: u64) -> Result<(), RequestError> {

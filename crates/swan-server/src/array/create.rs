@@ -249,7 +249,7 @@ fn format_members(opened: &[Member], sb: &Superblock) -> Result<(), CreateError>
             opened[io.member as usize].trim(io.block, u64::from(io.count))?;
         }
     }
-    if let Some(la) = scheme.log() {
+    if let ArrayScheme::Log(la) = &scheme {
         let header = checkpoint::Header {
             uuid: sb.uuid,
             seq: 1,

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
-use swan_core::scheme::SchemeKind;
+use swan_core::scheme::{ArrayScheme, SchemeKind};
 use swan_core::victim::VictimPolicy;
 
 /// Read a member's superblock, if it has one.

@@ -67,10 +67,10 @@ pub fn recover(o: &Opened) -> Result<Recovered, RecoverError> {
     if scheme.volume_blocks() != sb.volume_blocks {
         return Err(RecoverError::VolumeMismatch { recorded: sb.volume_blocks, built: scheme.volume_blocks() });
     }
-    if !sb.kind.is_log_structured() {
-        return Ok(Recovered::in_place(scheme));
-    }
-    let cfg = scheme.log().expect("log-structured").config().clone();
+    let cfg = match &scheme {
+        ArrayScheme::InPlace(_) => return Ok(Recovered::in_place(scheme)),
+        ArrayScheme::Log(la) => la.config().clone(),
+    };
     // The recovered map becomes the array's own; do not hold an empty one beside it.
     drop(scheme);
     let geo = cfg.geometry;

@@ -623,19 +623,5 @@ impl Executor {
 /// The bytes of `segment`'s summary as the scheme has it, with the CRC of every live block
 /// written into it (`crcs`, held since the segment opened).
 fn encode_summary(scheme: &ArrayScheme, crcs: Option<Vec<u32>>, segment: u64) -> Vec<u8> {
-    match scheme.log() {
-        Some(la) => {
-            let mut s = la.summary_of(segment);
-            // Every live slot of a segment sealed in this run was written in it, so its CRC
-            // is in the table.
-            if let Some(crcs) = crcs {
-                for (e, crc) in s.entries.iter_mut().zip(crcs) {
-                    e.crc = if e.lba == swan_core::summary::DEAD { 0 } else { crc };
-                }
-                s.block_crcs = true;
-            }
-            s.encode(la.geometry().summary_blocks)
-        }
-        None => vec![0u8; BLOCK],
-    }
+    scheme.encoded_summary(segment, crcs).unwrap_or_else(|| vec![0u8; BLOCK])
 }

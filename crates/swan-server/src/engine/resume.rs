@@ -34,11 +34,10 @@ pub(super) fn recover_in_place(old: &mut Store) -> Result<Store, EngineError> {
     let opened = Opened { sb, members, source: old.io.source() };
     let mut recovered = crate::array::recover(&opened)?;
     // Settings a start applies to the recovered scheme (`swan serve --gc-target`).
-    if let (Some(was), Some(la)) = (old.scheme.log(), recovered.scheme.log_mut()) {
-        let target = was.config().swan_gc_target;
-        if la.config().swan_gc_target != target {
+    if let Some(target) = old.scheme.swan_gc_target() {
+        if recovered.scheme.swan_gc_target() != Some(target) {
             // It was accepted for this array once, so it is again.
-            let _ = la.set_swan_gc_target(target);
+            let _ = recovered.scheme.set_swan_gc_target(target);
         }
     }
     let opts = old.reopen_options();

@@ -436,9 +436,8 @@ impl Store {
         self.io.mark("gc-copied");
         self.tell_scheme_health();
         // Where each staged copy goes, asked before the scheme forgets the job.
-        let staged_at: HashMap<u64, u32> = self.scheme.log().map_or_else(HashMap::new, |la| {
-            la.gc_moves(run.job.id).iter().enumerate().map(|(slot, mv)| (mv.to, slot as u32)).collect()
-        });
+        let staged_at: HashMap<u64, u32> =
+            self.scheme.gc_moves(run.job.id).iter().enumerate().map(|(slot, mv)| (mv.to, slot as u32)).collect();
         let mut follow = std::mem::take(&mut self.follow);
         self.scheme.finish_gc(run.job.id, &mut follow);
         // The moved blocks are on the members: their CRCs go to the journal and to the
@@ -490,14 +489,11 @@ impl Store {
             self.scheme.pending_release(),
             gc_broken.map(|e| format!(", GC stopped after an error: {e}")).unwrap_or_default()
         );
-        if let Some(la) = self.scheme.log() {
-            let segs = la.segments();
-            for g in 0..self.io.sb.rgroups {
+        for g in 0..self.io.sb.rgroups {
+            if let Some(o) = self.scheme.victim_outlook(g) {
                 eprintln!(
                     "swan:   R-group {g}: {} free, best victim holds {:?} of {} blocks",
-                    segs.free_count(g),
-                    segs.min_valid(g).map(|s| segs.valid(s)),
-                    la.geometry().payload_slots()
+                    o.free_segments, o.best_victim_valid, o.payload_slots
                 );
             }
         }
