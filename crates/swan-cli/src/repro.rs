@@ -414,6 +414,11 @@ pub struct BenchArgs {
     /// another on the main thread. The simulation loop itself runs on one thread.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub threads: Option<u64>,
+    /// A host model the requests cross (`paper`, or a file from `swan host fit`), to measure
+    /// what modelling the host costs the simulator. Without it, no host: the speed the
+    /// simulator's own work allows.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub host: Option<PathBuf>,
 }
 
 /// Simulated user requests per wall second for SWAN0 4R-2SSD under 8 KiB random writes,
@@ -425,7 +430,12 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
         .find(|c| matches!(c.array.kind, swan_core::scheme::SchemeKind::Swan(_)) && c.network_mbps == 0)
         .expect("fig5 has an uncapped SWAN0 run");
     cfg.setup_threads = args.threads.map_or(0, |n| n as usize);
-    let job = Job { name: "bench swan0 4R-2SSD".into(), dir: args.out.clone(), cfg };
+    cfg.host = args.host.as_deref().map(crate::sim_cmd::read_host_model).transpose()?;
+    let name = match &cfg.host {
+        Some(h) => format!("bench swan0 4R-2SSD, host '{}'", h.name),
+        None => "bench swan0 4R-2SSD".into(),
+    };
+    let job = Job { name, dir: args.out.clone(), cfg };
     let s = run_all(std::slice::from_ref(&job), 1, false)?.remove(0);
     print_table(std::slice::from_ref(&s));
     let full_requests = 12e12 / 8192.0;

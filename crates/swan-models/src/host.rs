@@ -193,22 +193,29 @@ impl Host {
     /// charge their part of [`Host::busy`] as they call it.
     fn run(&mut self, stage: Stage, now: Nanos, ready: Nanos, cost_ns: Nanos) -> Nanos {
         let runnable = ready.max(self.threads_free[stage as usize]);
-        let (core, start) = self
-            .cores
-            .iter_mut()
-            .map(|c| {
-                while c.front().is_some_and(|&(_, end)| end <= now) {
-                    c.pop_front();
-                }
-                earliest_gap(c, runnable, cost_ns)
-            })
-            .enumerate()
-            .min_by_key(|&(_, start)| start)
-            .expect("validated: ≥ 1 core");
-        let done = start + cost_ns;
-        if cost_ns > 0 {
-            book(&mut self.cores[core], start, done);
+        if cost_ns == 0 {
+            // No work needs no core (the paper's host has three such stages).
+            self.threads_free[stage as usize] = runnable;
+            return runnable;
         }
+        // The first core where the job starts earliest; one free when it is runnable is
+        // that core already (no start comes sooner), so the rest need no look.
+        let mut best: Option<(usize, Nanos)> = None;
+        for (i, c) in self.cores.iter_mut().enumerate() {
+            while c.front().is_some_and(|&(_, end)| end <= now) {
+                c.pop_front();
+            }
+            let start = earliest_gap(c, runnable, cost_ns);
+            if best.is_none_or(|(_, b)| start < b) {
+                best = Some((i, start));
+            }
+            if start == runnable {
+                break;
+            }
+        }
+        let (core, start) = best.expect("validated: ≥ 1 core");
+        let done = start + cost_ns;
+        book(&mut self.cores[core], start, done);
         self.threads_free[stage as usize] = done;
         done
     }
@@ -344,6 +351,14 @@ mod tests {
         assert_eq!(h.client(100_000, NONE), 1_500_000, "in the gap 1–2 ms");
         assert_eq!(h.client(100_000, NONE), 2_000_000, "the rest of the gap, exactly");
         assert_eq!(h.client(100_000, NONE), 3_500_000, "the gap is full: after the booked job");
+    }
+
+    #[test]
+    fn work_that_costs_nothing_waits_for_no_core() {
+        let mut h = Host::new(model(1, 0.0, 0.0, 1_000_000.0)).unwrap();
+        assert_eq!(h.engine_in(0, NONE), 1_000_000, "the one core is the engine's until 1 ms");
+        assert_eq!(h.client(0, NONE), 0, "a client that costs nothing is not held up by it");
+        assert_eq!(h.engine_in(0, NONE), 2_000_000, "its own thread still orders a stage's jobs");
     }
 
     #[test]

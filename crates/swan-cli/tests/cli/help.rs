@@ -166,6 +166,11 @@ fn unknown_command_and_experiment() {
     fails(&["repro", "harmonia-fig7", "--age-spread", "0.5"], &["--age-spread", "SWAN reproductions"]);
 }
 
+#[test]
+fn bench_refuses_an_unknown_host_by_name() {
+    fails(&["bench", "--host", "no-such-host.json"], &["--host no-such-host.json"]);
+}
+
 /// Every script an operator or researcher runs answers `--help` with its usage on standard
 /// output and refuses an argument it does not take, before it does any work.
 #[test]
