@@ -114,6 +114,7 @@ fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
         engine_in: line(|s| s.engine_in_ns),
         engine_out: line(|s| s.engine_out_ns),
         gc: StageCost { per_kib_ns: gc_per_kib, ..StageCost::default() },
+        gc_on_engine: true,
     }
 }
 

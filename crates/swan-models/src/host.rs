@@ -5,14 +5,16 @@
 //! the member operations out), the member SSDs, and the engine again (its reply, the
 //! journal). Each of these is one thread, so one request at a time, in arrival order; and
 //! every thread runs on one of a few cores shared with all the others. GC's member
-//! operations are carried out by the engine thread too, and take its time from user requests.
+//! operations are carried out by the engine thread too, one at a time among the user
+//! requests, as the server paces them (the simulator's `engine/gc_paced.rs`); or, for a host
+//! whose GC has a thread of its own (the paper's), on that thread a phase at a time.
 //!
 //! The model is that, computed when a job becomes ready (in event order): each stage is a
 //! FIFO of one thread, a job on it starts once its thread is free and a core has room, and
 //! holds both for its cost, `per_request_ns + per_kib_ns × KiB`. Each core keeps the
 //! intervals booked on it, so a job takes the earliest gap long enough on any core, before
-//! work already booked there if it fits: a thread queued behind itself (the engine behind a
-//! GC phase) does not keep the others off the cores meanwhile. The costs are measured on the machine
+//! work already booked there if it fits: a thread queued behind itself (the engine behind
+//! its own backlog) does not keep the others off the cores meanwhile. The costs are measured on the machine
 //! the model describes (`swan host fit`, docs/host-model.md); the paper's own host is a
 //! preset chosen on its Fig. 1.
 
@@ -59,6 +61,9 @@ pub enum Stage {
     /// and, as [`Stage::Engine`] too, its reply and journal record once the members are done
     /// ([`HostModel::engine_out`]) and GC's member operations ([`HostModel::gc`]).
     Engine = 2,
+    /// GC's own thread, for a host whose GC does not run on the engine
+    /// ([`HostModel::gc_on_engine`] false).
+    Gc = 3,
 }
 
 /// A host: its cores and the cost of each stage (see the module comment).
@@ -76,6 +81,16 @@ pub struct HostModel {
     pub engine_out: StageCost,
     /// The engine's cost per GC member operation and per KiB GC reads or writes.
     pub gc: StageCost,
+    /// GC's member operations are carried out by the engine thread one at a time, paced
+    /// among the user requests as `swan serve` paces them (`swan_core::driver::GcPacing`);
+    /// false: GC runs elsewhere (the paper's kernel thread) and its phases go to the SSDs
+    /// whole. A fitted model is swan's server's, so it defaults to true.
+    #[serde(default = "gc_on_engine_default")]
+    pub gc_on_engine: bool,
+}
+
+fn gc_on_engine_default() -> bool {
+    true
 }
 
 #[derive(Debug, Error, PartialEq)]
@@ -145,6 +160,7 @@ impl HostModel {
             engine_in: none,
             engine_out: none,
             gc: none,
+            gc_on_engine: false,
         }
     }
 }
@@ -171,7 +187,7 @@ impl HostBusy {
 #[derive(Clone, Debug)]
 pub struct Host {
     model: HostModel,
-    threads_free: [Nanos; 3],
+    threads_free: [Nanos; 4],
     /// Per core, the intervals booked on it from the present on, in time order.
     cores: Vec<VecDeque<(Nanos, Nanos)>>,
     busy: HostBusy,
@@ -181,7 +197,7 @@ impl Host {
     pub fn new(model: HostModel) -> Result<Self, HostModelError> {
         model.validate()?;
         let cores = vec![VecDeque::new(); model.cores as usize];
-        Ok(Host { model, threads_free: [0; 3], cores, busy: HostBusy::default() })
+        Ok(Host { model, threads_free: [0; 4], cores, busy: HostBusy::default() })
     }
 
     pub fn model(&self) -> &HostModel {
@@ -248,12 +264,28 @@ impl Host {
         self.run(Stage::Engine, now, now, c)
     }
 
-    /// The engine's work on `ops` GC member operations carrying `bytes`.
+    /// When the engine thread is free of the work booked on it so far.
+    pub fn engine_free(&self) -> Nanos {
+        self.threads_free[Stage::Engine as usize]
+    }
+
+    /// One GC member operation carrying `bytes`, carried out by the engine thread after the
+    /// work booked on it, asked at `now` ([`HostModel::gc_on_engine`]): when its CPU work is
+    /// done, and the operation goes to its member.
+    pub fn gc_op(&mut self, now: Nanos, bytes: u64) -> Nanos {
+        let c = self.model.gc.of(Carried { written: bytes, read: 0 });
+        self.busy.gc_ns += c;
+        self.run(Stage::Engine, now, now, c)
+    }
+
+    /// A whole GC phase of `ops` member operations carrying `bytes`, for a host whose GC
+    /// runs on a thread of its own ([`HostModel::gc_on_engine`] false; on the engine, each
+    /// operation is [`Host::gc_op`]): when its CPU work is done.
     pub fn gc(&mut self, now: Nanos, ops: u64, bytes: u64) -> Nanos {
         let g = self.model.gc;
         let c = (g.per_request_ns * ops as f64 + g.per_kib_ns * bytes as f64 / 1024.0).max(0.0).round() as Nanos;
         self.busy.gc_ns += c;
-        self.run(Stage::Engine, now, now, c)
+        self.run(Stage::Gc, now, now, c)
     }
 
     /// CPU time booked so far, by part.
@@ -310,6 +342,7 @@ mod tests {
             engine_in: c(engine),
             engine_out: c(0.0),
             gc: c(0.0),
+            gc_on_engine: true,
         }
     }
 

@@ -27,6 +27,10 @@ pub(super) enum What {
     Deliver(u32),
     /// A phase of a GC job completed.
     GcPhase(u32),
+    /// The engine thread's turn to carry GC operations out (GC paced on the engine).
+    GcTurn,
+    /// The engine thread's work on a GC job's next operation is done: it goes to its member.
+    GcOp(u32),
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
     /// The members' own work is due (see [`super::Members::wakeup`]).

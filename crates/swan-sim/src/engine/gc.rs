@@ -6,9 +6,12 @@
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
 use super::clock::What;
+use super::gc_paced::PacedGc;
 use super::inflight::Slots;
 use super::{Engine, IoFrom, Members};
+use std::collections::VecDeque;
 use swan_core::driver::{ForSpace, GcJob, ReleaseClock};
+use swan_core::io::MemberIo;
 use swan_core::scheme::{GcJobId, NoSummaries, Submitted};
 use swan_models::Nanos;
 
@@ -17,6 +20,12 @@ pub(super) struct GcSlot {
     pub(super) job: Option<GcJob>,
     /// The members the job's current phase went to.
     pub(super) members_mask: u64,
+    /// GC paced on the engine (`gc_paced.rs`): the current phase's operations may go out...
+    pub(super) phase_open: bool,
+    /// ...those booked on the engine thread and not yet gone to their members...
+    pub(super) to_submit: VecDeque<MemberIo>,
+    /// ...and when the last gone completes there.
+    pub(super) phase_done: Nanos,
 }
 
 /// The GC jobs in flight, and when it is worth asking the scheme for more.
@@ -31,11 +40,22 @@ pub(super) struct GcJobs {
     preemptible: bool,
     /// Deferred release: since when the oldest finished job's victim has waited.
     release: ReleaseClock,
+    /// The live slots in the order their jobs started (the server steps the first that may
+    /// proceed).
+    pub(super) order: VecDeque<u32>,
+    pub(super) paced: PacedGc,
 }
 
 impl GcJobs {
     pub(super) fn new(preemptible: bool) -> Self {
-        Self { slots: Slots::default(), may_start: true, preemptible, release: ReleaseClock::default() }
+        Self {
+            slots: Slots::default(),
+            may_start: true,
+            preemptible,
+            release: ReleaseClock::default(),
+            order: VecDeque::new(),
+            paced: PacedGc::default(),
+        }
     }
 }
 
@@ -54,6 +74,11 @@ impl<M: Members> Engine<M> {
             }
             let slot = self.gc.slots.take();
             self.gc.slots[slot].job = Some(job);
+            self.gc.order.push_back(slot);
+            if self.gc_paced() {
+                self.open_paced_phase(slot);
+                continue;
+            }
             let done = self.hand_out_phase(slot);
             self.clock.push(done, What::GcPhase(slot));
         }
@@ -84,6 +109,10 @@ impl<M: Members> Engine<M> {
         }
         let job = self.gc.slots[slot].job.as_ref().expect("a live GC job");
         if !job.handed_out_whole() {
+            if self.gc_paced() {
+                self.open_paced_phase(slot);
+                return;
+            }
             let done = self.hand_out_phase(slot);
             self.clock.push(done, What::GcPhase(slot));
             return;
@@ -91,6 +120,7 @@ impl<M: Members> Engine<M> {
         let id = job.id;
         self.gc.slots[slot].job = None;
         self.gc.slots.give(slot);
+        self.gc.order.retain(|&s| s != slot);
         self.finish_gc(id);
     }
 

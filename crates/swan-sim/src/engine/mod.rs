@@ -32,6 +32,7 @@
 mod clock;
 mod config;
 mod gc;
+mod gc_paced;
 mod inflight;
 mod meter;
 mod reads;
@@ -144,6 +145,8 @@ impl<M: Members> Engine<M> {
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
                 What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::GcTurn => self.gc_turn(),
+                What::GcOp(slot) => self.gc_op_ready(slot),
                 What::Release => {
                     self.pace_release();
                     self.retry_stalled();
@@ -226,8 +229,8 @@ impl<M: Members> Engine<M> {
         if let IoFrom::GcJob(s) = from {
             self.gc.slots[s].members_mask = mask;
             if let Some(host) = &mut self.host {
-                // The engine thread carries GC's member operations out: the phase is not done
-                // before its CPU work is, and that work delays the user requests behind it.
+                // A host whose GC has a thread of its own (GC on the engine goes through
+                // `gc_paced.rs` instead): the phase is not done before its CPU work is.
                 let ios = &self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[start..end];
                 let blocks: u64 =
                     ios.iter().filter(|io| !matches!(io.kind, IoKind::Trim)).map(|io| u64::from(io.count)).sum();

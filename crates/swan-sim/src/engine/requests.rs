@@ -190,6 +190,7 @@ impl<M: Members> Engine<M> {
     /// turn with its other work.
     pub(super) fn hand_to_engine(&mut self, slot: u32) {
         let req = self.reqs.slots[slot].req.expect("live request");
+        self.owed_gc_ops();
         let host = self.host.as_mut().expect("host events come only with a host");
         let taken = host.engine_in(self.clock.now, carried(&req));
         self.clock.push(taken, What::Arrive(slot));
