@@ -110,6 +110,15 @@ fn start_export(a: &ServeArgs, spec: &ExportSpec) -> Result<Running> {
         recovered.checkpoint_seq,
         recovered.records_replayed
     );
+    for &m in &opened.sb.failed {
+        // Failed before this start (recorded, behind its peers, or not given): said here, as
+        // a failure while serving is, so that a degraded start is never silent.
+        eprintln!(
+            "swan: member {m} ({}) is failed at this start: serving degraded from parity (replace it: swan replace \
+             --member {m} NEW ...)",
+            opened.members[m as usize].path().display(),
+        );
+    }
     let sb = opened.sb.clone();
     let options = EngineOptions {
         name: spec.name.clone(),

@@ -400,6 +400,8 @@ fn swan5_clean_stop_then_a_member_missing_loses_nothing() {
         let got = volume(&server, &run);
         assert_same(&got[..image.len()], &image, &format!("restarted with member {victim} missing"));
         assert!(!server.log().contains("is lost"), "member {victim} missing after a clean stop:\n{}", server.log());
+        let said = format!("member {victim} (missing(member {victim})) is failed at this start");
+        assert!(server.log().contains(&said), "a degraded start is not said:\n{}", server.log());
         server.stop();
     }
 }

@@ -151,7 +151,16 @@ pub fn open_from(
         let (uuid, members, given) = (sb.uuid_string(), sb.members, paths.len());
         return Err(OpenError::MemberCount { uuid, members, given, missing: absent });
     }
-    let (failed, newest, agree) = decide_failed(&found, &torn_members, &absent);
+    let Decided { failed, newest, agree, behind } = decide_failed(&found, &torn_members, &absent);
+    for (m, events) in behind {
+        // Counted failed by the superblocks' counts alone (a torn one two behind): said, or
+        // the member would come up failed with nothing in the log to tell why.
+        eprintln!(
+            "swan: member {m} ({}): its superblock is at event {events}, the newest at {newest}: it missed the \
+             array's updates since, so it is counted failed (rebuild it: swan replace --member {m} NEW ...)",
+            paths[m as usize].display()
+        );
+    }
     refuse_superseded(&found, &torn_members, newest)?;
     let members: Vec<Member> = found
         .into_iter()
@@ -288,11 +297,19 @@ fn place_members(
 
 /// Which members are failed, the newest event count, and whether every superblock already
 /// agrees (see [`open`]): from the members `found` (some `torn`) and those `absent`.
-fn decide_failed(
-    found: &[Option<(Member, Superblock)>],
-    torn: &[u32],
-    absent: &[u32],
-) -> (std::collections::BTreeSet<u32>, u64, bool) {
+/// What the members' superblocks say of the array, as [`decide_failed`] reads them.
+struct Decided {
+    failed: std::collections::BTreeSet<u32>,
+    /// The newest superblock's event count.
+    newest: u64,
+    /// Every member's superblock is the newest and whole.
+    agree: bool,
+    /// Members the newest superblocks do not count failed, counted failed for being two or
+    /// more events behind, with their own count.
+    behind: Vec<(u32, u64)>,
+}
+
+fn decide_failed(found: &[Option<(Member, Superblock)>], torn: &[u32], absent: &[u32]) -> Decided {
     let intact = |i: usize| !torn.contains(&(i as u32));
     let intact_sbs =
         || found.iter().enumerate().filter(move |&(i, _)| intact(i)).filter_map(|(_, f)| f.as_ref().map(|(_, s)| s));
@@ -304,12 +321,13 @@ fn decide_failed(
         }
     }
     let mut agree = torn.is_empty();
+    let mut behind = Vec::new();
     for (i, (_, s)) in found.iter().enumerate().filter_map(|(i, f)| f.as_ref().map(|f| (i, f))) {
         // A torn superblock is the old or the new version of the last update: at most one
         // behind, never ahead.
         let events = if intact(i) { s.events } else { s.events.min(newest) };
-        if events + 1 < newest {
-            failed.insert(i as u32);
+        if events + 1 < newest && failed.insert(i as u32) {
+            behind.push((i as u32, events));
         }
         agree &= events == newest;
     }
@@ -318,7 +336,7 @@ fn decide_failed(
         agree &= failed.contains(&i);
         failed.insert(i);
     }
-    (failed, newest, agree)
+    Decided { failed, newest, agree, behind }
 }
 
 /// Refuse a member whose index was rebuilt onto another device since it was last written:
