@@ -152,16 +152,17 @@ pub fn open_from(
         return Err(OpenError::MemberCount { uuid, members, given, missing: absent });
     }
     let Decided { failed, newest, agree, behind } = decide_failed(&found, &torn_members, &absent);
+    refuse_superseded(&found, &torn_members, newest)?;
+    // Past the refusal of a superseded member, what is left behind is a torn superblock two
+    // counts back: counted failed by the counts alone, said, or the member would come up
+    // failed with nothing in the log to tell why.
     for (m, events) in behind {
-        // Counted failed by the superblocks' counts alone (a torn one two behind): said, or
-        // the member would come up failed with nothing in the log to tell why.
         eprintln!(
             "swan: member {m} ({}): its superblock is at event {events}, the newest at {newest}: it missed the \
              array's updates since, so it is counted failed (rebuild it: swan replace --member {m} NEW ...)",
             paths[m as usize].display()
         );
     }
-    refuse_superseded(&found, &torn_members, newest)?;
     let members: Vec<Member> = found
         .into_iter()
         .enumerate()
@@ -295,8 +296,6 @@ fn place_members(
     Ok((found, torn_members))
 }
 
-/// Which members are failed, the newest event count, and whether every superblock already
-/// agrees (see [`open`]): from the members `found` (some `torn`) and those `absent`.
 /// What the members' superblocks say of the array, as [`decide_failed`] reads them.
 struct Decided {
     failed: std::collections::BTreeSet<u32>,
@@ -309,6 +308,8 @@ struct Decided {
     behind: Vec<(u32, u64)>,
 }
 
+/// Which members are failed, the newest event count, and whether every superblock already
+/// agrees (see [`open`]): from the members `found` (some `torn`) and those `absent`.
 fn decide_failed(found: &[Option<(Member, Superblock)>], torn: &[u32], absent: &[u32]) -> Decided {
     let intact = |i: usize| !torn.contains(&(i as u32));
     let intact_sbs =

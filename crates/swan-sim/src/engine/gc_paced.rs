@@ -11,7 +11,7 @@
 use super::clock::What;
 use super::{Engine, Members};
 use swan_core::driver::GcPacing;
-use swan_core::io::{IoKind, MemberIo};
+use swan_core::io::MemberIo;
 use swan_models::Nanos;
 
 const PACING: GcPacing = GcPacing::SERVED;
@@ -117,9 +117,8 @@ impl<M: Members> Engine<M> {
             // Its phase's last: the next waits for this one to complete on the members.
             g.phase_open = false;
         }
-        let bytes = if matches!(io.kind, IoKind::Trim) { 0 } else { u64::from(io.count) * super::BLOCK_BYTES };
         let now = self.clock.now;
-        let at = self.host.as_mut().expect("paced GC has a host").gc_op(now, bytes);
+        let at = self.host.as_mut().expect("paced GC has a host").gc_op(now, super::gc_bytes(&io));
         self.gc.slots[slot].to_submit.push_back(io);
         self.clock.push(at, What::GcOp(slot));
         true

@@ -91,6 +91,15 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     host: Option<Host>,
 }
 
+/// The bytes a GC member operation moves through the engine thread (a TRIM moves none).
+fn gc_bytes(io: &MemberIo) -> u64 {
+    if matches!(io.kind, IoKind::Trim) {
+        0
+    } else {
+        u64::from(io.count) * BLOCK_BYTES
+    }
+}
+
 /// Where the member I/O [`Engine::submit_ios`] submits is held.
 #[derive(Clone, Copy, Debug)]
 enum IoFrom {
@@ -232,9 +241,8 @@ impl<M: Members> Engine<M> {
                 // A host whose GC has a thread of its own (GC on the engine goes through
                 // `gc_paced.rs` instead): the phase is not done before its CPU work is.
                 let ios = &self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[start..end];
-                let blocks: u64 =
-                    ios.iter().filter(|io| !matches!(io.kind, IoKind::Trim)).map(|io| u64::from(io.count)).sum();
-                done = done.max(host.gc(self.clock.now, ios.len() as u64, blocks * BLOCK_BYTES));
+                let bytes: u64 = ios.iter().map(gc_bytes).sum();
+                done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
             }
         }
         done
