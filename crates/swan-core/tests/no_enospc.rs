@@ -207,9 +207,9 @@ fn geometries(kind: SchemeKind) -> Vec<ArraySpec> {
                         tuning: LogTuning::served(None),
                     };
                     let Ok(scheme) = spec.build() else { continue };
-                    let Some(la) = scheme.log() else { continue };
+                    let Some(geo) = scheme.log_geometry() else { continue };
                     if let Some(spare) = spare {
-                        let payload = la.geometry().payload_blocks();
+                        let payload = geo.payload_blocks();
                         spec.tuning.volume_blocks = Some((payload as f64 * (1.0 - spare)) as u64);
                     }
                     if spec.build().is_ok_and(|s| s.volume_blocks() > 0) {

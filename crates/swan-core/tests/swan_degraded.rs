@@ -39,7 +39,7 @@ fn write_one(s: &mut ArrayScheme, lba: u64, plan: &mut IoPlan) {
             Submitted::NoSpace => {
                 let id = s.start_gc(plan).expect("GC can free space");
                 s.finish_gc(id, plan);
-                s.log_mut().unwrap().release_deferred(plan);
+                s.release_deferred(plan);
             }
         }
     }
@@ -100,7 +100,7 @@ fn a_degraded_rgroup_fills_every_slot_and_completes_the_rows_a_sync_would_leave_
                 Submitted::NoSpace => {
                     let id = s.start_gc(&mut plan).expect("GC can free space");
                     s.finish_gc(id, &mut plan);
-                    s.log_mut().unwrap().release_deferred(&mut plan);
+                    s.release_deferred(&mut plan);
                 }
             }
         }
@@ -112,13 +112,13 @@ fn a_degraded_rgroup_fills_every_slot_and_completes_the_rows_a_sync_would_leave_
         // of the failed member are completed.
         if i % 5 == 4 {
             pad.clear();
-            let rows = s.log_mut().unwrap().pad_rows_at_risk(&mut pad);
+            let rows = s.pad_rows_at_risk(&mut pad);
             rows_padded += rows;
             let parity = pad.ios().iter().filter(|io| matches!(io.kind, IoKind::Write(Src::Parity { .. }))).count();
             assert!(parity >= rows as usize, "{rows} rows completed with {parity} parity writes");
             gc_rows += usize::from(pad.ios().iter().any(|io| io.class == swan_core::io::IoClass::Gc));
             pad.clear();
-            assert_eq!(s.log_mut().unwrap().pad_rows_at_risk(&mut pad), 0, "a row is still at risk");
+            assert_eq!(s.pad_rows_at_risk(&mut pad), 0, "a row is still at risk");
         }
     }
     assert_eq!(user_writes, 3 * vol as usize);
@@ -134,5 +134,5 @@ fn a_degraded_rgroup_fills_every_slot_and_completes_the_rows_a_sync_would_leave_
     s.set_failed_member(failed, false);
     write(&mut s, 0, vol);
     pad.clear();
-    assert_eq!(s.log_mut().unwrap().pad_rows_at_risk(&mut pad), 0);
+    assert_eq!(s.pad_rows_at_risk(&mut pad), 0);
 }

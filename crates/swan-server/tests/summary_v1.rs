@@ -33,7 +33,7 @@ fn blocks_of_version_1_summaries_read_back_unverified() {
     // Every sealed summary becomes a version-1 one: magic SWANSUM1, each CRC 0.
     let opened = array::open(&paths, false, false).unwrap();
     let scheme = opened.sb.array_spec().build().unwrap();
-    let geo = *scheme.log().unwrap().geometry();
+    let geo = *scheme.log_geometry().expect("a log-structured scheme");
     let mut buf = Vec::new();
     let mut rewritten = 0;
     for segment in 0..geo.segments() {

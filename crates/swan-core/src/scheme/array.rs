@@ -2,7 +2,9 @@
 //! answers for both, so that a driver asks the array and never which kind it is.
 
 use super::{GcJobId, InPlaceRaid, Layout, LogArray, MapChange, Move, Scheme, SummarySource};
-use crate::io::IoPlan;
+use crate::geometry::Geometry;
+use crate::io::{IoPlan, MemberBlock, MemberId};
+use crate::l2p::{PackedMap, UNMAPPED};
 use crate::summary::Summary;
 
 /// What [`ArrayScheme::victim_outlook`] tells of one R-group.
@@ -13,6 +15,24 @@ pub struct VictimOutlook {
     pub best_victim_valid: Option<u32>,
     /// Payload slots of a segment.
     pub payload_slots: u32,
+}
+
+/// Where a logical block's live copy is in the log: what a read of it is checked against
+/// ([`ArrayScheme::log_slot`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogSlot {
+    pub pba: u64,
+    pub segment: u64,
+    pub slot: u32,
+    /// The segment's seal ([`ArrayScheme::segment_seq`]); 0 while it is open or adopted.
+    pub seq: u64,
+}
+
+/// What a checkpoint writes of a log-structured array: its map and each segment's seal.
+pub struct CheckpointImage<'a> {
+    pub l2p: &'a PackedMap,
+    /// By segment; 0 for one never sealed (free, open, or adopted at recovery).
+    pub seqs: Vec<u64>,
 }
 
 /// A built array: in-place RAID, or a log-structured scheme (SWAN, log-RAID).
@@ -27,15 +47,16 @@ pub enum ArrayScheme {
 }
 
 impl ArrayScheme {
-    /// The log, for what only a log-structured scheme does; `None` for in-place RAID.
-    pub fn log(&self) -> Option<&LogArray> {
+    /// The log, for what only a log-structured scheme does; `None` for in-place RAID. Kept
+    /// inside the core: a face asks the array below, never which kind it is.
+    pub(crate) fn log(&self) -> Option<&LogArray> {
         match self {
             ArrayScheme::Log(la) => Some(la),
             ArrayScheme::InPlace(_) => None,
         }
     }
 
-    pub fn log_mut(&mut self) -> Option<&mut LogArray> {
+    pub(crate) fn log_mut(&mut self) -> Option<&mut LogArray> {
         match self {
             ArrayScheme::Log(la) => Some(la),
             ArrayScheme::InPlace(_) => None,
@@ -187,6 +208,82 @@ impl ArrayScheme {
                 s.block_crcs = true;
             }
             s.encode(la.geometry().summary_blocks)
+        })
+    }
+}
+
+impl ArrayScheme {
+    /// The log's geometry (segments, slots, where each lives); `None` for in-place RAID,
+    /// which has no log and keeps each block where its address puts it.
+    pub fn log_geometry(&self) -> Option<&Geometry> {
+        self.log().map(LogArray::geometry)
+    }
+
+    /// Where logical block `lba`'s live copy is in the log; `None` if it is unmapped, and
+    /// for in-place RAID.
+    pub fn log_slot(&self, lba: u64) -> Option<LogSlot> {
+        let la = self.log()?;
+        let pba = la.l2p().get(lba);
+        if pba == UNMAPPED {
+            return None;
+        }
+        let (segment, slot) = la.geometry().split_pba(pba);
+        Some(LogSlot { pba, segment, slot, seq: la.segments().seq(segment) })
+    }
+
+    /// Segment `segment`'s seal: 0 while it is open, free or adopted at recovery without
+    /// one (and for in-place RAID, which has no segments).
+    pub fn segment_seq(&self, segment: u64) -> u64 {
+        self.log().map_or(0, |la| la.segments().seq(segment))
+    }
+
+    /// The live block at `member`'s `block` as (slot, logical block), if it is a slot of a
+    /// segment not yet sealed ([`LogArray::live_at`]); in-place RAID has no open rows of a
+    /// log, so `None`.
+    pub fn live_at(&self, member: MemberId, block: MemberBlock) -> Option<(u64, u64)> {
+        self.log().and_then(|la| la.live_at(member, block))
+    }
+
+    /// The logical block live in log slot `pba`, if its segment is not yet sealed
+    /// ([`LogArray::live_lba`]); `None` for in-place RAID.
+    pub fn live_lba(&self, pba: u64) -> Option<u64> {
+        self.log().and_then(|la| la.live_lba(pba))
+    }
+
+    /// The segments still filling, in order ([`LogArray::open_segments`]); in-place RAID has
+    /// none.
+    pub fn open_segments(&self) -> Vec<u64> {
+        self.log().map_or_else(Vec::new, |la| la.open_segments().collect())
+    }
+
+    /// Complete with zeroes the open rows holding a failed member's block
+    /// ([`LogArray::pad_rows_at_risk`]), planned into `plan`; the rows padded. In-place RAID
+    /// writes parity with every write and has no open rows.
+    pub fn pad_rows_at_risk(&mut self, plan: &mut IoPlan) -> u32 {
+        match self {
+            ArrayScheme::Log(la) => la.pad_rows_at_risk(plan),
+            ArrayScheme::InPlace(_) => {
+                plan.clear();
+                0
+            }
+        }
+    }
+
+    /// Seal adopted segment `segment` ([`LogArray::seal_adopted`]) and give the summary the
+    /// driver writes for it before the seal is durable; `None` for in-place RAID, which
+    /// adopts nothing.
+    pub fn seal_adopted(&mut self, segment: u64) -> Option<Summary> {
+        let la = self.log_mut()?;
+        la.seal_adopted(segment);
+        Some(la.summary_of(segment))
+    }
+
+    /// What a checkpoint writes of the array; `None` for in-place RAID, whose blocks are
+    /// where their addresses put them and which writes no checkpoint.
+    pub fn checkpoint_image(&self) -> Option<CheckpointImage<'_>> {
+        self.log().map(|la| {
+            let segs = la.segments();
+            CheckpointImage { l2p: la.l2p(), seqs: (0..segs.len()).map(|s| segs.seq(s)).collect() }
         })
     }
 }

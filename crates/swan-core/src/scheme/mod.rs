@@ -25,7 +25,7 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-pub use array::{ArrayScheme, VictimOutlook};
+pub use array::{ArrayScheme, CheckpointImage, LogSlot, VictimOutlook};
 pub use inplace::InPlaceRaid;
 pub use log::{
     prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use swan_core::geometry::Geometry;
 use swan_core::io::{Dst, IoKind, IoPlan};
-use swan_core::scheme::ArrayScheme;
+use swan_core::scheme::{ArrayScheme, LogSlot};
 
 pub(super) struct Crcs {
     /// CRC32C of every block written into each open segment, by slot, until the segment's
@@ -55,27 +55,21 @@ impl Crcs {
     /// an open segment, or the one its sealed segment's summary recorded. None for in-place
     /// schemes.
     pub fn checks_for(&self, scheme: &ArrayScheme, first: u64, len: usize) -> Option<(Geometry, Vec<Check>)> {
-        scheme.log().map(|la| {
-            let geo = *la.geometry();
-            let checks = (first..first + (len / BLOCK) as u64)
-                .map(|lba| {
-                    let pba = la.l2p().get(lba);
-                    if pba == swan_core::l2p::UNMAPPED {
-                        return Check::Nothing;
-                    }
-                    let (segment, slot) = geo.split_pba(pba);
-                    if let Some(table) = self.open.get(&segment) {
-                        return Check::Crc(table[slot as usize]);
-                    }
-                    match la.segments().seq(segment) {
-                        // Adopted at recovery: no summary; the journal may have named it.
-                        0 => self.adopted.get(&pba).map_or(Check::Unknown, |&crc| Check::Crc(crc)),
-                        seq => Check::Summary { segment, seq, slot, lba },
-                    }
-                })
-                .collect();
-            (geo, checks)
-        })
+        let geo = *scheme.log_geometry()?;
+        let checks = (first..first + (len / BLOCK) as u64)
+            .map(|lba| {
+                let Some(LogSlot { pba, segment, slot, seq }) = scheme.log_slot(lba) else { return Check::Nothing };
+                if let Some(table) = self.open.get(&segment) {
+                    return Check::Crc(table[slot as usize]);
+                }
+                match seq {
+                    // Adopted at recovery: no summary; the journal may have named it.
+                    0 => self.adopted.get(&pba).map_or(Check::Unknown, |&crc| Check::Crc(crc)),
+                    seq => Check::Summary { segment, seq, slot, lba },
+                }
+            })
+            .collect();
+        Some((geo, checks))
     }
 
     /// Verify a read the engine carried out itself (the pool's reads verify themselves),

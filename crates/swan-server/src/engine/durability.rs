@@ -24,7 +24,7 @@ use crate::journal::{self, Ring};
 use crate::member::{Member, MemberError, Op, BLOCK};
 use crate::members::Health;
 use std::path::PathBuf;
-use swan_core::scheme::{LogArray, MapChange};
+use swan_core::scheme::{CheckpointImage, MapChange};
 
 /// The journal's newest record while it is an unsynced tail record of one block.
 struct OpenTail {
@@ -211,13 +211,16 @@ impl Durability {
         Ok(Appended::Written)
     }
 
-    /// Write the whole map of `la` to the next checkpoint slot (`parity_whole`: every row of
+    /// Write the whole map of `image` to the next checkpoint slot (`parity_whole`: every row of
     /// every open segment has its parity on the members). Everything the map names must be
     /// durable already; the journal starts again after it.
-    pub fn checkpoint(&mut self, io: &MemberIo, la: &LogArray, parity_whole: bool) -> Result<(), CheckpointError> {
+    pub fn checkpoint(
+        &mut self,
+        io: &MemberIo,
+        image: &CheckpointImage<'_>,
+        parity_whole: bool,
+    ) -> Result<(), CheckpointError> {
         io.mark("checkpoint-start");
-        let segs = la.segments();
-        let seqs: Vec<u64> = (0..segs.len()).map(|s| segs.seq(s)).collect();
         let header = checkpoint::Header {
             uuid: io.sb.uuid,
             seq: self.checkpoint_seq + 1,
@@ -238,8 +241,8 @@ impl Durability {
             io.sb.checkpoint_slot(self.next_slot),
             io.sb.checkpoint_blocks,
             header,
-            la.l2p(),
-            &seqs,
+            image.l2p,
+            &image.seqs,
         )?;
         io.mark("checkpoint-end");
         self.checkpoint_seq += 1;

@@ -132,17 +132,15 @@ impl GcRunner {
             run.not_before = run.phase_end;
             if run.job.phase() == GC_WRITE_PHASE {
                 // Read, not yet written: check what is about to be moved.
-                if let Some(la) = scheme.log() {
-                    let checks = super::gc_verify::verify_copies(
-                        run.job.id,
-                        &mut run.staged,
-                        &mut run.poisoned,
-                        la,
-                        io,
-                        &crcs.adopted,
-                    );
-                    self.checks.add(checks);
-                }
+                let checks = super::gc_verify::verify_copies(
+                    run.job.id,
+                    &mut run.staged,
+                    &mut run.poisoned,
+                    scheme,
+                    io,
+                    &crcs.adopted,
+                );
+                self.checks.add(checks);
             }
         }
         self.runs.insert(i, run);

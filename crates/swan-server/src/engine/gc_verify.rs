@@ -14,7 +14,7 @@
 use super::member_io::MemberIo;
 use crate::member::BLOCK;
 use std::collections::HashMap;
-use swan_core::scheme::{GcJobId, LogArray};
+use swan_core::scheme::{ArrayScheme, GcJobId};
 use swan_core::summary::{Summary, DEAD};
 
 /// What GC's checks found (for `swan status`).
@@ -38,29 +38,30 @@ impl GcChecks {
 }
 
 /// Check the staged blocks of GC job `job` (its read phase is done, its writes are not)
-/// against what `la`'s victim summaries, or `adopted` (the CRCs recovery kept), say they
-/// must hold. Destinations of blocks found bad beyond repair go to `poisoned`.
+/// against what `scheme`'s victim summaries, or `adopted` (the CRCs recovery kept), say they
+/// must hold. Destinations of blocks found bad beyond repair go to `poisoned`. In-place
+/// RAID's jobs move nothing, so there is nothing to check.
 pub(super) fn verify_copies(
     job: GcJobId,
     staged: &mut [u8],
     poisoned: &mut Vec<u64>,
-    la: &LogArray,
+    scheme: &ArrayScheme,
     io: &MemberIo,
     adopted: &HashMap<u64, u32>,
 ) -> GcChecks {
-    let geo = *la.geometry();
     let mut checks = GcChecks::default();
+    let Some(&geo) = scheme.log_geometry() else { return checks };
     let mut summary: Option<(u64, Option<Summary>)> = None;
     let mut buf = Vec::new();
     let mut rebuilt = vec![0u8; BLOCK];
     // Move `j` is staged in slot `j`.
-    for (j, mv) in la.gc_moves(job).iter().enumerate() {
+    for (j, mv) in scheme.gc_moves(job).iter().enumerate() {
         let pba = mv.from;
         let (seg, s) = geo.split_pba(pba);
         let (member, block) = geo.slot_location(seg, s);
         if summary.as_ref().map(|x| x.0) != Some(seg) {
             // Adopted segments (sequence 0) have no summary.
-            let seq = la.segments().seq(seg);
+            let seq = scheme.segment_seq(seg);
             let sealed = (seq != 0)
                 .then(|| crate::summaries::read_sealed(&io.members, &geo, seg, seq, &mut buf))
                 .flatten()
@@ -71,7 +72,7 @@ pub(super) fn verify_copies(
         // CRC of the journal entry that last mapped it, where recovery replayed one.
         let expected = match summary.as_ref().and_then(|x| x.1.as_ref()) {
             Some(sum) => sum.entries.get(s as usize).map(|e| (e.lba, e.crc)),
-            None => adopted.get(&pba).map(|&crc| (la.live_lba(pba).unwrap_or(DEAD), crc)),
+            None => adopted.get(&pba).map(|&crc| (scheme.live_lba(pba).unwrap_or(DEAD), crc)),
         };
         let Some((lba, crc)) = expected else {
             checks.unverified += 1;

@@ -40,8 +40,7 @@ impl Store {
     /// durable (a crash before it adopts the segments again, and this runs again).
     pub(super) fn seal_adopted(&mut self, adopted: &[u64]) -> Result<AdoptedSeals, MemberError> {
         let mut out = AdoptedSeals::default();
-        let Some(la) = self.scheme.log() else { return Ok(out) };
-        let geo = *la.geometry();
+        let Some(&geo) = self.scheme.log_geometry() else { return Ok(out) };
         let mut block = vec![0u8; BLOCK];
         for &seg in adopted {
             let group = geo.group_of_segment(seg);
@@ -49,10 +48,8 @@ impl Store {
                 out.left_degraded += 1;
                 continue;
             }
-            let Some(la) = self.scheme.log_mut() else { break };
-            la.seal_adopted(seg);
             // The live blocks, from the map (the segment has no summary to read them from).
-            let mut summary = la.summary_of(seg);
+            let Some(mut summary) = self.scheme.seal_adopted(seg) else { break };
             for (slot, entry) in summary.entries.iter_mut().enumerate() {
                 if entry.lba == DEAD {
                     continue;

@@ -37,12 +37,11 @@ impl Store {
         // Changes made since the last record (blocks moved off a failed member just now)
         // go first, so that their CRCs are known.
         self.journal_changes_read_back();
-        let Some(la) = self.scheme.log() else { return Ok(()) };
-        let geo = *la.geometry();
+        let Some(&geo) = self.scheme.log_geometry() else { return Ok(()) };
         let mut restated: Vec<(MapChange, u32)> = Vec::new();
         for (_, block, row) in self.io.rows.iter() {
             for &m in &row.written {
-                let Some((pba, lba)) = la.live_at(m, block) else { continue };
+                let Some((pba, lba)) = self.scheme.live_at(m, block) else { continue };
                 let (seg, slot) = geo.split_pba(pba);
                 if let Some(crc) = self.crcs.open_crc(seg, slot) {
                     restated.push((MapChange::Map { lba, pba }, crc));
@@ -69,15 +68,14 @@ impl Store {
     /// with before sealing the segment ([`Store::seal_adopted`]), instead of taking the CRC
     /// of whatever the member holds by then.
     pub(super) fn restate_open_segments(&mut self) -> Result<(), EngineError> {
-        let Some(la) = self.scheme.log() else { return Ok(()) };
-        let geo = *la.geometry();
+        let Some(&geo) = self.scheme.log_geometry() else { return Ok(()) };
         let mut restated: Vec<(MapChange, u32)> = Vec::new();
-        let mut open: Vec<u64> = la.open_segments().collect();
-        open.sort_unstable();
-        for seg in open {
+        for seg in self.scheme.open_segments() {
             for slot in 0..geo.payload_slots() {
                 let pba = geo.pba(seg, slot);
-                let (Some(lba), Some(crc)) = (la.live_lba(pba), self.crcs.open_crc(seg, slot)) else { continue };
+                let (Some(lba), Some(crc)) = (self.scheme.live_lba(pba), self.crcs.open_crc(seg, slot)) else {
+                    continue;
+                };
                 restated.push((MapChange::Map { lba, pba }, crc));
             }
         }
@@ -100,16 +98,15 @@ impl Store {
     /// writes. Called before every sync point's sync, so a FLUSH never covers such a block
     /// and a GC victim is never released while its data depends on one.
     pub fn relocate_at_risk(&mut self) {
-        if self.scheme.log().is_none() || self.io.members.all_healthy() {
+        if !self.kind.is_log_structured() || self.io.members.all_healthy() {
             return;
         }
         self.tell_scheme_health();
         let mut wrote = self.pad_rows_at_risk();
-        let Some(la) = self.scheme.log() else { return };
         let mut at_risk: Vec<(u64, u32, u64)> = Vec::new();
         for (_, row, open) in self.io.rows.iter() {
             for &m in open.written.iter().filter(|&&m| !self.io.members.is_healthy(m)) {
-                if let Some((_, lba)) = la.live_at(m, row) {
+                if let Some((_, lba)) = self.scheme.live_at(m, row) {
                     at_risk.push((lba, m, row));
                 }
             }
@@ -142,7 +139,7 @@ impl Store {
     fn pad_rows_at_risk(&mut self) -> bool {
         let mut plan = std::mem::take(&mut self.follow);
         plan.clear();
-        let rows = self.scheme.log_mut().map_or(0, |la| la.pad_rows_at_risk(&mut plan));
+        let rows = self.scheme.pad_rows_at_risk(&mut plan);
         if rows > 0 {
             // A padded segment may be sealed: its summary carries its blocks' CRCs.
             self.journal_changes_read_back();
@@ -163,8 +160,7 @@ impl Store {
     /// now. Each row's parity becomes the XOR of what its data columns hold now, so a member
     /// failing later can be rebuilt; the data is untouched.
     pub(super) fn reparity_adopted(&mut self, adopted: &[u64]) -> Result<u64, MemberError> {
-        let Some(la) = self.scheme.log() else { return Ok(0) };
-        let geo = *la.geometry();
+        let Some(&geo) = self.scheme.log_geometry() else { return Ok(0) };
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
         }
@@ -196,14 +192,12 @@ impl Store {
     /// holding a block of its failed member were completed, or the block moved, by the last
     /// sync ([`Store::relocate_at_risk`]), and losing a second member is beyond parity.
     pub fn parity_of_open_segments(&mut self) -> Result<u64, MemberError> {
-        let Some(la) = self.scheme.log() else { return Ok(0) };
-        let geo = *la.geometry();
+        let Some(&geo) = self.scheme.log_geometry() else { return Ok(0) };
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
         }
-        let open: Vec<u64> = la.open_segments().collect();
         let mut rows = 0;
-        for seg in open {
+        for seg in self.scheme.open_segments() {
             if geo.group_members(geo.group_of_segment(seg)).all(|m| self.io.members.is_healthy(m)) {
                 rows += self.io.reparity_segment(&geo, seg)?;
             }

@@ -353,7 +353,7 @@ impl Store {
     fn journal_changes(&mut self, crc_of: impl Fn(&Self, u64, u64) -> u32) {
         let mut changes = std::mem::take(&mut self.changes);
         self.scheme.take_changes(&mut changes);
-        let geo = self.scheme.log().map(|la| *la.geometry());
+        let geo = self.scheme.log_geometry().copied();
         for c in changes.drain(..) {
             let crc = match c {
                 MapChange::Map { lba, pba } if pba != swan_core::l2p::UNMAPPED => {
@@ -377,7 +377,7 @@ impl Store {
 
     /// CRC32C of the block in log slot `pba`, read back ([`MemberIo::slot_crc`]).
     fn slot_crc(&self, pba: u64) -> u32 {
-        self.scheme.log().map_or(0, |la| self.io.slot_crc(la.geometry(), pba))
+        self.scheme.log_geometry().map_or(0, |geo| self.io.slot_crc(geo, pba))
     }
 
     /// Write the tail record of the changes queued before index `landed` (all without it):
@@ -576,8 +576,8 @@ impl Store {
             self.sync_all()?;
         }
         self.durability.forget_pending();
-        let Some(la) = self.scheme.log() else { return Ok(()) };
-        self.durability.checkpoint(&self.io, la, parity_whole)?;
+        let Some(image) = self.scheme.checkpoint_image() else { return Ok(()) };
+        self.durability.checkpoint(&self.io, &image, parity_whole)?;
         if self.verbose {
             eprintln!("swan: checkpoint {} written", self.durability.checkpoint_seq());
         }
