@@ -427,8 +427,15 @@ fn hang_and_replace(soak: &mut Soak, fault_seed: u64, rng: &mut SplitMix64) -> (
     for r in readers {
         let _ = r.join();
     }
+    // The server logs the failure before status shows it, but the log reaches us through a
+    // pipe and a reader thread: give the line a moment to arrive.
+    let said = |log: &str| log.contains(&format!("member {i}")) && log.contains("the member hangs");
+    let waited = Instant::now();
+    while !said(&soak.server().log()) && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let log = soak.server().log();
-    assert!(log.contains(&format!("member {i}")) && log.contains("the member hangs"), "{log}");
+    assert!(said(&log), "member {i} shows failed, but the log does not say it hung:\n{log}");
     soak.shim.as_ref().expect("the shim").resume();
     replace(soak, i as u32);
     (i as u32, failed_after)

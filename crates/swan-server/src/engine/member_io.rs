@@ -262,13 +262,15 @@ impl MemberIo {
         if !self.members.can_lose(m) {
             return false;
         }
-        self.members.set(m, Health::Failed);
-        self.sb.failed.insert(m);
-        self.sb.events += 1;
+        // Said before the health changes: whoever sees the member failed in `swan status`
+        // finds the reason already in the log.
         eprintln!(
             "swan: member {m} ({}) FAILED: {why}; serving degraded from parity (replace it: swan replace --member {m} NEW ...)",
             self.members[m as usize].path().display()
         );
+        self.members.set(m, Health::Failed);
+        self.sb.failed.insert(m);
+        self.sb.events += 1;
         self.stats[m as usize].errors += 1;
         if let Err(e) = write_superblocks(&self.members, &self.sb) {
             eprintln!("swan: recording member {m}'s failure in the superblocks: {e}");
