@@ -40,7 +40,7 @@ impl GcPacing {
 #[derive(Debug)]
 pub struct GcJob {
     pub id: GcJobId,
-    /// The R-group it collects in (`None`: the scheme did not say by a new GC group bit).
+    /// The R-group it collects in (`None` for a scheme without R-groups of its own).
     pub group: Option<u32>,
     plan: IoPlan,
     phase: usize,
@@ -51,11 +51,9 @@ impl GcJob {
     /// The next GC job the scheme wants now, planned (a log-structured array reads its
     /// victim's P2L through `summaries`); `None` when it wants none.
     pub fn start(scheme: &mut ArrayScheme, summaries: &mut dyn SummarySource) -> Option<GcJob> {
-        let before = scheme.status().gc_groups;
         let mut plan = IoPlan::new();
         let id = scheme.start_gc_with(&mut plan, summaries)?;
-        let started = scheme.status().gc_groups & !before;
-        let group = (started != 0).then(|| started.trailing_zeros());
+        let group = scheme.gc_group(id);
         Some(GcJob { id, group, plan, phase: 0, next: 0 })
     }
 

@@ -127,6 +127,12 @@ impl ArrayScheme {
         }
     }
 
+    /// The R-group GC job `job` collects in, while it runs; in-place RAID's jobs (none
+    /// today) belong to no R-group.
+    pub fn gc_group(&self, job: GcJobId) -> Option<u32> {
+        self.log().and_then(|la| la.gc_group(job))
+    }
+
     /// The map changes since the last call, in order ([`LogArray::take_changes`]), appended
     /// to `out`; in-place RAID keeps its blocks where they are and changes no map.
     pub fn take_changes(&mut self, out: &mut Vec<MapChange>) {

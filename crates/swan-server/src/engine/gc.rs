@@ -18,7 +18,7 @@ use super::member_io::MemberIo;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use swan_core::driver::{GcJob, ReleaseClock};
 use swan_core::io::{Dst, IoKind};
 use swan_core::scheme::{ArrayScheme, GC_WRITE_PHASE};
@@ -46,7 +46,6 @@ pub(super) enum Step {
     Broken(MemberError),
 }
 
-#[derive(Default)]
 pub(super) struct GcRunner {
     runs: VecDeque<GcRun>,
     /// Set by the error that stopped GC for good.
@@ -61,18 +60,27 @@ pub(super) struct GcRunner {
     /// Since when the oldest finished job's victim has waited for release, in nanoseconds
     /// from `epoch`: core's clock, which the simulator keeps too.
     pub release: ReleaseClock,
-    epoch: Option<Instant>,
+    epoch: Instant,
 }
 
 impl GcRunner {
     /// A runner whose release clock counts from `epoch` (the engine's start).
     pub fn new(rgroups: u32, epoch: Instant) -> GcRunner {
-        GcRunner { jobs: vec![0; rgroups as usize], epoch: Some(epoch), ..GcRunner::default() }
+        GcRunner {
+            runs: VecDeque::new(),
+            broken: None,
+            summary_buf: Vec::new(),
+            jobs: vec![0; rgroups as usize],
+            checks: GcChecks::default(),
+            release_due: false,
+            release: ReleaseClock::default(),
+            epoch,
+        }
     }
 
     /// `t` on the release clock.
     fn ns(&self, t: Instant) -> u64 {
-        let since = self.epoch.map_or(Duration::ZERO, |e| t.saturating_duration_since(e));
+        let since = t.saturating_duration_since(self.epoch);
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 

@@ -215,6 +215,11 @@ impl LogArray {
         }
     }
 
+    /// The R-group `job` collects in, while it is started and not yet finished.
+    pub fn gc_group(&self, job: GcJobId) -> Option<u32> {
+        self.jobs.get(&job).map(|j| j.group)
+    }
+
     /// The moves of `job`, a job started and not yet finished, in staging-slot order.
     pub fn gc_moves(&self, job: GcJobId) -> &[Move] {
         self.jobs.get(&job).map_or(&[], |j| &j.moves)
