@@ -10,7 +10,7 @@
 use anyhow::{bail, Context};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use swan_models::host::{HostModel, StageCost};
+use swan_models::host::{HostModel, RunqWait, StageCost};
 
 #[derive(clap::Args, Debug)]
 pub struct HostArgs {
@@ -58,6 +58,9 @@ struct Sample {
     engine_out_ns: f64,
     /// GC's engine time per KiB GC moved through the members (read and written).
     gc_ns_per_kib: Option<f64>,
+    /// The readers' and the engine's run-queue wait per second of their CPU.
+    reader_runq: f64,
+    engine_runq: f64,
     requests: f64,
 }
 
@@ -85,7 +88,7 @@ fn fit_cmd(args: &FitArgs) -> anyhow::Result<()> {
     }
     for s in &samples {
         eprintln!(
-            "  run of {:.0} requests writing {:.1} KiB and reading {:.1} KiB each: client {:.1} µs, reader {:.1} µs, engine {:.1} + {:.1} µs per request; GC {} per KiB moved",
+            "  run of {:.0} requests writing {:.1} KiB and reading {:.1} KiB each: client {:.1} µs, reader {:.1} µs, engine {:.1} + {:.1} µs per request; GC {} per KiB moved; run-queue wait per CPU second: reader {:.2} s, engine {:.2} s",
             s.requests,
             s.write_kib,
             s.read_kib,
@@ -94,6 +97,8 @@ fn fit_cmd(args: &FitArgs) -> anyhow::Result<()> {
             s.engine_in_ns / 1e3,
             s.engine_out_ns / 1e3,
             s.gc_ns_per_kib.map_or("not measured (no GC)".into(), |g| format!("{g:.0} ns")),
+            s.reader_runq,
+            s.engine_runq,
         );
     }
     Ok(())
@@ -104,8 +109,7 @@ fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
         let [a, w, r] = nonnegative_fit(samples.iter().map(|s| ([1.0, s.write_kib, s.read_kib], f(s))).collect());
         StageCost { per_request_ns: a, per_kib_ns: w, per_read_kib_ns: r }
     };
-    let gc: Vec<f64> = samples.iter().filter_map(|s| s.gc_ns_per_kib).collect();
-    let gc_per_kib = if gc.is_empty() { 0.0 } else { gc.iter().sum::<f64>() / gc.len() as f64 };
+    let gc_per_kib = mean(samples.iter().filter_map(|s| s.gc_ns_per_kib));
     HostModel {
         name: name.into(),
         cores,
@@ -115,6 +119,19 @@ fn fit(samples: &[Sample], cores: u32, name: &str) -> HostModel {
         engine_out: line(|s| s.engine_out_ns),
         gc: StageCost { per_kib_ns: gc_per_kib, ..StageCost::default() },
         gc_on_engine: true,
+        runq_per_cpu: RunqWait {
+            reader: mean(samples.iter().map(|s| s.reader_runq)),
+            engine: mean(samples.iter().map(|s| s.engine_runq)),
+        },
+    }
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.fold((0.0, 0u32), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / f64::from(n)
     }
 }
 
@@ -201,12 +218,29 @@ fn num(v: &Value, path: &[&str], file: &Path) -> anyhow::Result<f64> {
 
 /// Sum of the CPU seconds of the threads of `stages` in a status snapshot.
 fn stage_cpu(st: &Value, stages: &[&str]) -> f64 {
+    stage_sum(st, stages, "cpu_s")
+}
+
+/// Sum of field `field` of the threads of `stages` in a status snapshot.
+fn stage_sum(st: &Value, stages: &[&str], field: &str) -> f64 {
     st.get("threads").and_then(Value::as_array).map_or(0.0, |ts| {
         ts.iter()
             .filter(|t| t.get("stage").and_then(Value::as_str).is_some_and(|s| stages.contains(&s)))
-            .filter_map(|t| t.get("cpu_s").and_then(Value::as_f64))
+            .filter_map(|t| t.get(field).and_then(Value::as_f64))
             .sum()
     })
+}
+
+/// The run-queue wait of the threads of `stages` between two snapshots per second of their
+/// CPU; 0 if they used none.
+fn runq_per_cpu(before: &Value, after: &Value, stages: &[&str]) -> f64 {
+    let d = |field| stage_sum(after, stages, field) - stage_sum(before, stages, field);
+    let cpu = d("cpu_s");
+    if cpu > 0.0 {
+        (d("runq_wait_s") / cpu).max(0.0)
+    } else {
+        0.0
+    }
 }
 
 fn gc_bytes(st: &Value) -> f64 {
@@ -221,6 +255,9 @@ fn gc_bytes(st: &Value) -> f64 {
             .sum()
     })
 }
+
+/// The stages of a connection's reader: the socket's, and TLS's when on.
+const READERS: [&str; 2] = ["nbd-reader", "tls"];
 
 fn sample_of(run: &str) -> anyhow::Result<Sample> {
     let parts: Vec<&str> = run.split(',').collect();
@@ -242,7 +279,7 @@ fn sample_of(run: &str) -> anyhow::Result<Sample> {
     let engine_in = d(&["engine_cpu", "receiving_s"])? + d(&["engine_cpu", "serving_s"])?;
     let engine_out =
         d(&["engine_cpu", "replies_s"])? + d(&["engine_cpu", "durability_s"])? + d(&["engine_cpu", "rebuild_s"])?;
-    let reader = stage_cpu(&a, &["nbd-reader", "tls"]) - stage_cpu(&b, &["nbd-reader", "tls"]);
+    let reader = stage_cpu(&a, &READERS) - stage_cpu(&b, &READERS);
     let moved_kib = (gc_bytes(&a) - gc_bytes(&b)) / 1024.0;
     let gc_s = d(&["engine_cpu", "gc_s"])?;
     let client_ns = match parts.get(2) {
@@ -269,6 +306,8 @@ fn sample_of(run: &str) -> anyhow::Result<Sample> {
         engine_in_ns: per(engine_in),
         engine_out_ns: per(engine_out),
         gc_ns_per_kib: (moved_kib > 1.0).then(|| gc_s * 1e9 / moved_kib),
+        reader_runq: runq_per_cpu(&b, &a, &READERS),
+        engine_runq: runq_per_cpu(&b, &a, &["engine"]),
         requests,
     })
 }
@@ -306,7 +345,8 @@ mod tests {
                 "uuid": "u", "user_bytes_written": req * 8192.0, "user_bytes_read": 0.0,
                 "engine_cpu": {"requests": req, "receiving_s": cpu, "serving_s": cpu, "replies_s": cpu,
                                "durability_s": 0.0, "rebuild_s": 0.0, "gc_s": cpu},
-                "threads": [{"stage": "nbd-reader", "cpu_s": reader}],
+                "threads": [{"stage": "nbd-reader", "cpu_s": reader, "runq_wait_s": reader},
+                            {"stage": "engine", "cpu_s": 4.0 * cpu, "runq_wait_s": cpu}],
                 "members": [{"gc_bytes_read": gc_bytes, "gc_bytes_written": gc_bytes}],
             })
         };
@@ -319,8 +359,10 @@ mod tests {
         assert!((s.engine_out_ns - 10_000.0).abs() < 1e-6);
         assert!((s.reader_ns - 5_000.0).abs() < 1e-6);
         assert!((s.gc_ns_per_kib.unwrap() - 1e9 / (1024.0 * 1024.0)).abs() < 1e-6);
+        assert!((s.reader_runq - 1.0).abs() < 1e-9 && (s.engine_runq - 0.25).abs() < 1e-9, "{s:?}");
         let m = fit(&[s], 2, "t");
         assert_eq!(m.cores, 2);
+        assert_eq!(m.runq_per_cpu, RunqWait { reader: 1.0, engine: 0.25 });
         assert!((m.engine_in.per_request_ns - 20_000.0).abs() < 1e-6);
         let e = sample_of(&format!("{},{}", a.display(), a.display())).unwrap_err();
         assert!(e.to_string().contains("no request"), "{e}");

@@ -11,7 +11,8 @@
 //!
 //! The model is that, computed when a job becomes ready (in event order): each stage is a
 //! FIFO of one thread, a job on it starts once its thread is free and a core has room, and
-//! holds both for its cost, `per_request_ns + per_kib_ns × KiB`. Each core keeps the
+//! holds both for its cost, `per_request_ns + per_kib_ns × KiB`, after waiting on a run
+//! queue, holding its thread and no core, its share of that cost ([`RunqWait`]). Each core keeps the
 //! intervals booked on it, so a job takes the earliest gap long enough on any core, before
 //! work already booked there if it fits: a thread queued behind itself (the engine behind
 //! its own backlog) does not keep the others off the cores meanwhile. The costs are measured on the machine
@@ -87,6 +88,23 @@ pub struct HostModel {
     /// whole. A fitted model is swan's server's, so it defaults to true.
     #[serde(default = "gc_on_engine_default")]
     pub gc_on_engine: bool,
+    /// How long the server's threads wait on a run queue per unit of their CPU time.
+    #[serde(default)]
+    pub runq_per_cpu: RunqWait,
+}
+
+/// Per thread, the time it waits runnable for a CPU per unit of its CPU time: each job holds
+/// its thread that much longer than its cost, without a core. Linux places a woken thread
+/// beside the one that woke it and moves it only later, so a path that hands each request
+/// across threads waits on run queues while a core stands idle; the core booking alone
+/// (which waits only while every core is taken) does not see that. 0: a host that runs a
+/// runnable thread on any idle core at once (the paper's, and a file without the field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunqWait {
+    /// The connection reader's.
+    pub reader: f64,
+    /// The engine's (its requests' parts and GC's operations alike).
+    pub engine: f64,
 }
 
 fn gc_on_engine_default() -> bool {
@@ -106,6 +124,13 @@ impl HostModel {
     pub fn validate(&self) -> Result<(), HostModelError> {
         if self.cores == 0 {
             return Err(HostModelError::NoCores { name: self.name.clone() });
+        }
+        for (stage, value) in
+            [("runq_per_cpu.reader", self.runq_per_cpu.reader), ("runq_per_cpu.engine", self.runq_per_cpu.engine)]
+        {
+            if !value.is_finite() || value < 0.0 {
+                return Err(HostModelError::BadCost { name: self.name.clone(), stage, value });
+            }
         }
         for (stage, c) in [
             ("client", self.client),
@@ -161,6 +186,7 @@ impl HostModel {
             engine_out: none,
             gc: none,
             gc_on_engine: false,
+            runq_per_cpu: RunqWait::default(),
         }
     }
 }
@@ -214,6 +240,13 @@ impl Host {
             self.threads_free[stage as usize] = runnable;
             return runnable;
         }
+        // The thread's wait on a run queue (RunqWait) comes first and holds no core.
+        let ratio = match stage {
+            Stage::Reader => self.model.runq_per_cpu.reader,
+            Stage::Engine => self.model.runq_per_cpu.engine,
+            Stage::Client | Stage::Gc => 0.0,
+        };
+        let runnable = runnable + (cost_ns as f64 * ratio).round() as Nanos;
         // The first core where the job starts earliest; one free when it is runnable is
         // that core already (no start comes sooner), so the rest need no look.
         let mut best: Option<(usize, Nanos)> = None;
@@ -343,7 +376,19 @@ mod tests {
             engine_out: c(0.0),
             gc: c(0.0),
             gc_on_engine: true,
+            runq_per_cpu: RunqWait::default(),
         }
+    }
+
+    #[test]
+    fn a_thread_waits_on_its_run_queue_without_a_core() {
+        let waits = RunqWait { reader: 0.0, engine: 0.5 };
+        let mut h = Host::new(HostModel { runq_per_cpu: waits, ..model(1, 5_000.0, 10_000.0, 10_000.0) }).unwrap();
+        assert_eq!(h.engine_in(0, NONE), 15_000, "5 µs runnable, then 10 µs on the core");
+        assert_eq!(h.client(0, NONE), 5_000, "the one core was the client's meanwhile");
+        assert_eq!(h.engine_in(0, NONE), 30_000, "the engine's next job waits its turn and its run queue");
+        let bad = HostModel { runq_per_cpu: RunqWait { reader: -1.0, engine: 0.0 }, ..model(1, 0.0, 0.0, 0.0) };
+        assert!(Host::new(bad).unwrap_err().to_string().contains("runq_per_cpu.reader"));
     }
 
     #[test]

@@ -28,6 +28,7 @@ fn host(engine_in_ns: f64, gc_per_kib_ns: f64) -> HostModel {
         engine_out: c(1_000.0),
         gc: StageCost { per_kib_ns: gc_per_kib_ns, ..StageCost::default() },
         gc_on_engine: true,
+        runq_per_cpu: Default::default(),
     }
 }
 
