@@ -140,7 +140,12 @@ drift() {
   python3 - "$HOST" "$DIR/$1-before.json" "$DIR/$1-after.json" <<'PY'
 import json, sys
 h, b, a = (json.load(open(p)) for p in sys.argv[1:4])
-d = lambda *k: (lambda f: f(a) - f(b))(lambda s: [s := s[x] for x in k][-1])
+def d(*keys):
+    def at(s):
+        for k in keys:
+            s = s[k]
+        return s
+    return at(a) - at(b)
 req = d("engine_cpu", "requests")
 w, r = d("user_bytes_written") / req / 1024, d("user_bytes_read") / req / 1024
 model = sum(h[st]["per_request_ns"] + h[st]["per_kib_ns"] * w + h[st].get("per_read_kib_ns", 0) * r

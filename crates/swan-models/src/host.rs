@@ -12,12 +12,12 @@
 //! The model is that, computed when a job becomes ready (in event order): each stage is a
 //! FIFO of one thread, a job on it starts once its thread is free and a core has room, and
 //! holds both for its cost, `per_request_ns + per_kib_ns × KiB`, after waiting on a run
-//! queue, holding its thread and no core, its share of that cost ([`RunqWait`]). Each core keeps the
-//! intervals booked on it, so a job takes the earliest gap long enough on any core, before
-//! work already booked there if it fits: a thread queued behind itself (the engine behind
-//! its own backlog) does not keep the others off the cores meanwhile. The costs are measured on the machine
-//! the model describes (`swan host fit`, docs/host-model.md); the paper's own host is a
-//! preset chosen on its Fig. 1.
+//! queue, holding its thread and no core, its share of that cost ([`RunqWait`]). Each core
+//! keeps the intervals booked on it, so a job takes the earliest gap long enough on any
+//! core, before work already booked there if it fits: a thread queued behind itself (the
+//! engine behind its own backlog) does not keep the others off the cores meanwhile. The
+//! costs are measured on the machine the model describes (`swan host fit`,
+//! docs/host-model.md); the paper's own host is a preset chosen on its Fig. 1.
 
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
@@ -125,24 +125,20 @@ impl HostModel {
         if self.cores == 0 {
             return Err(HostModelError::NoCores { name: self.name.clone() });
         }
-        for (stage, value) in
-            [("runq_per_cpu.reader", self.runq_per_cpu.reader), ("runq_per_cpu.engine", self.runq_per_cpu.engine)]
-        {
-            if !value.is_finite() || value < 0.0 {
-                return Err(HostModelError::BadCost { name: self.name.clone(), stage, value });
-            }
-        }
-        for (stage, c) in [
+        let costs = [
             ("client", self.client),
             ("reader", self.reader),
             ("engine_in", self.engine_in),
             ("engine_out", self.engine_out),
             ("gc", self.gc),
-        ] {
-            for value in [c.per_request_ns, c.per_kib_ns, c.per_read_kib_ns] {
-                if !value.is_finite() || value < 0.0 {
-                    return Err(HostModelError::BadCost { name: self.name.clone(), stage, value });
-                }
+        ]
+        .into_iter()
+        .flat_map(|(stage, c)| [c.per_request_ns, c.per_kib_ns, c.per_read_kib_ns].map(|v| (stage, v)));
+        let waits =
+            [("runq_per_cpu.reader", self.runq_per_cpu.reader), ("runq_per_cpu.engine", self.runq_per_cpu.engine)];
+        for (stage, value) in costs.chain(waits) {
+            if !value.is_finite() || value < 0.0 {
+                return Err(HostModelError::BadCost { name: self.name.clone(), stage, value });
             }
         }
         Ok(())

@@ -256,8 +256,8 @@ impl ArrayScheme {
         self.log().and_then(|la| la.live_lba(pba))
     }
 
-    /// The segments still filling, in order ([`LogArray::open_segments`]); in-place RAID has
-    /// none.
+    /// The segments still filling, lowest first ([`LogArray::open_segments`]); in-place RAID
+    /// has none.
     pub fn open_segments(&self) -> Vec<u64> {
         self.log().map_or_else(Vec::new, |la| la.open_segments().collect())
     }
