@@ -94,14 +94,14 @@ impl GcJob {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::geometry::RaidLevel;
     use crate::scheme::{ArraySpec, NoSummaries, ReqOp, Request, SchemeKind, GC_WRITE_PHASE};
     use crate::victim::VictimPolicy;
 
     /// A SWAN0 array overwritten at random until GC starts a job that moves live blocks.
-    fn a_job_that_moves_blocks() -> (ArrayScheme, GcJob) {
+    pub(crate) fn a_job_that_moves_blocks() -> (ArrayScheme, GcJob) {
         let spec = ArraySpec {
             kind: SchemeKind::Swan(RaidLevel::Raid0),
             rgroups: 3,

@@ -9,16 +9,20 @@
 //! journal records and CRCs.
 //!
 //! - [`gc`]: each GC job in flight, handed out phase by phase, and how the server paces it;
+//! - [`gc_queue`]: the jobs in flight in the order they started, which may proceed when,
+//!   and the trace of what was decided;
 //! - [`release`]: when GC's victims are given back, and what a write short of space waits for;
 //! - [`roles`]: each R-group's role (front-end, back-end collecting or idle);
 //! - [`reads`]: how a user read is planned (directly, or around a busy or failed member).
 
 pub mod gc;
+pub mod gc_queue;
 pub mod reads;
 pub mod release;
 pub mod roles;
 
 pub use gc::{GcJob, GcPacing};
+pub use gc_queue::{GcEvent, GcQueue, GcRun};
 pub use reads::{plan_request, ReadsAround};
 pub use release::{ForSpace, ReleaseClock};
 pub use roles::GroupRole;

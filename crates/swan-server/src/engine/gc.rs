@@ -1,8 +1,8 @@
 //! GC jobs carried out on the members, a member operation at a time.
 //!
 //! The scheme plans a job whole (read the victim's live blocks, then write them to their new
-//! slots) and core's [`GcJob`] keeps how far it is handed out; here it advances one operation
-//! per step, so user requests are served between them as core's [`GcPacing`] says: one step
+//! slots); core's [`GcJob`] keeps how far it is handed out and core's [`GcQueue`] which job
+//! may proceed when, as in the simulator. Here a job advances one operation per step, so user requests are served between them as core's [`GcPacing`] says: one step
 //! per round while requests wait, sixteen while none do. Between a job's
 //! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
 //! When every operation is done the engine finishes the job with the scheme. Victims are
@@ -17,23 +17,23 @@ use super::gc_verify::GcChecks;
 use super::member_io::MemberIo;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
-use std::collections::VecDeque;
-use std::time::Instant;
-use swan_core::driver::{GcJob, ReleaseClock};
+use std::time::{Duration, Instant};
+use swan_core::driver::{GcJob, GcQueue, ReleaseClock};
 use swan_core::io::{Dst, IoKind};
 use swan_core::scheme::{ArrayScheme, GC_WRITE_PHASE};
 
-/// A GC job being carried out a member operation at a time.
-pub(super) struct GcRun {
-    pub job: GcJob,
-    pub staged: Vec<u8>,
-    /// Emulation: the phase may not start before the previous one completes on the model.
-    not_before: Instant,
-    phase_end: Instant,
+/// What the server keeps beside a GC job in core's [`GcQueue`].
+#[derive(Debug, Default)]
+pub(super) struct Staged {
+    /// The victim's live blocks as read, to be written to their new slots.
+    pub copies: Vec<u8>,
     /// Destination slots of blocks that failed their CRC and could not be rebuilt: their
     /// recorded CRC is made wrong, so reads of them fail ([`super::gc_verify`]).
     pub poisoned: Vec<u64>,
 }
+
+/// A GC job being carried out a member operation at a time.
+pub(super) type GcRun = swan_core::driver::GcRun<Staged>;
 
 /// What one step did.
 pub(super) enum Step {
@@ -47,7 +47,8 @@ pub(super) enum Step {
 }
 
 pub(super) struct GcRunner {
-    runs: VecDeque<GcRun>,
+    /// The jobs in flight, and which may proceed when: core's, as the simulator's.
+    runs: GcQueue<Staged>,
     /// Set by the error that stopped GC for good.
     pub broken: Option<String>,
     /// Where a GC victim's summary is read.
@@ -67,7 +68,7 @@ impl GcRunner {
     /// A runner whose release clock counts from `epoch` (the engine's start).
     pub fn new(rgroups: u32, epoch: Instant) -> GcRunner {
         GcRunner {
-            runs: VecDeque::new(),
+            runs: GcQueue::default(),
             broken: None,
             summary_buf: Vec::new(),
             jobs: vec![0; rgroups as usize],
@@ -82,6 +83,11 @@ impl GcRunner {
     fn ns(&self, t: Instant) -> u64 {
         let since = t.saturating_duration_since(self.epoch);
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The instant `ns` on the release clock stands for.
+    fn instant(&self, ns: u64) -> Instant {
+        self.epoch + Duration::from_nanos(ns)
     }
 
     /// A job finished at `now`, leaving `pending` victims awaiting release.
@@ -104,13 +110,8 @@ impl GcRunner {
             if let Some(n) = job.group.and_then(|g| self.jobs.get_mut(g as usize)) {
                 *n += 1;
             }
-            self.runs.push_back(GcRun {
-                job,
-                staged: Vec::new(),
-                not_before: now,
-                phase_end: now,
-                poisoned: Vec::new(),
-            });
+            let now = self.ns(now);
+            self.runs.push(job, Staged::default(), now);
         }
     }
 
@@ -123,35 +124,34 @@ impl GcRunner {
         crcs: &mut Crcs,
         scheme: &ArrayScheme,
     ) -> Step {
-        let Some(i) = self.runs.iter().position(|r| r.not_before <= now) else { return Step::Idle };
-        let mut run = self.runs.remove(i).expect("position");
-        if run.job.handed_out_whole() {
-            return Step::Done(run);
+        let Some(id) = self.runs.first_ready(self.ns(now)) else { return Step::Idle };
+        if self.runs.get(id).job.handed_out_whole() {
+            return Step::Done(self.runs.finish(id));
         }
-        let done = match read_span(&mut run, io, exec.emu.is_some()) {
+        let not_before = self.runs.get(id).open_at().map_or(now, |t| self.instant(t));
+        let run = self.runs.get_mut(id);
+        let done = match read_span(run, io, exec.emu.is_some()) {
             Some(r) => r,
-            None => one_io(&mut run, io, exec, crcs, scheme, now),
+            None => one_io(run, io, exec, crcs, scheme, not_before.max(now)),
         };
-        let phase_ended = match done {
-            Ok(n) => run.job.hand_out(n),
+        let (n, at) = match done {
+            Ok((n, at)) => (n, self.ns(at.unwrap_or(now))),
             Err(e) => return Step::Broken(e),
         };
-        if phase_ended {
-            run.not_before = run.phase_end;
-            if run.job.phase() == GC_WRITE_PHASE {
-                // Read, not yet written: check what is about to be moved.
-                let checks = super::gc_verify::verify_copies(
-                    run.job.id,
-                    &mut run.staged,
-                    &mut run.poisoned,
-                    scheme,
-                    io,
-                    &crcs.adopted,
-                );
-                self.checks.add(checks);
-            }
+        let phase_ended = self.runs.handed_out(id, n, Some(at));
+        let run = self.runs.get_mut(id);
+        if phase_ended && run.job.phase() == GC_WRITE_PHASE {
+            // Read, not yet written: check what is about to be moved.
+            let checks = super::gc_verify::verify_copies(
+                run.job.id,
+                &mut run.face.copies,
+                &mut run.face.poisoned,
+                scheme,
+                io,
+                &crcs.adopted,
+            );
+            self.checks.add(checks);
         }
-        self.runs.insert(i, run);
         Step::Progressed
     }
 
@@ -167,24 +167,21 @@ impl GcRunner {
     }
 }
 
-/// The next operation of `run`'s current phase. Returns how many it carried out (1).
+/// The next operation of `run`'s current phase, issued at `issue`. Returns how many it
+/// carried out (1) and, emulating, when it completes on the model.
 fn one_io(
     run: &mut GcRun,
     io: &mut MemberIo,
     exec: &mut Executor,
     crcs: &mut Crcs,
     scheme: &ArrayScheme,
-    now: Instant,
-) -> Result<usize, MemberError> {
+    issue: Instant,
+) -> Result<(usize, Option<Instant>), MemberError> {
     let op = run.job.pending()[0];
-    let mut staged = std::mem::take(&mut run.staged);
-    let issue = run.not_before.max(now);
+    let mut staged = std::mem::take(&mut run.face.copies);
     let done = exec.do_io(io, crcs, scheme, &op, &mut Buffers::new(&[], &mut [], &mut staged), issue);
-    run.staged = staged;
-    if let Some(t) = done? {
-        run.phase_end = run.phase_end.max(t);
-    }
-    Ok(1)
+    run.face.copies = staged;
+    Ok((1, done?))
 }
 
 /// Without emulation: the next reads of `run`'s phase that fall on one member within a few
@@ -193,7 +190,11 @@ fn one_io(
 /// blocks long, and each would be its own system call (with O_DIRECT, its own device read,
 /// waited out here). Reading the dead blocks between them costs less. None: the next
 /// operation is not such a read.
-fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Result<usize, MemberError>> {
+fn read_span(
+    run: &mut GcRun,
+    io: &mut MemberIo,
+    emulating: bool,
+) -> Option<Result<(usize, Option<Instant>), MemberError>> {
     /// Dead blocks read through to join two reads, at most...
     const GAP: u64 = 16;
     /// ...and blocks per joined read.
@@ -229,14 +230,14 @@ fn read_span(run: &mut GcRun, io: &mut MemberIo, emulating: bool) -> Option<Resu
     for p in &run.job.pending()[..n] {
         let IoKind::Read(Dst::Staged { slot }) = p.kind else { unreachable!("checked above") };
         let (at, len) = (slot as usize * BLOCK, p.count as usize * BLOCK);
-        if run.staged.len() < at + len {
-            run.staged.resize(at + len, 0);
+        if run.face.copies.len() < at + len {
+            run.face.copies.resize(at + len, 0);
         }
         let from = (p.block - first.block) as usize * BLOCK;
-        run.staged[at..at + len].copy_from_slice(&span[from..from + len]);
+        run.face.copies[at..at + len].copy_from_slice(&span[from..from + len]);
     }
     let s = &mut io.stats[first.member as usize];
     s.gc_bytes_read += span.len() as u64;
     s.reads += 1;
-    Some(Ok(n))
+    Some(Ok((n, None)))
 }

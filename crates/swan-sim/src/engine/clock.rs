@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use swan_core::scheme::GcJobId;
 use swan_models::Nanos;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +27,11 @@ pub(super) enum What {
     /// A read's payload has crossed the network back.
     Deliver(u32),
     /// A phase of a GC job completed.
-    GcPhase(u32),
+    GcPhase(GcJobId),
     /// The engine thread's turn to carry GC operations out (GC paced on the engine).
     GcTurn,
     /// The engine thread's work on a GC job's next operation is done: it goes to its member.
-    GcOp(u32),
+    GcOp(GcJobId),
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
     /// The members' own work is due (see [`super::Members::wakeup`]).

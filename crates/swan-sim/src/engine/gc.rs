@@ -1,5 +1,6 @@
-//! Driving the array's own GC: starting the jobs the scheme asks for (core's [`GcJob`], as
-//! the server's), handing each phase to the members whole once the one before it completed,
+//! Driving the array's own GC: starting the jobs the scheme asks for (core's [`GcJob`], kept
+//! in core's [`GcQueue`], as the server's), handing each phase to the members whole once the
+//! one before it completed,
 //! finishing them, releasing deferred victims, and retrying the writes that waited for the
 //! space a job freed.
 //!
@@ -7,31 +8,28 @@
 
 use super::clock::What;
 use super::gc_paced::PacedGc;
-use super::inflight::Slots;
 use super::{Engine, IoFrom, Members};
 use std::collections::VecDeque;
-use swan_core::driver::{ForSpace, GcJob, ReleaseClock};
+use swan_core::driver::{ForSpace, GcJob, GcQueue, ReleaseClock};
 use swan_core::io::MemberIo;
 use swan_core::scheme::{GcJobId, NoSummaries, Submitted};
 use swan_models::Nanos;
 
+/// What the simulator keeps beside a GC job in core's [`GcQueue`].
 #[derive(Debug, Default)]
-pub(super) struct GcSlot {
-    pub(super) job: Option<GcJob>,
+pub(super) struct SimGc {
     /// The members the job's current phase went to.
     pub(super) members_mask: u64,
-    /// GC paced on the engine (`gc_paced.rs`): the current phase's operations may go out...
-    pub(super) phase_open: bool,
-    /// ...those booked on the engine thread and not yet gone to their members...
+    /// GC paced on the engine (`gc_paced.rs`): operations booked on the engine thread and
+    /// not yet gone to their members.
     pub(super) to_submit: VecDeque<MemberIo>,
-    /// ...and when the last gone completes there.
-    pub(super) phase_done: Nanos,
 }
 
 /// The GC jobs in flight, and when it is worth asking the scheme for more.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct GcJobs {
-    pub(super) slots: Slots<GcSlot>,
+    /// The jobs in flight, and which may proceed when: core's, as the server's.
+    pub(super) queue: GcQueue<SimGc>,
     /// The scheme changed since it last said no GC job can start: `start_gc` depends on
     /// nothing else, so only then is it worth asking again.
     pub(super) may_start: bool,
@@ -40,20 +38,16 @@ pub(super) struct GcJobs {
     preemptible: bool,
     /// Deferred release: since when the oldest finished job's victim has waited.
     release: ReleaseClock,
-    /// The live slots in the order their jobs started (the server steps the first that may
-    /// proceed).
-    pub(super) order: VecDeque<u32>,
     pub(super) paced: PacedGc,
 }
 
 impl GcJobs {
     pub(super) fn new(preemptible: bool) -> Self {
         Self {
-            slots: Slots::default(),
+            queue: GcQueue::default(),
             may_start: true,
             preemptible,
             release: ReleaseClock::default(),
-            order: VecDeque::new(),
             paced: PacedGc::default(),
         }
     }
@@ -72,55 +66,52 @@ impl<M: Members> Engine<M> {
                 self.finish_gc(job.id);
                 continue;
             }
-            let slot = self.gc.slots.take();
-            self.gc.slots[slot].job = Some(job);
-            self.gc.order.push_back(slot);
+            let id = job.id;
+            let now = self.clock.now;
+            self.gc.queue.push(job, SimGc::default(), now);
             if self.gc_paced() {
-                self.open_paced_phase(slot);
+                self.open_paced_phase(id);
                 continue;
             }
-            let done = self.hand_out_phase(slot);
-            self.clock.push(done, What::GcPhase(slot));
+            let done = self.hand_out_phase(id);
+            self.clock.push(done, What::GcPhase(id));
         }
         self.gc.may_start = false;
     }
 
     /// Hand the job's current phase to the members whole; when it completes there.
-    fn hand_out_phase(&mut self, slot: u32) -> Nanos {
-        let n = self.gc.slots[slot].job.as_ref().expect("a live GC job").pending().len();
-        let done = self.submit_ios(0, n, IoFrom::GcJob(slot));
-        self.gc.slots[slot].job.as_mut().expect("a live GC job").hand_out(n);
+    fn hand_out_phase(&mut self, id: GcJobId) -> Nanos {
+        let n = self.gc.queue.get(id).job.pending().len();
+        let done = self.submit_ios(0, n, IoFrom::GcJob(id));
+        self.gc.queue.handed_out(id, n, Some(done));
         done
     }
 
-    pub(super) fn gc_phase_done(&mut self, slot: u32) {
+    pub(super) fn gc_phase_done(&mut self, id: GcJobId) {
         if self.gc.preemptible {
             // Reads that preempted this phase pushed its work back inside the SSDs.
-            let mask = self.gc.slots[slot].members_mask;
+            let mask = self.gc.queue.get(id).face.members_mask;
             let late = (0..self.members.count().min(64) as u32)
                 .filter(|m| mask & (1 << m) != 0)
                 .map(|m| self.members.busy_until(m))
                 .max()
                 .unwrap_or(0);
             if late > self.clock.now {
-                self.clock.push(late, What::GcPhase(slot));
+                self.gc.queue.completes_later(id, late);
+                self.clock.push(late, What::GcPhase(id));
                 return;
             }
         }
-        let job = self.gc.slots[slot].job.as_ref().expect("a live GC job");
-        if !job.handed_out_whole() {
+        if !self.gc.queue.get(id).job.handed_out_whole() {
             if self.gc_paced() {
-                self.open_paced_phase(slot);
+                self.open_paced_phase(id);
                 return;
             }
-            let done = self.hand_out_phase(slot);
-            self.clock.push(done, What::GcPhase(slot));
+            let done = self.hand_out_phase(id);
+            self.clock.push(done, What::GcPhase(id));
             return;
         }
-        let id = job.id;
-        self.gc.slots[slot].job = None;
-        self.gc.slots.give(slot);
-        self.gc.order.retain(|&s| s != slot);
+        self.gc.queue.finish(id);
         self.finish_gc(id);
     }
 
@@ -149,7 +140,7 @@ impl<M: Members> Engine<M> {
         if pending == 0 {
             return;
         }
-        let gc_running = self.gc.slots.live() > 0;
+        let gc_running = !self.gc.queue.is_empty();
         let starved = !self.reqs.stalled.queue.is_empty()
             && ForSpace::for_waiting_write(pending, gc_running) == ForSpace::Release;
         if starved || self.gc.release.due(pending, self.cfg.array.rgroups, now) {

@@ -12,11 +12,12 @@ use super::clock::What;
 use super::{Engine, Members};
 use swan_core::driver::GcPacing;
 use swan_core::io::MemberIo;
-use swan_models::Nanos;
+use swan_core::scheme::GcJobId;
 
 const PACING: GcPacing = GcPacing::SERVED;
 
-/// The paced hand-out's state beside the GC jobs in flight.
+/// The paced hand-out's state beside the GC jobs in flight (core's queue holds which job's
+/// operation is next).
 #[derive(Debug, Default)]
 pub(super) struct PacedGc {
     /// A `What::GcTurn` is queued.
@@ -31,21 +32,9 @@ impl<M: Members> Engine<M> {
         self.host.as_ref().is_some_and(|h| h.model().gc_on_engine)
     }
 
-    /// Slot `slot`'s current phase may go out: the engine thread takes it up at its next
-    /// turn.
-    pub(super) fn open_paced_phase(&mut self, slot: u32) {
-        let now = self.clock.now;
-        let g = &mut self.gc.slots[slot];
-        g.members_mask = 0;
-        g.phase_done = now;
-        let job = g.job.as_mut().expect("a live GC job");
-        if job.pending().is_empty() {
-            // A phase of no operations is done at once.
-            job.hand_out(0);
-            self.clock.push(now, What::GcPhase(slot));
-            return;
-        }
-        g.phase_open = true;
+    /// Job `id`'s current phase may go out: the engine thread takes it up at its next turn.
+    pub(super) fn open_paced_phase(&mut self, id: GcJobId) {
+        self.gc.queue.get_mut(id).face.members_mask = 0;
         self.queue_gc_turn();
     }
 
@@ -65,7 +54,7 @@ impl<M: Members> Engine<M> {
         let free = self.host.as_ref().expect("paced GC has a host").engine_free();
         if free > now {
             // The thread took requests since the turn was queued: GC's turn is after them.
-            if self.next_paced_slot().is_some() {
+            if self.gc.queue.first_with_ops(now).is_some() {
                 self.queue_gc_turn();
             }
             return;
@@ -74,7 +63,7 @@ impl<M: Members> Engine<M> {
         while handed < PACING.ops_idle && self.paced_op() {
             handed += 1;
         }
-        if self.next_paced_slot().is_some() {
+        if self.gc.queue.first_with_ops(now).is_some() {
             self.queue_gc_turn();
         }
     }
@@ -82,7 +71,7 @@ impl<M: Members> Engine<M> {
     /// A request the engine takes now: after every `batch` of them while GC operations
     /// wait, `ops_busy` of those first (the server's round ends its batch with them).
     pub(super) fn owed_gc_ops(&mut self) {
-        if !self.gc_paced() || self.next_paced_slot().is_none() {
+        if !self.gc_paced() || self.gc.queue.first_with_ops(self.clock.now).is_none() {
             self.gc.paced.taken_since_op = 0;
             return;
         }
@@ -98,43 +87,29 @@ impl<M: Members> Engine<M> {
         }
     }
 
-    /// The GC job, in the order they started, whose open phase has an operation left.
-    fn next_paced_slot(&self) -> Option<u32> {
-        self.gc.order.iter().copied().find(|&s| {
-            let g = &self.gc.slots[s];
-            g.phase_open && g.job.as_ref().is_some_and(|j| !j.pending().is_empty())
-        })
-    }
-
     /// Book the next GC operation's CPU on the engine thread; it goes to its member when
     /// that is done (`What::GcOp`). False if none waits.
     fn paced_op(&mut self) -> bool {
-        let Some(slot) = self.next_paced_slot() else { return false };
-        let g = &mut self.gc.slots[slot];
-        let job = g.job.as_mut().expect("a live GC job");
-        let io = job.pending()[0];
-        if job.hand_out(1) {
-            // Its phase's last: the next waits for this one to complete on the members.
-            g.phase_open = false;
-        }
         let now = self.clock.now;
+        let Some(id) = self.gc.queue.first_with_ops(now) else { return false };
+        let io = self.gc.queue.get(id).job.pending()[0];
+        // Its completion is known once it reaches its member.
+        self.gc.queue.handed_out(id, 1, None);
         let at = self.host.as_mut().expect("paced GC has a host").gc_op(now, super::gc_bytes(&io));
-        self.gc.slots[slot].to_submit.push_back(io);
-        self.clock.push(at, What::GcOp(slot));
+        self.gc.queue.get_mut(id).face.to_submit.push_back(io);
+        self.clock.push(at, What::GcOp(id));
         true
     }
 
-    /// The engine thread's work on slot `slot`'s next operation is done: it goes to its
-    /// member. The phase is done once its last operation completes there.
-    pub(super) fn gc_op_ready(&mut self, slot: u32) {
-        let io: MemberIo = self.gc.slots[slot].to_submit.pop_front().expect("a booked GC operation");
+    /// The engine thread's work on job `id`'s next operation is done: it goes to its member.
+    /// The phase is done once its last operation completes there.
+    pub(super) fn gc_op_ready(&mut self, id: GcJobId) {
+        let io: MemberIo = self.gc.queue.get_mut(id).face.to_submit.pop_front().expect("a booked GC operation");
         let done = self.submit_io(io);
-        let g = &mut self.gc.slots[slot];
-        g.members_mask |= 1u64 << (io.member % 64);
-        g.phase_done = g.phase_done.max(done);
-        if !g.phase_open && g.to_submit.is_empty() {
-            let at: Nanos = g.phase_done;
-            self.clock.push(at, What::GcPhase(slot));
+        self.gc.queue.get_mut(id).face.members_mask |= 1u64 << (io.member % 64);
+        if let Some(at) = self.gc.queue.landed(id, done) {
+            // Its phase's last: the next may go out once it is done.
+            self.clock.push(at, What::GcPhase(id));
         }
     }
 }

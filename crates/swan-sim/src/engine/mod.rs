@@ -56,7 +56,7 @@ use gc::GcJobs;
 use meter::Meter;
 use requests::Requests;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
-use swan_core::scheme::ArrayScheme;
+use swan_core::scheme::{ArrayScheme, GcJobId};
 use swan_core::BLOCK_BYTES;
 use swan_models::host::Host;
 use swan_models::link::Link;
@@ -108,7 +108,7 @@ enum IoFrom {
     /// The pending phases of a user request.
     Request(u32),
     /// The phase of a GC job being handed out.
-    GcJob(u32),
+    GcJob(GcJobId),
 }
 
 impl<M: Members> Engine<M> {
@@ -153,9 +153,9 @@ impl<M: Members> Engine<M> {
                 What::Replied(slot) => self.replied(slot),
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
-                What::GcPhase(slot) => self.gc_phase_done(slot),
+                What::GcPhase(id) => self.gc_phase_done(id),
                 What::GcTurn => self.gc_turn(),
-                What::GcOp(slot) => self.gc_op_ready(slot),
+                What::GcOp(id) => self.gc_op_ready(id),
                 What::Release => {
                     self.pace_release();
                     self.retry_stalled();
@@ -230,17 +230,17 @@ impl<M: Members> Engine<M> {
             let io = match from {
                 IoFrom::Plan => self.plan.ios()[i],
                 IoFrom::Request(s) => self.reqs.slots[s].pending.ios[i],
-                IoFrom::GcJob(s) => self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[i],
+                IoFrom::GcJob(id) => self.gc.queue.get(id).job.pending()[i],
             };
             mask |= 1u64 << (io.member % 64);
             done = done.max(self.submit_io(io));
         }
-        if let IoFrom::GcJob(s) = from {
-            self.gc.slots[s].members_mask = mask;
+        if let IoFrom::GcJob(id) = from {
+            self.gc.queue.get_mut(id).face.members_mask = mask;
             if let Some(host) = &mut self.host {
                 // A host whose GC has a thread of its own (GC on the engine goes through
                 // `gc_paced.rs` instead): the phase is not done before its CPU work is.
-                let ios = &self.gc.slots[s].job.as_ref().expect("a live GC job").pending()[start..end];
+                let ios = &self.gc.queue.get(id).job.pending()[start..end];
                 let bytes: u64 = ios.iter().map(gc_bytes).sum();
                 done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
             }

@@ -445,7 +445,7 @@ impl Store {
         // slot's CRC inverted). They are the CRCs of the staged copies the job wrote, checked
         // by `gc_verify`: reading every moved block back instead cost a device read per
         // block with O_DIRECT members.
-        let (poisoned, staged) = (run.poisoned, run.staged);
+        let (poisoned, staged) = (run.face.poisoned, run.face.copies);
         self.journal_changes(|w, _, pba| {
             let copy =
                 staged_at.get(&pba).and_then(|&slot| staged.get(slot as usize * BLOCK..(slot as usize + 1) * BLOCK));

@@ -1,0 +1,291 @@
+//! The GC jobs in flight, in the order they started: which may hand out an operation now,
+//! when each phase is done, and what was decided, in order.
+//!
+//! A job's phase may go out only once every operation of the phase before it has completed
+//! on the members. Both faces keep their jobs here and only carry the operations out: the
+//! server does each at once and knows when it completes (on the emulated model, or now);
+//! the simulator hands some out before it knows (GC paced on the engine thread books an
+//! operation's CPU first) and says when each lands. Each face keeps its own state beside a
+//! job (`X`: the server's staged copies, the simulator's members written).
+//!
+//! The queue can record its decisions ([`GcEvent`]): jobs started, operations handed out
+//! and jobs finished, in order. Fed the same requests and the same completion times, two
+//! drivers over this queue record the same trace; a trace that differs names the first
+//! decision where they parted.
+
+use super::GcJob;
+use crate::io::MemberIo;
+use crate::scheme::GcJobId;
+use std::collections::VecDeque;
+
+/// One decision about GC, as [`GcQueue::trace`] keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GcEvent {
+    /// A job was started in R-group `group` (`None`: a scheme without R-groups).
+    Started { job: GcJobId, group: Option<u32> },
+    /// One of the job's operations was handed out.
+    Op { job: GcJobId, io: MemberIo },
+    /// The job's every phase completed: it was finished with the scheme.
+    Finished { job: GcJobId },
+}
+
+/// A job in the queue, with what the face keeps beside it.
+#[derive(Debug)]
+pub struct GcRun<X> {
+    pub job: GcJob,
+    pub face: X,
+    /// The current phase may go out from this time (nanoseconds, the driver's clock);
+    /// `None` while the phase before it still has operations on the members.
+    open_at: Option<u64>,
+    /// When the operations handed out so far complete, the latest.
+    phase_end: u64,
+    /// Operations handed out whose completion is not known yet.
+    in_flight: u32,
+}
+
+impl<X> GcRun<X> {
+    /// When the current phase may go out, if that is known.
+    pub fn open_at(&self) -> Option<u64> {
+        self.open_at
+    }
+
+    /// The job may proceed at `now`: hand out its current phase's next operation, or, every
+    /// phase done, be finished.
+    fn ready(&self, now: u64) -> bool {
+        self.open_at.is_some_and(|t| t <= now)
+    }
+}
+
+/// A phase of no operations completes as it opens: the job's current phase is the next
+/// with an operation (or none is left).
+fn skip_empty_phases(job: &mut GcJob) {
+    while !job.handed_out_whole() && job.pending().is_empty() {
+        job.hand_out(0);
+    }
+}
+
+/// The GC jobs in flight, oldest first.
+#[derive(Debug)]
+pub struct GcQueue<X> {
+    runs: VecDeque<GcRun<X>>,
+    trace: Option<Vec<GcEvent>>,
+}
+
+impl<X> Default for GcQueue<X> {
+    fn default() -> Self {
+        Self { runs: VecDeque::new(), trace: None }
+    }
+}
+
+impl<X> GcQueue<X> {
+    /// From now on, keep every decision ([`GcQueue::trace`]).
+    pub fn record(&mut self) {
+        self.trace.get_or_insert_with(Vec::new);
+    }
+
+    /// The decisions kept since [`GcQueue::record`] (none if it was not called).
+    pub fn trace(&self) -> &[GcEvent] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    fn note(&mut self, e: GcEvent) {
+        if let Some(t) = &mut self.trace {
+            t.push(e);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// A job started at `now`: its first phase may go out at once.
+    pub fn push(&mut self, mut job: GcJob, face: X, now: u64) {
+        self.note(GcEvent::Started { job: job.id, group: job.group });
+        skip_empty_phases(&mut job);
+        self.runs.push_back(GcRun { job, face, open_at: Some(now), phase_end: now, in_flight: 0 });
+    }
+
+    fn index(&self, id: GcJobId) -> usize {
+        self.runs.iter().position(|r| r.job.id == id).unwrap_or_else(|| panic!("GC job {id} is not in the queue"))
+    }
+
+    pub fn get(&self, id: GcJobId) -> &GcRun<X> {
+        &self.runs[self.index(id)]
+    }
+
+    pub fn get_mut(&mut self, id: GcJobId) -> &mut GcRun<X> {
+        let i = self.index(id);
+        &mut self.runs[i]
+    }
+
+    /// The first job, in the order they started, that may proceed at `now`.
+    pub fn first_ready(&self, now: u64) -> Option<GcJobId> {
+        self.runs.iter().find(|r| r.ready(now)).map(|r| r.job.id)
+    }
+
+    /// The first job, in the order they started, with an operation to hand out at `now`.
+    pub fn first_with_ops(&self, now: u64) -> Option<GcJobId> {
+        self.runs.iter().find(|r| r.ready(now) && !r.job.pending().is_empty()).map(|r| r.job.id)
+    }
+
+    /// `n` more of job `id`'s current phase were handed out; `done`: when they complete on
+    /// the members, if known now (else each is [`GcQueue::landed`] later). True when that
+    /// was the phase's last: the next goes out once all of this one completed.
+    pub fn handed_out(&mut self, id: GcJobId, n: usize, done: Option<u64>) -> bool {
+        let i = self.index(id);
+        if self.trace.is_some() {
+            let ios: Vec<MemberIo> = self.runs[i].job.pending()[..n].to_vec();
+            for io in ios {
+                self.note(GcEvent::Op { job: id, io });
+            }
+        }
+        let r = &mut self.runs[i];
+        match done {
+            Some(t) => r.phase_end = r.phase_end.max(t),
+            None => r.in_flight += u32::try_from(n).expect("a phase's operations fit u32"),
+        }
+        let phase_ended = r.job.hand_out(n);
+        if phase_ended {
+            r.open_at = (r.in_flight == 0).then_some(r.phase_end);
+            skip_empty_phases(&mut r.job);
+        }
+        phase_ended
+    }
+
+    /// One of job `id`'s operations handed out without a completion time completes at `at`.
+    /// When it was the last of a phase handed out whole: when that phase completes (the
+    /// next may go out then, or the job be finished).
+    pub fn landed(&mut self, id: GcJobId, at: u64) -> Option<u64> {
+        let r = self.get_mut(id);
+        r.in_flight = r.in_flight.checked_sub(1).expect("an operation in flight");
+        r.phase_end = r.phase_end.max(at);
+        if r.in_flight == 0 && r.open_at.is_none() {
+            r.open_at = Some(r.phase_end);
+            return r.open_at;
+        }
+        None
+    }
+
+    /// Job `id`'s last phase turned out to complete at `at`, later than its operations said
+    /// (in the simulator, reads preempting GC inside the SSDs push its work back).
+    pub fn completes_later(&mut self, id: GcJobId, at: u64) {
+        let r = self.get_mut(id);
+        r.phase_end = r.phase_end.max(at);
+        if let Some(t) = &mut r.open_at {
+            *t = (*t).max(at);
+        }
+    }
+
+    /// Job `id`, every phase of it handed out and completed, leaves the queue to be finished
+    /// with the scheme.
+    pub fn finish(&mut self, id: GcJobId) -> GcRun<X> {
+        let i = self.index(id);
+        let r = self.runs.remove(i).expect("index");
+        assert!(
+            r.job.handed_out_whole() && r.in_flight == 0,
+            "GC job {id} finished before its every operation completed"
+        );
+        self.note(GcEvent::Finished { job: id });
+        r
+    }
+
+    /// Every job, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &GcRun<X>> {
+        self.runs.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::gc::tests::a_job_that_moves_blocks;
+    use crate::io::IoPlan;
+    use crate::scheme::{ArrayScheme, NoSummaries, ReqOp, Request};
+
+    /// More random overwrites until the scheme wants another job.
+    fn a_second_job(s: &mut ArrayScheme) -> GcJob {
+        let mut plan = IoPlan::new();
+        let volume = s.volume_blocks();
+        let mut lba: u64 = 7;
+        for _ in 0..volume {
+            if let Some(j) = GcJob::start(s, &mut NoSummaries) {
+                return j;
+            }
+            lba = lba.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            s.submit(&Request::new(ReqOp::Write, (lba >> 33) % volume, 1), &mut plan).expect("write");
+        }
+        panic!("the array wants no second GC job");
+    }
+
+    #[test]
+    fn a_phase_opens_when_the_one_before_it_completed() {
+        let (_, job) = a_job_that_moves_blocks();
+        let id = job.id;
+        let reads = job.pending().len();
+        let mut q: GcQueue<()> = GcQueue::default();
+        q.record();
+        q.push(job, (), 100);
+        assert_eq!(q.first_ready(99), None, "not before it started");
+        assert_eq!(q.first_with_ops(100), Some(id));
+        // The reads complete at 500, the last of them at 700.
+        for k in 0..reads {
+            let ended = q.handed_out(id, 1, Some(if k + 1 == reads { 700 } else { 500 }));
+            assert_eq!(ended, k + 1 == reads);
+        }
+        assert_eq!(q.first_ready(699), None, "the writes wait for the last read");
+        assert_eq!(q.first_with_ops(700), Some(id));
+        let trace = q.trace();
+        assert_eq!(trace[0], GcEvent::Started { job: id, group: q.get(id).job.group });
+        assert_eq!(trace.len(), 1 + reads);
+    }
+
+    #[test]
+    fn operations_in_flight_hold_the_next_phase_until_each_lands() {
+        let (_, job) = a_job_that_moves_blocks();
+        let id = job.id;
+        let reads = job.pending().len();
+        let mut q: GcQueue<u8> = GcQueue::default();
+        q.push(job, 7, 0);
+        assert!(q.handed_out(id, reads, None), "the read phase, handed out whole");
+        assert_eq!(q.get(id).open_at(), None, "its completion is not known");
+        assert_eq!(q.first_ready(u64::MAX), None);
+        for k in 0..reads {
+            assert_eq!(q.get(id).open_at(), None);
+            let done = q.landed(id, 1_000 + k as u64);
+            assert_eq!(done.is_some(), k + 1 == reads, "the phase completes with its last operation");
+        }
+        assert_eq!(q.get(id).open_at(), Some(1_000 + reads as u64 - 1));
+        q.completes_later(id, 5_000);
+        assert_eq!(q.first_ready(4_999), None, "pushed back");
+        assert_eq!(q.get(id).face, 7);
+    }
+
+    #[test]
+    fn the_oldest_ready_job_goes_first_and_a_job_finishes_once_whole() {
+        let (mut s, a) = a_job_that_moves_blocks();
+        let (ida, reads) = (a.id, a.pending().len());
+        let mut q: GcQueue<()> = GcQueue::default();
+        q.record();
+        q.push(a, (), 0);
+        // A second job: GC of another victim, started later.
+        let b = a_second_job(&mut s);
+        let idb = b.id;
+        q.push(b, (), 10);
+        q.handed_out(ida, reads, Some(50));
+        assert_eq!(q.first_ready(20), Some(idb), "the first waits for its reads");
+        assert_eq!(q.first_ready(50), Some(ida), "then it is first again");
+        while !q.get(ida).job.handed_out_whole() {
+            let n = q.get(ida).job.pending().len();
+            q.handed_out(ida, n, Some(60));
+        }
+        assert_eq!(q.first_with_ops(60), Some(idb), "nothing left to hand out of the first");
+        assert_eq!(q.first_ready(60), Some(ida), "but it is ready to finish");
+        q.finish(ida);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.trace().last(), Some(&GcEvent::Finished { job: ida }));
+    }
+}
