@@ -6,6 +6,8 @@
 #   scripts/ab-swan.sh OLD_BIN NEW_BIN                 # 4 KiB random writes, 3 pairs
 #   PAIRS=5 BS=128k RW=write scripts/ab-swan.sh A B
 #   MEMBERS=written BS=128k RW=write THREADS=1 scripts/ab-swan.sh A nbdkit
+#   EMULATE=sata850pro MEMBER_SIZE=256M SIZE=900M BS=8k RUNTIME=40 THREADS=1 PERF=1 \
+#     DIR=/dev/shm/swan-ab scripts/ab-swan.sh target/release/swan nbdkit   # SWAN0 with GC, profiled
 set -euo pipefail
 SCRIPT=ab-swan.sh
 
@@ -31,7 +33,16 @@ Environment:
                                               (default 4G)
   PAIRS        pairs of runs                  (default 3)
   RUNTIME      seconds measured per run       (default 8)
-  MEMBER_SIZE  size of each of the 6 members  (default 2G)
+  MEMBER_SIZE  size of each of the 6 members, in MiB or GiB (256M, 2G)   (default 2G)
+  SIZE         the region fio writes or reads (default 8G; give a small array less than
+               its volume, 60 % of it for GC to run as in sim-vs-live.sh)
+  EMULATE      a preset: swan serve --emulate PRESET --emulate-age EMULATE_AGE, each member
+               timed as a model SSD (nbdkit is not emulated: its CPU per I/O is the peer's
+               cost on the same job)       (default: none)
+  EMULATE_AGE  the model SSDs' age         (default 0.6)
+  PERF         1: record `perf record -g` of each swan server over the measured window to
+               DIR/perf-LABEL-RUN.data and print its ten hottest symbols (needs perf)
+                                              (default 0)
   DIRECT       1: swan serve --direct         (default 0)
   MEMBERS      sparse: members made afresh by `swan create` each run; written: members written full of zeros once (dd) and kept
                from run to run (`swan create --force`), as bench-nbd.sh does
@@ -59,15 +70,18 @@ done
 command -v fio >/dev/null || die "fio is not installed (apt-get install fio)"
 BS=${BS:-4k} RW=${RW:-randwrite} PAIRS=${PAIRS:-3} RUNTIME=${RUNTIME:-8}
 MEMBER_SIZE=${MEMBER_SIZE:-2G} FILL=${FILL:-4G} DIRECT=${DIRECT:-0} DIR=${DIR:-/var/tmp/swan-ab} PORT=${PORT:-11900}
-MEMBERS=${MEMBERS:-sparse} THREADS=${THREADS:-0}
+MEMBERS=${MEMBERS:-sparse} THREADS=${THREADS:-0} SIZE=${SIZE:-8G} EMULATE=${EMULATE:-}
+EMULATE_AGE=${EMULATE_AGE:-0.6} PERF=${PERF:-0}
 [[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive number, not '$PAIRS'"
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "RUNTIME must be a positive number of seconds, not '$RUNTIME'"
 [[ $MEMBERS == sparse || $MEMBERS == written ]] || die "MEMBERS must be sparse or written, not '$MEMBERS'"
-[[ $MEMBER_SIZE =~ ^[1-9][0-9]*G$ ]] || die "MEMBER_SIZE must be a whole number of GiB (2G), not '$MEMBER_SIZE'"
+[[ $MEMBER_SIZE =~ ^[1-9][0-9]*[MG]$ ]] || die "MEMBER_SIZE must be a whole number of MiB or GiB (256M, 2G), not '$MEMBER_SIZE'"
+[[ $PERF == 0 ]] || command -v perf >/dev/null || die "PERF=1 needs perf (apt-get install linux-perf)"
 mkdir -p "$DIR"
 members=("$DIR"/m{0..5})
 ticks=$(getconf CLK_TCK)
-gib=${MEMBER_SIZE%G}
+mib=${MEMBER_SIZE%[MG]}
+[[ $MEMBER_SIZE == *G ]] && mib=$((mib << 10))
 
 # Files written full of zeros once (a marker beside each says so), kept from run to run:
 # blocks the file system has allocated and written, as a disk image's are. (`swan create`
@@ -99,7 +113,7 @@ thread_ticks() {
 start_server() {
   local bin=$1 direct=()
   if [[ $bin == nbdkit ]]; then
-    written $((6 * gib << 10)) "$DIR/plain.img"
+    written $((6 * mib)) "$DIR/plain.img"
     sync
     [[ $(id -u) == 0 ]] && echo 3 >/proc/sys/vm/drop_caches
     [[ $DIRECT == 1 ]] && direct=(cache=none)
@@ -109,9 +123,10 @@ start_server() {
     return
   fi
   [[ $DIRECT == 1 ]] && direct=(--direct)
+  [[ -n $EMULATE ]] && direct+=(--emulate "$EMULATE" --emulate-age "$EMULATE_AGE")
   local force=()
   if [[ $MEMBERS == written ]]; then
-    written $((gib << 10)) "${members[@]}"
+    written "$mib" "${members[@]}"
     force=(--force)
   else
     rm -f "${members[@]}" "${members[@]/%/.written}"
@@ -124,16 +139,16 @@ start_server() {
   spid=$!
 }
 
-# One run of binary $1 (labelled $2): prints its line.
+# One run of binary $1 (labelled $2, run $3): prints its line.
 run() {
-  local bin=$1 label=$2 spid fpid t0 t1
+  local bin=$1 label=$2 nth=$3 spid fpid t0 t1 ppid=
   start_server "$bin"
   for _ in $(seq 50); do
     fio --name=probe --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw=read --bs=4k --size=4k \
       --output=/dev/null >/dev/null 2>&1 && break
     sleep 0.1
   done
-  local size=8G
+  local size=$SIZE
   if [[ $RW == *read ]]; then
     # Reads of blocks never written are answered with zeroes without touching a member.
     size=$FILL
@@ -146,6 +161,11 @@ run() {
   fpid=$!
   sleep 2.1
   t0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  if [[ $PERF == 1 && $bin != nbdkit ]]; then
+    perf record -q -g -p "$spid" -o "$DIR/perf-$label-$nth.data" -- sleep "$(awk -v r="$RUNTIME" 'BEGIN { print r - 0.5 }')" \
+      >/dev/null 2>&1 &
+    ppid=$!
+  fi
   local w0 w1
   if [[ $THREADS == 1 ]]; then
     w0=$(date +%s.%N)
@@ -155,6 +175,7 @@ run() {
     thread_ticks "$spid" >"$DIR/threads.1"
   fi
   wait "$fpid" || die "fio failed (see $DIR/fio.json)"
+  [[ -n $ppid ]] && { wait "$ppid" || true; }
   t1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
   kill -TERM "$spid"
   wait "$spid" || true
@@ -184,10 +205,15 @@ rows = sorted(((b[n] - a.get(n, 0.0)) / hz * 1e6 / ios, n) for n in b)
 print("    threads (µs CPU/IO): " + ", ".join(f"{n or '?'} {us:.1f}" for us, n in reversed(rows) if us > 0.05))
 PY
   fi
+  if [[ -n $ppid ]]; then
+    echo "    perf ($DIR/perf-$label-$nth.data), hottest symbols by self time:"
+    perf report -i "$DIR/perf-$label-$nth.data" --no-children --sort symbol --stdio 2>/dev/null |
+      grep -E '^ +[0-9.]+%' | sed -E 's/[ -]+$//; s/^/     /' | head -10 || true # head ends the pipe early
+  fi
 }
 
 echo "$SCRIPT: $RW $BS, $PAIRS pairs of ${RUNTIME} s, A=$A B=$B" >&2
 for ((i = 0; i < PAIRS; i++)); do
-  if ((i % 2 == 0)); then run "$A" A; run "$B" B; else run "$B" B; run "$A" A; fi
+  if ((i % 2 == 0)); then run "$A" A "$i"; run "$B" B "$i"; else run "$B" B "$i"; run "$A" A "$i"; fi
 done
 if [[ $MEMBERS == sparse ]]; then rm -f "${members[@]}" "${members[@]/%/.written}"; fi
