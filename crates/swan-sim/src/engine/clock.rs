@@ -9,6 +9,15 @@ use std::collections::BinaryHeap;
 use swan_core::scheme::GcJobId;
 use swan_models::Nanos;
 
+/// A GC job in flight as an event names it: the low 32 bits of its id. Ids are handed out
+/// in order and jobs in flight together are never 2^32 ids apart, so the key is unique among
+/// them; a full id would make every event (and the event heap, the hot path) a third larger.
+pub(super) type GcKey = u32;
+
+pub(super) fn gc_key(id: GcJobId) -> GcKey {
+    id as GcKey
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum What {
     /// Generate and send the next request (closed loop refill or open-loop arrival).
@@ -27,11 +36,11 @@ pub(super) enum What {
     /// A read's payload has crossed the network back.
     Deliver(u32),
     /// A phase of a GC job completed.
-    GcPhase(GcJobId),
+    GcPhase(GcKey),
     /// The engine thread's turn to carry GC operations out (GC paced on the engine).
     GcTurn,
     /// The engine thread's work on a GC job's next operation is done: it goes to its member.
-    GcOp(GcJobId),
+    GcOp(GcKey),
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
     /// The members' own work is due (see [`super::Members::wakeup`]).

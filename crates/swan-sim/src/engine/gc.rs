@@ -6,7 +6,7 @@
 //!
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
-use super::clock::What;
+use super::clock::{gc_key, GcKey, What};
 use super::gc_paced::PacedGc;
 use super::{Engine, IoFrom, Members};
 use std::collections::VecDeque;
@@ -74,7 +74,7 @@ impl<M: Members> Engine<M> {
                 continue;
             }
             let done = self.hand_out_phase(id);
-            self.clock.push(done, What::GcPhase(id));
+            self.clock.push(done, What::GcPhase(gc_key(id)));
         }
         self.gc.may_start = false;
     }
@@ -85,6 +85,11 @@ impl<M: Members> Engine<M> {
         let done = self.submit_ios(0, n, IoFrom::GcJob(id));
         self.gc.queue.handed_out(id, n, Some(done));
         done
+    }
+
+    /// The GC job in flight an event names by its key.
+    pub(super) fn gc_job(&self, key: GcKey) -> GcJobId {
+        self.gc.queue.iter().map(|r| r.job.id).find(|&id| gc_key(id) == key).expect("an event of a GC job in flight")
     }
 
     pub(super) fn gc_phase_done(&mut self, id: GcJobId) {
@@ -98,7 +103,7 @@ impl<M: Members> Engine<M> {
                 .unwrap_or(0);
             if late > self.clock.now {
                 self.gc.queue.completes_later(id, late);
-                self.clock.push(late, What::GcPhase(id));
+                self.clock.push(late, What::GcPhase(gc_key(id)));
                 return;
             }
         }
@@ -108,7 +113,7 @@ impl<M: Members> Engine<M> {
                 return;
             }
             let done = self.hand_out_phase(id);
-            self.clock.push(done, What::GcPhase(id));
+            self.clock.push(done, What::GcPhase(gc_key(id)));
             return;
         }
         self.gc.queue.finish(id);

@@ -8,7 +8,7 @@
 //! `ops_busy` after every `batch` requests it takes. A phase is done when its last operation
 //! completes on its member; the next is opened then.
 
-use super::clock::What;
+use super::clock::{gc_key, What};
 use super::{Engine, Members};
 use swan_core::driver::GcPacing;
 use swan_core::io::MemberIo;
@@ -97,7 +97,7 @@ impl<M: Members> Engine<M> {
         self.gc.queue.handed_out(id, 1, None);
         let at = self.host.as_mut().expect("paced GC has a host").gc_op(now, super::gc_bytes(&io));
         self.gc.queue.get_mut(id).face.to_submit.push_back(io);
-        self.clock.push(at, What::GcOp(id));
+        self.clock.push(at, What::GcOp(gc_key(id)));
         true
     }
 
@@ -109,7 +109,7 @@ impl<M: Members> Engine<M> {
         self.gc.queue.get_mut(id).face.members_mask |= 1u64 << (io.member % 64);
         if let Some(at) = self.gc.queue.landed(id, done) {
             // Its phase's last: the next may go out once it is done.
-            self.clock.push(at, What::GcPhase(id));
+            self.clock.push(at, What::GcPhase(gc_key(id)));
         }
     }
 }

@@ -153,9 +153,9 @@ impl<M: Members> Engine<M> {
                 What::Replied(slot) => self.replied(slot),
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
-                What::GcPhase(id) => self.gc_phase_done(id),
+                What::GcPhase(key) => self.gc_phase_done(self.gc_job(key)),
                 What::GcTurn => self.gc_turn(),
-                What::GcOp(id) => self.gc_op_ready(id),
+                What::GcOp(key) => self.gc_op_ready(self.gc_job(key)),
                 What::Release => {
                     self.pace_release();
                     self.retry_stalled();
