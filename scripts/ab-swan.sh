@@ -6,7 +6,7 @@
 #   scripts/ab-swan.sh OLD_BIN NEW_BIN                 # 4 KiB random writes, 3 pairs
 #   PAIRS=5 BS=128k RW=write scripts/ab-swan.sh A B
 #   MEMBERS=written BS=128k RW=write THREADS=1 scripts/ab-swan.sh A nbdkit
-#   EMULATE=sata850pro MEMBER_SIZE=256M SIZE=900M BS=8k RUNTIME=40 THREADS=1 PERF=1 \
+#   EMULATE=sata850pro MEMBER_SIZE=256M SIZE=710M BS=8k RUNTIME=40 THREADS=1 PERF=1 \
 #     DIR=/dev/shm/swan-ab scripts/ab-swan.sh target/release/swan nbdkit   # SWAN0 with GC, profiled
 set -euo pipefail
 SCRIPT=ab-swan.sh
@@ -34,8 +34,8 @@ Environment:
   PAIRS        pairs of runs                  (default 3)
   RUNTIME      seconds measured per run       (default 8)
   MEMBER_SIZE  size of each of the 6 members, in MiB or GiB (256M, 2G)   (default 2G)
-  SIZE         the region fio writes or reads (default 8G; give a small array less than
-               its volume, 60 % of it for GC to run as in sim-vs-live.sh)
+  SIZE         the region fio writes (default 8G; give a small array less than its
+               volume, 60 % of it for GC to run as in sim-vs-live.sh; reads use FILL)
   EMULATE      a preset: swan serve --emulate PRESET --emulate-age EMULATE_AGE, each member
                timed as a model SSD (nbdkit is not emulated: its CPU per I/O is the peer's
                cost on the same job)       (default: none)
@@ -111,19 +111,19 @@ thread_ticks() {
 
 # Start the server of run $1 (a binary or `nbdkit`); sets spid.
 start_server() {
-  local bin=$1 direct=()
+  local bin=$1 opts=()
   if [[ $bin == nbdkit ]]; then
     written $((6 * mib)) "$DIR/plain.img"
     sync
     [[ $(id -u) == 0 ]] && echo 3 >/proc/sys/vm/drop_caches
-    [[ $DIRECT == 1 ]] && direct=(cache=none)
-    nbdkit -f --exit-with-parent -p "$PORT" -i 127.0.0.1 file file="$DIR/plain.img" "${direct[@]}" \
+    [[ $DIRECT == 1 ]] && opts=(cache=none)
+    nbdkit -f --exit-with-parent -p "$PORT" -i 127.0.0.1 file file="$DIR/plain.img" "${opts[@]}" \
       >"$DIR/serve.log" 2>&1 &
     spid=$!
     return
   fi
-  [[ $DIRECT == 1 ]] && direct=(--direct)
-  [[ -n $EMULATE ]] && direct+=(--emulate "$EMULATE" --emulate-age "$EMULATE_AGE")
+  [[ $DIRECT == 1 ]] && opts=(--direct)
+  [[ -n $EMULATE ]] && opts+=(--emulate "$EMULATE" --emulate-age "$EMULATE_AGE")
   local force=()
   if [[ $MEMBERS == written ]]; then
     written "$mib" "${members[@]}"
@@ -135,13 +135,13 @@ start_server() {
     --spare 10 "${members[@]}" >/dev/null
   sync
   [[ $(id -u) == 0 ]] && echo 3 >/proc/sys/vm/drop_caches
-  "$bin" serve --listen "127.0.0.1:$PORT" "${direct[@]}" "${members[@]}" >"$DIR/serve.log" 2>&1 &
+  "$bin" serve --listen "127.0.0.1:$PORT" "${opts[@]}" "${members[@]}" >"$DIR/serve.log" 2>&1 &
   spid=$!
 }
 
 # One run of binary $1 (labelled $2, run $3): prints its line.
 run() {
-  local bin=$1 label=$2 nth=$3 spid fpid t0 t1 ppid=
+  local bin=$1 label=$2 nth=$3 spid fpid t0 t1 perf_pid=
   start_server "$bin"
   for _ in $(seq 50); do
     fio --name=probe --ioengine=nbd --uri="nbd://127.0.0.1:$PORT" --rw=read --bs=4k --size=4k \
@@ -164,7 +164,7 @@ run() {
   if [[ $PERF == 1 && $bin != nbdkit ]]; then
     perf record -q -g -p "$spid" -o "$DIR/perf-$label-$nth.data" -- sleep "$(awk -v r="$RUNTIME" 'BEGIN { print r - 0.5 }')" \
       >/dev/null 2>&1 &
-    ppid=$!
+    perf_pid=$!
   fi
   local w0 w1
   if [[ $THREADS == 1 ]]; then
@@ -175,7 +175,7 @@ run() {
     thread_ticks "$spid" >"$DIR/threads.1"
   fi
   wait "$fpid" || die "fio failed (see $DIR/fio.json)"
-  [[ -n $ppid ]] && { wait "$ppid" || true; }
+  [[ -n $perf_pid ]] && { wait "$perf_pid" || true; }
   t1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
   kill -TERM "$spid"
   wait "$spid" || true
@@ -205,7 +205,7 @@ rows = sorted(((b[n] - a.get(n, 0.0)) / hz * 1e6 / ios, n) for n in b)
 print("    threads (µs CPU/IO): " + ", ".join(f"{n or '?'} {us:.1f}" for us, n in reversed(rows) if us > 0.05))
 PY
   fi
-  if [[ -n $ppid ]]; then
+  if [[ -n $perf_pid ]]; then
     echo "    perf ($DIR/perf-$label-$nth.data), hottest symbols by self time:"
     perf report -i "$DIR/perf-$label-$nth.data" --no-children --sort symbol --stdio 2>/dev/null |
       grep -E '^ +[0-9.]+%' | sed -E 's/[ -]+$//; s/^/     /' | head -10 || true # head ends the pipe early

@@ -170,8 +170,9 @@ impl<X> GcQueue<X> {
         None
     }
 
-    /// Job `id`'s last phase turned out to complete at `at`, later than its operations said
-    /// (in the simulator, reads preempting GC inside the SSDs push its work back).
+    /// The phase job `id` handed out last turned out to complete at `at`, later than its
+    /// operations said (in the simulator, reads preempting GC inside the SSDs push its work
+    /// back).
     pub fn completes_later(&mut self, id: GcJobId, at: u64) {
         let r = self.get_mut(id);
         r.phase_end = r.phase_end.max(at);

@@ -2,9 +2,9 @@
 //!
 //! The scheme plans a job whole (read the victim's live blocks, then write them to their new
 //! slots); core's [`GcJob`] keeps how far it is handed out and core's [`GcQueue`] which job
-//! may proceed when, as in the simulator. Here a job advances one operation per step, so user requests are served between them as core's [`GcPacing`] says: one step
-//! per round while requests wait, sixteen while none do. Between a job's
-//! reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
+//! may proceed when, as in the simulator. Here a job advances one operation per step, so
+//! user requests are served between them as core's [`GcPacing`] says: one step per round
+//! while requests wait, sixteen while none do. Between a job's reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
 //! When every operation is done the engine finishes the job with the scheme. Victims are
 //! then released only after a sync point; [`GcRunner::release_check`] asks core's
 //! [`ReleaseClock`] when one is due, as the simulator does.
@@ -17,7 +17,7 @@ use super::gc_verify::GcChecks;
 use super::member_io::MemberIo;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use swan_core::driver::{GcJob, GcQueue, ReleaseClock};
 use swan_core::io::{Dst, IoKind};
 use swan_core::scheme::{ArrayScheme, GC_WRITE_PHASE};
@@ -85,11 +85,6 @@ impl GcRunner {
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The instant `ns` on the release clock stands for.
-    fn instant(&self, ns: u64) -> Instant {
-        self.epoch + Duration::from_nanos(ns)
-    }
-
     /// A job finished at `now`, leaving `pending` victims awaiting release.
     pub fn victims_waiting(&mut self, pending: usize, now: Instant) {
         let now = self.ns(now);
@@ -128,11 +123,11 @@ impl GcRunner {
         if self.runs.get(id).job.handed_out_whole() {
             return Step::Done(self.runs.finish(id));
         }
-        let not_before = self.runs.get(id).open_at().map_or(now, |t| self.instant(t));
+        // Ready: its phase opened at or before `now`, so the operation goes out now.
         let run = self.runs.get_mut(id);
         let done = match read_span(run, io, exec.emu.is_some()) {
             Some(r) => r,
-            None => one_io(run, io, exec, crcs, scheme, not_before.max(now)),
+            None => one_io(run, io, exec, crcs, scheme, now),
         };
         let (n, at) = match done {
             Ok((n, at)) => (n, self.ns(at.unwrap_or(now))),

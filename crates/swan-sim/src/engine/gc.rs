@@ -1,8 +1,7 @@
 //! Driving the array's own GC: starting the jobs the scheme asks for (core's [`GcJob`], kept
 //! in core's [`GcQueue`], as the server's), handing each phase to the members whole once the
-//! one before it completed,
-//! finishing them, releasing deferred victims, and retrying the writes that waited for the
-//! space a job freed.
+//! one before it completed, finishing them, releasing deferred victims, and retrying the
+//! writes that waited for the space a job freed.
 //!
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
