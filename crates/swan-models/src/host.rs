@@ -6,8 +6,8 @@
 //! journal). Each of these is one thread, so one request at a time, in arrival order; and
 //! every thread runs on one of a few cores shared with all the others. GC's member
 //! operations are carried out by the engine thread too, one at a time among the user
-//! requests, as the server paces them (the simulator's `engine/gc_paced.rs`); or, for a host
-//! whose GC has a thread of its own (the paper's), on that thread a phase at a time.
+//! requests, as the server paces them (core's array driver, which both faces follow); or, for
+//! a host whose GC has a thread of its own (the paper's), on that thread a phase at a time.
 //!
 //! The model is that, computed when a job becomes ready (in event order): each stage is a
 //! FIFO of one thread, a job on it starts once its thread is free and a core has room, and

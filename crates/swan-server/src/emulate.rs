@@ -289,6 +289,12 @@ impl Emulator {
         }
     }
 
+    /// Model time 0 is `start` from now on: for an engine whose clock starts later than
+    /// the emulator was built (a stepper's manual clock). Before any operation.
+    pub fn start_at(&mut self, start: Instant) {
+        self.start = start;
+    }
+
     /// Wall-clock instant of model time 0.
     pub fn start(&self) -> Instant {
         self.start

@@ -1,20 +1,20 @@
 //! GC jobs in flight: each one's plan and how far a driver has handed it out, and how a
-//! driver that shares one thread between GC and user requests paces them.
+//! thread that shares itself between GC and user requests paces them.
 //!
 //! The scheme plans a job whole ([`crate::scheme::Scheme::start_gc`]): read the victim's
 //! live blocks, then write them to their new slots, then (in the follow-up
 //! [`crate::scheme::Scheme::finish_gc`] plans) seal and trim. A driver hands the phases out
-//! in order, a phase only once the one before it has completed on the members. The simulator
-//! hands a phase to the SSD models whole, where its operations queue beside user I/O; the
-//! server carries them out on its engine thread, [`GcPacing`] operations between batches of
-//! user requests.
+//! in order, a phase only once the one before it has completed on the members. The server's
+//! engine thread carries them out an operation at a time between batches of user requests
+//! ([`GcPacing::SERVED`]); a host whose GC has a thread of its own (the SWAN paper's) hands
+//! a phase to the SSDs whole ([`GcPacing::WHOLE`]).
 
 use crate::io::{IoPlan, MemberIo};
 use crate::scheme::{ArrayScheme, GcJobId, SummarySource};
 
-/// How the server's engine thread shares itself between user requests and GC: up to
-/// `batch` user requests a round, then `ops_busy` GC member operations while requests wait
-/// or `ops_idle` while none do.
+/// How a thread shares itself between user requests and GC, round by round
+/// ([`super::ArrayDriver`]): up to `batch` user requests a round, then `ops_busy` GC steps
+/// (member operations, or finishing a job) while requests wait or `ops_idle` while none do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GcPacing {
     pub batch: usize,
@@ -25,6 +25,11 @@ pub struct GcPacing {
 impl GcPacing {
     /// The server's: a request waits for at most one GC operation after a batch of 64.
     pub const SERVED: GcPacing = GcPacing { batch: 64, ops_busy: 1, ops_idle: 16 };
+
+    /// Unpaced: every request waiting is taken, and every GC phase that may go out goes
+    /// out whole, as GC on a thread of its own does (the SWAN paper's kernel thread, or a
+    /// simulated array with no host modelled).
+    pub const WHOLE: GcPacing = GcPacing { batch: usize::MAX, ops_busy: usize::MAX, ops_idle: usize::MAX };
 
     /// GC operations this round, with user requests waiting or not.
     pub fn ops(&self, requests_waiting: bool) -> usize {
@@ -100,9 +105,13 @@ pub(crate) mod tests {
     use crate::scheme::{ArraySpec, NoSummaries, ReqOp, Request, SchemeKind, GC_WRITE_PHASE};
     use crate::victim::VictimPolicy;
 
-    /// A SWAN0 array overwritten at random until GC starts a job that moves live blocks.
-    pub(crate) fn a_job_that_moves_blocks() -> (ArrayScheme, GcJob) {
-        let spec = ArraySpec {
+    /// A small SWAN0 array: 3 R-groups of 2 members of 2048 blocks, 32-row segments.
+    pub(crate) fn small_swan0() -> ArrayScheme {
+        small_swan0_spec().build().expect("scheme")
+    }
+
+    pub(crate) fn small_swan0_spec() -> ArraySpec {
+        ArraySpec {
             kind: SchemeKind::Swan(RaidLevel::Raid0),
             rgroups: 3,
             ssds_per_rgroup: 2,
@@ -112,8 +121,12 @@ pub(crate) mod tests {
             chunk_blocks: 16,
             victim: VictimPolicy::Greedy,
             tuning: Default::default(),
-        };
-        let mut s = spec.build().expect("scheme");
+        }
+    }
+
+    /// A SWAN0 array overwritten at random until GC starts a job that moves live blocks.
+    pub(crate) fn a_job_that_moves_blocks() -> (ArrayScheme, GcJob) {
+        let mut s = small_swan0();
         let (mut plan, mut follow) = (IoPlan::new(), IoPlan::new());
         let volume = s.volume_blocks();
         let mut lba: u64 = 1;

@@ -1,33 +1,16 @@
 //! The GC jobs in flight, in the order they started: which may hand out an operation now,
-//! when each phase is done, and what was decided, in order.
+//! and when each phase is done.
 //!
 //! A job's phase may go out only once every operation of the phase before it has completed
-//! on the members. Both faces keep their jobs here and only carry the operations out: the
-//! server does each at once and knows when it completes (on the emulated model, or now);
-//! the simulator hands some out before it knows (GC paced on the engine thread books an
-//! operation's CPU first) and says when each lands. Each face keeps its own state beside a
-//! job (`X`: the server's staged copies, the simulator's members written).
-//!
-//! The queue can record its decisions ([`GcEvent`]): jobs started, operations handed out
-//! and jobs finished, in order. Fed the same requests and the same completion times, two
-//! drivers over this queue record the same trace; a trace that differs names the first
-//! decision where they parted.
+//! on the members. The faces keep their jobs here through [`super::ArrayDriver`] and only
+//! carry the operations out: the server does each at once and knows when it completes (on
+//! the emulated model, or now); the simulator learns when a phase is done from its models
+//! and lands it ([`GcQueue::phase_landed`]). Each face keeps its own state beside a job
+//! (`X`: the server's staged copies, the simulator's phase on the members).
 
 use super::GcJob;
-use crate::io::MemberIo;
 use crate::scheme::GcJobId;
 use std::collections::VecDeque;
-
-/// One decision about GC, as [`GcQueue::trace`] keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GcEvent {
-    /// A job was started in R-group `group` (`None`: a scheme without R-groups).
-    Started { job: GcJobId, group: Option<u32> },
-    /// One of the job's operations was handed out.
-    Op { job: GcJobId, io: MemberIo },
-    /// The job's every phase completed: it was finished with the scheme.
-    Finished { job: GcJobId },
-}
 
 /// A job in the queue, with what the face keeps beside it.
 #[derive(Debug)]
@@ -41,6 +24,11 @@ pub struct GcRun<X> {
     phase_end: u64,
     /// Operations handed out whose completion is not known yet.
     in_flight: u32,
+    /// The members the phase being handed out (or handed out last) went to.
+    members: u64,
+    /// The phase handed out last has not been asked whether its members are through with it
+    /// ([`GcQueue::pushed_back`]).
+    unchecked: bool,
 }
 
 impl<X> GcRun<X> {
@@ -68,32 +56,15 @@ fn skip_empty_phases(job: &mut GcJob) {
 #[derive(Debug)]
 pub struct GcQueue<X> {
     runs: VecDeque<GcRun<X>>,
-    trace: Option<Vec<GcEvent>>,
 }
 
 impl<X> Default for GcQueue<X> {
     fn default() -> Self {
-        Self { runs: VecDeque::new(), trace: None }
+        Self { runs: VecDeque::new() }
     }
 }
 
 impl<X> GcQueue<X> {
-    /// From now on, keep every decision ([`GcQueue::trace`]).
-    pub fn record(&mut self) {
-        self.trace.get_or_insert_with(Vec::new);
-    }
-
-    /// The decisions kept since [`GcQueue::record`] (none if it was not called).
-    pub fn trace(&self) -> &[GcEvent] {
-        self.trace.as_deref().unwrap_or(&[])
-    }
-
-    fn note(&mut self, e: GcEvent) {
-        if let Some(t) = &mut self.trace {
-            t.push(e);
-        }
-    }
-
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
     }
@@ -103,10 +74,17 @@ impl<X> GcQueue<X> {
     }
 
     /// A job started at `now`: its first phase may go out at once.
-    pub fn push(&mut self, mut job: GcJob, face: X, now: u64) {
-        self.note(GcEvent::Started { job: job.id, group: job.group });
+    pub(crate) fn push(&mut self, mut job: GcJob, face: X, now: u64) {
         skip_empty_phases(&mut job);
-        self.runs.push_back(GcRun { job, face, open_at: Some(now), phase_end: now, in_flight: 0 });
+        self.runs.push_back(GcRun {
+            job,
+            face,
+            open_at: Some(now),
+            phase_end: now,
+            in_flight: 0,
+            members: 0,
+            unchecked: false,
+        });
     }
 
     fn index(&self, id: GcJobId) -> usize {
@@ -127,70 +105,67 @@ impl<X> GcQueue<X> {
         self.runs.iter().find(|r| r.ready(now)).map(|r| r.job.id)
     }
 
-    /// The first job, in the order they started, with an operation to hand out at `now`.
-    pub fn first_with_ops(&self, now: u64) -> Option<GcJobId> {
-        self.runs.iter().find(|r| r.ready(now) && !r.job.pending().is_empty()).map(|r| r.job.id)
-    }
-
     /// `n` more of job `id`'s current phase were handed out; `done`: when they complete on
-    /// the members, if known now (else each is [`GcQueue::landed`] later). True when that
+    /// the members, if known now (else the face lands the phase, [`GcQueue::phase_landed`]). True when that
     /// was the phase's last: the next goes out once all of this one completed.
-    pub fn handed_out(&mut self, id: GcJobId, n: usize, done: Option<u64>) -> bool {
-        let i = self.index(id);
-        if self.trace.is_some() {
-            let ios: Vec<MemberIo> = self.runs[i].job.pending()[..n].to_vec();
-            for io in ios {
-                self.note(GcEvent::Op { job: id, io });
-            }
+    pub(crate) fn handed_out(&mut self, id: GcJobId, n: usize, done: Option<u64>) -> bool {
+        let r = self.get_mut(id);
+        for io in &r.job.pending()[..n] {
+            r.members |= 1u64 << (io.member % 64);
         }
-        let r = &mut self.runs[i];
         match done {
             Some(t) => r.phase_end = r.phase_end.max(t),
             None => r.in_flight += u32::try_from(n).expect("a phase's operations fit u32"),
         }
         let phase_ended = r.job.hand_out(n);
         if phase_ended {
+            r.unchecked = true;
             r.open_at = (r.in_flight == 0).then_some(r.phase_end);
             skip_empty_phases(&mut r.job);
         }
         phase_ended
     }
 
-    /// One of job `id`'s operations handed out without a completion time completes at `at`.
-    /// When it was the last of a phase handed out whole: when that phase completes (the
-    /// next may go out then, or the job be finished).
-    pub fn landed(&mut self, id: GcJobId, at: u64) -> Option<u64> {
+    /// Every operation of job `id` handed out without a completion time completed by `at`
+    /// (the face learned it from its members): once its phase is handed out whole, the next
+    /// may go out from `at`, or the job be finished.
+    pub(crate) fn phase_landed(&mut self, id: GcJobId, at: u64) {
         let r = self.get_mut(id);
-        r.in_flight = r.in_flight.checked_sub(1).expect("an operation in flight");
+        assert!(r.open_at.is_none(), "GC job {id} landed a phase it was still handing out");
+        r.in_flight = 0;
         r.phase_end = r.phase_end.max(at);
-        if r.in_flight == 0 && r.open_at.is_none() {
-            r.open_at = Some(r.phase_end);
-            return r.open_at;
-        }
-        None
+        r.open_at = Some(r.phase_end);
     }
 
-    /// The phase job `id` handed out last turned out to complete at `at`, later than its
-    /// operations said (in the simulator, reads preempting GC inside the SSDs push its work
-    /// back).
-    pub fn completes_later(&mut self, id: GcJobId, at: u64) {
+    /// Whether job `id`'s last phase, said complete by now, is not: a member it went to is
+    /// still busy (`busy_until`, the face's members' own word) because work that overtook
+    /// it there (SWAN's reads preempt GC) pushed it back. Then it opens when they are
+    /// through, to be asked again then; else the phase is done with.
+    pub(crate) fn pushed_back(&mut self, id: GcJobId, now: u64, busy_until: &dyn Fn(u32) -> u64) -> bool {
         let r = self.get_mut(id);
-        r.phase_end = r.phase_end.max(at);
-        if let Some(t) = &mut r.open_at {
-            *t = (*t).max(at);
+        if !r.unchecked {
+            return false;
         }
+        let late = (0..64u32).filter(|m| r.members & (1 << m) != 0).map(busy_until).max().unwrap_or(0);
+        if late > now {
+            r.phase_end = r.phase_end.max(late);
+            r.open_at = Some(late);
+            return true;
+        }
+        r.members = 0;
+        r.unchecked = false;
+        false
     }
 
     /// Job `id`, every phase of it handed out and completed, leaves the queue to be finished
     /// with the scheme.
-    pub fn finish(&mut self, id: GcJobId) -> GcRun<X> {
+    pub(crate) fn finish(&mut self, id: GcJobId) -> GcRun<X> {
         let i = self.index(id);
         let r = self.runs.remove(i).expect("index");
         assert!(
             r.job.handed_out_whole() && r.in_flight == 0,
             "GC job {id} finished before its every operation completed"
         );
-        self.note(GcEvent::Finished { job: id });
         r
     }
 
@@ -228,24 +203,21 @@ mod tests {
         let id = job.id;
         let reads = job.pending().len();
         let mut q: GcQueue<()> = GcQueue::default();
-        q.record();
         q.push(job, (), 100);
         assert_eq!(q.first_ready(99), None, "not before it started");
-        assert_eq!(q.first_with_ops(100), Some(id));
+        assert_eq!(q.first_ready(100), Some(id));
         // The reads complete at 500, the last of them at 700.
         for k in 0..reads {
             let ended = q.handed_out(id, 1, Some(if k + 1 == reads { 700 } else { 500 }));
             assert_eq!(ended, k + 1 == reads);
         }
         assert_eq!(q.first_ready(699), None, "the writes wait for the last read");
-        assert_eq!(q.first_with_ops(700), Some(id));
-        let trace = q.trace();
-        assert_eq!(trace[0], GcEvent::Started { job: id, group: q.get(id).job.group });
-        assert_eq!(trace.len(), 1 + reads);
+        assert_eq!(q.first_ready(700), Some(id));
+        assert!(!q.get(id).job.pending().is_empty(), "with the writes to hand out");
     }
 
     #[test]
-    fn operations_in_flight_hold_the_next_phase_until_each_lands() {
+    fn operations_in_flight_hold_the_next_phase_until_it_lands() {
         let (_, job) = a_job_that_moves_blocks();
         let id = job.id;
         let reads = job.pending().len();
@@ -254,14 +226,9 @@ mod tests {
         assert!(q.handed_out(id, reads, None), "the read phase, handed out whole");
         assert_eq!(q.get(id).open_at(), None, "its completion is not known");
         assert_eq!(q.first_ready(u64::MAX), None);
-        for k in 0..reads {
-            assert_eq!(q.get(id).open_at(), None);
-            let done = q.landed(id, 1_000 + k as u64);
-            assert_eq!(done.is_some(), k + 1 == reads, "the phase completes with its last operation");
-        }
-        assert_eq!(q.get(id).open_at(), Some(1_000 + reads as u64 - 1));
-        q.completes_later(id, 5_000);
-        assert_eq!(q.first_ready(4_999), None, "pushed back");
+        q.phase_landed(id, 5_000);
+        assert_eq!(q.first_ready(4_999), None, "not before it landed");
+        assert_eq!(q.first_ready(5_000), Some(id));
         assert_eq!(q.get(id).face, 7);
     }
 
@@ -270,7 +237,6 @@ mod tests {
         let (mut s, a) = a_job_that_moves_blocks();
         let (ida, reads) = (a.id, a.pending().len());
         let mut q: GcQueue<()> = GcQueue::default();
-        q.record();
         q.push(a, (), 0);
         // A second job: GC of another victim, started later.
         let b = a_second_job(&mut s);
@@ -283,10 +249,10 @@ mod tests {
             let n = q.get(ida).job.pending().len();
             q.handed_out(ida, n, Some(60));
         }
-        assert_eq!(q.first_with_ops(60), Some(idb), "nothing left to hand out of the first");
-        assert_eq!(q.first_ready(60), Some(ida), "but it is ready to finish");
+        assert_eq!(q.first_ready(60), Some(ida), "it is ready to finish");
+        assert!(q.get(ida).job.handed_out_whole());
         q.finish(ida);
         assert_eq!(q.len(), 1);
-        assert_eq!(q.trace().last(), Some(&GcEvent::Finished { job: ida }));
+        assert_eq!(q.first_ready(60), Some(idb));
     }
 }

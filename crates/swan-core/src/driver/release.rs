@@ -67,6 +67,11 @@ impl ReleaseClock {
         self.since = None;
     }
 
+    /// When the oldest victim awaiting release becomes due by waiting alone.
+    pub fn deadline(&self) -> Option<u64> {
+        self.since.map(|t| t + RELEASE_AFTER_NS)
+    }
+
     /// Whether victims await release.
     pub fn is_waiting(&self) -> bool {
         self.since.is_some()

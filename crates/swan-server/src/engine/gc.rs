@@ -1,13 +1,14 @@
-//! GC jobs carried out on the members, a member operation at a time.
+//! The engine's turns around the scheme, and GC jobs carried out on the members a member
+//! operation at a time.
 //!
-//! The scheme plans a job whole (read the victim's live blocks, then write them to their new
-//! slots); core's [`GcJob`] keeps how far it is handed out and core's [`GcQueue`] which job
-//! may proceed when, as in the simulator. Here a job advances one operation per step, so
-//! user requests are served between them as core's [`GcPacing`] says: one step per round
-//! while requests wait, sixteen while none do. Between a job's reads and its writes the staged copies are checked against their CRCs ([`gc_verify`]).
-//! When every operation is done the engine finishes the job with the scheme. Victims are
-//! then released only after a sync point; [`GcRunner::release_check`] asks core's
-//! [`ReleaseClock`] when one is due, as the simulator does.
+//! What the engine thread does next is core's [`ArrayDriver`]'s to say, as it says it to the
+//! simulator: a batch of requests, then GC's steps, then a sync point when victims are due
+//! for release, a write short of space waiting first in line meanwhile. The scheme plans a
+//! GC job whole (read the victim's live blocks, then write them to their new slots); here a
+//! [`Turn::GcOp`] is one operation of it, or a run of reads joined into one
+//! ([`read_span`]). Between a job's reads and its writes the staged copies are checked
+//! against their CRCs ([`gc_verify`]). When every operation is done the engine finishes the
+//! job with the scheme; its victim is released only after a sync point.
 //!
 //! [`gc_verify`]: super::gc_verify
 
@@ -15,14 +16,21 @@ use super::crcs::Crcs;
 use super::executor::{Buffers, Executor};
 use super::gc_verify::GcChecks;
 use super::member_io::MemberIo;
+use crate::emulate::Emulator;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
 use std::time::Instant;
-use swan_core::driver::{GcJob, GcQueue, ReleaseClock};
-use swan_core::io::{Dst, IoKind};
-use swan_core::scheme::{ArrayScheme, GC_WRITE_PHASE};
+use swan_core::driver::{ArrayDriver, GcPacing, MemberView, Turn};
+use swan_core::geometry::Geometry;
+use swan_core::io::{Dst, IoKind, MemberId};
+use swan_core::scheme::{ArrayScheme, GcJobId, SummarySource, GC_WRITE_PHASE};
+use swan_core::summary::Summary;
 
-/// What the server keeps beside a GC job in core's [`GcQueue`].
+/// User requests per round, and GC's member operations between rounds: core's pacing for a
+/// thread that shares itself between them.
+const PACING: GcPacing = GcPacing::SERVED;
+
+/// What the server keeps beside a GC job in core's queue.
 #[derive(Debug, Default)]
 pub(super) struct Staged {
     /// The victim's live blocks as read, to be written to their new slots.
@@ -35,20 +43,9 @@ pub(super) struct Staged {
 /// A GC job being carried out a member operation at a time.
 pub(super) type GcRun = swan_core::driver::GcRun<Staged>;
 
-/// What one step did.
-pub(super) enum Step {
-    /// No job could proceed (none, or each waits for the model's clock).
-    Idle,
-    Progressed,
-    /// A job's every operation is done: the engine finishes it with the scheme.
-    Done(GcRun),
-    /// A member operation failed and could not be spared: GC stops.
-    Broken(MemberError),
-}
-
 pub(super) struct GcRunner {
-    /// The jobs in flight, and which may proceed when: core's, as the simulator's.
-    runs: GcQueue<Staged>,
+    /// What to do next, and the GC jobs in flight: core's, as the simulator's.
+    pub driver: ArrayDriver<Staged>,
     /// Set by the error that stopped GC for good.
     pub broken: Option<String>,
     /// Where a GC victim's summary is read.
@@ -56,85 +53,94 @@ pub(super) struct GcRunner {
     /// GC jobs (victims) started per R-group since the server started.
     pub jobs: Vec<u64>,
     pub checks: GcChecks,
-    /// A sync point is due to release the victims waiting.
-    pub release_due: bool,
-    /// Since when the oldest finished job's victim has waited for release, in nanoseconds
-    /// from `epoch`: core's clock, which the simulator keeps too.
-    pub release: ReleaseClock,
+    /// The driver's clock counts nanoseconds from here (the engine's start).
     epoch: Instant,
 }
 
 impl GcRunner {
-    /// A runner whose release clock counts from `epoch` (the engine's start).
+    /// A runner whose driver's clock counts from `epoch` (the engine's start).
     pub fn new(rgroups: u32, epoch: Instant) -> GcRunner {
         GcRunner {
-            runs: GcQueue::default(),
+            driver: ArrayDriver::new(rgroups, PACING),
             broken: None,
             summary_buf: Vec::new(),
             jobs: vec![0; rgroups as usize],
             checks: GcChecks::default(),
-            release_due: false,
-            release: ReleaseClock::default(),
             epoch,
         }
     }
 
-    /// `t` on the release clock.
-    fn ns(&self, t: Instant) -> u64 {
+    /// `t` on the driver's clock.
+    pub fn ns(&self, t: Instant) -> u64 {
         let since = t.saturating_duration_since(self.epoch);
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// A job finished at `now`, leaving `pending` victims awaiting release.
-    pub fn victims_waiting(&mut self, pending: usize, now: Instant) {
+    /// The instant `ns` on the driver's clock names.
+    pub fn instant(&self, ns: u64) -> Instant {
+        self.epoch + std::time::Duration::from_nanos(ns)
+    }
+
+    /// What the engine does next at `now`, user requests `waiting` or not.
+    pub fn next(
+        &mut self,
+        now: Instant,
+        scheme: &mut ArrayScheme,
+        io: &MemberIo,
+        emu: Option<&Emulator>,
+        waiting: bool,
+    ) -> Turn {
         let now = self.ns(now);
-        self.release.waiting(pending, now);
+        let summaries = MemberSummaries { members: &io.members, buf: &mut self.summary_buf };
+        let mut members = Seen { summaries, emu, epoch: self.epoch };
+        let turn = self.driver.next(now, scheme, &mut members, waiting);
+        if let Turn::GcStarted { group, .. } = turn {
+            io.mark("gc-start");
+            if let Some(n) = group.and_then(|g| self.jobs.get_mut(g as usize)) {
+                *n += 1;
+            }
+        }
+        turn
+    }
+
+    /// A GC step outside the round (see [`ArrayDriver::drain_step`]).
+    pub fn drain_step(
+        &mut self,
+        now: Instant,
+        scheme: &ArrayScheme,
+        io: &MemberIo,
+        emu: Option<&Emulator>,
+    ) -> Option<Turn> {
+        let now = self.ns(now);
+        let summaries = MemberSummaries { members: &io.members, buf: &mut self.summary_buf };
+        let members = Seen { summaries, emu, epoch: self.epoch };
+        self.driver.drain_step(now, scheme, &members)
     }
 
     pub fn is_idle(&self) -> bool {
-        self.runs.is_empty()
+        self.driver.gc().is_empty()
     }
 
-    /// Start every GC job the scheme wants now.
-    pub fn start_jobs(&mut self, scheme: &mut ArrayScheme, io: &MemberIo, now: Instant) {
-        loop {
-            // The array keeps no P2L of sealed segments: GC reads the victim's summary.
-            let mut source = MemberSummaries { members: &io.members, buf: &mut self.summary_buf };
-            let Some(job) = GcJob::start(scheme, &mut source) else { break };
-            io.mark("gc-start");
-            if let Some(n) = job.group.and_then(|g| self.jobs.get_mut(g as usize)) {
-                *n += 1;
-            }
-            let now = self.ns(now);
-            self.runs.push(job, Staged::default(), now);
-        }
-    }
-
-    /// One member operation of the first job that may proceed.
+    /// One member operation of job `id` (or a run of its reads joined into one), carried
+    /// out at `now`.
     pub fn step(
         &mut self,
+        id: GcJobId,
         now: Instant,
         io: &mut MemberIo,
         exec: &mut Executor,
         crcs: &mut Crcs,
         scheme: &ArrayScheme,
-    ) -> Step {
-        let Some(id) = self.runs.first_ready(self.ns(now)) else { return Step::Idle };
-        if self.runs.get(id).job.handed_out_whole() {
-            return Step::Done(self.runs.finish(id));
-        }
-        // Ready: its phase opened at or before `now`, so the operation goes out now.
-        let run = self.runs.get_mut(id);
+    ) -> Result<(), MemberError> {
+        let run = self.driver.gc_mut().get_mut(id);
         let done = match read_span(run, io, exec.emu.is_some()) {
             Some(r) => r,
             None => one_io(run, io, exec, crcs, scheme, now),
         };
-        let (n, at) = match done {
-            Ok((n, at)) => (n, self.ns(at.unwrap_or(now))),
-            Err(e) => return Step::Broken(e),
-        };
-        let phase_ended = self.runs.handed_out(id, n, Some(at));
-        let run = self.runs.get_mut(id);
+        let (n, at) = done?;
+        let at = self.ns(at.unwrap_or(now));
+        let phase_ended = self.driver.handed_out(id, n, Some(at));
+        let run = self.driver.gc_mut().get_mut(id);
         if phase_ended && run.job.phase() == GC_WRITE_PHASE {
             // Read, not yet written: check what is about to be moved.
             let checks = super::gc_verify::verify_copies(
@@ -147,18 +153,30 @@ impl GcRunner {
             );
             self.checks.add(checks);
         }
-        Step::Progressed
+        Ok(())
     }
+}
 
-    /// Victims wait for a sync point to be released; one sync point releases many. Due when
-    /// enough have gathered (`pending` now, over `rgroups` R-groups) or the oldest has
-    /// waited long enough (writes that run out of space release at once).
-    pub fn release_check(&mut self, pending: usize, rgroups: u32, now: Instant) {
-        let now = self.ns(now);
-        self.release.waiting(pending, now);
-        if self.release.due(pending, rgroups, now) {
-            self.release_due = true;
-        }
+/// The members as the driver sees them: GC victims' summaries read from them, and, emulating,
+/// when each model SSD will be through with the work given it (without emulation the
+/// server knows nothing of its members' queues: never busy).
+struct Seen<'a> {
+    summaries: MemberSummaries<'a>,
+    emu: Option<&'a Emulator>,
+    epoch: Instant,
+}
+
+impl SummarySource for Seen<'_> {
+    fn read_summary(&mut self, geo: &Geometry, segment: u64) -> Option<Summary> {
+        self.summaries.read_summary(geo, segment)
+    }
+}
+
+impl MemberView for Seen<'_> {
+    fn busy_until(&self, member: MemberId) -> u64 {
+        let Some(emu) = self.emu else { return 0 };
+        let since = emu.busy_until(member).saturating_duration_since(self.epoch);
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 }
 

@@ -207,8 +207,12 @@ pub struct Stepper {
 
 impl Stepper {
     /// Start over a recovered array as [`Engine::start`] does (sync, fresh checkpoint).
-    pub fn start(opened: Opened, recovered: Recovered, opts: EngineOptions) -> Result<Stepper, EngineError> {
+    /// Emulated members' model time 0 is the stepper's time 0.
+    pub fn start(opened: Opened, recovered: Recovered, mut opts: EngineOptions) -> Result<Stepper, EngineError> {
         let clock = ManualClock::new();
+        if let Some(emu) = opts.emulate.as_mut() {
+            emu.start_at(clock.now());
+        }
         // Every member operation on this thread, in plan order: pool threads would make the
         // order of concurrent writes, and so the recorded log, vary from run to run.
         let mut worker = Worker::new(Store::new(opened, recovered, opts, Clock::Manual(clock.clone()), false)?);
@@ -231,9 +235,20 @@ impl Stepper {
         self.worker.queue.push_back((req, done, self.clock.now()));
     }
 
-    /// One round of the engine's loop.
-    pub fn round(&mut self) {
-        self.worker.round();
+    /// One round of the engine's loop; how core's driver ended it: `EndRound` (more to do
+    /// at once) or `Wait` (nothing before its time, or before a request comes).
+    pub fn round(&mut self) -> swan_core::driver::Turn {
+        self.worker.round()
+    }
+
+    /// Keep every decision core's array driver makes ([`Stepper::decisions`]).
+    pub fn record_decisions(&mut self) {
+        self.worker.record_decisions();
+    }
+
+    /// The decisions kept since [`Stepper::record_decisions`], in order.
+    pub fn decisions(&self) -> &[swan_core::driver::Decision] {
+        self.worker.decisions()
     }
 
     /// Requests queued and not yet taken.

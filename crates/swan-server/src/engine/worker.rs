@@ -1,11 +1,14 @@
 //! The engine's round loop: the parts below composed into one state machine on one thread.
 //!
 //! The core is a single-threaded state machine, so one thread drives it, as the simulator's
-//! event loop does. A round takes a batch of queued requests, plans each with the scheme
-//! (the same SWAN / Log-RAID / RAID code the simulator runs) and has the [`Executor`] carry
-//! the plan out before the next is planned; then advances GC a step ([`GcRunner`]) and a
-//! rebuild a slice ([`MemberIo`]); then journals the batch ([`Durability`]) and replies
-//! ([`Replies`]), and runs a sync point if one is asked for. Because every plan's I/O is done
+//! event loop does. What the thread does next around the scheme is core's
+//! [`ArrayDriver`](swan_core::driver::ArrayDriver)'s to say, turn by turn, as it says it to
+//! the simulator: a round takes a batch of queued requests, plans each with the scheme (the
+//! same SWAN / Log-RAID / RAID code the simulator runs) and has the [`Executor`] carry the
+//! plan out before the next is planned; then GC's steps ([`GcRunner`]); then a sync point if
+//! victims are due for release. Here the round then rebuilds a slice ([`MemberIo`]),
+//! journals the batch ([`Durability`]) and replies ([`Replies`]), and runs a sync point for
+//! the FLUSHes waiting. Because every plan's I/O is done
 //! before the next request is planned, reads always see the writes replied to before them,
 //! a write on a connection that dies still lands before any later write, and parity
 //! read-modify-writes never interleave.
@@ -20,7 +23,7 @@
 
 use super::cpu::{CpuAccount, Part};
 use super::full_stop::Probe;
-use super::gc::{GcRunner, Step};
+use super::gc::GcRunner;
 use super::replies::Replies;
 use super::resume::recover_in_place;
 use super::status::StatusReport;
@@ -34,14 +37,10 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use swan_core::driver::release::RELEASE_BATCH;
-use swan_core::driver::{ForSpace, GcPacing};
+use swan_core::driver::Turn;
 use swan_core::io::IoPlan;
 use swan_core::scheme::{ReqOp, Request, Submitted};
 use swan_nbd::Errno;
-
-/// User requests per round, and GC's member operations between rounds: core's pacing.
-const PACING: GcPacing = GcPacing::SERVED;
 
 pub(super) struct Worker {
     store: Store,
@@ -62,6 +61,10 @@ pub(super) struct Worker {
     pub resumes: u64,
     /// Where the engine thread's CPU goes ([`super::cpu`]).
     cpu: CpuAccount,
+    /// How the last round ended: [`Turn::EndRound`] (more to do at once) or [`Turn::Wait`].
+    last_end: Turn,
+    /// Where the batch being taken begins in the journal queue and among the replies.
+    batch_starts: Option<InFlight>,
 }
 
 /// A request carried out: its reply's data, when the model SSDs complete it (emulating),
@@ -100,6 +103,8 @@ impl Worker {
             retry: None,
             resumes: 0,
             cpu: CpuAccount::default(),
+            last_end: Turn::EndRound,
+            batch_starts: None,
         }
     }
 
@@ -143,8 +148,11 @@ impl Worker {
         self.store.clock.now()
     }
 
-    /// One round: serve a batch, advance GC, journal the batch, reply, sync if asked.
-    pub fn round(&mut self) {
+    /// One round: the driver's turns (a batch, GC's steps, a sync point if victims are due),
+    /// then a rebuild's slice, the batch's journal record and replies, and a sync point for
+    /// the FLUSHes waiting. Returns how the driver ended it: [`Turn::EndRound`] (more to do
+    /// at once) or [`Turn::Wait`] (nothing before its time, or before a request comes).
+    pub fn round(&mut self) -> Turn {
         self.cpu.switch(Part::Replies);
         let now = self.now();
         self.advance_model(now, false);
@@ -152,11 +160,7 @@ impl Worker {
         self.cpu.switch(Part::Serving);
         self.resume_if_room();
         self.store.fail_members_reads_met();
-        self.serve_requests();
-        self.store.protect_after_failure();
-        self.cpu.switch(Part::Gc);
-        self.advance_gc();
-        self.store.protect_after_failure();
+        let end = self.turns();
         self.cpu.switch(Part::Rebuild);
         // A rebuild takes a slice per round, more while no user request waits.
         for _ in 0..if self.queue.is_empty() { 8 } else { 1 } {
@@ -171,21 +175,81 @@ impl Worker {
         }
         self.store.protect_after_failure();
         self.cpu.switch(Part::Durability);
-        let now = self.now();
-        self.gc.release_check(self.store.scheme.pending_release(), self.store.io.sb.rgroups, now);
         self.store.journal_tail(self.landed().map(|f| f.changes));
         self.cpu.switch(Part::Replies);
         self.send_landed();
-        // Stopped by a full file system, a sync point can only fail: run one for the FLUSHes
-        // waiting, not for GC's release.
-        let release = self.gc.release_due && !self.store.durability.refusing_writes;
-        if !self.replies.sync_waiters.is_empty() || release {
+        if !self.replies.sync_waiters.is_empty() {
             self.cpu.switch(Part::Durability);
             self.sync_point();
             self.cpu.switch(Part::Replies);
             self.send_landed();
         }
         self.cpu.switch(Part::Receiving);
+        self.last_end = end;
+        end
+    }
+
+    /// Carry out the driver's turns until it ends the round.
+    fn turns(&mut self) -> Turn {
+        // Stopped by a full file system, GC would only write more that a resume drops, and a
+        // sync point for GC's release can only fail.
+        let refusing = self.store.durability.refusing_writes;
+        self.gc.driver.allow_gc(self.gc.broken.is_none() && !self.store.read_only && !refusing);
+        self.gc.driver.allow_release(!refusing);
+        loop {
+            self.store.tell_scheme_health();
+            if std::mem::take(&mut self.store.scheme_changed) {
+                self.gc.driver.scheme_changed();
+            }
+            let stalled = self.gc.driver.stalled();
+            let now = self.now();
+            let s = &mut self.store;
+            let turn = self.gc.next(now, &mut s.scheme, &s.io, s.exec.emu.as_ref(), !self.queue.is_empty());
+            match turn {
+                Turn::Take => {
+                    self.cpu.switch(Part::Serving);
+                    self.take_one();
+                }
+                Turn::EndBatch => self.end_batch(),
+                Turn::GcStarted { .. } => {}
+                Turn::GcOp { job, .. } => {
+                    self.cpu.switch(Part::Gc);
+                    // GC reads and remaps: the batch in flight lands first.
+                    self.store.wait_writes();
+                    let now = self.now();
+                    let s = &mut self.store;
+                    if let Err(e) = self.gc.step(job, now, &mut s.io, &mut s.exec, &mut s.crcs, &s.scheme) {
+                        self.gc_broken(e);
+                    }
+                    self.store.protect_after_failure();
+                    self.deliver_due_replies();
+                }
+                Turn::FinishGc(job) => {
+                    self.cpu.switch(Part::Gc);
+                    self.store.wait_writes();
+                    self.finish_gc(job);
+                }
+                Turn::Release => {
+                    self.cpu.switch(Part::Durability);
+                    self.sync_point();
+                    if stalled && self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
+                        // Victims wait for a sync point that can no longer come: fail the
+                        // write waiting for their space rather than spin.
+                        if let Some((_, done, _)) = self.queue.pop_front() {
+                            done(Err(Errno::Io));
+                        }
+                    }
+                }
+                Turn::NoSpace => {
+                    // Nothing can free space: fail the waiting write rather than hang.
+                    self.store.report_no_space(self.gc.broken.as_deref());
+                    if let Some((_, done, _)) = self.queue.pop_front() {
+                        done(Err(Errno::NoSpc));
+                    }
+                }
+                Turn::EndRound | Turn::Wait { .. } => return turn,
+            }
+        }
     }
 
     /// Send the replies whose changes are journaled: all but a sealed batch's. Writes that
@@ -214,7 +278,7 @@ impl Worker {
     fn may_leave_in_flight(&self) -> bool {
         !self.stopping
             && self.gc.is_idle()
-            && !self.gc.release_due
+            && !self.gc.driver.release_waiting()
             && self.replies.sync_waiters.is_empty()
             && !self.store.io.rebuilding()
             && self.store.io.members.all_healthy()
@@ -237,13 +301,18 @@ impl Worker {
     /// Wait for work (or take what is there without waiting when busy). False once every
     /// sender has hung up.
     fn receive(&mut self, rx: &Receiver<Msg>) -> bool {
-        let busy = !self.queue.is_empty()
-            || !self.gc.is_idle()
-            || self.gc.release_due
+        // The driver had more to do, or a request waits that it will take (one waiting for
+        // space waits with the driver).
+        let busy = self.last_end == Turn::EndRound
+            || (!self.queue.is_empty() && !self.gc.driver.stalled())
             || self.store.io.rebuilding()
             || self.store.exec.has_sealed();
-        let idle_wait =
-            if self.gc.release.is_waiting() { Duration::from_millis(20) } else { Duration::from_millis(100) };
+        let now = self.now();
+        let idle_wait = match self.last_end {
+            Turn::Wait { until: Some(t) } => self.gc.instant(t).saturating_duration_since(now),
+            _ => Duration::from_millis(100),
+        }
+        .min(Duration::from_millis(100));
         let first = if busy {
             match rx.try_recv() {
                 Ok(m) => Some(m),
@@ -251,7 +320,6 @@ impl Worker {
                 Err(mpsc::TryRecvError::Disconnected) => return false,
             }
         } else {
-            let now = self.now();
             let model = self.store.exec.later.next_due().map(|t| t.saturating_duration_since(now));
             let wait = self.replies.wait_before_due(now, idle_wait).min(model.unwrap_or(idle_wait));
             match rx.recv_timeout(wait) {
@@ -290,27 +358,35 @@ impl Worker {
         true
     }
 
-    fn serve_requests(&mut self) {
-        let starts = InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() };
-        for _ in 0..PACING.batch {
-            let Some((req, done, handed)) = self.queue.pop_front() else { break };
-            let taken = self.now();
-            if let Some((req, done)) = self.serve(req, done) {
-                // No space until GC frees some: keep it first in line and let GC run.
-                self.queue.push_front((req, done, handed));
-                let was = self.cpu.switch(Part::Gc);
-                self.collect_for_space();
-                self.cpu.switch(was);
-                break;
-            }
-            self.cpu.taken(handed, taken);
-            self.deliver_due_replies();
+    /// Take the first request waiting and carry it out; one the array has no space for
+    /// stays first in line (the driver then has GC free some).
+    fn take_one(&mut self) {
+        if self.batch_starts.is_none() {
+            self.batch_starts =
+                Some(InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() });
         }
-        // The batch's journal record and replies follow its data: the last batch's now, this
-        // one's now or, left in flight, next round.
+        let Some((req, done, handed)) = self.queue.pop_front() else { return };
+        let taken = self.now();
+        if let Some((req, done)) = self.serve(req, done) {
+            self.queue.push_front((req, done, handed));
+            return;
+        }
+        self.cpu.taken(handed, taken);
+        self.deliver_due_replies();
+    }
+
+    /// The batch's journal record and replies follow its data: the last batch's now, this
+    /// one's now or, left in flight, next round.
+    fn end_batch(&mut self) {
+        self.cpu.switch(Part::Serving);
+        let starts = self
+            .batch_starts
+            .take()
+            .unwrap_or(InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() });
         self.store.wait_sealed();
         let left = self.store.end_batch(self.may_leave_in_flight());
         self.in_flight = left.then_some(starts);
+        self.store.protect_after_failure();
     }
 
     /// Between the steps of a round: send the held replies the model SSDs have finished,
@@ -385,7 +461,7 @@ impl Worker {
         let r = Request { op, lba, blocks, fua: false };
         self.store.tell_scheme_health();
         let mut plan = std::mem::take(&mut self.plan);
-        let submitted = self.store.plan(&r, &mut plan);
+        let submitted = self.store.plan(&mut self.gc.driver, &r, &mut plan);
         self.store.note_rotation();
         match submitted {
             Err(_) => done(Err(Errno::Inval)),
@@ -487,53 +563,15 @@ impl Worker {
         }
     }
 
-    /// Start the GC jobs the scheme wants and advance them: one member operation per round
-    /// while user requests wait, every operation while none do.
-    fn advance_gc(&mut self) {
-        // Stopped by a full file system, GC would only write more that a resume drops.
-        if self.gc.broken.is_some() || self.store.read_only || self.store.durability.refusing_writes {
-            return;
+    /// GC job `job`'s every phase completed: finish it with the scheme.
+    fn finish_gc(&mut self, job: swan_core::scheme::GcJobId) {
+        let run = self.gc.driver.finish(job);
+        if let Err(e) = self.store.finish_gc(run) {
+            self.gc_broken(e);
         }
-        self.start_gc_jobs();
-        if !self.gc.is_idle() {
-            // GC reads and remaps: the batch in flight lands first.
-            self.store.wait_writes();
-        }
-        let steps = PACING.ops(!self.queue.is_empty());
-        for _ in 0..steps {
-            if !self.gc_step() {
-                break;
-            }
-            self.deliver_due_replies();
-        }
-    }
-
-    fn start_gc_jobs(&mut self) {
-        self.store.tell_scheme_health();
         let now = self.now();
-        self.gc.start_jobs(&mut self.store.scheme, &self.store.io, now);
-    }
-
-    /// One member operation of the first GC job that may proceed. False if none could.
-    fn gc_step(&mut self) -> bool {
-        let now = self.now();
-        let s = &mut self.store;
-        match self.gc.step(now, &mut s.io, &mut s.exec, &mut s.crcs, &s.scheme) {
-            Step::Idle => false,
-            Step::Progressed => true,
-            Step::Done(run) => {
-                if let Err(e) = self.store.finish_gc(run) {
-                    self.gc_broken(e);
-                }
-                let now = self.now();
-                self.gc.victims_waiting(self.store.scheme.pending_release(), now);
-                true
-            }
-            Step::Broken(e) => {
-                self.gc_broken(e);
-                false
-            }
-        }
+        let now = self.gc.ns(now);
+        self.gc.driver.finished(now, &self.store.scheme);
     }
 
     /// GC stops after `e`. A full file system stops durability as a user write meeting it
@@ -544,6 +582,7 @@ impl Worker {
             self.store.durability.lose_to(&e);
         }
         self.gc.broken = Some(e.to_string());
+        self.gc.driver.allow_gc(false);
     }
 
     /// Stopped by a full file system: once a probe finds room again, recover in-process
@@ -612,57 +651,18 @@ impl Worker {
             return;
         }
         while !self.gc.is_idle() && self.gc.broken.is_none() {
-            self.gc_step_or_wait();
-        }
-    }
-
-    /// One GC step where waiting is all that is left to do: when no job could proceed, the
-    /// emulated phases wait for the model's clock.
-    fn gc_step_or_wait(&mut self) {
-        if !self.gc_step() {
-            std::thread::sleep(Duration::from_micros(200));
-        }
-    }
-
-    /// Writes wait for space: run GC until a victim is released, or say there is none.
-    fn collect_for_space(&mut self) {
-        self.store.wait_writes();
-        loop {
-            // Each sync point syncs every member: release as many victims with it as GC can
-            // free by then, rather than one sync point per victim; start the jobs the
-            // scheme will give before deciding that no more victims are coming.
-            let mut pending = self.store.scheme.pending_release();
-            if !self.gc.release_due && pending < RELEASE_BATCH && self.gc.broken.is_none() {
-                self.start_gc_jobs();
-                pending = self.store.scheme.pending_release();
-            }
-            let gc_running = !self.gc.is_idle() && self.gc.broken.is_none();
-            let wait =
-                if self.gc.release_due { ForSpace::Release } else { ForSpace::for_waiting_write(pending, gc_running) };
-            match wait {
-                ForSpace::Release => {
-                    self.sync_point();
-                    if self.store.durability.lost.is_some() && self.store.scheme.pending_release() > 0 {
-                        // Victims wait for a sync point that can no longer come: fail the
-                        // write rather than spin.
-                        if let Some((_, done, _)) = self.queue.pop_front() {
-                            done(Err(Errno::Io));
-                        }
+            let now = self.now();
+            let s = &self.store;
+            match self.gc.drain_step(now, &s.scheme, &s.io, s.exec.emu.as_ref()) {
+                Some(Turn::GcOp { job, .. }) => {
+                    let s = &mut self.store;
+                    if let Err(e) = self.gc.step(job, now, &mut s.io, &mut s.exec, &mut s.crcs, &s.scheme) {
+                        self.gc_broken(e);
                     }
-                    return;
                 }
-                ForSpace::Nothing => {
-                    // Nothing can free space: fail the waiting write rather than hang.
-                    self.store.report_no_space(self.gc.broken.as_deref());
-                    if let Some((_, done, _)) = self.queue.pop_front() {
-                        done(Err(Errno::NoSpc));
-                    }
-                    return;
-                }
-                ForSpace::Collect => {
-                    self.gc_step_or_wait();
-                    self.deliver_due_replies();
-                }
+                Some(Turn::FinishGc(job)) => self.finish_gc(job),
+                // The emulated phases wait for the model's clock.
+                _ => std::thread::sleep(Duration::from_micros(200)),
             }
         }
     }
@@ -675,10 +675,8 @@ impl Worker {
         let synced = self.store.sync_point();
         self.replies.answer_waiters(&if synced { Ok(Vec::new()) } else { Err(Errno::Io) });
         if synced && self.store.scheme.pending_release() > 0 {
-            self.store.release_victims();
-            self.gc.release.released();
+            self.store.release_victims(&mut self.gc.driver);
         }
-        self.gc.release_due = false;
     }
 
     pub fn status(&self) -> StatusReport {
@@ -692,6 +690,15 @@ impl Worker {
             self.replies.emulation_timing(),
             self.cpu.report(),
         )
+    }
+
+    /// Keep core's driver's decisions (the stepper's comparison with the simulator).
+    pub fn record_decisions(&mut self) {
+        self.gc.driver.record();
+    }
+
+    pub fn decisions(&self) -> &[swan_core::driver::Decision] {
+        self.gc.driver.trace()
     }
 
     /// `swan fail`, on this thread.

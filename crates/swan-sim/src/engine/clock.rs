@@ -2,7 +2,8 @@
 //! order.
 //!
 //! Events are ordered by (time, insertion sequence), so ties resolve in a fixed order and a
-//! seed reproduces a run exactly.
+//! seed reproduces a run exactly. A late event ([`Clock::push_late`]) comes after every other
+//! event of its instant.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -26,30 +27,32 @@ pub(super) enum What {
     Sent(u32),
     /// The server's connection reader has handed a request to the engine (host modelled).
     ToEngine(u32),
-    /// A request has reached the scheme: its payload has crossed the network and, with a
-    /// host modelled, the engine has taken it.
+    /// A request has reached the engine with no host modelled: its payload has crossed the
+    /// network.
     Arrive(u32),
+    /// The engine thread's work on a request it took is done: its member I/O goes out (host
+    /// modelled).
+    Execute(u32),
     /// The engine has sent a request's reply (host modelled).
     Replied(u32),
     /// A phase of a request's member I/O completed.
     ReqPhase(u32),
     /// A read's payload has crossed the network back.
     Deliver(u32),
-    /// A phase of a GC job completed.
-    GcPhase(GcKey),
-    /// The engine thread's turn to carry GC operations out (GC paced on the engine).
-    GcTurn,
     /// The engine thread's work on a GC job's next operation is done: it goes to its member.
     GcOp(GcKey),
+    /// The engine thread's next turn (a late event: after everything else at its instant).
+    EngineTurn,
     /// The GGC coordinator's wake-up (poll or idle check).
     Ggc,
     /// The members' own work is due (see [`super::Members::wakeup`]).
     Members,
-    /// The oldest GC victim awaiting deferred release may have waited long enough.
-    Release,
     /// Close a reporting interval and check the stop rule.
     Tick,
 }
+
+/// The bit of an event's sequence that orders it after its instant's other events.
+const LATE: u64 = 1 << 63;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Event {
@@ -87,6 +90,14 @@ impl Clock {
     pub(super) fn push(&mut self, at: Nanos, what: What) {
         self.seq += 1;
         self.events.push(Event { at, seq: self.seq, what });
+    }
+
+    /// An event at `at` that comes after every event of that instant not late itself: the
+    /// engine thread's turn sees everything that happened by then.
+    #[inline]
+    pub(super) fn push_late(&mut self, at: Nanos, what: What) {
+        self.seq += 1;
+        self.events.push(Event { at, seq: self.seq | LATE, what });
     }
 
     /// The next event, with the clock moved to its time.

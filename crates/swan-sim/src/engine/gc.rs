@@ -1,175 +1,99 @@
-//! Driving the array's own GC: starting the jobs the scheme asks for (core's [`GcJob`], kept
-//! in core's [`GcQueue`], as the server's), handing each phase to the members whole once the
-//! one before it completed, finishing them, releasing deferred victims, and retrying the
-//! writes that waited for the space a job freed.
+//! The array's own GC carried out in virtual time, as core's driver hands it out
+//! ([`super::turns`]): a job's member operations submitted to the SSD models (after the
+//! engine thread's CPU work on each, when GC runs on it), jobs finished with the scheme,
+//! and deferred victims released.
 //!
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
 use super::clock::{gc_key, GcKey, What};
-use super::gc_paced::PacedGc;
 use super::{Engine, IoFrom, Members};
 use std::collections::VecDeque;
-use swan_core::driver::{ForSpace, GcJob, GcQueue, ReleaseClock};
 use swan_core::io::MemberIo;
-use swan_core::scheme::{GcJobId, NoSummaries, Submitted};
+use swan_core::scheme::GcJobId;
 use swan_models::Nanos;
 
-/// What the simulator keeps beside a GC job in core's [`GcQueue`].
+/// What the simulator keeps beside a GC job in core's queue: its current phase's operations
+/// whose CPU work on the engine thread comes before they go to their members.
 #[derive(Debug, Default)]
 pub(super) struct SimGc {
-    /// The members the job's current phase went to.
-    pub(super) members_mask: u64,
-    /// GC paced on the engine (`gc_paced.rs`): operations booked on the engine thread and
-    /// not yet gone to their members.
-    pub(super) to_submit: VecDeque<MemberIo>,
-}
-
-/// The GC jobs in flight, and when it is worth asking the scheme for more.
-#[derive(Debug)]
-pub(super) struct GcJobs {
-    /// The jobs in flight, and which may proceed when: core's, as the server's.
-    pub(super) queue: GcQueue<SimGc>,
-    /// The scheme changed since it last said no GC job can start: `start_gc` depends on
-    /// nothing else, so only then is it worth asking again.
-    pub(super) may_start: bool,
-    /// Reads prefer to preempt GC (SWAN): re-check GC phase completions against the
-    /// members' backlog, which preempting reads push back.
-    preemptible: bool,
-    /// Deferred release: since when the oldest finished job's victim has waited.
-    release: ReleaseClock,
-    pub(super) paced: PacedGc,
-}
-
-impl GcJobs {
-    pub(super) fn new(preemptible: bool) -> Self {
-        Self {
-            queue: GcQueue::default(),
-            may_start: true,
-            preemptible,
-            release: ReleaseClock::default(),
-            paced: PacedGc::default(),
-        }
-    }
+    /// When the operations of the current phase submitted so far complete, the latest.
+    phase_end: Nanos,
+    /// Operations handed out and not yet gone to their members.
+    to_submit: VecDeque<MemberIo>,
+    /// The current phase is handed out whole: it lands once all of it is submitted.
+    phase_out: bool,
 }
 
 impl<M: Members> Engine<M> {
-    /// Start every GC job the scheme wants now.
-    pub(super) fn pump_gc(&mut self) {
-        if !self.gc.may_start {
-            return;
-        }
-        // The simulator's GC reads its victims' P2L from the map, not from summaries.
-        while let Some(job) = GcJob::start(&mut self.scheme, &mut NoSummaries) {
-            self.meter.gc_groups(self.scheme.status().gc_groups);
-            if job.handed_out_whole() {
-                self.finish_gc(job.id);
-                continue;
-            }
-            let id = job.id;
-            let now = self.clock.now;
-            self.gc.queue.push(job, SimGc::default(), now);
-            if self.gc_paced() {
-                self.open_paced_phase(id);
-                continue;
-            }
-            let done = self.hand_out_phase(id);
-            self.clock.push(done, What::GcPhase(gc_key(id)));
-        }
-        self.gc.may_start = false;
-    }
-
-    /// Hand the job's current phase to the members whole; when it completes there.
-    fn hand_out_phase(&mut self, id: GcJobId) -> Nanos {
-        let n = self.gc.queue.get(id).job.pending().len();
-        let done = self.submit_ios(0, n, IoFrom::GcJob(id));
-        self.gc.queue.handed_out(id, n, Some(done));
-        done
-    }
-
     /// The GC job in flight an event names by its key.
     pub(super) fn gc_job(&self, key: GcKey) -> GcJobId {
-        self.gc.queue.iter().map(|r| r.job.id).find(|&id| gc_key(id) == key).expect("an event of a GC job in flight")
+        self.thread
+            .driver
+            .gc()
+            .iter()
+            .map(|r| r.job.id)
+            .find(|&id| gc_key(id) == key)
+            .expect("an event of a GC job in flight")
     }
 
-    pub(super) fn gc_phase_done(&mut self, id: GcJobId) {
-        if self.gc.preemptible {
-            // Reads that preempted this phase pushed its work back inside the SSDs.
-            let mask = self.gc.queue.get(id).face.members_mask;
-            let late = (0..self.members.count().min(64) as u32)
-                .filter(|m| mask & (1 << m) != 0)
-                .map(|m| self.members.busy_until(m))
-                .max()
-                .unwrap_or(0);
-            if late > self.clock.now {
-                self.gc.queue.completes_later(id, late);
-                self.clock.push(late, What::GcPhase(gc_key(id)));
-                return;
-            }
-        }
-        if !self.gc.queue.get(id).job.handed_out_whole() {
-            if self.gc_paced() {
-                self.open_paced_phase(id);
-                return;
-            }
-            let done = self.hand_out_phase(id);
-            self.clock.push(done, What::GcPhase(gc_key(id)));
+    /// Hand out job `id`'s next operation, or (`whole`) its phase's every pending one.
+    /// GC on the engine thread: each goes to its member once the thread's work on it is
+    /// done. Otherwise they go at once, the phase done no sooner than its CPU work on GC's
+    /// own thread (when the host has one).
+    pub(super) fn gc_op(&mut self, id: GcJobId, whole: bool) {
+        let now = self.clock.now;
+        let pending = self.thread.driver.gc().get(id).job.pending();
+        if !self.gc_on_engine() {
+            let n = if whole { pending.len() } else { 1 };
+            let done = self.submit_ios(0, n, IoFrom::GcJob(id));
+            self.thread.driver.handed_out(id, n, Some(done));
             return;
         }
-        self.gc.queue.finish(id);
-        self.finish_gc(id);
+        debug_assert!(!whole, "GC on the engine thread goes an operation at a time");
+        let io = pending[0];
+        let at = self.host.as_mut().expect("GC on the engine has a host").gc_op(now, super::gc_bytes(&io));
+        let phase_ended = self.thread.driver.handed_out(id, 1, None);
+        let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+        face.to_submit.push_back(io);
+        face.phase_out = phase_ended;
+        if at == now {
+            self.gc_submit(id);
+        } else {
+            self.clock.push(at, What::GcOp(gc_key(id)));
+        }
     }
 
-    fn finish_gc(&mut self, id: GcJobId) {
+    /// The engine thread's work on job `id`'s next operation is done: it goes to its member.
+    /// Once the phase's last has gone, the phase lands when they all complete.
+    pub(super) fn gc_submit(&mut self, id: GcJobId) {
+        let io = self.thread.driver.gc_mut().get_mut(id).face.to_submit.pop_front().expect("a booked GC operation");
+        let done = self.submit_io(io);
+        let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+        face.phase_end = face.phase_end.max(done);
+        if face.phase_out && face.to_submit.is_empty() {
+            face.phase_out = false;
+            let end = face.phase_end;
+            self.thread.driver.phase_landed(id, end);
+            self.wake_engine(end);
+        }
+    }
+
+    /// Finish job `id` with the scheme. The follow-up (summaries of sealed GC segments, the
+    /// victim's TRIM) is fire-and-forget: it occupies the members but nothing waits for it.
+    pub(super) fn finish_gc(&mut self, id: GcJobId) {
+        self.thread.driver.finish(id);
         self.scheme.finish_gc(id, &mut self.plan);
-        self.gc.may_start = true;
-        // The follow-up (summaries of sealed GC segments, TRIM of the victim) is
-        // fire-and-forget: it occupies the members but nothing waits for it.
         let n = self.plan.len();
         self.submit_ios(0, n, IoFrom::Plan);
-        self.pace_release();
-        self.retry_stalled();
+        self.thread.driver.finished(self.clock.now, &self.scheme);
     }
 
     /// Deferred release ([`swan_core::scheme::LogConfig::defer_release`], as the server
-    /// runs): give victims back when core's [`ReleaseClock`] says a sync point would, or at
-    /// once when writes wait for space and core's [`ForSpace`] says so (as the server's
-    /// writes that run out of space do). The sync point itself costs nothing here: the
-    /// modelled SSDs keep no volatile cache to flush.
-    pub(super) fn pace_release(&mut self) {
-        let pending = self.scheme.pending_release();
-        let now = self.clock.now;
-        if let Some(at) = self.gc.release.waiting(pending, now) {
-            self.clock.push(at, What::Release);
-        }
-        if pending == 0 {
-            return;
-        }
-        let gc_running = !self.gc.queue.is_empty();
-        let starved = !self.reqs.stalled.queue.is_empty()
-            && ForSpace::for_waiting_write(pending, gc_running) == ForSpace::Release;
-        if starved || self.gc.release.due(pending, self.cfg.array.rgroups, now) {
-            self.scheme.release_deferred(&mut self.plan);
-            let n = self.plan.len();
-            self.submit_ios(0, n, IoFrom::Plan);
-            self.gc.release.released();
-            self.gc.may_start = true;
-        }
-    }
-
-    /// Space was freed: retry writes that were waiting for it, in arrival order.
-    pub(super) fn retry_stalled(&mut self) {
-        while let Some(&slot) = self.reqs.stalled.queue.front() {
-            let req = self.reqs.slots[slot].req.expect("stalled request");
-            match self.scheme.submit(&req, &mut self.plan).expect("validated request") {
-                Submitted::NoSpace => break,
-                Submitted::Planned => {
-                    self.reqs.stalled.queue.pop_front();
-                    self.execute(slot);
-                }
-            }
-        }
-        if self.reqs.stalled.queue.is_empty() {
-            self.reqs.stalled.close(self.clock.now);
-        }
+    /// runs), when the driver says a sync point would release the victims waiting. The sync
+    /// point itself costs nothing here: the modelled SSDs keep no volatile cache to flush.
+    pub(super) fn release(&mut self) {
+        self.thread.driver.release(&mut self.scheme, &mut self.plan);
+        let n = self.plan.len();
+        self.submit_ios(0, n, IoFrom::Plan);
     }
 }

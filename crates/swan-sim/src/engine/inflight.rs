@@ -24,6 +24,12 @@ impl Pending {
         }
     }
 
+    /// Keep every phase of `plan`, the first included, for later.
+    pub(super) fn load_all(&mut self, plan: &IoPlan) {
+        self.load(plan);
+        self.next = 0;
+    }
+
     /// Nothing is left to submit: the plan had a single phase, or none.
     pub(super) fn clear(&mut self) {
         self.ends.clear();
@@ -36,7 +42,8 @@ impl Pending {
 
     #[inline]
     pub(super) fn take_next(&mut self) -> (usize, usize) {
-        let range = (self.ends[self.next - 1], self.ends[self.next]);
+        let start = if self.next == 0 { 0 } else { self.ends[self.next - 1] };
+        let range = (start, self.ends[self.next]);
         self.next += 1;
         range
     }

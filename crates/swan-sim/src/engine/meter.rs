@@ -55,6 +55,9 @@ pub struct RunOutput {
     pub fabric: Option<crate::fabric_array::report::FabricReport>,
     /// The host model's CPU time by part (`None` without one).
     pub host_busy: Option<swan_models::host::HostBusy>,
+    /// The array driver's decisions in order, if the run kept them
+    /// ([`super::Engine::record_decisions`]).
+    pub decisions: Vec<swan_core::driver::Decision>,
 }
 
 /// One SSD's speed and load over the run.
@@ -327,6 +330,7 @@ impl<M: Members> Engine<M> {
             stall_ns: self.reqs.stalled.total_ns,
             fabric,
             host_busy: self.host.as_ref().map(|h| h.busy()),
+            decisions: self.thread.driver.take_trace(),
         }
     }
 }

@@ -20,7 +20,9 @@
 //! - `requests`: the request source and each user request from issue to completion;
 //! - `reads`: how user reads are planned (around busy SSDs, if asked) and which R-group
 //!   role each lands on;
-//! - `gc`: the array's GC jobs, deferred release, and writes waiting for space;
+//! - `turns`: the engine thread, taking the turns core's array driver gives it (requests
+//!   taken, GC stepped, victims released, writes short of space), as `swan serve`'s does;
+//! - `gc`: the array's GC jobs carried out on the members, and deferred release;
 //! - `host` (when the run models one, [`swan_models::host`]): the client's, the connection
 //!   reader's and the engine's CPU on the way in and out, and GC's on the engine;
 //! - `meter`: interval rows, latencies and totals, and the [`RunOutput`];
@@ -32,12 +34,12 @@
 mod clock;
 mod config;
 mod gc;
-mod gc_paced;
 mod inflight;
 mod meter;
 mod reads;
 mod requests;
 mod setup;
+mod turns;
 mod windows;
 
 pub use crate::members::Members;
@@ -52,7 +54,6 @@ use crate::ggc::GgcDriver;
 use crate::prefill::PrefillReport;
 use crate::source::Pacing;
 use clock::{Clock, What};
-use gc::GcJobs;
 use meter::Meter;
 use requests::Requests;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
@@ -62,6 +63,7 @@ use swan_models::host::Host;
 use swan_models::link::Link;
 use swan_models::ssd::Ssd;
 use swan_models::{DevOp, DevOpKind, Nanos};
+use turns::EngineThread;
 
 const NS_PER_S: f64 = 1e9;
 
@@ -80,7 +82,8 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     link: Link,
     clock: Clock,
     reqs: Requests,
-    gc: GcJobs,
+    /// The engine thread and core's driver that says what it does next.
+    thread: EngineThread,
     ggc: GgcDriver,
     meter: Meter,
     /// Per member, when the user writes handed to it so far complete: whether a read found
@@ -89,6 +92,8 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     /// The host's cores and threads a request crosses, when the run models them
     /// ([`SimConfig::host`]); `None`: requests reach the scheme as they are sent.
     host: Option<Host>,
+    /// What ended the run early, found while handling an event.
+    error: Option<SimError>,
 }
 
 /// The bytes a GC member operation moves through the engine thread (a TRIM moves none).
@@ -116,6 +121,12 @@ impl<M: Members> Engine<M> {
         &self.scheme
     }
 
+    /// Keep every decision the array driver makes ([`RunOutput::decisions`]): what a test
+    /// compares with the server's.
+    pub fn record_decisions(&mut self) {
+        self.thread.driver.record();
+    }
+
     /// What the untimed pre-fill did, if this run had one.
     pub fn prefill_report(&self) -> Option<&PrefillReport> {
         self.meter.prefill()
@@ -130,7 +141,7 @@ impl<M: Members> Engine<M> {
         if self.cfg.prefill.is_none() {
             // A pre-filled array was formatted before its fill.
             self.scheme.format(&mut self.plan);
-            self.gc.may_start = true;
+            self.thread.driver.scheme_changed();
             let n = self.plan.len();
             self.submit_ios(0, n, IoFrom::Plan);
         }
@@ -150,16 +161,12 @@ impl<M: Members> Engine<M> {
                 What::Sent(slot) => self.sent(slot),
                 What::ToEngine(slot) => self.hand_to_engine(slot),
                 What::Arrive(slot) => self.arrive(slot),
+                What::Execute(slot) => self.execute_pending(slot),
                 What::Replied(slot) => self.replied(slot),
                 What::ReqPhase(slot) => self.req_phase_done(slot),
                 What::Deliver(slot) => self.complete(slot),
-                What::GcPhase(key) => self.gc_phase_done(self.gc_job(key)),
-                What::GcTurn => self.gc_turn(),
-                What::GcOp(key) => self.gc_op_ready(self.gc_job(key)),
-                What::Release => {
-                    self.pace_release();
-                    self.retry_stalled();
-                }
+                What::GcOp(key) => self.gc_submit(self.gc_job(key)),
+                What::EngineTurn => self.engine_turn_event(),
                 What::Ggc => {
                     if let Some(at) = self.ggc.on_wakeup(self.members.ssds(), self.clock.now) {
                         self.clock.push(at, What::Ggc);
@@ -178,7 +185,10 @@ impl<M: Members> Engine<M> {
             if let Some(e) = self.reqs.source_error.take() {
                 return Err(SimError::Source(e));
             }
-            self.pump_gc();
+            self.take_due_turns();
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
         }
         Ok(self.finish())
     }
@@ -212,7 +222,8 @@ impl<M: Members> Engine<M> {
         }
         let quiet = (now - self.reqs.last_completion) as f64 / NS_PER_S;
         if quiet > self.cfg.stall_limit_s && self.reqs.outstanding() > 0 {
-            return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled: self.reqs.stalled.queue.len() });
+            let stalled = if self.thread.driver.stalled() { self.thread.waiting.len() } else { 0 };
+            return Err(SimError::Stalled { seconds: quiet, at_s: t, stalled });
         }
         if !self.clock.stopping {
             let next = now + self.interval_ns();
@@ -225,27 +236,31 @@ impl<M: Members> Engine<M> {
     /// the last completes.
     fn submit_ios(&mut self, start: usize, end: usize, from: IoFrom) -> Nanos {
         let mut done = self.clock.now;
-        let mut mask = 0u64;
         for i in start..end {
             let io = match from {
                 IoFrom::Plan => self.plan.ios()[i],
                 IoFrom::Request(s) => self.reqs.slots[s].pending.ios[i],
-                IoFrom::GcJob(id) => self.gc.queue.get(id).job.pending()[i],
+                IoFrom::GcJob(id) => self.thread.driver.gc().get(id).job.pending()[i],
             };
-            mask |= 1u64 << (io.member % 64);
             done = done.max(self.submit_io(io));
         }
         if let IoFrom::GcJob(id) = from {
-            self.gc.queue.get_mut(id).face.members_mask = mask;
             if let Some(host) = &mut self.host {
-                // A host whose GC has a thread of its own (GC on the engine goes through
-                // `gc_paced.rs` instead): the phase is not done before its CPU work is.
-                let ios = &self.gc.queue.get(id).job.pending()[start..end];
+                // A host whose GC has a thread of its own (GC on the engine thread books
+                // each operation there first, `gc.rs`): the phase is not done before its
+                // CPU work is.
+                let ios = &self.thread.driver.gc().get(id).job.pending()[start..end];
                 let bytes: u64 = ios.iter().map(gc_bytes).sum();
                 done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
             }
         }
         done
+    }
+
+    /// Whether this run's GC member operations are carried out by the engine thread, paced
+    /// among the user requests ([`swan_models::host::HostModel::gc_on_engine`]).
+    fn gc_on_engine(&self) -> bool {
+        self.host.as_ref().is_some_and(|h| h.model().gc_on_engine)
     }
 
     fn submit_io(&mut self, io: MemberIo) -> Nanos {

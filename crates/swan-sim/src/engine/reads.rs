@@ -6,7 +6,7 @@
 use super::{Engine, Members};
 use serde::Serialize;
 use swan_core::driver::reads::read_class;
-use swan_core::driver::{plan_request, GroupRole, ReadsAround};
+use swan_core::driver::{GroupRole, ReadsAround};
 use swan_core::io::{IoClass, IoKind, MemberBlock, MemberId};
 use swan_core::scheme::{ReadWaits, Request, RequestError, SchemeKind, Submitted};
 use swan_models::Nanos;
@@ -77,12 +77,13 @@ impl<M: Members> ReadWaits for ModelWaits<'_, M> {
 }
 
 impl<M: Members> Engine<M> {
-    /// Plan `req` into the engine's plan: reads around busy SSDs when the run asks for it.
+    /// Plan `req` into the engine's plan, through the driver: reads around busy SSDs when
+    /// the run asks for it.
     pub(super) fn plan_request(&mut self, req: &Request) -> Result<Submitted, RequestError> {
         let class = read_class(&self.scheme);
         let mut waits = ModelWaits { members: &self.members, now: self.clock.now, class };
         let around = self.cfg.reads.parity_policy().map(|policy| ReadsAround { waits: &mut waits, policy });
-        plan_request(&mut self.scheme, req, &mut self.plan, around)
+        self.thread.driver.plan(&mut self.scheme, req, &mut self.plan, around)
     }
 
     /// The role of the R-group the read just planned lands on (SWAN; `None` otherwise, or

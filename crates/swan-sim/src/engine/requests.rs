@@ -3,14 +3,15 @@
 //!
 //! The engine asks its [`ArrivalSource`] for a request only when one is due: at once in a
 //! closed loop (when a request completes), or at the source's own time for a timed source.
-//! A write the scheme has no room for waits in arrival order until GC frees space.
+//! A request that reaches the engine waits there until its thread takes it
+//! ([`super::turns`]); a write the scheme has no room for waits first in line until GC frees
+//! space.
 
 use super::clock::What;
 use super::inflight::{Pending, Slots};
 use super::{Engine, IoFrom, Members, NO_IO_LATENCY_NS};
 use crate::source::{ArrivalSource, Next, Pacing};
-use std::collections::VecDeque;
-use swan_core::scheme::{ReqOp, Request, Submitted};
+use swan_core::scheme::{ReqOp, Request};
 use swan_core::BLOCK_BYTES;
 use swan_models::Nanos;
 
@@ -20,17 +21,15 @@ pub(super) struct InFlight {
     pub(super) req: Option<Request>,
     issued_at: Nanos,
     /// A read's R-group role when it was planned, and what it met on its SSDs (SWAN).
-    role: Option<(swan_core::driver::GroupRole, super::reads::ReadQueue)>,
+    pub(super) role: Option<(swan_core::driver::GroupRole, super::reads::ReadQueue)>,
     /// The trace window it is measured in, if the source has windows.
     window: Option<u16>,
     pub(super) pending: Pending,
 }
 
-/// Writes waiting for GC to free space, in arrival order, and how long the front-end has
-/// waited in all.
+/// How long writes waited first in line for GC to free space, over the run.
 #[derive(Debug, Default)]
 pub(super) struct Stalled {
-    pub(super) queue: VecDeque<u32>,
     /// When the current wait began.
     since: Option<Nanos>,
     /// Time writes spent waiting for free space, over the run.
@@ -38,11 +37,9 @@ pub(super) struct Stalled {
 }
 
 impl Stalled {
-    fn push(&mut self, slot: u32, now: Nanos) {
-        if self.queue.is_empty() {
-            self.since = Some(now);
-        }
-        self.queue.push_back(slot);
+    /// A write found no space at `now` (a wait begins, if none is running).
+    pub(super) fn begin(&mut self, now: Nanos) {
+        self.since.get_or_insert(now);
     }
 
     /// End the current wait at `now`, if one is running.
@@ -186,36 +183,17 @@ impl<M: Members> Engine<M> {
         self.clock.push(read, What::ToEngine(slot));
     }
 
-    /// Host modelled: the reader has handed the request to the engine, which takes it in
-    /// turn with its other work.
+    /// Host modelled: the reader has handed the request to the engine, whose thread takes it
+    /// in turn with its other work.
     pub(super) fn hand_to_engine(&mut self, slot: u32) {
-        let req = self.reqs.slots[slot].req.expect("live request");
-        self.owed_gc_ops();
-        let host = self.host.as_mut().expect("host events come only with a host");
-        let taken = host.engine_in(self.clock.now, carried(&req));
-        self.clock.push(taken, What::Arrive(slot));
+        self.thread.waiting.push_back(slot);
+        self.wake_engine(self.clock.now);
     }
 
+    /// No host modelled: the request has reached the engine.
     pub(super) fn arrive(&mut self, slot: u32) {
-        let req = self.reqs.slots[slot].req.expect("live request");
-        self.gc.may_start = true;
-        match self.plan_request(&req).expect("sources stay inside the volume") {
-            Submitted::NoSpace => {
-                self.reqs.stalled.push(slot, self.clock.now);
-                // As the server's writes that run out of space do: start the GC jobs the
-                // scheme gives, then release the victims waiting at once if no running job
-                // can add to them. Left to the release timer, the array would sit idle,
-                // GC unable to start for want of a free segment to move into.
-                self.pump_gc();
-                self.pace_release();
-                self.retry_stalled();
-            }
-            Submitted::Planned => {
-                let role = if req.op == ReqOp::Read { self.read_role() } else { None };
-                self.reqs.slots[slot].role = role.map(|r| (r, self.read_queue()));
-                self.execute(slot)
-            }
-        }
+        self.thread.waiting.push_back(slot);
+        self.wake_engine(self.clock.now);
     }
 
     /// Hand the request's freshly planned I/O to the members.
@@ -235,6 +213,16 @@ impl<M: Members> Engine<M> {
             self.reqs.slots[slot].pending.clear();
         }
         self.clock.push(done, What::ReqPhase(slot));
+    }
+
+    /// The engine thread's work on a request it planned earlier is done: hand its I/O, kept
+    /// whole in its slot, to the members.
+    pub(super) fn execute_pending(&mut self, slot: u32) {
+        if !self.reqs.slots[slot].pending.has_next() {
+            self.clock.push(self.clock.now + NO_IO_LATENCY_NS, What::ReqPhase(slot));
+            return;
+        }
+        self.req_phase_done(slot);
     }
 
     pub(super) fn req_phase_done(&mut self, slot: u32) {
@@ -298,7 +286,7 @@ impl<M: Members> Engine<M> {
 }
 
 /// What `req` carries across the host: a write's payload in, a read's out.
-fn carried(req: &Request) -> swan_models::host::Carried {
+pub(super) fn carried(req: &Request) -> swan_models::host::Carried {
     let bytes = u64::from(req.blocks) * BLOCK_BYTES;
     match req.op {
         ReqOp::Write => swan_models::host::Carried { written: bytes, read: 0 },

@@ -3,9 +3,9 @@
 
 use super::clock::Clock;
 use super::config::check_run_settings;
-use super::gc::GcJobs;
 use super::meter::Meter;
 use super::requests::Requests;
+use super::turns::EngineThread;
 use super::{Engine, Members, RunOutput, SimConfig, SimError, NS_PER_S};
 use crate::fabric_array::FabricArray;
 use crate::ggc::GgcDriver;
@@ -13,6 +13,7 @@ use crate::prefill;
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, SyntheticSource};
 use crate::workload::Generator;
+use swan_core::driver::GcPacing;
 use swan_core::io::IoPlan;
 use swan_core::scheme::ArrayScheme;
 use swan_models::link::Link;
@@ -121,7 +122,10 @@ impl<M: Members> Engine<M> {
         if !source.finite() && cfg.stop.sim_seconds.is_none() && cfg.stop.write_bytes.is_none() {
             return Err(SimError::Config("say when to stop: a simulated duration or bytes to write".into()));
         }
-        let gc_can_be_preempted = scheme.gc_preemptible();
+        // GC on the engine thread is paced as `swan serve` paces it; on a thread of its own
+        // (the paper's host), or with no host, its phases go out whole.
+        let on_engine = cfg.host.as_ref().is_some_and(|h| h.gc_on_engine);
+        let pacing = if on_engine { GcPacing::SERVED } else { GcPacing::WHOLE };
         let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
         let count = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;
@@ -133,7 +137,7 @@ impl<M: Members> Engine<M> {
             plan: IoPlan::new(),
             clock: Clock::default(),
             reqs: Requests::new(source),
-            gc: GcJobs::new(gc_can_be_preempted),
+            thread: EngineThread::new(cfg.array.rgroups, pacing),
             ggc,
             meter: Meter::new(measure_from, prefilled, counters_at_start, count, windows),
             user_writes_until: vec![0; count],
@@ -141,6 +145,7 @@ impl<M: Members> Engine<M> {
                 Some(m) => Some(swan_models::host::Host::new(m.clone()).map_err(|e| SimError::Config(e.to_string()))?),
                 None => None,
             },
+            error: None,
             cfg,
         })
     }

@@ -141,6 +141,7 @@ impl Store {
         plan.clear();
         let rows = self.scheme.pad_rows_at_risk(&mut plan);
         if rows > 0 {
+            self.scheme_changed = true;
             // A padded segment may be sealed: its summary carries its blocks' CRCs.
             self.journal_changes_read_back();
             if let Err(e) = self.execute_follow_up(&plan) {

@@ -14,7 +14,7 @@ use super::clock::Clock;
 use super::crcs::Crcs;
 use super::durability::{Appended, Durability};
 use super::executor::{Buffers, Executor};
-use super::gc::GcRun;
+use super::gc::{GcRun, Staged};
 use super::member_io::MemberIo;
 use super::{EngineError, EngineOptions};
 use crate::array::{Opened, Recovered};
@@ -25,7 +25,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use swan_core::driver::reads::read_class;
-use swan_core::driver::{plan_request, ReadsAround};
+use swan_core::driver::ArrayDriver;
+use swan_core::driver::ReadsAround;
 use swan_core::io::IoPlan;
 use swan_core::io::{IoClass, MemberBlock, MemberId};
 use swan_core::scheme::{
@@ -60,6 +61,10 @@ pub(super) struct Store {
     rotations_seen: u64,
     /// `io.failures` as of the last sync point.
     failures_synced: u64,
+    /// The store changed the scheme outside the driver's turns since the driver last heard (a
+    /// member's health, blocks moved off a failed member, rows padded): the scheme may want a
+    /// GC job it did not want before.
+    pub scheme_changed: bool,
     /// Segments recovery found sealed by an unsynced record: their parity is rewritten
     /// before serving writes ([`Recovered::unsynced_seals`]).
     unsynced_seals: Vec<u64>,
@@ -120,6 +125,7 @@ impl Store {
             verbose: opts.verbose,
             rotations_seen: 0,
             failures_synced: 0,
+            scheme_changed: false,
             unsynced_seals: rec.unsynced_seals,
             parity_whole: rec.parity_whole,
         })
@@ -156,7 +162,7 @@ impl Store {
         let submitted = self.scheme.submit(&r, &mut plan);
         self.note_rotation();
         match submitted {
-            Ok(Submitted::Planned) => {}
+            Ok(Submitted::Planned) => self.scheme_changed = true,
             Ok(Submitted::NoSpace) => return false,
             Err(e) => {
                 eprintln!("swan: moving block {lba} off a failed member: {e}");
@@ -293,18 +299,24 @@ impl Store {
     /// members, not one being rebuilt) is predicted to wait forever, so a row is read around
     /// it but never through it; should two of a row be unhealthy, the read is planned again,
     /// directly.
-    pub fn plan(&mut self, r: &Request, plan: &mut IoPlan) -> Result<Submitted, RequestError> {
+    pub fn plan(
+        &mut self,
+        driver: &mut ArrayDriver<Staged>,
+        r: &Request,
+        plan: &mut IoPlan,
+    ) -> Result<Submitted, RequestError> {
         let class = read_class(&self.scheme);
         let members = &self.io.members;
         let mut waits = EmulatedWaits { emu: self.exec.emu.as_ref(), members, at: self.clock.now(), class };
         let around = self.parity_reads.map(|policy| ReadsAround { waits: &mut waits, policy });
-        plan_request(&mut self.scheme, r, plan, around)
+        driver.plan(&mut self.scheme, r, plan, around)
     }
 
     /// Pass changes of members' health on to the scheme before it plans again.
     pub fn tell_scheme_health(&mut self) {
         for (m, failed) in self.io.health_news() {
             self.scheme.set_failed_member(m, failed);
+            self.scheme_changed = true;
         }
     }
 
@@ -499,8 +511,9 @@ impl Store {
         }
     }
 
-    /// Free the GC victims whose moves the sync point just made durable, and TRIM them.
-    pub fn release_victims(&mut self) {
+    /// Free the GC victims whose moves the sync point just made durable, and TRIM them: the
+    /// release is core's `driver` to make.
+    pub fn release_victims(&mut self, driver: &mut ArrayDriver<Staged>) {
         self.io.mark("release");
         // A read handed out before may still be on its way into a victim: trimming or
         // reusing it now could hand the client someone else's data.
@@ -509,7 +522,7 @@ impl Store {
         }
         self.tell_scheme_health();
         let mut plan = std::mem::take(&mut self.follow);
-        self.scheme.release_deferred(&mut plan);
+        driver.release(&mut self.scheme, &mut plan);
         if let Err(e) = self.execute_follow_up(&plan) {
             eprintln!("swan: I/O error: {e}");
         }
