@@ -31,6 +31,11 @@ impl GcPacing {
     /// simulated array with no host modelled).
     pub const WHOLE: GcPacing = GcPacing { batch: usize::MAX, ops_busy: usize::MAX, ops_idle: usize::MAX };
 
+    /// Whether a phase goes out whole: GC unpaced.
+    pub fn is_whole(&self) -> bool {
+        self.ops_busy == usize::MAX
+    }
+
     /// GC operations this round, with user requests waiting or not.
     pub fn ops(&self, requests_waiting: bool) -> usize {
         if requests_waiting {

@@ -172,18 +172,9 @@ impl<X: Default> ArrayDriver<X> {
         &mut self.gc
     }
 
-    pub fn pacing(&self) -> GcPacing {
-        self.pacing
-    }
-
     /// Whether a write waits first in line for space.
     pub fn stalled(&self) -> bool {
         self.stalled
-    }
-
-    /// Whether nothing is in flight: no GC job, no write waiting for space.
-    pub fn is_idle(&self) -> bool {
-        self.gc.is_empty() && !self.stalled
     }
 
     /// Whether victims wait for a sync point to release them.
@@ -338,7 +329,7 @@ impl<X: Default> ArrayDriver<X> {
             return Some(if self.gc.get(id).job.handed_out_whole() {
                 Turn::FinishGc(id)
             } else {
-                Turn::GcOp { job: id, whole: self.pacing.ops_busy == usize::MAX }
+                Turn::GcOp { job: id, whole: self.pacing.is_whole() }
             });
         }
     }

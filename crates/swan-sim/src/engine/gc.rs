@@ -52,6 +52,7 @@ impl<M: Members> Engine<M> {
         debug_assert!(!whole, "GC on the engine thread goes an operation at a time");
         let io = pending[0];
         let at = self.host.as_mut().expect("GC on the engine has a host").gc_op(now, super::gc_bytes(&io));
+        self.thread.round_end = self.thread.round_end.max(at);
         let phase_ended = self.thread.driver.handed_out(id, 1, None);
         let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
         face.to_submit.push_back(io);

@@ -20,6 +20,9 @@ use swan_models::Nanos;
 pub(super) struct InFlight {
     pub(super) req: Option<Request>,
     issued_at: Nanos,
+    /// Host modelled: when the engine thread's work on it (`engine_in`) is done, booked on
+    /// the thread when the request reached it.
+    pub(super) engine_done: Nanos,
     /// A read's R-group role when it was planned, and what it met on its SSDs (SWAN).
     pub(super) role: Option<(swan_core::driver::GroupRole, super::reads::ReadQueue)>,
     /// The trace window it is measured in, if the source has windows.
@@ -183,9 +186,14 @@ impl<M: Members> Engine<M> {
         self.clock.push(read, What::ToEngine(slot));
     }
 
-    /// Host modelled: the reader has handed the request to the engine, whose thread takes it
-    /// in turn with its other work.
+    /// Host modelled: the reader has handed the request to the engine. Its work on the
+    /// request is booked on the engine thread now, behind what the thread has already (the
+    /// thread is runnable from now on, and keeps its core while it has work); the driver
+    /// takes the request at the next round.
     pub(super) fn hand_to_engine(&mut self, slot: u32) {
+        let req = self.reqs.slots[slot].req.expect("live request");
+        let host = self.host.as_mut().expect("host events come only with a host");
+        self.reqs.slots[slot].engine_done = host.engine_in(self.clock.now, carried(&req));
         self.thread.waiting.push_back(slot);
         self.wake_engine(self.clock.now);
     }
@@ -215,8 +223,8 @@ impl<M: Members> Engine<M> {
         self.clock.push(done, What::ReqPhase(slot));
     }
 
-    /// The engine thread's work on a request it planned earlier is done: hand its I/O, kept
-    /// whole in its slot, to the members.
+    /// The engine thread's work on a request it took is done: hand its I/O, kept whole in its
+    /// slot, to the members.
     pub(super) fn execute_pending(&mut self, slot: u32) {
         if !self.reqs.slots[slot].pending.has_next() {
             self.clock.push(self.clock.now + NO_IO_LATENCY_NS, What::ReqPhase(slot));

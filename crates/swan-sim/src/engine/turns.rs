@@ -2,11 +2,15 @@
 //! `swan serve`'s engine thread, and this carries each turn out in virtual time.
 //!
 //! Requests handed to the engine wait in arrival order until the driver takes them. With a
-//! host modelled, the thread is the host's engine thread: a turn is taken only once the
-//! thread is free, after everything else that happened at that instant (a late event, so
-//! requests arriving at the same instant are in its queue, as they would be in the server's
-//! channel), and a turn's CPU work ([`Host::engine_in`], [`Host::gc_op`]) holds the thread
-//! before its member I/O goes out. GC on that thread is paced as the server paces it
+//! host modelled, the thread is the host's engine thread. Its work on a request
+//! ([`Host::engine_in`]) is booked when the request reaches it, behind what it has already:
+//! the thread is runnable from then on and, busy from one request to the next, keeps its
+//! core rather than queue behind work other threads book later. A round begins once the
+//! thread is through with the last one, after everything else that happened at that instant
+//! (a late event, so requests arriving at the same instant are in its queue, as they would
+//! be in the server's channel); it takes the requests that waited, each request's member
+//! I/O going out when the thread's work on it is done, and GC's steps, each operation's
+//! work ([`Host::gc_op`]) booked on the thread before it goes to its member. GC on that thread is paced as the server paces it
 //! ([`GcPacing::SERVED`]); a host whose GC has a thread of its own, and a run with no host,
 //! hands phases out whole ([`GcPacing::WHOLE`]). With no host the thread takes no time: its
 //! turns are taken as soon as anything they depend on happens.
@@ -53,11 +57,20 @@ pub(super) struct EngineThread {
     due: bool,
     /// Host modelled: the earliest turn event queued and not yet taken.
     queued: Option<Nanos>,
+    /// Host modelled: when the engine thread is through with the last round's work (the
+    /// requests it took, its GC steps): the next round begins no sooner.
+    pub(super) round_end: Nanos,
 }
 
 impl EngineThread {
     pub(super) fn new(rgroups: u32, pacing: GcPacing) -> Self {
-        EngineThread { driver: ArrayDriver::new(rgroups, pacing), waiting: VecDeque::new(), due: true, queued: None }
+        EngineThread {
+            driver: ArrayDriver::new(rgroups, pacing),
+            waiting: VecDeque::new(),
+            due: true,
+            queued: None,
+            round_end: 0,
+        }
     }
 }
 
@@ -96,15 +109,15 @@ impl<M: Members> Engine<M> {
         }
     }
 
-    /// Carry the driver's turns out until it waits, or (host modelled) until the engine
-    /// thread is busy; its next turn is then queued for when it is free.
+    /// Carry the driver's turns out until it waits. With a host modelled, a round begins only
+    /// once the engine thread is through with the last one; what it takes is what waited
+    /// when it began, as in the server.
     fn engine_turns(&mut self) {
+        let now = self.clock.now;
+        if self.thread.round_end > now {
+            return self.wake_engine(self.thread.round_end);
+        }
         loop {
-            let now = self.clock.now;
-            if let Some(free) = self.host.as_ref().map(|h| h.engine_free()).filter(|&f| f > now) {
-                self.wake_engine(free);
-                return;
-            }
             let waiting = !self.thread.waiting.is_empty();
             let mut members = Seen { members: &self.members };
             let turn = self.thread.driver.next(now, &mut self.scheme, &mut members, waiting);
@@ -124,7 +137,12 @@ impl<M: Members> Engine<M> {
                     self.reqs.slots.give(slot);
                     return;
                 }
-                Turn::EndBatch | Turn::EndRound => {}
+                Turn::EndBatch => {}
+                Turn::EndRound => {
+                    if self.thread.round_end > now {
+                        return self.wake_engine(self.thread.round_end);
+                    }
+                }
                 Turn::Wait { until } => {
                     if let Some(t) = until {
                         self.wake_engine(t);
@@ -153,12 +171,13 @@ impl<M: Members> Engine<M> {
         }
         let role = if req.op == ReqOp::Read { self.read_role() } else { None };
         self.reqs.slots[slot].role = role.map(|r| (r, self.read_queue()));
-        let Some(host) = &mut self.host else {
+        if self.host.is_none() {
             return self.execute(slot);
-        };
+        }
         // The engine's CPU work on it comes first; its member I/O goes out once that is done.
-        let done = host.engine_in(now, super::requests::carried(&req));
-        if done == now {
+        let done = self.reqs.slots[slot].engine_done;
+        self.thread.round_end = self.thread.round_end.max(done);
+        if done <= now {
             return self.execute(slot);
         }
         let plan = std::mem::take(&mut self.plan);
