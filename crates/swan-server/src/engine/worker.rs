@@ -322,7 +322,10 @@ impl Worker {
         } else {
             let model = self.store.exec.later.next_due().map(|t| t.saturating_duration_since(now));
             let wait = self.replies.wait_before_due(now, idle_wait).min(model.unwrap_or(idle_wait));
-            match rx.recv_timeout(wait) {
+            self.cpu.sleeping();
+            let got = rx.recv_timeout(wait);
+            self.cpu.woke();
+            match got {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => {
                     self.store.exec.drop_spares();
@@ -662,7 +665,11 @@ impl Worker {
                 }
                 Some(Turn::FinishGc(job)) => self.finish_gc(job),
                 // The emulated phases wait for the model's clock.
-                _ => std::thread::sleep(Duration::from_micros(200)),
+                _ => {
+                    self.cpu.sleeping();
+                    std::thread::sleep(Duration::from_micros(200));
+                    self.cpu.woke();
+                }
             }
         }
     }
