@@ -121,6 +121,9 @@ pub struct ArrayDriver<X> {
     release_allowed: bool,
     /// This round took, stepped, started or released something.
     busy: bool,
+    /// This round's GC steps ended because none could proceed (not at the pacing's limit)
+    /// and it ran no sync point: a round after it at the same instant finds the same.
+    quiet: bool,
     trace: Option<Vec<Decision>>,
 }
 
@@ -138,6 +141,7 @@ impl<X: Default> ArrayDriver<X> {
             gc_allowed: true,
             release_allowed: true,
             busy: false,
+            quiet: false,
             trace: None,
         }
     }
@@ -231,6 +235,7 @@ impl<X: Default> ArrayDriver<X> {
                             return t;
                         }
                     }
+                    self.quiet = left > 0;
                     self.stage = Stage::End;
                 }
                 Stage::End => {
@@ -238,6 +243,7 @@ impl<X: Default> ArrayDriver<X> {
                     self.release.waiting(pending, now);
                     if self.release_allowed && self.release.due(pending, self.rgroups, now) {
                         self.busy = true;
+                        self.quiet = false;
                         self.stage = Stage::Close;
                         return Turn::Release;
                     }
@@ -250,6 +256,17 @@ impl<X: Default> ArrayDriver<X> {
                 }
             }
         }
+    }
+
+    /// Right after [`Turn::EndRound`], at the same `now`, nothing changed since: whether the
+    /// round that would follow, with no request `waiting`, can only end in [`Turn::Wait`]
+    /// (nothing stalled, no job to start, no GC step ready, no sync point due), and if so
+    /// the time it would wait until. A face may wait at once instead of running that round:
+    /// the decisions are the same.
+    pub fn quiet_ahead(&self, now: u64, waiting: bool) -> Option<Option<u64>> {
+        let job_may_start = self.may_start && self.gc_allowed;
+        let active = waiting || self.stalled || job_may_start || !self.quiet;
+        (!active && self.stage == ROUND_START).then(|| self.until(now))
     }
 
     /// The write first in line has no space: start the jobs the scheme gives before deciding
@@ -677,6 +694,48 @@ mod tests {
         }
         assert!(turns.contains(&Turn::NoSpace), "with GC stopped, the array fills and a write is failed");
         assert!(!d.stalled(), "the failed write no longer waits");
+    }
+
+    #[test]
+    fn a_round_said_quiet_ahead_would_only_wait() {
+        for (pacing, latency) in [(GcPacing::WHOLE, 50), (GcPacing::SERVED, 0), (GcPacing::SERVED, 50)] {
+            let mut s = served_swan0();
+            let volume = s.volume_blocks();
+            let mut d: ArrayDriver<()> = ArrayDriver::new(3, pacing);
+            let mut queue = writes(20 * volume as usize, volume, 7);
+            let mut plan = IoPlan::new();
+            let (mut now, mut checked) = (0u64, 0);
+            for _ in 0..300_000 {
+                // Requests now and then, as a closed loop of small depth hands them over.
+                let waiting = !queue.is_empty() && now % 3 == 0;
+                match d.next(now, &mut s, &mut Idle, waiting) {
+                    Turn::Take if d.plan(&mut s, &queue[0], &mut plan, None) == Ok(Submitted::Planned) => {
+                        queue.remove(0);
+                    }
+                    Turn::GcOp { job, whole } => {
+                        let n = if whole { d.gc().get(job).job.pending().len() } else { 1 };
+                        d.handed_out(job, n, Some(now + latency));
+                    }
+                    Turn::FinishGc(job) => {
+                        d.finish(job);
+                        s.finish_gc(job, &mut plan);
+                        d.finished(now, &s);
+                    }
+                    Turn::Release => d.release(&mut s, &mut plan),
+                    Turn::EndRound => {
+                        let Some(until) = d.quiet_ahead(now, false) else { continue };
+                        // The round it stands for: nothing but its batch's end, then the wait.
+                        let round = [d.next(now, &mut s, &mut Idle, false), d.next(now, &mut s, &mut Idle, false)];
+                        assert_eq!(round, [Turn::EndBatch, Turn::Wait { until }], "{pacing:?}, latency {latency}");
+                        checked += 1;
+                        now += 1;
+                    }
+                    Turn::Wait { .. } => now += 1,
+                    _ => {}
+                }
+            }
+            assert!(checked > 100, "quiet rounds checked: {checked}");
+        }
     }
 
     #[test]

@@ -142,6 +142,13 @@ impl<M: Members> Engine<M> {
                     if self.thread.round_end > now {
                         return self.wake_engine(self.thread.round_end);
                     }
+                    // A round that could only wait is not worth running: one per request.
+                    if let Some(until) = self.thread.driver.quiet_ahead(now, !self.thread.waiting.is_empty()) {
+                        if let Some(t) = until {
+                            self.wake_engine(t);
+                        }
+                        return;
+                    }
                 }
                 Turn::Wait { until } => {
                     if let Some(t) = until {
