@@ -505,6 +505,22 @@ mod tests {
         }
     }
 
+    /// Carries a GC turn out at once, its operations one at a time and completing at `now`
+    /// (any other turn: nothing).
+    fn gc_at_once(d: &mut ArrayDriver<()>, s: &mut ArrayScheme, t: Turn, now: u64) {
+        match t {
+            Turn::GcOp { job, .. } => {
+                d.handed_out(job, 1, Some(now));
+            }
+            Turn::FinishGc(job) => {
+                d.finish(job);
+                s.finish_gc(job, &mut IoPlan::new());
+                d.finished(now, s);
+            }
+            _ => {}
+        }
+    }
+
     fn writes(n: usize, volume: u64, seed: u64) -> Vec<Request> {
         let mut lba = seed;
         (0..n)
@@ -641,16 +657,8 @@ mod tests {
                             queue.insert(0, r);
                         }
                     }
-                    Turn::GcOp { job, .. } => {
-                        d.handed_out(job, 1, Some(now));
-                    }
-                    Turn::FinishGc(job) => {
-                        d.finish(job);
-                        s.finish_gc(job, &mut IoPlan::new());
-                        d.finished(now, &s);
-                    }
                     Turn::EndRound | Turn::Wait { .. } => break,
-                    _ => {}
+                    t => gc_at_once(&mut d, &mut s, t, now),
                 }
             }
         }
@@ -663,16 +671,8 @@ mod tests {
                 assert!(step < 1_000, "a round that never ends");
                 match d.next(now, &mut s, &mut Idle, false) {
                     Turn::Release => releases += 1,
-                    Turn::GcOp { job, .. } => {
-                        d.handed_out(job, 1, Some(now));
-                    }
-                    Turn::FinishGc(job) => {
-                        d.finish(job);
-                        s.finish_gc(job, &mut IoPlan::new());
-                        d.finished(now, &s);
-                    }
                     Turn::EndRound | Turn::Wait { .. } => break,
-                    _ => {}
+                    t => gc_at_once(&mut d, &mut s, t, now),
                 }
             }
             assert_eq!(releases, 1, "one sync point a round");
