@@ -72,8 +72,7 @@ impl GcRunner {
 
     /// `t` on the driver's clock.
     pub fn ns(&self, t: Instant) -> u64 {
-        let since = t.saturating_duration_since(self.epoch);
-        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+        ns_since(self.epoch, t)
     }
 
     /// The instant `ns` on the driver's clock names.
@@ -174,10 +173,13 @@ impl SummarySource for Seen<'_> {
 
 impl MemberView for Seen<'_> {
     fn busy_until(&self, member: MemberId) -> u64 {
-        let Some(emu) = self.emu else { return 0 };
-        let since = emu.busy_until(member).saturating_duration_since(self.epoch);
-        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+        self.emu.map_or(0, |emu| ns_since(self.epoch, emu.busy_until(member)))
     }
+}
+
+/// `t` in nanoseconds from `epoch` (0 before it): the driver's clock.
+fn ns_since(epoch: Instant, t: Instant) -> u64 {
+    u64::try_from(t.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The next operation of `run`'s current phase, issued at `issue`. Returns how many it

@@ -365,8 +365,7 @@ impl Worker {
     /// stays first in line (the driver then has GC free some).
     fn take_one(&mut self) {
         if self.batch_starts.is_none() {
-            self.batch_starts =
-                Some(InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() });
+            self.batch_starts = Some(self.batch_start_here());
         }
         let Some((req, done, handed)) = self.queue.pop_front() else { return };
         let taken = self.now();
@@ -378,14 +377,16 @@ impl Worker {
         self.deliver_due_replies();
     }
 
+    /// Where a batch taken from now on begins in the journal queue and among the replies.
+    fn batch_start_here(&self) -> InFlight {
+        InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() }
+    }
+
     /// The batch's journal record and replies follow its data: the last batch's now, this
     /// one's now or, left in flight, next round.
     fn end_batch(&mut self) {
         self.cpu.switch(Part::Serving);
-        let starts = self
-            .batch_starts
-            .take()
-            .unwrap_or(InFlight { changes: self.store.durability.pending.len(), replies: self.replies.next_index() });
+        let starts = self.batch_starts.take().unwrap_or_else(|| self.batch_start_here());
         self.store.wait_sealed();
         let left = self.store.end_batch(self.may_leave_in_flight());
         self.in_flight = left.then_some(starts);
