@@ -123,11 +123,12 @@ impl GgcDriver {
                 });
             }
         }
+        // Without a coordinator nobody reads the notice: it is left where it was raised.
+        let coordinator = self.coordinator.as_mut()?;
         if kind != DevOpKind::Write {
             return None;
         }
         let notice = ssds.get_mut(member as usize).and_then(Ssd::take_soft_limit_notice);
-        let coordinator = self.coordinator.as_mut()?;
         notice?;
         if let Some(f) = coordinator.on_soft_limit(member, now) {
             Self::apply(ssds, now, &f);

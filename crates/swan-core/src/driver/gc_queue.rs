@@ -102,7 +102,11 @@ impl<X> GcQueue<X> {
 
     /// The first job, in the order they started, that may proceed at `now`.
     pub fn first_ready(&self, now: u64) -> Option<GcJobId> {
-        self.runs.iter().find(|r| r.ready(now)).map(|r| r.job.id)
+        self.first_ready_run(now).map(|r| r.job.id)
+    }
+
+    pub(crate) fn first_ready_run(&self, now: u64) -> Option<&GcRun<X>> {
+        self.runs.iter().find(|r| r.ready(now))
     }
 
     /// `n` more of job `id`'s current phase were handed out; `done`: when they complete on

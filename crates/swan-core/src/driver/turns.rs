@@ -210,6 +210,9 @@ impl<X: Default> ArrayDriver<X> {
     /// What to do next, at `now` (nanoseconds from any fixed origin, never going back), with
     /// user requests `waiting` or not, the face's members seen through `members`. See the
     /// module comment for the round the answers follow.
+    // Asked three or four times a request: inlined into the face's loop, the round's stage
+    // and the face's match on the turn it gives compile into one.
+    #[inline(always)]
     pub fn next(&mut self, now: u64, scheme: &mut ArrayScheme, members: &mut dyn MemberView, waiting: bool) -> Turn {
         loop {
             match self.stage {
@@ -338,16 +341,13 @@ impl<X: Default> ArrayDriver<X> {
         }
         let preemptible = scheme.gc_preemptible();
         loop {
-            let id = self.gc.first_ready(now)?;
+            let run = self.gc.first_ready_run(now)?;
+            let (id, whole) = (run.job.id, run.job.handed_out_whole());
             if preemptible && self.gc.pushed_back(id, now, &|m| members.busy_until(m)) {
                 continue;
             }
             self.busy = true;
-            return Some(if self.gc.get(id).job.handed_out_whole() {
-                Turn::FinishGc(id)
-            } else {
-                Turn::GcOp { job: id, whole: self.pacing.is_whole() }
-            });
+            return Some(if whole { Turn::FinishGc(id) } else { Turn::GcOp { job: id, whole: self.pacing.is_whole() } });
         }
     }
 

@@ -61,14 +61,24 @@ struct Event {
     what: What,
 }
 
+impl Event {
+    /// (time, sequence) as one number: the heap compares it without a branch.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
+
 impl Ord for Event {
+    #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the earliest event first.
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
 impl PartialOrd for Event {
+    #[inline(always)]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }

@@ -78,6 +78,8 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     scheme: ArrayScheme,
     /// The plan the scheme fills at each call, reused.
     plan: IoPlan,
+    /// A GC phase's operations as they are handed to the members, reused.
+    gc_ios: Vec<MemberIo>,
     members: M,
     link: Link,
     clock: Clock,
@@ -236,13 +238,28 @@ impl<M: Members> Engine<M> {
     /// the last completes.
     fn submit_ios(&mut self, start: usize, end: usize, from: IoFrom) -> Nanos {
         let mut done = self.clock.now;
-        for i in start..end {
-            let io = match from {
-                IoFrom::Plan => self.plan.ios()[i],
-                IoFrom::Request(s) => self.reqs.slots[s].pending.ios[i],
-                IoFrom::GcJob(id) => self.thread.driver.gc().get(id).job.pending()[i],
-            };
-            done = done.max(self.submit_io(io));
+        match from {
+            IoFrom::Plan => {
+                for i in start..end {
+                    done = done.max(self.submit_io(self.plan.ios()[i]));
+                }
+            }
+            IoFrom::Request(s) => {
+                for i in start..end {
+                    done = done.max(self.submit_io(self.reqs.slots[s].pending.ios[i]));
+                }
+            }
+            IoFrom::GcJob(id) => {
+                // The job is looked up once: its operations are copied out, as submitting
+                // each needs the whole engine.
+                let mut ios = std::mem::take(&mut self.gc_ios);
+                ios.clear();
+                ios.extend_from_slice(&self.thread.driver.gc().get(id).job.pending()[start..end]);
+                for &io in &ios {
+                    done = done.max(self.submit_io(io));
+                }
+                self.gc_ios = ios;
+            }
         }
         if let IoFrom::GcJob(id) = from {
             if let Some(host) = &mut self.host {
@@ -263,6 +280,7 @@ impl<M: Members> Engine<M> {
         self.host.as_ref().is_some_and(|h| h.model().gc_on_engine)
     }
 
+    #[inline(always)]
     fn submit_io(&mut self, io: MemberIo) -> Nanos {
         let kind = match io.kind {
             IoKind::Read(_) => DevOpKind::Read,

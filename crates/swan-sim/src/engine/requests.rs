@@ -250,6 +250,7 @@ impl<M: Members> Engine<M> {
     }
 
     /// The reply is sent: a read's payload crosses the network back.
+    #[inline]
     pub(super) fn replied(&mut self, slot: u32) {
         let req = self.reqs.slots[slot].req.expect("live request");
         if req.op == ReqOp::Read {
@@ -263,6 +264,7 @@ impl<M: Members> Engine<M> {
         self.complete(slot);
     }
 
+    #[inline]
     pub(super) fn complete(&mut self, slot: u32) {
         let now = self.clock.now;
         let r = &mut self.reqs.slots[slot];

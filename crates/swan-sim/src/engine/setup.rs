@@ -135,6 +135,7 @@ impl<M: Members> Engine<M> {
             scheme,
             members,
             plan: IoPlan::new(),
+            gc_ios: Vec::new(),
             clock: Clock::default(),
             reqs: Requests::new(source),
             thread: EngineThread::new(cfg.array.rgroups, pacing),
