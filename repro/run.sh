@@ -23,6 +23,11 @@ run() { # name, then the swan arguments
   rm -rf "repro/figures/$name"
   mkdir -p "repro/figures/$name"
   cp "$out/$name"/figures/* "repro/figures/$name/" 2>/dev/null || true
+  # The measures its claims are judged on (`swan claims`), where the reproduction writes them.
+  if [[ -f $out/$name/measures.json ]]; then
+    mkdir -p repro/measures
+    cp "$out/$name/measures.json" "repro/measures/$name.json"
+  fi
 }
 
 want=${1:-all}

@@ -114,6 +114,20 @@ passed=$((passed + py_passed))
 failed=$((failed + py_failed))
 [[ $py_status -eq 0 ]] || status=1
 
+# The product apart from the laboratory: the server's commands and their tests build with
+# swan-cli's `lab` feature off, nothing of the lab or the simulator is in that build, and the
+# Python package reaches the simulator without swan-cli.
+if cargo check --locked --quiet -p swan-cli --no-default-features --all-targets &&
+  ! cargo tree --locked -p swan-cli --no-default-features -e normal | grep -q 'swan-lab\|swan-sim' &&
+  ! cargo tree --locked -p swan-py -e normal | grep -q 'swan-cli'; then
+  echo "the server without the laboratory (swan-cli --no-default-features): builds, no swan-lab or swan-sim in it"
+  passed=$((passed + 1))
+else
+  echo "the server without the laboratory (swan-cli --no-default-features): FAILED"
+  failed=$((failed + 1))
+  status=1
+fi
+
 # What a newcomer types to install the tool, from this clone: `cargo install --path
 # crates/swan-cli` (into a scratch root, reusing this build), then the installed binary runs.
 install_root=$(mktemp -d)

@@ -4,10 +4,9 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
-use swan_cli::{
-    alloc, apas_cmd, docs_cmd, host_cmd, plan, replay_cmd, repro, repro_args, serve_cmd, server_cmd, sim_cmd,
-    triple_a_cmd, verify,
-};
+use swan_cli::{alloc, docs_cmd, serve_cmd, server_cmd};
+#[cfg(feature = "lab")]
+use swan_lab::{apas_cmd, claims_cmd, host_cmd, plan, replay_cmd, report_cmd, repro, sim_cmd, triple_a_cmd, verify};
 
 #[global_allocator]
 static ALLOCATOR: alloc::Allocator = alloc::Allocator;
@@ -32,16 +31,25 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    #[cfg(feature = "lab")]
     /// Simulate one array under one workload in virtual time.
     Sim(Box<sim_cmd::SimArgs>),
+    #[cfg(feature = "lab")]
     /// Reproduce a figure of the SWAN paper (several runs, a table and pictures).
-    Repro(repro_args::ReproArgs),
+    Repro(repro::args::ReproArgs),
+    #[cfg(feature = "lab")]
     /// Draw the paper's figures from run directories written by `swan sim`.
-    Report(ReportArgs),
+    Report(report_cmd::ReportArgs),
+    #[cfg(feature = "lab")]
     /// SWAN's analytic model (§3.5, Eq. 1): how many SSDs per R-group and how many R-groups.
     Plan(plan::PlanArgs),
+    #[cfg(feature = "lab")]
+    /// The papers' claims judged on the reproductions' reference measures: the README's tables.
+    Claims(claims_cmd::ClaimsArgs),
+    #[cfg(feature = "lab")]
     /// Measure the simulator's speed: simulated user requests per wall-clock second.
     Bench(repro::BenchArgs),
+    #[cfg(feature = "lab")]
     /// This machine's host model for `swan sim --host`: fitted to what a server measured.
     Host(host_cmd::HostArgs),
     /// Make a real array over member files or block devices.
@@ -60,10 +68,13 @@ enum Command {
     Replace(server_cmd::ReplaceArgs),
     /// Rewrite one member's damaged superblock from its peers', offline (RAID0's only way back).
     RepairSuperblock(server_cmd::RepairSuperblockArgs),
+    #[cfg(feature = "lab")]
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
+    #[cfg(feature = "lab")]
     /// Triple-A's micro-benchmark or a block trace on a modelled PCIe flash-array network.
     TripleA(triple_a_cmd::TripleAArgs),
+    #[cfg(feature = "lab")]
     /// Apas (an SSD cache over shingled disks) and the HWSR baseline on a block trace, per period.
     Apas(apas_cmd::ApasArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -72,43 +83,11 @@ enum Command {
     Man(docs_cmd::ManArgs),
 }
 
-#[derive(clap::Args, Debug)]
-struct ReportArgs {
-    /// Run directories (each holding summary.json and timeseries.csv).
-    #[arg(required = true)]
-    runs: Vec<std::path::PathBuf>,
-    /// Where to write the figures.
-    #[arg(long, default_value = "out/report")]
-    out: std::path::PathBuf,
-    /// svg or png.
-    #[arg(long, default_value = "svg")]
-    format: swan_sim::report::Format,
-}
-
 fn main() -> ExitCode {
     quiet_broken_pipe();
     alloc::tune();
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        None | Some(Command::Sim(_) | Command::Repro(_) | Command::Plan(_) | Command::Bench(_) | Command::TripleA(_))
-    ) {
-        alloc::huge_pages();
-    }
     let result = match cli.command {
-        None => repro::run(&repro_args::ReproArgs::default_job()),
-        Some(Command::Sim(args)) => sim_cmd::run(&args),
-        Some(Command::Repro(args)) => repro::run(&args),
-        Some(Command::Report(args)) => draw(&args),
-        Some(Command::Plan(args)) => plan::run(&args).and_then(|p| {
-            if args.verify {
-                verify::verify(&p, std::path::Path::new("out/plan-verify"), false)
-            } else {
-                Ok(())
-            }
-        }),
-        Some(Command::Bench(args)) => repro::bench(&args),
-        Some(Command::Host(args)) => host_cmd::run(&args),
         Some(Command::Create(args)) => server_cmd::create(&args),
         Some(Command::Serve(args)) => serve_cmd::serve(&args),
         Some(Command::Status(args)) => server_cmd::status(&args),
@@ -117,11 +96,15 @@ fn main() -> ExitCode {
         Some(Command::Fail(args)) => server_cmd::fail(&args),
         Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::RepairSuperblock(args)) => server_cmd::repair_superblock(&args),
-        Some(Command::Replay(args)) => replay_cmd::run(&args),
-        Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
-        Some(Command::Apas(args)) => apas_cmd::run(&args),
         Some(Command::Completions(args)) => docs_cmd::completions(&args, Cli::command()),
         Some(Command::Man(args)) => docs_cmd::man(&args, Cli::command()),
+        #[cfg(feature = "lab")]
+        lab => run_lab(lab),
+        #[cfg(not(feature = "lab"))]
+        None => {
+            Cli::command().print_help().ok();
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -129,6 +112,33 @@ fn main() -> ExitCode {
             eprintln!("swan: error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The laboratory's commands, and the default job (no command: `swan repro fig5`).
+#[cfg(feature = "lab")]
+fn run_lab(command: Option<Command>) -> anyhow::Result<()> {
+    // The simulator's maps are large and touched at random: huge pages spare it TLB misses.
+    alloc::huge_pages();
+    match command {
+        None => repro::run(&repro::args::ReproArgs::default_job()),
+        Some(Command::Sim(args)) => sim_cmd::run(&args),
+        Some(Command::Repro(args)) => repro::run(&args),
+        Some(Command::Report(args)) => report_cmd::run(&args),
+        Some(Command::Plan(args)) => plan::run(&args).and_then(|p| {
+            if args.verify {
+                verify::verify(&p, std::path::Path::new("out/plan-verify"), false)
+            } else {
+                Ok(())
+            }
+        }),
+        Some(Command::Bench(args)) => repro::bench(&args),
+        Some(Command::Claims(args)) => claims_cmd::run(&args),
+        Some(Command::Host(args)) => host_cmd::run(&args),
+        Some(Command::Replay(args)) => replay_cmd::run(&args),
+        Some(Command::TripleA(args)) => triple_a_cmd::run(&args),
+        Some(Command::Apas(args)) => apas_cmd::run(&args),
+        Some(_) => unreachable!("the server's commands are matched in main"),
     }
 }
 
@@ -146,16 +156,4 @@ fn quiet_broken_pipe() {
         }
         default(info);
     }));
-}
-
-fn draw(args: &ReportArgs) -> anyhow::Result<()> {
-    let opts = swan_sim::report::ReportOptions { out_dir: args.out.clone(), format: args.format };
-    let written = swan_sim::report::draw(&args.runs, &opts)?;
-    if written.is_empty() {
-        anyhow::bail!("none of the runs has data for any figure");
-    }
-    for p in written {
-        println!("wrote {}", p.display());
-    }
-    Ok(())
 }

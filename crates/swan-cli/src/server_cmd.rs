@@ -1,9 +1,9 @@
 //! `swan create`, `swan serve`, `swan status`, `swan check`: the real array over files or
 //! block devices, served over NBD.
 
-use crate::units::parse_size;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
+use swan_args::units::parse_size;
 use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
 use swan_server::array::{self, CreateOptions};
@@ -46,12 +46,12 @@ pub struct CreateArgs {
     #[arg(long, default_value = "512K", value_parser = size)]
     pub chunk: u64,
     /// GC victim policy: greedy or cost-benefit.
-    #[arg(long, default_value = "greedy", value_parser = crate::sim_cmd::parse_victim)]
+    #[arg(long, default_value = "greedy", value_parser = swan_args::parse_victim)]
     pub victim: VictimPolicy,
     /// Share of the data capacity kept out of the volume as spare room for GC, in percent
     /// (log-structured schemes; default 10). Less spare means a larger volume and, once it is
     /// full, more GC copying per user write.
-    #[arg(long, value_name = "PERCENT", value_parser = crate::units::parse_spare_percent)]
+    #[arg(long, value_name = "PERCENT", value_parser = swan_args::units::parse_spare_percent)]
     pub spare: Option<f64>,
     /// Reuse members that belong to another swan array (their data is lost).
     #[arg(long)]
@@ -98,8 +98,8 @@ pub struct ServeArgs {
     /// (30 is the kernel's figure) for members on file systems that can hang without end
     /// (network, FUSE). With it, O_DIRECT reads go through the I/O threads rather than
     /// io_uring, whose reads cannot be given up on.
-    #[arg(long, value_name = "SECONDS", default_value = "off", value_parser = crate::units::member_timeout)]
-    pub member_timeout: crate::units::MemberTimeout,
+    #[arg(long, value_name = "SECONDS", default_value = "off", value_parser = swan_args::units::member_timeout)]
+    pub member_timeout: swan_args::units::MemberTimeout,
     /// Refuse writes: the export is advertised read-only (NBD_FLAG_READ_ONLY) and writes,
     /// trims and write-zeroes fail with EPERM.
     #[arg(long)]
@@ -154,13 +154,13 @@ pub struct ServeArgs {
     /// Whether host reads overtake the emulated SSDs' own GC (its copies and erases), as
     /// preemptible GC and erase suspension allow; host writes wait for it either way: on or
     /// off (default: the preset's, as for `swan sim --ssd-gc-preemptible`; on for sata850pro).
-    #[arg(long, value_parser = crate::read_args::parse_on_off, value_name = "on|off", requires = "emulate")]
+    #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off", requires = "emulate")]
     pub emulate_gc_preemptible: Option<bool>,
     /// How user reads are served. Reads around a busy SSD need --emulate, whose model
     /// predicts which SSD is busy; without it only --parity-read-gain-us 0 (read around every
     /// block that may be, a test of the path) is accepted.
     #[command(flatten)]
-    pub reads: crate::read_args::ReadArgs,
+    pub reads: swan_args::read_args::ReadArgs,
     /// SWAN: segments GC keeps ready for writes in the back-end R-groups (free, beyond each
     /// R-group's reserve). The default is the core's, the same the simulator runs: a
     /// quarter of an R-group, at most half the array's spare segments. Larger leaves SSDs

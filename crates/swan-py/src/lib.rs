@@ -18,14 +18,14 @@ fn value_error(e: anyhow::Error) -> PyErr {
 /// released while it runs, so threads of one process can simulate side by side.
 #[pyfunction]
 fn sim(py: Python<'_>, words: Vec<String>, out: PathBuf) -> PyResult<String> {
-    let summary = py.allow_threads(|| swan_cli::api::sim(&words, &out)).map_err(value_error)?;
+    let summary = py.allow_threads(|| swan_lab::api::sim(&words, &out)).map_err(value_error)?;
     serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// `swan plan WORDS --json`'s text.
 #[pyfunction]
 fn plan(words: Vec<String>) -> PyResult<String> {
-    let plan = swan_cli::api::plan(&words).map_err(value_error)?;
+    let plan = swan_lab::api::plan(&words).map_err(value_error)?;
     serde_json::to_string(&plan).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

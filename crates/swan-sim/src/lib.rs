@@ -20,7 +20,6 @@
 
 pub mod apas;
 pub mod engine;
-pub mod experiments;
 pub mod fabric_array;
 pub mod ggc;
 pub mod hot_clusters;
@@ -31,6 +30,7 @@ pub mod prefill;
 pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod runs;
 pub mod source;
 pub mod trace;
 pub mod triple_a;

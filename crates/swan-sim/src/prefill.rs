@@ -241,7 +241,7 @@ impl<M: Members> Writer<'_, M> {
 mod tests {
     use super::{Prefill, PrefillReport};
     use crate::engine::{Engine, SimConfig};
-    use crate::experiments::{harmonia_run, run_config, sata_ssd, spare_volume, HarmoniaScale, HarmoniaScheme};
+    use crate::runs::{run_config, sata_ssd, spare_volume};
     use crate::workload::hpc;
     use swan_core::geometry::RaidLevel;
     use swan_core::scheme::SchemeKind;
@@ -314,14 +314,7 @@ mod tests {
     }
 
     #[test]
-    fn the_harmonia_runs_prefill_only_the_logs() {
-        let scale = HarmoniaScale { sim_s: 1.0, ..HarmoniaScale::STEADY };
-        for scheme in [HarmoniaScheme::Swan0, HarmoniaScheme::LogRaid0, HarmoniaScheme::Baseline] {
-            let cfg = harmonia_run(scheme, 8, hpc::READ_FRACTION_W, hpc::IOPS, scale, 1);
-            let log = cfg.array.kind.is_log_structured();
-            assert_eq!(cfg.prefill.is_some(), log, "{scheme:?}");
-            assert_eq!(cfg.array.tuning.volume_blocks.is_some(), log, "{scheme:?}");
-        }
+    fn only_a_log_is_prefilled() {
         let mut cfg = small(SchemeKind::Raid(RaidLevel::Raid0), 1);
         cfg.array.tuning.volume_blocks = None;
         let err = Engine::new(cfg).err().unwrap().to_string();

@@ -29,7 +29,7 @@ use swan_server::engine::{EngineOptions, Stepper};
 use swan_server::member::MemoryMembers;
 use swan_server::member::BLOCK;
 use swan_server::service::{BlockOp, BlockRequest};
-use swan_sim::engine::{Engine, SimConfig, StopRule};
+use swan_sim::engine::{Engine, SimConfig};
 use swan_sim::source::{ArrivalSource, Next, Pacing};
 use swan_sim::workload::WorkloadSpec;
 
@@ -189,29 +189,9 @@ fn simulator(shape: Shape, arrivals: Vec<Arrival>) -> Vec<Decision> {
     let (_, _, sb) = create(shape);
     let ssd = swan_models::ssd::preset(PRESET).expect("preset").with_user_pages(sb.member_blocks);
     let cfg = SimConfig {
-        array: sb.array_spec(),
-        ssd,
-        network_mbps: 0,
-        workload: WorkloadSpec::default(),
-        stop: StopRule { sim_seconds: None, write_bytes: None },
-        interval_ms: 1000,
-        seed: 1,
-        age_fraction: 0.0,
-        stall_limit_s: 600.0,
-        trace: None,
-        fill_first: false,
-        ggc: None,
-        timeline: None,
-        measure_from_s: 0.0,
-        age_spread: 0.0,
-        prefill: None,
-        ssd_variation: Default::default(),
-        reads: Default::default(),
-        reads_overtake_writes: false,
-        gc_in_front_end: false,
-        fabric: None,
         host: Some(free_host()),
         setup_threads: 1,
+        ..SimConfig::new(sb.array_spec(), ssd, WorkloadSpec::default())
     };
     let source = Scripted { arrivals: arrivals.into_iter() };
     let mut engine = Engine::with_source(cfg, move |_| Ok(Box::new(source))).expect("engine");

@@ -85,9 +85,14 @@ fn repro_fig5_small() {
     for fig in ["Fig. 4(a)", "Fig. 5(a)", "Fig. 5(b)"] {
         assert!(claims.iter().any(|c| c.starts_with(fig)), "no {fig} claim:\n{stdout}");
     }
+    let verdicts = [": agrees", ": **disagrees**", ": **partly**", ": calibrated on it", ": **not measured**"];
     for c in &claims {
-        assert!(c.contains("agrees") || c.contains("DISAGREES"), "claim without a verdict: {c}");
+        assert!(verdicts.iter().any(|v| c.contains(v)), "claim without a verdict: {c}");
     }
+    // The measures the verdicts were computed from, for `swan claims`.
+    let measures: Value = serde_json::from_str(&read(&out_dir.join("measures.json"))).expect("measures.json parses");
+    assert_eq!(measures["experiment"], "fig5");
+    assert!(measures["measures"]["swan0.sustained_mbps"]["value"].as_f64().is_some_and(|v| v > 0.0), "{measures}");
 
     // Run directories and figures.
     let figures = out_dir.join("figures");

@@ -347,7 +347,11 @@ impl<X: Default> ArrayDriver<X> {
                 continue;
             }
             self.busy = true;
-            return Some(if whole { Turn::FinishGc(id) } else { Turn::GcOp { job: id, whole: self.pacing.is_whole() } });
+            return Some(if whole {
+                Turn::FinishGc(id)
+            } else {
+                Turn::GcOp { job: id, whole: self.pacing.is_whole() }
+            });
         }
     }
 

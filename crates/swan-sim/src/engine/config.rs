@@ -99,6 +99,38 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
+    /// A run of `array` over fresh SSDs like `ssd` under `workload`, everything else at its
+    /// plain default: no network cap, no host model, no ageing, no trace, no GGC, reads by the
+    /// default rules, 1 s intervals, seed 1, measured from the start, stopped by nothing but
+    /// the workload or a 600 s stall. Callers set what their run differs in.
+    pub fn new(array: ArraySpec, ssd: SsdConfig, workload: WorkloadSpec) -> SimConfig {
+        SimConfig {
+            array,
+            ssd,
+            network_mbps: 0,
+            workload,
+            stop: StopRule { sim_seconds: None, write_bytes: None },
+            interval_ms: 1000,
+            seed: 1,
+            age_fraction: 0.0,
+            stall_limit_s: 600.0,
+            trace: None,
+            fill_first: false,
+            ggc: None,
+            timeline: None,
+            measure_from_s: 0.0,
+            age_spread: 0.0,
+            prefill: None,
+            ssd_variation: Variation::default(),
+            reads: super::ReadRules::default(),
+            reads_overtake_writes: false,
+            gc_in_front_end: false,
+            fabric: None,
+            host: None,
+            setup_threads: 0,
+        }
+    }
+
     /// The scheme's name in reports: the GGC policy's when the array coordinates GC.
     pub fn scheme_label(&self) -> String {
         match &self.ggc {

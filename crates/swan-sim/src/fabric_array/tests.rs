@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::{build_synthetic, RunOutput, StopRule};
-use crate::experiments::{run_config, sata_ssd};
+use crate::runs::{run_config, sata_ssd};
 use crate::workload::{Arrival, Distribution, Pattern, WorkloadSpec};
 use swan_core::scheme::SchemeKind;
 

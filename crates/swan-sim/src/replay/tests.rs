@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::SimConfig;
-use crate::experiments::{random_writes, run_config, sata_ssd};
+use crate::runs::{random_writes, run_config, sata_ssd};
 use crate::trace::{TraceOp, BLOCK_BYTES};
 use std::fs;
 use swan_core::scheme::SchemeKind;

@@ -1,0 +1,248 @@
+//! The papers' claims as data, and their verdicts computed.
+//!
+//! A [`Claim`] says what a paper states (a number, a band, an order), which of swan's
+//! measures it is checked on, by what rule and tolerance, and why that tolerance. A
+//! reproduction writes its measures ([`Measures`], `measures.json` in its run directory; the
+//! references are checked in under `repro/measures/`), and [`judge`] gives each claim's
+//! verdict from them. No verdict word is typed by hand: the README's paper tables are
+//! [`table`]'s output (`swan claims --write README.md`), and a test fails when they differ.
+
+mod measures;
+pub mod swan;
+
+pub use measures::{Measure, Measures};
+
+use std::fmt::Write as _;
+
+/// Which paper a claim is from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paper {
+    Swan,
+}
+
+/// One rule a claim is checked by, on measures named as the reproduction writes them.
+#[derive(Clone, Copy, Debug)]
+pub enum Check {
+    /// The measure lies in `lo..=hi`.
+    Within { measure: &'static str, lo: f64, hi: f64 },
+    /// The measure is at least `min`.
+    AtLeast { measure: &'static str, min: f64 },
+    /// The measure is at most `max`.
+    AtMost { measure: &'static str, max: f64 },
+    /// Each measure is larger than the one before it.
+    Rises(&'static [&'static str]),
+    /// Each measure is smaller than the one before it.
+    Falls(&'static [&'static str]),
+}
+
+impl Check {
+    fn measures(&self) -> Vec<&'static str> {
+        match *self {
+            Check::Within { measure, .. } | Check::AtLeast { measure, .. } | Check::AtMost { measure, .. } => {
+                vec![measure]
+            }
+            Check::Rises(m) | Check::Falls(m) => m.to_vec(),
+        }
+    }
+
+    /// Whether the measures pass, or the first one missing.
+    fn holds(&self, m: &Measures) -> Result<bool, String> {
+        let get = |name: &str| m.value(name).ok_or_else(|| name.to_string());
+        Ok(match *self {
+            Check::Within { measure, lo, hi } => (lo..=hi).contains(&get(measure)?),
+            Check::AtLeast { measure, min } => get(measure)? >= min,
+            Check::AtMost { measure, max } => get(measure)? <= max,
+            Check::Rises(names) | Check::Falls(names) => {
+                let v = names.iter().map(|n| get(n)).collect::<Result<Vec<f64>, String>>()?;
+                let rises = matches!(self, Check::Rises(_));
+                v.windows(2).all(|p| if rises { p[1] > p[0] } else { p[1] < p[0] })
+            }
+        })
+    }
+
+    /// The rule as a reader sees it, with the measures' labels.
+    fn describe(&self, m: &Measures) -> String {
+        let label = |n: &str| m.label(n).unwrap_or(n).to_string();
+        match *self {
+            Check::Within { measure, lo, hi } => format!("{} in {lo}–{hi}", label(measure)),
+            Check::AtLeast { measure, min } => format!("{} ≥ {min}", label(measure)),
+            Check::AtMost { measure, max } => format!("{} ≤ {max}", label(measure)),
+            Check::Rises(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" < "),
+            Check::Falls(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" > "),
+        }
+    }
+}
+
+/// What a claim is to the laboratory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A result the paper reports, checked.
+    Result,
+    /// A figure a model parameter was chosen on: its agreement is by construction, shown so
+    /// the reader knows it is no evidence.
+    Calibration,
+}
+
+/// One checkable statement of a paper.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim {
+    /// Stable name: the reproduction's measures file and the README row are keyed by it.
+    pub id: &'static str,
+    pub paper: Paper,
+    /// The reproduction (`swan repro NAME`) whose measures it is checked on.
+    pub experiment: &'static str,
+    /// Where in the paper: "Fig. 5(b)", "Table 4", "§3.5".
+    pub source: &'static str,
+    /// What the paper says, in a line.
+    pub says: &'static str,
+    /// The paper's figure, as the table shows it.
+    pub paper_value: &'static str,
+    /// Every rule must hold for the claim to agree; some holding is a partial agreement.
+    pub checks: &'static [Check],
+    /// Why the rules' bounds are what they are.
+    pub tolerance: &'static str,
+    pub role: Role,
+    /// Where the cause of a disagreement is shown (a docs anchor), if it is.
+    pub finding: Option<&'static str>,
+}
+
+/// A claim's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Agrees,
+    /// Some rules hold, not all: which do not.
+    Partly(Vec<String>),
+    Disagrees,
+    /// By construction: a parameter was chosen on it.
+    Calibrated,
+    /// The reproduction wrote no such measure.
+    NotMeasured(String),
+}
+
+impl Verdict {
+    pub fn word(&self) -> String {
+        match self {
+            Verdict::Agrees => "agrees".into(),
+            Verdict::Partly(failed) => format!("**partly**: not {}", failed.join("; not ")),
+            Verdict::Disagrees => "**disagrees**".into(),
+            Verdict::Calibrated => "calibrated on it (no evidence)".into(),
+            Verdict::NotMeasured(m) => format!("**not measured** ({m})"),
+        }
+    }
+}
+
+/// A claim's verdict from `measures`.
+pub fn judge(claim: &Claim, measures: &Measures) -> Verdict {
+    let mut failed = Vec::new();
+    for check in claim.checks {
+        match check.holds(measures) {
+            Ok(true) => {}
+            Ok(false) => failed.push(check.describe(measures)),
+            Err(missing) => return Verdict::NotMeasured(missing),
+        }
+    }
+    match (claim.role, failed.len()) {
+        (Role::Calibration, 0) => Verdict::Calibrated,
+        (_, 0) => Verdict::Agrees,
+        (_, n) if n == claim.checks.len() => Verdict::Disagrees,
+        _ => Verdict::Partly(failed),
+    }
+}
+
+/// What swan measured for `claim`: each measure its rules use, once, with its label.
+pub fn measured(claim: &Claim, measures: &Measures) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for c in claim.checks {
+        for n in c.measures() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names.iter().map(|n| measures.show(n)).collect::<Vec<_>>().join("; ")
+}
+
+/// One line per claim of `experiment`: what a reproduction prints after its runs.
+pub fn report(claims: &[Claim], experiment: &str, measures: &Measures) -> Vec<String> {
+    claims
+        .iter()
+        .filter(|c| c.experiment == experiment)
+        .map(|c| {
+            format!(
+                "{} ({}): {} — swan: {}: {}",
+                c.source,
+                c.id,
+                c.says,
+                measured(c, measures),
+                judge(c, measures).word()
+            )
+        })
+        .collect()
+}
+
+/// The markdown table of `claims`, each judged on the measures of its experiment
+/// (`measures_of`), as the README shows it.
+pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -> String {
+    let mut t = String::from("| claim (paper) | paper | swan | verdict | command |\n|---|---|---|---|---|\n");
+    for c in claims {
+        let (swan, verdict) = match measures_of(c.experiment) {
+            Some(m) => (measured(c, &m), judge(c, &m)),
+            None => (String::new(), Verdict::NotMeasured(format!("no measures of {}", c.experiment))),
+        };
+        let mut verdict = verdict.word();
+        if let Some(f) = c.finding {
+            let _ = write!(verdict, " ([why]({f}))");
+        }
+        let _ = writeln!(
+            t,
+            "| {}: {} | {} | {} | {} | `swan repro {}` |",
+            c.source, c.says, c.paper_value, swan, verdict, c.experiment
+        );
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measures(pairs: &[(&str, f64)]) -> Measures {
+        let mut m = Measures::default();
+        for (n, v) in pairs {
+            m.set(n, n, "MB/s", *v);
+        }
+        m
+    }
+
+    const CLAIM: Claim = Claim {
+        id: "t",
+        paper: Paper::Swan,
+        experiment: "x",
+        source: "Fig. 0",
+        says: "a rises and c is small",
+        paper_value: "—",
+        checks: &[Check::Rises(&["a", "b"]), Check::AtMost { measure: "c", max: 1.0 }],
+        tolerance: "none",
+        role: Role::Result,
+        finding: None,
+    };
+
+    #[test]
+    fn every_rule_holding_agrees_some_is_partly_none_disagrees() {
+        assert_eq!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)])), Verdict::Agrees);
+        assert!(
+            matches!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 5.0)])), Verdict::Partly(f) if f == ["c ≤ 1"])
+        );
+        assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0), ("b", 2.0), ("c", 5.0)])), Verdict::Disagrees);
+        assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0)])), Verdict::NotMeasured("b".into()));
+        let calibration = Claim { role: Role::Calibration, ..CLAIM };
+        assert_eq!(judge(&calibration, &measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)])), Verdict::Calibrated);
+    }
+
+    #[test]
+    fn the_table_shows_each_measure_once_with_its_label() {
+        let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
+        let t = table(&[CLAIM], &|_| Some(m.clone()));
+        assert!(t.contains("| a 1 MB/s; b 2 MB/s; c 0.5 MB/s | agrees | `swan repro x` |"), "{t}");
+    }
+}
