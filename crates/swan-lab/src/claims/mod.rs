@@ -99,6 +99,8 @@ pub struct Claim {
     pub paper_value: &'static str,
     /// Every rule must hold for the claim to agree; some holding is a partial agreement.
     pub checks: &'static [Check],
+    /// Measures shown beside the rules' own, for the reader (they decide nothing).
+    pub shows: &'static [&'static str],
     /// Why the rules' bounds are what they are.
     pub tolerance: &'static str,
     pub role: Role,
@@ -149,9 +151,10 @@ pub fn judge(claim: &Claim, measures: &Measures) -> Verdict {
     }
 }
 
-/// What swan measured for `claim`: each measure its rules use, once, with its label.
+/// What swan measured for `claim`: each measure it shows and its rules use, once, with its
+/// label.
 pub fn measured(claim: &Claim, measures: &Measures) -> String {
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<&str> = claim.shows.to_vec();
     for c in claim.checks {
         for n in c.measures() {
             if !names.contains(&n) {
@@ -169,12 +172,13 @@ pub fn report(claims: &[Claim], experiment: &str, measures: &Measures) -> Vec<St
         .filter(|c| c.experiment == experiment)
         .map(|c| {
             format!(
-                "{} ({}): {} — swan: {}: {}",
+                "{} ({}): {} — swan: {}: {} (tolerance: {})",
                 c.source,
                 c.id,
                 c.says,
                 measured(c, measures),
-                judge(c, measures).word()
+                judge(c, measures).word(),
+                c.tolerance
             )
         })
         .collect()
@@ -222,6 +226,7 @@ mod tests {
         says: "a rises and c is small",
         paper_value: "—",
         checks: &[Check::Rises(&["a", "b"]), Check::AtMost { measure: "c", max: 1.0 }],
+        shows: &[],
         tolerance: "none",
         role: Role::Result,
         finding: None,

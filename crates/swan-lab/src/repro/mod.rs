@@ -16,7 +16,7 @@ mod ycsb;
 use crate::claims::Measures;
 use crate::experiments::{self, Scale};
 use crate::repro::args::{Experiment, ReproArgs};
-use crate::runner::{default_parallelism, opt, print_table, run_all, Job};
+use crate::runner::{default_parallelism, print_table, run_all, Job};
 use std::path::PathBuf;
 use swan_sim::output::RunSummary;
 use swan_sim::report::ReportOptions;
@@ -163,20 +163,15 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let summaries = run_all(&jobs, args.jobs.unwrap_or_else(default_parallelism), args.quiet)?;
     print_table(&summaries);
     let dirs: Vec<PathBuf> = jobs.iter().map(|j| j.dir.clone()).collect();
-    let claims = match args.experiment {
-        Experiment::Fig5 | Experiment::Fig4b => {
-            let measures = if args.experiment == Experiment::Fig5 {
-                fig5_measures(&summaries, &dirs)?
-            } else {
-                fig4b_measures(&summaries)
-            };
-            measures.write(&out.join("measures.json"))?;
-            crate::claims::report(crate::claims::swan::CLAIMS, exp, &measures)
-        }
-        Experiment::Fig12 => fig12_claims(&summaries),
-        Experiment::SimpleSsd => simple_ssd_claims(&summaries),
+    let measures = match args.experiment {
+        Experiment::Fig5 => fig5_measures(&summaries, &dirs)?,
+        Experiment::Fig4b => fig4b_measures(&summaries),
+        Experiment::Fig12 => fig12_measures(&summaries),
+        Experiment::SimpleSsd => simple_ssd_measures(&summaries),
         _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };
+    measures.write(&out.join("measures.json"))?;
+    let claims = crate::claims::report(crate::claims::swan::CLAIMS, exp, &measures);
     println!();
     for c in &claims {
         println!("{c}");
@@ -188,14 +183,6 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         println!("  {}", p.display());
     }
     Ok(())
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "agrees"
-    } else {
-        "DISAGREES"
-    }
 }
 
 fn find<'a>(s: &'a [RunSummary], scheme: &str, ssds: u32) -> Option<&'a RunSummary> {
@@ -334,50 +321,44 @@ fn fig4b_measures(s: &[RunSummary]) -> Measures {
     m
 }
 
-fn fig12_claims(s: &[RunSummary]) -> Vec<String> {
-    let (Some(raid), Some(swan)) = (find(s, "raid0", 6), find(s, "swan0", 6)) else {
-        return vec!["(runs missing: no claims checked)".into()];
-    };
-    vec![format!(
-        "Fig. 12: SWAN's SSDs copy almost nothing during their own GC, RAID0's copy a lot — swan: SSD-internal GC copies {} pages (WAF {}) under SWAN0 vs {} pages (WAF {}) under RAID0: {}",
-        swan.ssd_gc_copied_pages,
-        opt(swan.waf_ssd, 3),
-        raid.ssd_gc_copied_pages,
-        opt(raid.waf_ssd, 3),
-        verdict(swan.ssd_gc_copied_pages * 20 < raid.ssd_gc_copied_pages.max(1))
-    )]
+/// What `swan repro fig12` measured: the SSDs' own GC copies under SWAN0 and RAID0.
+fn fig12_measures(s: &[RunSummary]) -> Measures {
+    let mut m = Measures::new("fig12");
+    if let (Some(raid), Some(swan)) = (find(s, "raid0", 6), find(s, "swan0", 6)) {
+        m.set("swan0.ssd_gc_copied_pages", "SWAN0's SSD-internal GC copies", "pages", swan.ssd_gc_copied_pages as f64);
+        m.set("raid0.ssd_gc_copied_pages", "RAID0's", "pages", raid.ssd_gc_copied_pages as f64);
+        let ratio = swan.ssd_gc_copied_pages as f64 / raid.ssd_gc_copied_pages.max(1) as f64;
+        m.set("swan0.ssd_copies_over_raid0", "SWAN0's ÷ RAID0's", "%", ratio);
+    }
+    m
 }
 
-fn simple_ssd_claims(s: &[RunSummary]) -> Vec<String> {
+/// What `swan repro simple-ssd` measured: each scheme over block- and page-level-FTL SSDs,
+/// and each FTL's map DRAM per TB.
+fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
+    let mut m = Measures::new("simple-ssd");
     let get = |scheme: &str, block: bool| s.iter().find(|x| x.scheme == scheme && x.ssd_ftl.contains("block") == block);
-    let (Some(rb), Some(wb), Some(rp), Some(wp)) =
-        (get("raid0", true), get("swan0", true), get("raid0", false), get("swan0", false))
-    else {
-        return vec!["(runs missing: no claims checked)".into()];
-    };
+    for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
+        if let (Some(b), Some(p)) = (get(scheme, true), get(scheme, false)) {
+            m.set(&format!("{scheme}.block_ftl_mbps"), &format!("{label} over block-level FTLs"), "MB/s", sustained(b));
+            m.set(&format!("{scheme}.page_ftl_mbps"), &format!("{label} over page-level"), "MB/s", sustained(p));
+            m.set(
+                &format!("{scheme}.block_over_page"),
+                &format!("{label} block ÷ page"),
+                "%",
+                sustained(b) / sustained(p),
+            );
+        }
+    }
     let per_tb = |x: &RunSummary| {
         let cap = x.options.ssd.user_pages as f64 * 4096.0;
-        x.ssd_map_dram_bytes as f64 * 1e12 / cap
+        x.ssd_map_dram_bytes as f64 * 1e12 / cap / 1e6
     };
-    vec![
-        format!(
-            "§6: SWAN0 keeps its throughput over block-level-FTL SSDs — swan: {:.0} MB/s (page FTL: {:.0}): {}",
-            sustained(wb),
-            sustained(wp),
-            verdict(sustained(wb) >= 0.9 * sustained(wp))
-        ),
-        format!(
-            "§6: RAID0 over the same SSDs collapses — swan: {:.0} MB/s (page FTL: {:.0}): {}",
-            sustained(rb),
-            sustained(rp),
-            verdict(sustained(rb) < 0.2 * sustained(rp))
-        ),
-        format!(
-            "§6: FTL map DRAM per TB — paper: ≈ 8 MB block-level vs ≈ 1 GB page-level; swan: {:.1} MB vs {:.0} MB",
-            per_tb(wb) / 1e6,
-            per_tb(wp) / 1e6
-        ),
-    ]
+    if let (Some(b), Some(p)) = (get("swan0", true), get("swan0", false)) {
+        m.set("block_ftl.map_mb_per_tb", "block-level map per TB", "MB", per_tb(b));
+        m.set("page_ftl.map_mb_per_tb", "page-level", "MB", per_tb(p));
+    }
+    m
 }
 
 #[derive(clap::Args, Debug)]
