@@ -199,7 +199,12 @@ mod tests {
     fn a_sleep_counts_for_no_part() {
         let mut a = CpuAccount::default();
         a.switch(Part::Serving);
-        spin(5_000_000);
+        // Long against a descheduling in the short Receiving part (the suite runs tests side
+        // by side on two cores): a fixed count of rounds took only 1 ms on a fast machine.
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(50) {
+            spin(100_000);
+        }
         a.switch(Part::Receiving);
         a.sleeping();
         std::thread::sleep(Duration::from_millis(50));
