@@ -258,17 +258,14 @@ impl<M: Members> Engine<M> {
                 for &io in &ios {
                     done = done.max(self.submit_io(io));
                 }
+                if let Some(host) = &mut self.host {
+                    // A host whose GC has a thread of its own (GC on the engine thread books
+                    // each operation there first, `gc.rs`): the phase is not done before its
+                    // CPU work is.
+                    let bytes: u64 = ios.iter().map(gc_bytes).sum();
+                    done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
+                }
                 self.gc_ios = ios;
-            }
-        }
-        if let IoFrom::GcJob(id) = from {
-            if let Some(host) = &mut self.host {
-                // A host whose GC has a thread of its own (GC on the engine thread books
-                // each operation there first, `gc.rs`): the phase is not done before its
-                // CPU work is.
-                let ios = &self.thread.driver.gc().get(id).job.pending()[start..end];
-                let bytes: u64 = ios.iter().map(gc_bytes).sum();
-                done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
             }
         }
         done
