@@ -28,6 +28,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+use thiserror::Error;
 
 /// Time in nanoseconds, as the driver counts it (the coordinator reads no clock).
 pub type Nanos = u64;
@@ -67,14 +68,32 @@ impl fmt::Display for GgcPolicy {
     }
 }
 
-impl FromStr for GgcPolicy {
-    type Err = String;
+/// A GGC policy name that is none of [`GgcPolicy::scheme_name`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("unknown GGC policy '{0}': expected harmonia-reactive, harmonia-proactive or harmonia-idle")]
+pub struct UnknownGgcPolicy(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        GgcPolicy::ALL.into_iter().find(|p| p.scheme_name() == s).ok_or_else(|| {
-            format!("unknown GGC policy '{s}': expected harmonia-reactive, harmonia-proactive or harmonia-idle")
-        })
+impl FromStr for GgcPolicy {
+    type Err = UnknownGgcPolicy;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        GgcPolicy::ALL.into_iter().find(|p| p.scheme_name() == s).ok_or_else(|| UnknownGgcPolicy(s.to_string()))
     }
+}
+
+/// Why a GGC coordinator cannot be made: a tunable out of range, or no SSD to coordinate.
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum GgcConfigError {
+    #[error("GGC force target must be a free-block fraction in (0, 1), got {target}")]
+    ForceTarget { target: f64 },
+    #[error("GGC forced-GC bound must be at least one victim per domain")]
+    ForceVictims,
+    #[error("GGC poll period must be positive")]
+    PollPeriod,
+    #[error("GGC idle timeout must be positive")]
+    IdleTimeout,
+    #[error("a GGC coordinator needs at least one SSD")]
+    NoSsds,
 }
 
 /// The coordinator's tunables. The paper gives none of these numbers; the defaults are
@@ -106,20 +125,20 @@ impl GgcConfig {
     }
 
     /// Checks the tunables, naming the one that is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), GgcConfigError> {
         if let Some(t) = self.force_target {
             if !(t > 0.0 && t < 1.0) {
-                return Err(format!("GGC force target must be a free-block fraction in (0, 1), got {t}"));
+                return Err(GgcConfigError::ForceTarget { target: t });
             }
         }
         if self.force_victims == Some(0) {
-            return Err("GGC forced-GC bound must be at least one victim per domain".into());
+            return Err(GgcConfigError::ForceVictims);
         }
         if self.poll_ns == 0 {
-            return Err("GGC poll period must be positive".into());
+            return Err(GgcConfigError::PollPeriod);
         }
         if self.idle_ns == 0 {
-            return Err("GGC idle timeout must be positive".into());
+            return Err(GgcConfigError::IdleTimeout);
         }
         Ok(())
     }
@@ -254,10 +273,10 @@ pub struct Coordinator {
 }
 
 impl Coordinator {
-    pub fn new(cfg: GgcConfig, members: u32) -> Result<Self, String> {
+    pub fn new(cfg: GgcConfig, members: u32) -> Result<Self, GgcConfigError> {
         cfg.validate()?;
         if members == 0 {
-            return Err("a GGC coordinator needs at least one SSD".into());
+            return Err(GgcConfigError::NoSsds);
         }
         Ok(Self {
             cfg,
@@ -490,12 +509,14 @@ mod tests {
     fn bad_tunables_are_named() {
         let mut cfg = GgcConfig::new(GgcPolicy::Reactive);
         cfg.force_target = Some(1.5);
-        assert!(Coordinator::new(cfg, 8).unwrap_err().contains("force target"));
+        assert_eq!(Coordinator::new(cfg, 8).unwrap_err(), GgcConfigError::ForceTarget { target: 1.5 });
+        assert!(Coordinator::new(cfg, 8).unwrap_err().to_string().contains("force target"));
         cfg.force_target = None;
         cfg.idle_ns = 0;
-        assert!(cfg.validate().unwrap_err().contains("idle"));
-        assert!(Coordinator::new(GgcConfig::new(GgcPolicy::Reactive), 0).is_err());
+        assert_eq!(cfg.validate(), Err(GgcConfigError::IdleTimeout));
+        assert!(cfg.validate().unwrap_err().to_string().contains("idle"));
+        assert_eq!(Coordinator::new(GgcConfig::new(GgcPolicy::Reactive), 0).unwrap_err(), GgcConfigError::NoSsds);
         assert_eq!("harmonia-idle".parse::<GgcPolicy>(), Ok(GgcPolicy::ProactiveIdle));
-        assert!("harmonia".parse::<GgcPolicy>().unwrap_err().contains("harmonia-reactive"));
+        assert!("harmonia".parse::<GgcPolicy>().unwrap_err().to_string().contains("harmonia-reactive"));
     }
 }

@@ -11,6 +11,18 @@
 //! Whatever the width in memory, [`PackedMap::encode40`] and [`PackedMap::decode40`] speak
 //! the 5-byte form, so the server's checkpoint format does not depend on it.
 
+use thiserror::Error;
+
+/// A 40-bit entry [`PackedMap::decode40`] refused: its value is above the limit it was
+/// given (or above what the map can hold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[error("entry {index} holds {value:#x}, beyond the largest allowed, {limit:#x}")]
+pub struct EntryBeyondLimit {
+    pub index: u64,
+    pub value: u64,
+    pub limit: u64,
+}
+
 /// The sentinel for "no block here".
 pub const UNMAPPED: u64 = (1 << 40) - 1;
 
@@ -113,7 +125,7 @@ impl PackedMap {
 
     /// Set entries from `first` on from whole 40-bit entries in `bytes`. Fails, naming the
     /// entry, on a value above `limit` (other than [`UNMAPPED`]) or one this map cannot hold.
-    pub fn decode40(&mut self, first: u64, bytes: &[u8], limit: u64) -> Result<(), String> {
+    pub fn decode40(&mut self, first: u64, bytes: &[u8], limit: u64) -> Result<(), EntryBeyondLimit> {
         let limit = limit.min(self.max_value());
         debug_assert!(bytes.len().is_multiple_of(ENTRY40_BYTES));
         for (i, e) in bytes.chunks_exact(ENTRY40_BYTES).enumerate() {
@@ -122,7 +134,7 @@ impl PackedMap {
             let value = u64::from_le_bytes(v);
             let index = first + i as u64;
             if value != UNMAPPED && value > limit {
-                return Err(format!("entry {index} holds {value:#x}, beyond the largest allowed, {limit:#x}"));
+                return Err(EntryBeyondLimit { index, value, limit });
             }
             self.set(index, value);
         }
@@ -188,12 +200,16 @@ mod tests {
         assert_eq!(a.len(), 30);
         let mut back = PackedMap::for_values(6, 1000);
         back.decode40(0, &a, 999).unwrap();
-        assert!(back.clone().decode40(0, &a, 998).unwrap_err().contains("entry 2"));
+        assert_eq!(
+            back.clone().decode40(0, &a, 998).unwrap_err(),
+            EntryBeyondLimit { index: 2, value: 999, limit: 998 }
+        );
         assert!((0..6).all(|i| back.get(i) == wide.get(i)));
         let mut big = Vec::new();
         PackedMap::new(1).encode40(0, 1, &mut big);
         big[0] = 0x00; // 0xff_ffff_ff00: a real value, too big for 32 bits
         let err = back.decode40(3, &big, UNMAPPED).unwrap_err();
-        assert!(err.contains("entry 3"), "{err}");
+        assert_eq!(err.index, 3, "{err}");
+        assert!(err.to_string().starts_with("entry 3 holds 0xffffffff00"), "{err}");
     }
 }

@@ -29,6 +29,8 @@
 //! [`SegmentTable::lowest_valid`] (cost-benefit's candidates) walks the buckets upward,
 //! sorting each bucket it takes by (valid count, segment number).
 
+use thiserror::Error;
+
 /// The life of a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SegState {
@@ -43,6 +45,44 @@ pub enum SegState {
 }
 
 const NIL: u32 = u32::MAX;
+
+/// An invariant of the segment table that [`SegmentTable::check_buckets`] found broken; each
+/// names the segment, R-group or bucket it found it at.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SegmentTableError {
+    #[error("bucket tables sized wrongly")]
+    TablesSized,
+    #[error("{buckets} buckets of shift {shift} for {slots} slots")]
+    BucketShape { buckets: u32, shift: u32, slots: u32 },
+    #[error("non-empty mask of group {group} wrong at bucket {bucket}")]
+    NonEmptyMask { group: usize, bucket: u32 },
+    #[error("segment {segment} linked twice (a cycle?)")]
+    LinkedTwice { segment: u32 },
+    #[error("segment {segment} in a bucket but {state:?}")]
+    BucketedUnsealed { segment: u32, state: SegState },
+    #[error("segment {segment} (valid {valid}) in the wrong bucket")]
+    WrongBucket { segment: u32, valid: u32 },
+    #[error("segment {segment} has a broken back link")]
+    BrokenBackLink { segment: u32 },
+    #[error("non-empty mask has bits beyond the last bucket")]
+    MaskBeyondLastBucket,
+    #[error("segment {segment} records group {group} wrongly")]
+    WrongGroup { segment: usize, group: u16 },
+    #[error("segment {segment} counts {valid} valid blocks")]
+    TooManyValid { segment: usize, valid: u32 },
+    #[error("segment {segment} is {state:?} but linked={linked}")]
+    LinkedState { segment: usize, state: SegState, linked: bool },
+    #[error("unlinked segment {segment} keeps links")]
+    StaleLinks { segment: usize },
+    #[error("greedy minimum per group is {min:?}, cached {cached:?}")]
+    GreedyMinimum { min: Vec<u32>, cached: Vec<u32> },
+    #[error("segment {segment} in free list of group {group} is {state:?}")]
+    FreeListed { segment: u32, group: usize, state: SegState },
+    #[error("free list and free states disagree")]
+    FreeCount,
+    #[error("total valid count drifted")]
+    TotalValid,
+}
 
 /// Buckets per R-group at most: one bit each in a `u64` mask.
 pub const MAX_BUCKETS: u32 = 64;
@@ -352,6 +392,7 @@ impl SegmentTable {
         let e = &mut self.segs[seg as usize];
         let old = e.valid;
         debug_assert!(old > 0, "segment {seg} valid count underflow");
+        debug_assert!(e.state != SegState::Free, "a block died in free segment {seg}");
         e.valid = old - 1;
         self.total_valid -= 1;
         if e.state == SegState::Sealed {
@@ -392,40 +433,41 @@ impl SegmentTable {
     }
 
     /// Recount everything from scratch and compare (for tests; O(segments)).
-    pub fn check_buckets(&self) -> Result<(), String> {
+    pub fn check_buckets(&self) -> Result<(), SegmentTableError> {
         let groups = self.free.len();
         let buckets = self.buckets as usize;
         if self.heads.len() != groups * buckets || self.nonempty.len() != groups || self.min.len() != groups {
-            return Err("bucket tables sized wrongly".into());
+            return Err(SegmentTableError::TablesSized);
         }
         if self.buckets > MAX_BUCKETS || self.bucket_of(self.payload_slots) != self.buckets - 1 {
-            return Err(format!(
-                "{} buckets of shift {} for {} slots",
-                self.buckets, self.bucket_shift, self.payload_slots
-            ));
+            return Err(SegmentTableError::BucketShape {
+                buckets: self.buckets,
+                shift: self.bucket_shift,
+                slots: self.payload_slots,
+            });
         }
         let mut linked = vec![false; self.segs.len()];
         for (h, &head) in self.heads.iter().enumerate() {
             let (group, bucket) = (h / buckets, (h % buckets) as u32);
             if (head != NIL) != (self.nonempty[group] & (1 << bucket) != 0) {
-                return Err(format!("non-empty mask of group {group} wrong at bucket {bucket}"));
+                return Err(SegmentTableError::NonEmptyMask { group, bucket });
             }
             let mut s = head;
             let mut prev = NIL;
             while s != NIL {
                 let i = s as usize;
                 if linked[i] {
-                    return Err(format!("segment {s} linked twice (a cycle?)"));
+                    return Err(SegmentTableError::LinkedTwice { segment: s });
                 }
                 let e = &self.segs[i];
                 if e.state != SegState::Sealed {
-                    return Err(format!("segment {s} in a bucket but {:?}", e.state));
+                    return Err(SegmentTableError::BucketedUnsealed { segment: s, state: e.state });
                 }
                 if self.bucket_of(e.valid) != bucket || self.group_of(u64::from(s)) != group {
-                    return Err(format!("segment {s} (valid {}) in the wrong bucket", e.valid));
+                    return Err(SegmentTableError::WrongBucket { segment: s, valid: e.valid });
                 }
                 if e.prev != prev {
-                    return Err(format!("segment {s} has a broken back link"));
+                    return Err(SegmentTableError::BrokenBackLink { segment: s });
                 }
                 linked[i] = true;
                 prev = s;
@@ -433,21 +475,21 @@ impl SegmentTable {
             }
         }
         if self.buckets < 64 && self.nonempty.iter().any(|&m| m >> self.buckets != 0) {
-            return Err("non-empty mask has bits beyond the last bucket".into());
+            return Err(SegmentTableError::MaskBeyondLastBucket);
         }
         let mut min = vec![NIL; groups];
         for (i, e) in self.segs.iter().enumerate() {
             if usize::from(e.group) != self.group_of(i as u64) {
-                return Err(format!("segment {i} records group {} wrongly", e.group));
+                return Err(SegmentTableError::WrongGroup { segment: i, group: e.group });
             }
             if e.valid > self.payload_slots {
-                return Err(format!("segment {i} counts {} valid blocks", e.valid));
+                return Err(SegmentTableError::TooManyValid { segment: i, valid: e.valid });
             }
             if (e.state == SegState::Sealed) != linked[i] {
-                return Err(format!("segment {i} is {:?} but linked={}", e.state, linked[i]));
+                return Err(SegmentTableError::LinkedState { segment: i, state: e.state, linked: linked[i] });
             }
             if e.state != SegState::Sealed && (e.prev != NIL || e.next != NIL) {
-                return Err(format!("unlinked segment {i} keeps links"));
+                return Err(SegmentTableError::StaleLinks { segment: i });
             }
             let g = usize::from(e.group);
             if e.state == SegState::Sealed && (min[g] == NIL || self.greedier(i as u32, min[g])) {
@@ -455,21 +497,25 @@ impl SegmentTable {
             }
         }
         if min != self.min {
-            return Err(format!("greedy minimum per group is {:?}, cached {:?}", min, self.min));
+            return Err(SegmentTableError::GreedyMinimum { min, cached: self.min.clone() });
         }
         for (g, f) in self.free.iter().enumerate() {
             for &s in f {
                 if self.segs[s as usize].state != SegState::Free || self.group_of(u64::from(s)) != g {
-                    return Err(format!("segment {s} in free list of group {g} is {:?}", self.segs[s as usize].state));
+                    return Err(SegmentTableError::FreeListed {
+                        segment: s,
+                        group: g,
+                        state: self.segs[s as usize].state,
+                    });
                 }
             }
         }
         let free_states = self.segs.iter().filter(|e| e.state == SegState::Free).count();
         if free_states != self.free.iter().map(Vec::len).sum::<usize>() {
-            return Err("free list and free states disagree".into());
+            return Err(SegmentTableError::FreeCount);
         }
         if self.segs.iter().map(|e| u64::from(e.valid)).sum::<u64>() != self.total_valid {
-            return Err("total valid count drifted".into());
+            return Err(SegmentTableError::TotalValid);
         }
         Ok(())
     }

@@ -168,7 +168,7 @@ fn overwrite(spec: &ArraySpec, pattern: Pattern, seed: u64) -> Result<u64, Strin
     }
     while s.finish_one() {}
     s.sync_point();
-    s.scheme.check()?;
+    s.scheme.check().map_err(|e| e.to_string())?;
     for (lba, t) in reference.tokens() {
         let got = s.scheme.locate(lba).map_or(0, |(m, b)| s.exec.store().peek(m, b));
         if got != t {

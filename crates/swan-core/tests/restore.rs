@@ -10,7 +10,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::l2p::{PackedMap, UNMAPPED};
-use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, Scheme};
+use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, RestoreError, Scheme};
 use swan_core::victim::VictimPolicy;
 use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore};
 
@@ -160,14 +160,18 @@ fn a_map_into_a_summary_slot_is_refused() {
     };
     let into_summary = map_of(&|lba| if lba == 3 { summary_slot } else { UNMAPPED });
     let err = LogArray::restore(cfg.clone(), into_summary, &seqs).err().expect("refused");
-    assert!(err.contains("block 3") && err.contains("summary"), "{err}");
+    assert_eq!(err, RestoreError::IntoSummary { lba: 3, segment: 0 });
+    assert!(err.to_string().contains("block 3") && err.to_string().contains("summary"), "{err}");
     let twice = map_of(&|lba| if lba < 2 { 5 } else { UNMAPPED });
     let err = LogArray::restore(cfg.clone(), twice.clone(), &seqs).err().expect("refused");
-    assert!(err.contains("block 1") && err.contains("block 0 holds too"), "{err}");
+    assert_eq!(err, RestoreError::SlotHeldBy { lba: 1, pba: 5, holder: 0 });
+    assert!(err.to_string().contains("block 0 holds too"), "{err}");
     let open_only = LogConfig { p2l_in_summaries: true, ..cfg.clone() };
     let err = LogArray::restore(open_only, twice, &seqs).err().expect("refused");
-    assert!(err.contains("block 1") && err.contains("holds too"), "{err}");
+    assert_eq!(err, RestoreError::SlotHeld { lba: 1, pba: 5 });
+    let cfg_volume = cfg.volume_blocks;
     let short = PackedMap::new(cfg.volume_blocks - 1);
     let err = LogArray::restore(cfg, short, &seqs).err().expect("refused");
-    assert!(err.contains("map of"), "{err}");
+    assert_eq!(err, RestoreError::MapLength { map: cfg_volume - 1, volume: cfg_volume });
+    assert!(err.to_string().contains("map of"), "{err}");
 }

@@ -25,7 +25,7 @@
 //! copy of the map in memory. Entries are 5 bytes here whatever width the map has in memory.
 
 use crate::member::{Member, MemberError, BLOCK};
-use swan_core::l2p::{PackedMap, ENTRY40_BYTES};
+use swan_core::l2p::{EntryBeyondLimit, PackedMap, ENTRY40_BYTES};
 use thiserror::Error;
 
 pub const MAGIC: [u8; 8] = *b"SWANCKP1";
@@ -69,7 +69,7 @@ pub enum CheckpointError {
     #[error("checkpoint body checksum mismatch (torn or corrupt)")]
     BodyChecksum,
     #[error("checkpoint map {0}: corrupt, or written for another geometry")]
-    Entry(String),
+    Entry(EntryBeyondLimit),
     #[error("checkpoint of {need} blocks does not fit its {have}-block slot")]
     TooBig { need: u64, have: u64 },
     #[error(transparent)]
@@ -250,7 +250,7 @@ pub fn read_body(
     let mut decoded = 0u64; // entries
     let mut carry: Vec<u8> = Vec::with_capacity(ENTRY40_BYTES);
     let mut map_read = 0usize;
-    let mut bad: Option<String> = None;
+    let mut bad: Option<EntryBeyondLimit> = None;
     let mut seq_bytes = Vec::with_capacity(total - map_bytes);
     let mut crc = 0u32;
     let mut at = start + 1;

@@ -11,7 +11,7 @@
 //! wake-up; older wake-ups it has moved past are ignored when they fire.
 
 use serde::{Deserialize, Serialize};
-use swan_core::ggc::{Coordinator, ForceGc, GgcConfig, GgcCounters};
+use swan_core::ggc::{Coordinator, ForceGc, GgcConfig, GgcConfigError, GgcCounters};
 use swan_core::io::IoClass;
 use swan_models::ssd::{ForceTarget, Ssd};
 use swan_models::{DevOpKind, Nanos};
@@ -53,6 +53,15 @@ pub struct GgcReport {
     pub timeline: Vec<TimelinePoint>,
 }
 
+/// Why [`GgcDriver::new`] refused: the coordinator's tunables, or the timeline window.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum GgcDriverError {
+    #[error(transparent)]
+    Coordinator(#[from] GgcConfigError),
+    #[error("timeline window must start at ≥ 0 s and last > 0 s, got {window:?}")]
+    Timeline { window: TimelineWindow },
+}
+
 pub struct GgcDriver {
     coordinator: Option<Coordinator>,
     /// The wake-up the engine was last asked for; events at other times are stale.
@@ -67,11 +76,11 @@ impl GgcDriver {
         coordination: Option<GgcConfig>,
         members: u32,
         timeline: Option<TimelineWindow>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, GgcDriverError> {
         let coordinator = coordination.map(|c| Coordinator::new(c, members)).transpose()?;
         let window = match timeline {
             Some(w) if !(w.start_s >= 0.0 && w.len_s > 0.0 && (w.start_s + w.len_s).is_finite()) => {
-                return Err(format!("timeline window must start at ≥ 0 s and last > 0 s, got {w:?}"));
+                return Err(GgcDriverError::Timeline { window: w });
             }
             Some(w) => Some(((w.start_s * 1e9) as Nanos, ((w.start_s + w.len_s) * 1e9) as Nanos)),
             None => None,

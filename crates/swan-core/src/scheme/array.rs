@@ -1,7 +1,7 @@
 //! The built array the faces hold: in-place RAID or a log-structured scheme, and what each
 //! answers for both, so that a driver asks the array and never which kind it is.
 
-use super::{GcJobId, InPlaceRaid, Layout, LogArray, MapChange, Move, Scheme, SummarySource};
+use super::{GcJobId, GcSettingError, InPlaceRaid, Layout, LogArray, MapChange, Move, Scheme, SummarySource};
 use crate::geometry::Geometry;
 use crate::io::{IoPlan, MemberBlock, MemberId};
 use crate::l2p::{PackedMap, UNMAPPED};
@@ -100,21 +100,19 @@ impl ArrayScheme {
     }
 
     /// The experiment of GC in SWAN's front-end ([`LogArray::set_gc_in_front_end`]).
-    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
+    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), GcSettingError> {
         match self {
             ArrayScheme::Log(la) => la.set_gc_in_front_end(on),
-            ArrayScheme::InPlace(_) if on => {
-                Err("GC in the front-end is an experiment on SWAN's R-groups; in-place RAID runs no array GC".into())
-            }
+            ArrayScheme::InPlace(_) if on => Err(GcSettingError::FrontEndOnInPlace),
             ArrayScheme::InPlace(_) => Ok(()),
         }
     }
 
     /// The free segments SWAN's GC keeps in each back-end R-group ([`LogArray::set_swan_gc_target`]).
-    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
+    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), GcSettingError> {
         match self {
             ArrayScheme::Log(la) => la.set_swan_gc_target(segments),
-            ArrayScheme::InPlace(_) => Err("a GC target applies to SWAN arrays; in-place RAID runs no array GC".into()),
+            ArrayScheme::InPlace(_) => Err(GcSettingError::TargetOnInPlace),
         }
     }
 

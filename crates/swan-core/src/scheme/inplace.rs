@@ -8,7 +8,10 @@
 //! trimmed (data and parity together, so parity stays consistent), as md's raid456 only
 //! discards what it can keep consistent.
 
-use super::{check_range, Counters, GcJobId, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted};
+use super::{
+    check_range, ConsistencyError, Counters, GcJobId, ReqOp, Request, RequestError, Scheme, SchemeKind, Status,
+    Submitted,
+};
 use crate::geometry::{RaidLevel, StripeGeometry};
 use crate::io::{Dst, IoClass, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, Src};
 
@@ -189,7 +192,7 @@ impl Scheme for InPlaceRaid {
         })
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ConsistencyError> {
         Ok(())
     }
 

@@ -12,6 +12,7 @@
 //! driver calls `start_gc` after every event until it says no.
 
 mod array;
+mod error;
 pub mod inplace;
 pub mod log;
 mod p2l;
@@ -26,6 +27,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub use array::{ArrayScheme, CheckpointImage, LogSlot, VictimOutlook};
+pub use error::{ConsistencyError, GcSettingError, RestoreError};
 pub use inplace::InPlaceRaid;
 pub use log::{
     prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,
@@ -438,7 +440,7 @@ pub trait Scheme: Send {
     fn locate(&self, lba: u64) -> Option<(MemberId, MemberBlock)>;
 
     /// Check every invariant (O(size); for tests).
-    fn check(&self) -> Result<(), String>;
+    fn check(&self) -> Result<(), ConsistencyError>;
 
     /// Metadata memory the scheme holds, in bytes.
     fn heap_bytes(&self) -> u64;

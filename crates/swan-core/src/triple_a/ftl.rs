@@ -19,9 +19,21 @@
 //! a unit before its erase is. Memory: 8 bytes per slot (both directions of the map).
 
 use super::TripleAError;
+use thiserror::Error;
 
 /// "No slot" in both directions of the map.
 const NIL: u32 = u32::MAX;
+
+/// The two directions of a FIMM's map disagree ([`FimmFtl::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum FimmMapError {
+    #[error("logical {logical} → physical {physical}, which names {owner}")]
+    Disowned { logical: u32, physical: u32, owner: u32 },
+    #[error("{mapped} physical slots hold data, {live} logical slots are mapped")]
+    Counts { mapped: usize, live: usize },
+    #[error("a unit's valid count is not its mapped slots")]
+    ValidCount,
+}
 
 /// Where an erase unit stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +201,7 @@ impl FimmFtl {
     fn invalidate(&mut self, logical: u64) {
         let old = self.l2p[logical as usize];
         if old != NIL {
+            debug_assert_eq!(self.p2l[old as usize], logical as u32, "P2L of slot {old} names another logical slot");
             self.p2l[old as usize] = NIL;
             self.valid[(old / self.slots_per_unit) as usize] -= 1;
         }
@@ -210,24 +223,24 @@ impl FimmFtl {
     }
 
     /// Both directions of the map agree, and every unit's valid count is its mapped slots.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), FimmMapError> {
         let mut valid = vec![0u32; self.valid.len()];
         for (l, &p) in self.l2p.iter().enumerate() {
             if p == NIL {
                 continue;
             }
             if self.p2l[p as usize] != l as u32 {
-                return Err(format!("logical {l} → physical {p}, which names {}", self.p2l[p as usize]));
+                return Err(FimmMapError::Disowned { logical: l as u32, physical: p, owner: self.p2l[p as usize] });
             }
             valid[(p / self.slots_per_unit) as usize] += 1;
         }
         let mapped = self.p2l.iter().filter(|&&l| l != NIL).count();
         let live = self.l2p.iter().filter(|&&p| p != NIL).count();
         if mapped != live {
-            return Err(format!("{mapped} physical slots hold data, {live} logical slots are mapped"));
+            return Err(FimmMapError::Counts { mapped, live });
         }
         if valid != self.valid {
-            return Err("a unit's valid count is not its mapped slots".into());
+            return Err(FimmMapError::ValidCount);
         }
         Ok(())
     }

@@ -43,7 +43,7 @@ mod manager_tests;
 
 pub use config::{AutonomicConfig, GcLaggard, LaggardDetection};
 pub use detect::PageTiming;
-pub use ftl::{Collection, FimmFtl, GcCopy};
+pub use ftl::{Collection, FimmFtl, FimmMapError, GcCopy};
 pub use layout::{DataLayout, LayoutConfig, Location, Move, StaticLayout};
 pub use manager::{Action, ActionKind, Autonomic, AutonomicStats, Carry, Completed, OpKind, Stalled};
 pub use shape::FabricShape;

@@ -11,7 +11,7 @@ use crate::member::MemberError;
 use std::io;
 use std::path::PathBuf;
 use swan_core::geometry::GeometryError;
-use swan_core::scheme::MapChange;
+use swan_core::scheme::{MapChange, RestoreError};
 use thiserror::Error;
 
 /// Why `swan create` made no array. The member files it created are gone again by then; a
@@ -233,8 +233,10 @@ pub enum RecoverError {
     NoCheckpoint { tried: Vec<(PathBuf, u32, CheckpointError)> },
     #[error("journal entry {0:?} is outside the array: the journal is corrupt")]
     JournalEntry(MapChange),
+    /// The map restored into no array ([`swan_core::scheme::LogArray::restore`]); the
+    /// reason is part of the message, as its only cause.
     #[error("the recovered map is inconsistent: {0}")]
-    Inconsistent(String),
+    Inconsistent(RestoreError),
     #[error("reading the journal: {0}")]
     Journal(MemberError),
     #[error(transparent)]

@@ -154,6 +154,11 @@ pub enum SimError {
     Workload(String),
     #[error("invalid run: {0}")]
     Config(String),
+    /// The run's GC settings, refused by the scheme (its text is the message's, not a cause).
+    #[error("invalid run: {0}")]
+    GcSetting(swan_core::scheme::GcSettingError),
+    #[error("invalid run: {0}")]
+    Ggc(crate::ggc::GgcDriverError),
     #[error("{0}")]
     Source(String),
     /// A trace run's trace could not be opened or checked before the run.

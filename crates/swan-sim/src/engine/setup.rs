@@ -111,7 +111,7 @@ impl<M: Members> Engine<M> {
         check_run_settings(&cfg)?;
         let mut scheme = cfg.array.build()?;
         scheme.set_read_priority(cfg.reads.priority);
-        scheme.set_gc_in_front_end(cfg.gc_in_front_end).map_err(SimError::Config)?;
+        scheme.set_gc_in_front_end(cfg.gc_in_front_end).map_err(SimError::GcSetting)?;
         let mut members = make_members(&cfg, scheme.members())?;
         let prefilled = match cfg.prefill {
             Some(spec) => Some(prefill_array(&cfg, spec, &mut scheme, &mut members)?),
@@ -126,7 +126,7 @@ impl<M: Members> Engine<M> {
         // (the paper's host), or with no host, its phases go out whole.
         let on_engine = cfg.host.as_ref().is_some_and(|h| h.gc_on_engine);
         let pacing = if on_engine { GcPacing::SERVED } else { GcPacing::WHOLE };
-        let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Config)?;
+        let ggc = GgcDriver::new(cfg.ggc, scheme.members(), cfg.timeline).map_err(SimError::Ggc)?;
         let count = scheme.members() as usize;
         let measure_from = (cfg.measure_from_s * NS_PER_S) as swan_models::Nanos;
         let windows = cfg.trace.as_ref().map_or(0, |t| t.windows.len());

@@ -54,7 +54,7 @@ pub use gc::GC_WRITE_PHASE;
 pub use parity_read::{prefer_row, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
 
 use super::p2l::ReverseMap;
-use super::{Counters, GcJobId, MapChange};
+use super::{Counters, GcJobId, GcSettingError, MapChange};
 use crate::geometry::Geometry;
 use crate::io::IoClass;
 use crate::l2p::PackedMap;
@@ -195,16 +195,13 @@ impl LogArray {
     /// now on, within what the spare can hold: at least one, at most the spare segments (GC
     /// cannot free more than the volume leaves over; above that it would compact victims
     /// that hold nothing dead). Err says what would be accepted.
-    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), String> {
+    pub fn set_swan_gc_target(&mut self, segments: u64) -> Result<(), GcSettingError> {
         if self.cfg.layout != Layout::Swan {
-            return Err("the GC target is SWAN's (back-end R-groups); Log-RAID cleans between watermarks".into());
+            return Err(GcSettingError::TargetOnLogRaid);
         }
         let (least, spare) = (LEAST_SWAN_GC_TARGET, self.cfg.spare_segments());
         if segments < least || segments > spare.max(least) {
-            return Err(format!(
-                "a GC target of {segments} segments is outside {least}..={} (this array's spare holds {spare} segments)",
-                spare.max(least)
-            ));
+            return Err(GcSettingError::TargetRange { segments, least, most: spare.max(least), spare });
         }
         self.cfg.swan_gc_target = segments;
         Ok(())
@@ -239,9 +236,9 @@ impl LogArray {
     /// its blocks inside the front-end. It asks whether SWAN's victims are fuller than one
     /// log's because the emptiest segments sit in the front-end while GC must run
     /// (docs/swan.md). Err for Log-RAID, which has no front-end.
-    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
+    pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), GcSettingError> {
         if on && self.cfg.layout != Layout::Swan {
-            return Err("GC in the front-end is an experiment on SWAN's R-groups; Log-RAID has no front-end".into());
+            return Err(GcSettingError::FrontEndOnLogRaid);
         }
         self.gc_in_front_end = on;
         Ok(())

@@ -5,6 +5,7 @@
 use super::{Layout, LogArray, LogConfig};
 use crate::io::{IoClass, IoKind, IoPlan, MemberIo};
 use crate::l2p::{PackedMap, UNMAPPED};
+use crate::scheme::{ConsistencyError, RestoreError};
 use crate::segment::SegState;
 
 impl LogArray {
@@ -14,14 +15,14 @@ impl LogArray {
     /// that was still open at the crash (the rest of its slots stay unused until GC); a
     /// segment holding none is free. Fails, naming the block, on a map that cannot be right.
     /// The map becomes the array's own (no second copy is made).
-    pub fn restore(cfg: LogConfig, map: PackedMap, seal_seqs: &[u64]) -> Result<Self, String> {
+    pub fn restore(cfg: LogConfig, map: PackedMap, seal_seqs: &[u64]) -> Result<Self, RestoreError> {
         if map.len() != cfg.volume_blocks {
-            return Err(format!("a map of {} blocks for a volume of {}", map.len(), cfg.volume_blocks));
+            return Err(RestoreError::MapLength { map: map.len(), volume: cfg.volume_blocks });
         }
         let mut a = Self::with_l2p(cfg, PackedMap::new(0));
         let geo = a.geo;
         if seal_seqs.len() as u64 != geo.segments() {
-            return Err(format!("{} segment sequence numbers for {} segments", seal_seqs.len(), geo.segments()));
+            return Err(RestoreError::SeqCount { given: seal_seqs.len(), segments: geo.segments() });
         }
         let slots = geo.segments() * u64::from(geo.data_slots);
         for lba in 0..a.cfg.volume_blocks {
@@ -30,16 +31,16 @@ impl LogArray {
                 continue;
             }
             if pba >= slots {
-                return Err(format!("block {lba} maps to slot {pba}, beyond the array's {slots} slots"));
+                return Err(RestoreError::BeyondSlots { lba, pba, slots });
             }
             let (seg, slot) = geo.split_pba(pba);
             if slot >= geo.payload_slots() {
-                return Err(format!("block {lba} maps into the summary of segment {seg}"));
+                return Err(RestoreError::IntoSummary { lba, segment: seg });
             }
             if a.is_live(pba) {
                 return Err(match a.p2l.is_dense() {
-                    true => format!("block {lba} maps to slot {pba}, which block {} holds too", a.p2l.get(pba)),
-                    false => format!("block {lba} maps to slot {pba}, which an earlier block holds too"),
+                    true => RestoreError::SlotHeldBy { lba, pba, holder: a.p2l.get(pba) },
+                    false => RestoreError::SlotHeld { lba, pba },
                 });
             }
             if a.segs.state(seg) == SegState::Free {
@@ -109,7 +110,7 @@ impl LogArray {
 
     /// The invariants between the maps, the live bits and the segment table, naming the
     /// first that fails: what [`Scheme::check`](crate::scheme::Scheme::check) answers.
-    pub(super) fn check_consistency(&self) -> Result<(), String> {
+    pub(super) fn check_consistency(&self) -> Result<(), ConsistencyError> {
         self.segs.check_buckets()?;
         let mut live = vec![0u32; self.geo.segments() as usize];
         for lba in 0..self.cfg.volume_blocks {
@@ -119,13 +120,13 @@ impl LogArray {
             }
             let (seg, slot) = self.geo.split_pba(pba);
             if slot >= self.geo.payload_slots() {
-                return Err(format!("block {lba} mapped into the summary of segment {seg}"));
+                return Err(ConsistencyError::MappedIntoSummary { lba, segment: seg });
             }
             if self.p2l.knows(seg) && self.p2l.get(pba) != lba {
-                return Err(format!("block {lba} maps to slot {pba} whose P2L says {}", self.p2l.get(pba)));
+                return Err(ConsistencyError::P2lDisagrees { lba, pba, p2l: self.p2l.get(pba) });
             }
             match self.segs.state(seg) {
-                SegState::Free => return Err(format!("block {lba} lives in free segment {seg}")),
+                SegState::Free => return Err(ConsistencyError::InFreeSegment { lba, segment: seg }),
                 SegState::Open | SegState::Sealed | SegState::Victim => {}
             }
             live[seg as usize] += 1;
@@ -133,17 +134,21 @@ impl LogArray {
         let bits: u64 = self.live.iter().map(|w| u64::from(w.count_ones())).sum();
         let mapped: u64 = live.iter().map(|&n| u64::from(n)).sum();
         if bits != mapped {
-            return Err(format!("{bits} slots marked live but {mapped} blocks mapped"));
+            return Err(ConsistencyError::LiveBits { bits, mapped });
         }
         for lba in 0..self.cfg.volume_blocks {
             let pba = self.l2p.get(lba);
             if pba != UNMAPPED && !self.is_live(pba) {
-                return Err(format!("block {lba} maps to slot {pba}, which is not marked live"));
+                return Err(ConsistencyError::NotLive { lba, pba });
             }
         }
         for (seg, &n) in live.iter().enumerate() {
             if self.segs.valid(seg as u64) != n {
-                return Err(format!("segment {seg} counts {} valid blocks but holds {n}", self.segs.valid(seg as u64)));
+                return Err(ConsistencyError::ValidCount {
+                    segment: seg as u64,
+                    counted: self.segs.valid(seg as u64),
+                    holds: n,
+                });
             }
         }
         // Every live block is mapped once: distinct lbas map to distinct slots because each
@@ -151,7 +156,11 @@ impl LogArray {
         for (g, full) in self.gc_full.iter().enumerate() {
             for &seg in full {
                 if self.segs.state(seg) != SegState::Open {
-                    return Err(format!("full GC segment {seg} of R-group {g} is {:?}", self.segs.state(seg)));
+                    return Err(ConsistencyError::FullGcSegment {
+                        segment: seg,
+                        group: g,
+                        state: self.segs.state(seg),
+                    });
                 }
             }
         }

@@ -7,7 +7,8 @@ use crate::io::{Dst, IoClass, IoKind, IoPlan, MemberBlock, MemberId, MemberIo, S
 use crate::l2p::UNMAPPED;
 use crate::scheme::inplace::push_flushes;
 use crate::scheme::{
-    check_range, Counters, GcJobId, NoSummaries, ReqOp, Request, RequestError, Scheme, SchemeKind, Status, Submitted,
+    check_range, ConsistencyError, Counters, GcJobId, NoSummaries, ReqOp, Request, RequestError, Scheme, SchemeKind,
+    Status, Submitted,
 };
 
 impl Scheme for LogArray {
@@ -174,7 +175,7 @@ impl Scheme for LogArray {
         })
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ConsistencyError> {
         self.check_consistency()
     }
 
