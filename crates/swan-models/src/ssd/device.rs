@@ -4,7 +4,7 @@
 
 use super::aging::Permutation;
 use super::config::{SsdConfig, SsdConfigError};
-use super::ftl::Ftl;
+use super::ftl::{Ftl, FtlInvariantError};
 use super::nand::{Nand, Untimed};
 use super::stats::SsdStats;
 use super::timing::{Prio, Timing};
@@ -415,7 +415,7 @@ impl Ssd {
     }
 
     /// Checks the FTL's internal consistency (O(device size); for tests and debugging).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), FtlInvariantError> {
         self.ftl.check_invariants()
     }
 }

@@ -25,6 +25,7 @@
 //!   makes the order irrelevant to timing.
 
 use super::config::SsdConfig;
+use super::ftl::FtlInvariantError;
 use super::nand::Nand;
 use super::stats::SsdStats;
 
@@ -300,20 +301,20 @@ impl BlockFtl {
     /// Every physical block is either free or mapped by exactly one logical block; free
     /// blocks hold no valid page; no valid page lies at or past its block's write pointer;
     /// with payload tracking on, no page that is not valid carries a token.
-    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> Result<(), FtlInvariantError> {
         if let Some(p) = &self.payload {
             let ppb = self.pages_per_block as usize;
             if let Some(ppn) =
                 (0..p.len()).find(|&ppn| p[ppn] != 0 && !self.is_valid((ppn / ppb) as u32, (ppn % ppb) as u32))
             {
-                return Err(format!("physical page {ppn} is not valid but carries token {:#x}", p[ppn]));
+                return Err(FtlInvariantError::TokenOnInvalidPage { ppn, token: p[ppn] });
             }
         }
         let mut owners = vec![0u32; self.write_ptr.len()];
         for &pb in &self.free {
             owners[pb as usize] += 1;
             if self.count_valid(pb) != 0 {
-                return Err(format!("free block {pb} has valid pages"));
+                return Err(FtlInvariantError::FreeBlockValid { block: pb });
             }
         }
         for (lbn, &pb) in self.map.iter().enumerate() {
@@ -322,15 +323,15 @@ impl BlockFtl {
             }
             owners[pb as usize] += 1;
             if self.count_valid(pb) == 0 {
-                return Err(format!("logical block {lbn} maps to block {pb} with no valid page"));
+                return Err(FtlInvariantError::MappedEmpty { lbn, block: pb });
             }
             let wp = u32::from(self.write_ptr[pb as usize]);
             if wp < self.pages_per_block && self.count_valid_in(pb, wp, self.pages_per_block - wp) != 0 {
-                return Err(format!("block {pb} has valid pages past its write pointer {wp}"));
+                return Err(FtlInvariantError::ValidPastWritePointer { block: pb, wp });
             }
         }
         match owners.iter().position(|&o| o != 1) {
-            Some(pb) => Err(format!("block {pb} is free or mapped {} times, not once", owners[pb])),
+            Some(pb) => Err(FtlInvariantError::Owners { block: pb, owners: owners[pb] }),
             None => Ok(()),
         }
     }

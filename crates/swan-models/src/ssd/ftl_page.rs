@@ -18,6 +18,7 @@
 
 use super::config::{GcDomain, Placement, SsdConfig};
 use super::domain::Domain;
+use super::ftl::FtlInvariantError;
 use super::nand::Nand;
 use super::stats::SsdStats;
 use swan_core::prefetch::prefetch;
@@ -247,12 +248,14 @@ impl PageFtl {
             return;
         }
         self.l2p[lpn as usize] = NIL;
+        debug_assert_eq!(self.p2l[ppn as usize] as u64, lpn, "P2L of page {ppn} names another logical page");
         self.p2l[ppn as usize] = NIL;
         if let Some(p) = &mut self.payload {
             p[ppn as usize] = 0;
         }
         let block = self.block_of(ppn);
         let v = self.blocks[block as usize].valid;
+        debug_assert!(v > 0, "block {block} valid count underflow");
         self.blocks[block as usize].valid = v - 1;
         if !self.is_open(block) {
             let d = self.domain_of_block(block);
@@ -293,6 +296,7 @@ impl PageFtl {
         }
         let offset = self.fill[u];
         let ppn = block * self.pages_per_block + offset;
+        debug_assert_eq!(self.p2l[ppn as usize], NIL, "page {ppn} programmed twice without an erase");
         self.p2l[ppn as usize] = lpn;
         self.blocks[block as usize].valid += 1;
         if offset + 1 == self.pages_per_block {
@@ -407,15 +411,15 @@ impl PageFtl {
     /// counts match P2L; every block is exactly one of free, open or bucketed by its count,
     /// in its own domain; the soft-limit count is right; with payload tracking on, no page
     /// outside a live mapping carries a token.
-    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> Result<(), FtlInvariantError> {
         if let Some(p) = &self.payload {
             if let Some(ppn) = (0..p.len()).find(|&ppn| self.p2l[ppn] == NIL && p[ppn] != 0) {
-                return Err(format!("physical page {ppn} holds no live page but carries token {:#x}", p[ppn]));
+                return Err(FtlInvariantError::TokenOnDeadPage { ppn, token: p[ppn] });
             }
         }
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn != NIL && self.p2l[ppn as usize] as usize != lpn {
-                return Err(format!("L2P[{lpn}] = {ppn} but P2L[{ppn}] = {}", self.p2l[ppn as usize]));
+                return Err(FtlInvariantError::L2pNotP2l { lpn, ppn, p2l: self.p2l[ppn as usize] });
             }
         }
         let ppb = self.pages_per_block as usize;
@@ -427,17 +431,18 @@ impl PageFtl {
             let mine = |b: u32| self.domain_of_block(b) == d;
             for &b in dom.free_list() {
                 if !mine(b) {
-                    return Err(format!("free block {b} is in domain {d}'s pool, not its own"));
+                    return Err(FtlInvariantError::FreeInOtherDomain { block: b, domain: d });
                 }
                 state[b as usize] |= 1;
             }
             for v in 0..=self.pages_per_block {
                 for b in dom.bucket(v) {
                     if !mine(b) {
-                        return Err(format!("closed block {b} is in domain {d}'s victims, not its own"));
+                        return Err(FtlInvariantError::ClosedInOtherDomain { block: b, domain: d });
                     }
                     if u32::from(self.blocks[b as usize].valid) != v {
-                        return Err(format!("block {b} in bucket {v} has {} valid", self.blocks[b as usize].valid));
+                        let valid = self.blocks[b as usize].valid;
+                        return Err(FtlInvariantError::WrongBucket { block: b, bucket: v, valid });
                     }
                     state[b as usize] |= 4;
                 }
@@ -446,12 +451,12 @@ impl PageFtl {
             for u in units.clone() {
                 let b = self.active[u as usize];
                 if b != NIL && !mine(b) {
-                    return Err(format!("unit {u}'s open block {b} is not domain {d}'s"));
+                    return Err(FtlInvariantError::OpenInOtherDomain { unit: u, block: b, domain: d });
                 }
             }
         }
         if at_soft != self.at_soft_limit {
-            return Err(format!("{at_soft} domains at their soft limit, counted {}", self.at_soft_limit));
+            return Err(FtlInvariantError::SoftLimitCount { at_soft, counted: self.at_soft_limit });
         }
         for &b in self.active.iter().filter(|&&b| b != NIL) {
             state[b as usize] |= 2;
@@ -463,17 +468,17 @@ impl PageFtl {
                     live += 1;
                     let ppn = (b * ppb + off) as u32;
                     if self.l2p[lpn as usize] != ppn {
-                        return Err(format!("P2L[{ppn}] = {lpn} but L2P[{lpn}] = {}", self.l2p[lpn as usize]));
+                        return Err(FtlInvariantError::P2lNotL2p { ppn, lpn, l2p: self.l2p[lpn as usize] });
                     }
                 }
             }
             if live != usize::from(self.blocks[b].valid) {
-                return Err(format!("block {b}: count {} but {live} live pages", self.blocks[b].valid));
+                return Err(FtlInvariantError::LiveCount { block: b, count: self.blocks[b].valid, live });
             }
             match state[b] {
-                1 if live != 0 => return Err(format!("free block {b} holds {live} valid pages")),
+                1 if live != 0 => return Err(FtlInvariantError::FreeBlockLive { block: b, live }),
                 1 | 2 | 4 => {}
-                s => return Err(format!("block {b} has state flags {s:#b}; want exactly one of free, open, closed")),
+                s => return Err(FtlInvariantError::StateFlags { block: b, flags: s }),
             }
         }
         Ok(())

@@ -58,6 +58,7 @@ mod tests;
 
 pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
 pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
+pub use ftl::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
-pub use variation::{SlowPeriods, Variation};
+pub use variation::{SlowPeriods, Variation, VariationError};

@@ -33,6 +33,22 @@ pub struct Variation {
     pub slow_period_ms: f64,
 }
 
+/// Settings [`Variation::validate`] refuses, naming the option (`--ssd-…`) to change.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum VariationError {
+    #[error(
+        "--ssd-speed-spread {sigma} is not a σ in [0, 1] (0.276 matches Tail at Store's 0.6 % of SSD time \
+         spent > 2× slower than RAID peers)"
+    )]
+    SpeedSpread { sigma: f64 },
+    #[error("--ssd-slow-fraction {fraction} is not a fraction of time in [0, 1) (Tail at Store: 0.006)")]
+    SlowFraction { fraction: f64 },
+    #[error("--ssd-slow-factor {factor} must be ≥ 1: a slow period makes operations longer (e.g. 2)")]
+    SlowFactor { factor: f64 },
+    #[error("--ssd-slow-period {ms} ms must be > 0 (the mean length of one slow period, e.g. 1000)")]
+    SlowPeriod { ms: f64 },
+}
+
 /// Z-scores beyond this are clamped: a factor of `exp(3σ)` is already a drive in the
 /// 0.13 % tail, and an unbounded draw could make a member absurdly slow or fast.
 const MAX_Z: f64 = 3.0;
@@ -52,32 +68,19 @@ impl Variation {
     }
 
     /// Why these settings cannot be modelled, naming the option (`--ssd-…`) to change.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), VariationError> {
         if !(self.speed_spread.is_finite() && (0.0..=1.0).contains(&self.speed_spread)) {
-            return Err(format!(
-                "--ssd-speed-spread {} is not a σ in [0, 1] (0.276 matches Tail at Store's 0.6 % of SSD time \
-                 spent > 2× slower than RAID peers)",
-                self.speed_spread
-            ));
+            return Err(VariationError::SpeedSpread { sigma: self.speed_spread });
         }
         if !(self.slow_fraction.is_finite() && (0.0..1.0).contains(&self.slow_fraction)) {
-            return Err(format!(
-                "--ssd-slow-fraction {} is not a fraction of time in [0, 1) (Tail at Store: 0.006)",
-                self.slow_fraction
-            ));
+            return Err(VariationError::SlowFraction { fraction: self.slow_fraction });
         }
         if self.slow_fraction > 0.0 {
             if !(self.slow_factor.is_finite() && self.slow_factor >= 1.0) {
-                return Err(format!(
-                    "--ssd-slow-factor {} must be ≥ 1: a slow period makes operations longer (e.g. 2)",
-                    self.slow_factor
-                ));
+                return Err(VariationError::SlowFactor { factor: self.slow_factor });
             }
             if !(self.slow_period_ms.is_finite() && self.slow_period_ms > 0.0) {
-                return Err(format!(
-                    "--ssd-slow-period {} ms must be > 0 (the mean length of one slow period, e.g. 1000)",
-                    self.slow_period_ms
-                ));
+                return Err(VariationError::SlowPeriod { ms: self.slow_period_ms });
             }
         }
         Ok(())
@@ -290,7 +293,7 @@ mod tests {
             ),
         ];
         for (v, option) in bad {
-            let e = v.validate().unwrap_err();
+            let e = v.validate().unwrap_err().to_string();
             assert!(e.starts_with(option), "{e}");
         }
         Variation::default().validate().unwrap();

@@ -159,6 +159,8 @@ pub enum SimError {
     GcSetting(swan_core::scheme::GcSettingError),
     #[error("invalid run: {0}")]
     Ggc(crate::ggc::GgcDriverError),
+    #[error("invalid run: {0}")]
+    Variation(swan_models::ssd::VariationError),
     #[error("{0}")]
     Source(String),
     /// A trace run's trace could not be opened or checked before the run.
@@ -186,7 +188,7 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     if !(0.0..=1.0).contains(&cfg.age_spread) {
         return Err(SimError::Config(format!("age spread must be within 0..1, got {}", cfg.age_spread)));
     }
-    cfg.ssd_variation.validate().map_err(SimError::Config)?;
+    cfg.ssd_variation.validate().map_err(SimError::Variation)?;
     if let Some(f) = &cfg.fabric {
         check_fabric_settings(cfg, &f.preset)?;
     }
