@@ -165,7 +165,7 @@ pub fn config(args: &ApasArgs) -> anyhow::Result<ApasSimConfig> {
 
 /// Runs every policy on the trace; prints the statement first.
 pub fn reports(args: &ApasArgs, cfg: &ApasSimConfig, quiet: bool) -> anyhow::Result<Vec<PolicyReport>> {
-    let trace = ApasTrace::open(&args.trace, args.format, cfg.accel).map_err(anyhow::Error::msg)?;
+    let trace = ApasTrace::open(&args.trace, args.format, cfg.accel)?;
     if !quiet {
         println!("{}", trace.statement(cfg));
         if cfg.period_ns.is_none() {
@@ -176,7 +176,7 @@ pub fn reports(args: &ApasArgs, cfg: &ApasSimConfig, quiet: bool) -> anyhow::Res
     }
     policies(&args.policy)?
         .into_iter()
-        .map(|p| run_policy(&trace, cfg, p).map_err(|e| anyhow::anyhow!("{}: {e}", args.trace.display())))
+        .map(|p| run_policy(&trace, cfg, p).with_context(|| args.trace.display().to_string()))
         .collect()
 }
 

@@ -16,7 +16,7 @@
 
 use crate::rng::SimRng;
 use crate::source::Next;
-use crate::source::{ArrivalSource, Pacing};
+use crate::source::{ArrivalSource, Pacing, SourceError};
 use swan_core::scheme::{ReqOp, Request};
 use swan_core::triple_a::StaticLayout;
 use swan_models::Nanos;
@@ -64,6 +64,23 @@ impl HotClusterSpec {
     }
 }
 
+/// Why a [`HotClusterSpec`] cannot run on an array ([`HotClusterSource::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum HotClusterError {
+    #[error("{hot} hot clusters, but the array has room for {room}")]
+    TooMany { hot: u32, room: u32 },
+    #[error("{hot} hot clusters at {share} of the requests each is more than every request")]
+    Shares { hot: u32, share: f64 },
+    #[error("hot data of {pages} pages does not fit a cluster of {cluster_pages} pages")]
+    HotPages { pages: u64, cluster_pages: u64 },
+    #[error("a write share must be in [0, 1], not {share}")]
+    WriteShare { share: f64 },
+    #[error("an I/O depth of 0 issues nothing")]
+    NoDepth,
+    #[error("an arrival rate must be a positive number of IOPS, not {rate:?}")]
+    Rate { rate: Option<f64> },
+}
+
 /// The micro-benchmark as an endless closed-loop source.
 pub struct HotClusterSource {
     layout: StaticLayout,
@@ -75,37 +92,30 @@ pub struct HotClusterSource {
 impl HotClusterSource {
     /// Refuses a spec the array cannot carry: more hot clusters than it has (or than one
     /// switch has, for [`HotPlacement::OneSwitch`]), or shares summing past all requests.
-    pub fn new(layout: StaticLayout, spec: HotClusterSpec, seed: u64) -> Result<Self, String> {
+    pub fn new(layout: StaticLayout, spec: HotClusterSpec, seed: u64) -> Result<Self, HotClusterError> {
         let shape = layout.shape();
         let room = match spec.placement {
             HotPlacement::Spread => shape.clusters(),
             HotPlacement::OneSwitch => shape.clusters_per_switch,
         };
         if spec.hot_clusters > room {
-            return Err(format!("{} hot clusters, but the array has room for {room}", spec.hot_clusters));
+            return Err(HotClusterError::TooMany { hot: spec.hot_clusters, room });
         }
         let total = spec.share_per_hot * f64::from(spec.hot_clusters);
         if !(spec.share_per_hot >= 0.0 && total <= 1.0) {
-            return Err(format!(
-                "{} hot clusters at {} of the requests each is more than every request",
-                spec.hot_clusters, spec.share_per_hot
-            ));
+            return Err(HotClusterError::Shares { hot: spec.hot_clusters, share: spec.share_per_hot });
         }
         if spec.hot_pages == 0 || spec.hot_pages > layout.pages_per_cluster() {
-            return Err(format!(
-                "hot data of {} pages does not fit a cluster of {} pages",
-                spec.hot_pages,
-                layout.pages_per_cluster()
-            ));
+            return Err(HotClusterError::HotPages { pages: spec.hot_pages, cluster_pages: layout.pages_per_cluster() });
         }
         if !(0.0..=1.0).contains(&spec.write_share) {
-            return Err(format!("a write share must be in [0, 1], not {}", spec.write_share));
+            return Err(HotClusterError::WriteShare { share: spec.write_share });
         }
         if spec.iodepth == 0 {
-            return Err("an I/O depth of 0 issues nothing".into());
+            return Err(HotClusterError::NoDepth);
         }
         if spec.rate_iops.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
-            return Err(format!("an arrival rate must be a positive number of IOPS, not {:?}", spec.rate_iops));
+            return Err(HotClusterError::Rate { rate: spec.rate_iops });
         }
         let (s, cps) = (shape.switches, shape.clusters_per_switch);
         let hot = (0..spec.hot_clusters)
@@ -142,7 +152,7 @@ impl ArrivalSource for HotClusterSource {
         }
     }
 
-    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, SourceError> {
         // A draw only for a mix, so that pure reads or writes keep the sequence they had.
         let write = match self.spec.write_share {
             s if s <= 0.0 => false,
@@ -231,15 +241,21 @@ mod tests {
     #[test]
     fn impossible_specs_are_refused_by_what_is_wrong() {
         let e = HotClusterSource::new(layout(), HotClusterSpec::reads(65, 8), 1).err().unwrap();
-        assert!(e.contains("room for 64"), "{e}");
+        assert_eq!(e, HotClusterError::TooMany { hot: 65, room: 64 });
+        assert!(e.to_string().contains("room for 64"), "{e}");
         let e = HotClusterSource::new(layout(), HotClusterSpec::reads(11, 8), 1).err().unwrap();
-        assert!(e.contains("more than every request"), "{e}");
+        assert!(matches!(e, HotClusterError::Shares { hot: 11, .. }), "{e:?}");
+        assert!(e.to_string().contains("more than every request"), "{e}");
         let spec = HotClusterSpec { placement: HotPlacement::OneSwitch, ..HotClusterSpec::reads(17, 8) };
-        assert!(HotClusterSource::new(layout(), spec, 1).is_err());
-        assert!(HotClusterSource::new(layout(), HotClusterSpec::reads(1, 0), 1).is_err());
+        assert!(matches!(HotClusterSource::new(layout(), spec, 1), Err(HotClusterError::TooMany { hot: 17, .. })));
+        assert!(matches!(
+            HotClusterSource::new(layout(), HotClusterSpec::reads(1, 0), 1),
+            Err(HotClusterError::NoDepth)
+        ));
         let spec = HotClusterSpec { hot_pages: 16_385, ..HotClusterSpec::reads(1, 8) };
         let e = HotClusterSource::new(layout(), spec, 1).err().unwrap();
-        assert!(e.contains("does not fit"), "{e}");
+        assert!(matches!(e, HotClusterError::HotPages { pages: 16_385, .. }), "{e:?}");
+        assert!(e.to_string().contains("does not fit"), "{e}");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::members::Members;
 use crate::workload::{Arrival, Generator, Pattern, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use swan_core::io::{IoKind, IoPlan};
-use swan_core::scheme::{ArrayScheme, Counters, ReqOp, Request, Submitted};
+use swan_core::scheme::{ArrayScheme, Counters, ReqOp, Request, RequestError, SchemeKind, Submitted};
 use swan_models::{DevOp, DevOpKind};
 
 /// Blocks per request when the pre-fill writes the blocks its random writes missed (1 MiB).
@@ -86,6 +86,19 @@ pub fn overwrite_spec(workload: &WorkloadSpec) -> WorkloadSpec {
     }
 }
 
+/// Why the pre-fill could not run, or stopped.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum PrefillError {
+    #[error("the pre-fill is for log-structured schemes, not {kind}")]
+    NotLogStructured { kind: SchemeKind },
+    #[error("pre-fill writes must be ≥ 0 volumes, got {scatter} and {settle}")]
+    Volumes { scatter: f64, settle: f64 },
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    #[error("the pre-fill stalled: no room for a {blocks}-block write and GC can free nothing")]
+    Stalled { blocks: u32 },
+}
+
 /// Format `scheme`, then fill and overwrite its volume as `spec` says, applying every member
 /// write and TRIM to `members` untimed; `random` draws the random writes.
 ///
@@ -101,13 +114,13 @@ pub fn run(
     members: &mut impl Members,
     spec: Prefill,
     random: &mut Generator,
-) -> Result<PrefillReport, String> {
+) -> Result<PrefillReport, PrefillError> {
     if !scheme.kind().is_log_structured() {
-        return Err(format!("the pre-fill is for log-structured schemes, not {}", scheme.kind()));
+        return Err(PrefillError::NotLogStructured { kind: scheme.kind() });
     }
     let ok = |v: f64| v.is_finite() && v >= 0.0;
     if !(ok(spec.scatter) && ok(spec.settle)) {
-        return Err(format!("pre-fill writes must be ≥ 0 volumes, got {} and {}", spec.scatter, spec.settle));
+        return Err(PrefillError::Volumes { scatter: spec.scatter, settle: spec.settle });
     }
     let mut w = Writer { scheme, members, plan: IoPlan::new() };
     w.scheme.format(&mut w.plan);
@@ -178,7 +191,7 @@ impl<M: Members> Writer<'_, M> {
         random: &mut Generator,
         blocks: u64,
         mut mark: Option<(u64, &mut Option<Counters>)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PrefillError> {
         let mut written = 0;
         while written < blocks {
             if let Some((at, snap)) = mark.as_mut() {
@@ -195,7 +208,7 @@ impl<M: Members> Writer<'_, M> {
     }
 
     /// Write, in order, every block of the volume no write has reached; returns how many.
-    fn fill_holes(&mut self) -> Result<u64, String> {
+    fn fill_holes(&mut self) -> Result<u64, PrefillError> {
         let volume = self.scheme.volume_blocks();
         let (mut lba, mut total) = (0, 0);
         while lba < volume {
@@ -218,17 +231,12 @@ impl<M: Members> Writer<'_, M> {
     }
 
     /// One user write, after GC has made room for it if it had to, and the GC it calls for.
-    fn write(&mut self, req: Request) -> Result<(), String> {
+    fn write(&mut self, req: Request) -> Result<(), PrefillError> {
         loop {
-            match self.scheme.submit(&req, &mut self.plan).map_err(|e| e.to_string())? {
+            match self.scheme.submit(&req, &mut self.plan)? {
                 Submitted::Planned => break,
                 Submitted::NoSpace if self.collect() => {}
-                Submitted::NoSpace => {
-                    return Err(format!(
-                        "the pre-fill stalled: no room for a {}-block write and GC can free nothing",
-                        req.blocks
-                    ))
-                }
+                Submitted::NoSpace => return Err(PrefillError::Stalled { blocks: req.blocks }),
             }
         }
         self.apply();

@@ -4,9 +4,24 @@
 //! The engine knows only this seam; a block trace ([`crate::replay`]) is another source. A
 //! source never reads a clock: a timed source states each arrival in simulated ns.
 
-use crate::workload::{Arrival, Generator};
+use crate::hot_clusters::HotClusterError;
+use crate::replay::ReplayError;
+use crate::workload::{Arrival, ArrivalError, Generator};
 use swan_core::scheme::Request;
 use swan_models::Nanos;
+use thiserror::Error;
+
+/// Why a source could not be made, or could not give its next request.
+#[derive(Debug, Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Trace(#[from] ReplayError),
+    /// A looped trace that gave requests on its first pass gave none on a later one.
+    #[error("the trace had no request on its next pass")]
+    EmptyPass,
+    #[error(transparent)]
+    HotClusters(#[from] HotClusterError),
+}
 
 /// How a source paces its requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +48,7 @@ pub trait ArrivalSource {
     /// The next request, or `None` when the source is exhausted. Under [`Pacing::Timed`] the
     /// arrival is never earlier than `now` (the engine asks at the previous arrival). An error
     /// ends the run with [`crate::engine::SimError::Source`].
-    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String>;
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, SourceError>;
 
     /// Whether the source ends by itself (then the run may have no other stop rule).
     fn finite(&self) -> bool;
@@ -66,7 +81,7 @@ pub struct SyntheticSource {
 impl SyntheticSource {
     /// Refuses an arrival process that cannot run (a rate that is not a positive finite
     /// number, burst lengths that are not).
-    pub fn new(gen: Generator, arrival: Arrival) -> Result<Self, String> {
+    pub fn new(gen: Generator, arrival: Arrival) -> Result<Self, ArrivalError> {
         arrival.validate()?;
         let mut s = Self { gen, arrival, started: false, drawn: std::collections::VecDeque::new() };
         while s.drawn.len() <= LOOKAHEAD {
@@ -91,7 +106,7 @@ impl ArrivalSource for SyntheticSource {
         }
     }
 
-    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, SourceError> {
         // The first timed request arrives at 0; each later one the generator's gap (fixed
         // for a rate, drawn for bursts) after the last.
         self.draw();

@@ -15,6 +15,55 @@ use std::fmt;
 use std::str::FromStr;
 use swan_core::scheme::{ReqOp, Request};
 use swan_models::Nanos;
+use thiserror::Error;
+
+/// A pattern name fio does not have.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("unknown pattern '{0}': expected read, write, randread, randwrite or randrw")]
+pub struct UnknownPattern(pub String);
+
+/// Why a `--distribution` does not parse.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum DistributionError {
+    #[error("bad zipf exponent '{0}'")]
+    BadExponent(String),
+    #[error("zipf exponent must be positive, got {0}")]
+    NonPositiveExponent(f64),
+    #[error("unknown distribution '{0}': expected uniform, zipf or zipf:THETA")]
+    Unknown(String),
+}
+
+/// Arrival rates or burst lengths that are not positive finite numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum ArrivalError {
+    #[error("open-loop rate must be positive, got {iops}")]
+    OpenRate { iops: f64 },
+    #[error("bursty mean rate must be positive, got {iops}")]
+    BurstyRate { iops: f64 },
+    #[error("bursty ON period must be positive and OFF period ≥ 0 (ms), got {on_ms} and {off_ms}")]
+    BurstyPeriods { on_ms: f64, off_ms: f64 },
+}
+
+/// Why a workload cannot be generated over a volume ([`Generator::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum WorkloadError {
+    #[error("block size must be at least one 4 KiB block")]
+    NoBlockSize,
+    #[error("region starts at block {start} beyond the {volume}-block volume")]
+    RegionStart { start: u64, volume: u64 },
+    #[error("region of {region} blocks from block {start} exceeds the {volume}-block volume")]
+    RegionBeyondVolume { region: u64, start: u64, volume: u64 },
+    #[error("region of {region} blocks is smaller than one {block}-block request")]
+    RegionBelowRequest { region: u64, block: u32 },
+    #[error("read fraction must be within 0..1, got {fraction}")]
+    ReadFraction { fraction: f64 },
+    #[error("region of {region} blocks is smaller than the largest {largest}-block request")]
+    RegionBelowLargest { region: u64, largest: u32 },
+    #[error("variable request sizes need a random pattern with uniform addresses")]
+    VariableSizes,
+    #[error(transparent)]
+    Arrival(#[from] ArrivalError),
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Pattern {
@@ -26,15 +75,15 @@ pub enum Pattern {
 }
 
 impl FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPattern;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "read" => Pattern::Read,
             "write" => Pattern::Write,
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
             "randrw" => Pattern::RandRw,
-            _ => return Err(format!("unknown pattern '{s}': expected read, write, randread, randwrite or randrw")),
+            _ => return Err(UnknownPattern(s.to_string())),
         })
     }
 }
@@ -62,22 +111,22 @@ pub enum Distribution {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = DistributionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "uniform" {
             return Ok(Distribution::Uniform);
         }
         if let Some(t) = s.strip_prefix("zipf:").or_else(|| s.strip_prefix("zipf=")) {
-            let theta: f64 = t.parse().map_err(|_| format!("bad zipf exponent '{t}'"))?;
+            let theta: f64 = t.parse().map_err(|_| DistributionError::BadExponent(t.to_string()))?;
             if !(theta > 0.0 && theta.is_finite()) {
-                return Err(format!("zipf exponent must be positive, got {theta}"));
+                return Err(DistributionError::NonPositiveExponent(theta));
             }
             return Ok(Distribution::Zipf { theta });
         }
         if s == "zipf" {
             return Ok(Distribution::Zipf { theta: 0.99 });
         }
-        Err(format!("unknown distribution '{s}': expected uniform, zipf or zipf:THETA"))
+        Err(DistributionError::Unknown(s.to_string()))
     }
 }
 
@@ -97,20 +146,18 @@ pub enum Arrival {
 
 impl Arrival {
     /// Checks the rates, naming what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ArrivalError> {
         let positive = |v: f64| v.is_finite() && v > 0.0;
         match *self {
             Arrival::Closed { .. } => Ok(()),
-            Arrival::Open { iops } if !positive(iops) => Err(format!("open-loop rate must be positive, got {iops}")),
+            Arrival::Open { iops } if !positive(iops) => Err(ArrivalError::OpenRate { iops }),
             Arrival::Open { .. } => Ok(()),
             Arrival::Bursty { iops, on_ms, off_ms } => {
                 if !positive(iops) {
-                    return Err(format!("bursty mean rate must be positive, got {iops}"));
+                    return Err(ArrivalError::BurstyRate { iops });
                 }
                 if !(positive(on_ms) && off_ms.is_finite() && off_ms >= 0.0) {
-                    return Err(format!(
-                        "bursty ON period must be positive and OFF period ≥ 0 (ms), got {on_ms} and {off_ms}"
-                    ));
+                    return Err(ArrivalError::BurstyPeriods { on_ms, off_ms });
                 }
                 Ok(())
             }
@@ -213,42 +260,33 @@ impl ArrivalClock {
 
 impl Generator {
     /// `volume_blocks` is what the scheme exposes; the region is clipped to it.
-    pub fn new(spec: &WorkloadSpec, volume_blocks: u64, rng: SimRng) -> Result<Self, String> {
+    pub fn new(spec: &WorkloadSpec, volume_blocks: u64, rng: SimRng) -> Result<Self, WorkloadError> {
         if spec.block_blocks == 0 {
-            return Err("block size must be at least one 4 KiB block".into());
+            return Err(WorkloadError::NoBlockSize);
         }
         if spec.region_start >= volume_blocks {
-            return Err(format!(
-                "region starts at block {} beyond the {volume_blocks}-block volume",
-                spec.region_start
-            ));
+            return Err(WorkloadError::RegionStart { start: spec.region_start, volume: volume_blocks });
         }
         let avail = volume_blocks - spec.region_start;
         let region = if spec.region_blocks == 0 { avail } else { spec.region_blocks };
         if region > avail {
-            return Err(format!(
-                "region of {region} blocks from block {} exceeds the {volume_blocks}-block volume",
-                spec.region_start
-            ));
+            return Err(WorkloadError::RegionBeyondVolume { region, start: spec.region_start, volume: volume_blocks });
         }
         let positions = region / u64::from(spec.block_blocks);
         if positions == 0 {
-            return Err(format!("region of {region} blocks is smaller than one {}-block request", spec.block_blocks));
+            return Err(WorkloadError::RegionBelowRequest { region, block: spec.block_blocks });
         }
         if !(0.0..=1.0).contains(&spec.read_fraction) {
-            return Err(format!("read fraction must be within 0..1, got {}", spec.read_fraction));
+            return Err(WorkloadError::ReadFraction { fraction: spec.read_fraction });
         }
         if spec.block_blocks_max > spec.block_blocks {
             if u64::from(spec.block_blocks_max) > region {
-                return Err(format!(
-                    "region of {region} blocks is smaller than the largest {}-block request",
-                    spec.block_blocks_max
-                ));
+                return Err(WorkloadError::RegionBelowLargest { region, largest: spec.block_blocks_max });
             }
             if spec.distribution != Distribution::Uniform
                 || !matches!(spec.pattern, Pattern::RandRw | Pattern::RandRead | Pattern::RandWrite)
             {
-                return Err("variable request sizes need a random pattern with uniform addresses".into());
+                return Err(WorkloadError::VariableSizes);
             }
         }
         spec.arrival.validate()?;
@@ -484,7 +522,9 @@ mod tests {
             assert!(r.lba >= 100 && r.lba + 4 <= 1100 && (r.lba - 100).is_multiple_of(4));
         }
         let bad = WorkloadSpec { region_blocks: 5000, ..Default::default() };
-        assert!(Generator::new(&bad, 2000, SimRng::new(3)).unwrap_err().contains("exceeds"));
+        let e = Generator::new(&bad, 2000, SimRng::new(3)).err().expect("refused");
+        assert!(matches!(e, WorkloadError::RegionBeyondVolume { volume: 2000, .. }), "{e:?}");
+        assert!(e.to_string().contains("exceeds"), "{e}");
     }
 
     #[test]
@@ -528,7 +568,9 @@ mod tests {
         assert_eq!(Generator::new(&open, 100, SimRng::new(1)).unwrap().next_gap_ns(), Some(1_000_000));
         let bad =
             WorkloadSpec { arrival: Arrival::Bursty { iops: 1.0, on_ms: 0.0, off_ms: 1.0 }, ..Default::default() };
-        assert!(Generator::new(&bad, 100, SimRng::new(1)).unwrap_err().contains("ON period"));
+        let e = Generator::new(&bad, 100, SimRng::new(1)).err().expect("refused");
+        assert!(matches!(e, WorkloadError::Arrival(ArrivalError::BurstyPeriods { .. })), "{e:?}");
+        assert!(e.to_string().contains("ON period"), "{e}");
     }
 
     #[test]

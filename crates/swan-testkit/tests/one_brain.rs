@@ -30,7 +30,7 @@ use swan_server::member::MemoryMembers;
 use swan_server::member::BLOCK;
 use swan_server::service::{BlockOp, BlockRequest};
 use swan_sim::engine::{Engine, SimConfig};
-use swan_sim::source::{ArrivalSource, Next, Pacing};
+use swan_sim::source::{ArrivalSource, Next, Pacing, SourceError};
 use swan_sim::workload::WorkloadSpec;
 
 const PRESET: &str = "sata850pro";
@@ -158,7 +158,7 @@ impl ArrivalSource for Scripted {
         Pacing::Timed
     }
 
-    fn next(&mut self, _now: Nanos) -> Result<Option<Next>, String> {
+    fn next(&mut self, _now: Nanos) -> Result<Option<Next>, SourceError> {
         Ok(self.arrivals.next().map(|a| Next { at: a.at, req: a.req, window: None }))
     }
 

@@ -106,11 +106,10 @@ struct Runs {
 fn run_workload(w: &Workload, seeds: &[u64]) -> anyhow::Result<Runs> {
     let path = traces_dir().join(w.file);
     let trace = ApasTrace::open(&path, None, w.accel)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("the {} trace (set SWAN_TRACES to the traces directory)", w.name))?;
     let both = |cfg: &ApasSimConfig| -> anyhow::Result<(PolicyReport, PolicyReport)> {
-        let a = run_policy(&trace, cfg, Policy::Apas).map_err(anyhow::Error::msg)?;
-        let h = run_policy(&trace, cfg, Policy::Hwsr).map_err(anyhow::Error::msg)?;
+        let a = run_policy(&trace, cfg, Policy::Apas)?;
+        let h = run_policy(&trace, cfg, Policy::Hwsr)?;
         Ok((a, h))
     };
     let per_seed = seeds

@@ -75,8 +75,8 @@ fn cell(trace: &ApasTrace, w: &Workload, seeds: &[u64], set: impl Fn(&mut ApasSi
         .map(|&seed| {
             let mut cfg = ApasSimConfig { seed, accel: w.accel, ..ApasSimConfig::default() };
             set(&mut cfg);
-            let a = run_policy(trace, &cfg, Policy::Apas).map_err(anyhow::Error::msg)?;
-            let h = run_policy(trace, &cfg, Policy::Hwsr).map_err(anyhow::Error::msg)?;
+            let a = run_policy(trace, &cfg, Policy::Apas)?;
+            let h = run_policy(trace, &cfg, Policy::Hwsr)?;
             Ok((a, h))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -120,7 +120,6 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             eprintln!("apas sweep: {} ...", w.name);
         }
         let trace = ApasTrace::open(&traces_dir().join(w.file), None, w.accel)
-            .map_err(anyhow::Error::msg)
             .with_context(|| format!("the {} trace (set SWAN_TRACES to the traces directory)", w.name))?;
         out += &format!("\n== {}: {}\n", w.name, w.about);
         let base = cell(&trace, w, &seeds, |_| {})?;

@@ -29,12 +29,11 @@ fn workload(name: &str) -> &'static Workload {
 
 fn open(w: &Workload) -> anyhow::Result<ApasTrace> {
     ApasTrace::open(&traces_dir().join(w.file), None, w.accel)
-        .map_err(anyhow::Error::msg)
         .with_context(|| format!("the {} trace (set SWAN_TRACES to the traces directory)", w.name))
 }
 
 fn one(trace: &ApasTrace, cfg: &ApasSimConfig, p: Policy) -> anyhow::Result<PolicyReport> {
-    run_policy(trace, cfg, p).map_err(anyhow::Error::msg)
+    Ok(run_policy(trace, cfg, p)?)
 }
 
 /// Per seed, (Apas, HWSR).

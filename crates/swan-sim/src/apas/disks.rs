@@ -17,7 +17,7 @@ use super::layout::DiskRun;
 use serde::{Deserialize, Serialize};
 use swan_core::apas::GcPolicy;
 use swan_core::ggc::IdleDetector;
-use swan_models::smr::{Smr, SmrConfig};
+use swan_models::smr::{Smr, SmrConfig, SmrConfigError, SmrError};
 use swan_models::{Device, Nanos};
 
 /// At most this many bands per lazy cleaning call: once live data exceeds 80 % of a disk no
@@ -98,14 +98,14 @@ pub struct Disks {
 }
 
 impl Disks {
-    pub fn new(config: &SmrConfig, n: u32, cleaner: Cleaner, idle_timeout_ns: Nanos) -> Result<Self, String> {
+    pub fn new(config: &SmrConfig, n: u32, cleaner: Cleaner, idle_timeout_ns: Nanos) -> Result<Self, SmrConfigError> {
         let disks = (0..n)
             .map(|_| {
-                let smr = Smr::new(config.clone()).map_err(|e| e.to_string())?;
+                let smr = Smr::new(config.clone())?;
                 let free_at_least = smr.free_blocks();
                 Ok(Disk { smr, idle: IdleDetector::new(idle_timeout_ns), free_at_least, changed: true })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, SmrConfigError>>()?;
         Ok(Disks { disks, cleaner, counters: DiskCounters::default(), log: CleaningLog::new(n as usize) })
     }
 
@@ -279,9 +279,9 @@ impl Disks {
 
     /// Ages every disk before the prefill: disk `i` gets `foreign[i]` blocks of older data
     /// ([`Smr::fill_foreign`]).
-    pub fn age(&mut self, foreign: &[u64]) -> Result<(), String> {
+    pub fn age(&mut self, foreign: &[u64]) -> Result<(), SmrError> {
         for (d, &blocks) in self.disks.iter_mut().zip(foreign) {
-            d.smr.fill_foreign(blocks).map_err(|e| e.to_string())?;
+            d.smr.fill_foreign(blocks)?;
             d.free_at_least = d.smr.free_blocks();
         }
         Ok(())

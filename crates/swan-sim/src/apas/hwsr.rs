@@ -19,6 +19,7 @@
 //!   update rules are in Luo et al., not in the Apas paper): HWSR's disks are the same
 //!   drive-managed SWDs as Apas's.
 
+use super::HwsrError;
 use swan_core::apas::{AppPartition, Partition};
 
 /// Default read share of HWSR's cache: half. Nothing in the Apas paper fixes it; an even
@@ -27,12 +28,12 @@ pub const DEFAULT_READ_FRACTION: f64 = 0.5;
 
 /// HWSR's cache: one application's worth of partition (every request maps to it), a fixed
 /// `read_fraction` of `cache_blocks` reading, at least one block each way.
-pub fn partition(cache_blocks: u64, read_fraction: f64) -> Result<Partition, String> {
+pub fn partition(cache_blocks: u64, read_fraction: f64) -> Result<Partition, HwsrError> {
     if !(0.0..=1.0).contains(&read_fraction) {
-        return Err(format!("HWSR's read fraction {read_fraction} must be in [0, 1]"));
+        return Err(HwsrError::ReadFraction { fraction: read_fraction });
     }
     if cache_blocks < 2 {
-        return Err(format!("a cache of {cache_blocks} blocks has no room for a read and a write block"));
+        return Err(HwsrError::CacheTooSmall { blocks: cache_blocks });
     }
     let read = ((cache_blocks as f64 * read_fraction).round() as u64).clamp(1, cache_blocks - 1);
     Ok(Partition { apps: vec![AppPartition { read_blocks: read, write_blocks: cache_blocks - read }] })
@@ -48,7 +49,7 @@ mod tests {
         assert_eq!((p.apps.len(), p.read_total(), p.write_total()), (1, 500, 500));
         let p = partition(10, 0.0).unwrap();
         assert_eq!((p.read_total(), p.write_total()), (1, 9), "at least a block each way");
-        assert!(partition(10, 1.5).is_err());
-        assert!(partition(1, 0.5).is_err());
+        assert_eq!(partition(10, 1.5).unwrap_err(), HwsrError::ReadFraction { fraction: 1.5 });
+        assert_eq!(partition(1, 0.5).unwrap_err(), HwsrError::CacheTooSmall { blocks: 1 });
     }
 }

@@ -8,6 +8,7 @@
 //! The trace's block 0 sits at volume chunk `base` (a seed picks it: where a workload lies in
 //! the volume is not in the paper); addresses past the volume's end wrap modulo its size.
 
+use super::DiskLayoutError;
 use crate::rng::SimRng;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,12 +30,12 @@ pub struct DiskRun {
 impl DiskLayout {
     /// `disks` disks of `per_disk` blocks each, striped in chunks of `chunk` blocks; the
     /// trace's start placed by `seed`. `per_disk` is cut to whole chunks.
-    pub fn new(disks: u32, chunk: u64, per_disk: u64, seed: u64) -> Result<Self, String> {
+    pub fn new(disks: u32, chunk: u64, per_disk: u64, seed: u64) -> Result<Self, DiskLayoutError> {
         if disks == 0 {
-            return Err("at least one disk is needed".into());
+            return Err(DiskLayoutError::NoDisks);
         }
         if chunk == 0 || per_disk < chunk {
-            return Err(format!("a disk of {per_disk} blocks holds no chunk of {chunk} blocks"));
+            return Err(DiskLayoutError::NoChunk { per_disk, chunk });
         }
         let per_disk = per_disk / chunk * chunk;
         let chunks = u64::from(disks) * (per_disk / chunk);
@@ -129,7 +130,7 @@ mod tests {
     fn the_seed_moves_the_trace_and_bad_layouts_are_errors() {
         let bases: Vec<u64> = (1..=5).map(|s| DiskLayout::new(4, 8, 800, s).unwrap().base_chunk()).collect();
         assert!(bases.windows(2).any(|w| w[0] != w[1]), "{bases:?}");
-        assert!(DiskLayout::new(0, 8, 800, 1).is_err());
-        assert!(DiskLayout::new(2, 8, 4, 1).is_err());
+        assert_eq!(DiskLayout::new(0, 8, 800, 1), Err(DiskLayoutError::NoDisks));
+        assert_eq!(DiskLayout::new(2, 8, 4, 1), Err(DiskLayoutError::NoChunk { per_disk: 4, chunk: 8 }));
     }
 }

@@ -27,6 +27,7 @@
 
 pub mod cleaning_log;
 pub mod disks;
+mod error;
 pub mod hwsr;
 pub mod layout;
 pub mod report;
@@ -35,6 +36,7 @@ pub mod run;
 #[cfg(test)]
 mod tests;
 
+pub use error::{ApasRunError, DiskLayoutError, HwsrError};
 pub use report::{PeriodRow, Policy, PolicyReport, Summary};
 pub use run::{
     run_policy, ApasSimConfig, ApasTrace, DiskFill, DEFAULT_AUTO_HEADROOM, DEFAULT_CACHE_FRACTION, DEFAULT_DISKS,

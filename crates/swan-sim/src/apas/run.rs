@@ -10,7 +10,8 @@ use super::disks::{Cleaner, Disks};
 use super::hwsr;
 use super::layout::DiskLayout;
 use super::report::{Policy, PolicyReport, Speed, Summary, Tally};
-use crate::replay::{self, OpenTrace, ReplayMode, ReplayRequest, ReplaySpec};
+use super::ApasRunError;
+use crate::replay::{self, OpenTrace, ReplayError, ReplayMode, ReplayRequest, ReplaySpec};
 use crate::trace::{AddressPolicy, TraceFormat, TraceOp};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -122,36 +123,33 @@ impl ApasSimConfig {
         SmrConfig { band_bytes: self.band_bytes, ..atlas_10k_iv_smr() }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ApasRunError> {
         if !(self.accel.is_finite() && self.accel > 0.0) {
-            return Err(format!("acceleration {} must be a positive number", self.accel));
+            return Err(ApasRunError::Accel { accel: self.accel });
         }
         if self.period_ns == Some(0) {
-            return Err("the period must be longer than 0 s".into());
+            return Err(ApasRunError::ZeroPeriod);
         }
         if !(self.cache_fraction > 0.0 && self.cache_fraction <= 1.0) {
-            return Err(format!("cache fraction {} must be in (0, 1]", self.cache_fraction));
+            return Err(ApasRunError::CacheFraction { fraction: self.cache_fraction });
         }
         if self.disks == 0 {
-            return Err("at least one disk is needed".into());
+            return Err(ApasRunError::NoDisks);
         }
-        self.smr().validate().map_err(|e| format!("band size {} B: {e}", self.band_bytes))?;
+        self.smr().validate().map_err(|error| ApasRunError::BandSize { band_bytes: self.band_bytes, error })?;
         if let Some(c) = self.chunk_bytes {
             if c == 0 || c % crate::trace::BLOCK_BYTES != 0 {
-                return Err(format!("stripe chunk {c} B must be a positive whole number of 4 KiB blocks"));
+                return Err(ApasRunError::Chunk { bytes: c });
             }
         }
         if !(self.auto_headroom.is_finite() && self.auto_headroom >= 0.0) {
-            return Err(format!("auto fill headroom {} must be a number ≥ 0", self.auto_headroom));
+            return Err(ApasRunError::Headroom { headroom: self.auto_headroom });
         }
         if let DiskFill::Fraction(f) = self.disk_fill {
             let c = self.smr();
             let most = c.logical_blocks() as f64 / c.shingled_bands() as f64 / c.band_blocks() as f64;
             if !(0.0..=most).contains(&f) {
-                return Err(format!(
-                    "disk fill {f}: a disk can hold valid data on 0 to {most:.4} of its shingled blocks \
-                     (the rest is its spare bands)"
-                ));
+                return Err(ApasRunError::DiskFill { fill: f, most });
             }
         }
         Ok(())
@@ -166,7 +164,7 @@ pub struct ApasTrace {
 }
 
 impl ApasTrace {
-    pub fn open(path: &Path, format: Option<TraceFormat>, accel: f64) -> Result<Self, String> {
+    pub fn open(path: &Path, format: Option<TraceFormat>, accel: f64) -> Result<Self, ReplayError> {
         let mode = if accel == 1.0 { ReplayMode::Recorded } else { ReplayMode::Accel(accel) };
         let spec = ReplaySpec {
             path: path.to_path_buf(),
@@ -177,7 +175,7 @@ impl ApasTrace {
             max_requests: None,
             windows: Vec::new(),
         };
-        let trace = replay::open(&spec).map_err(|e| e.to_string())?;
+        let trace = replay::open(&spec)?;
         Ok(ApasTrace { trace, spec })
     }
 
@@ -235,20 +233,22 @@ impl ApasTrace {
         out
     }
 
-    fn requests(&self, volume_blocks: u64) -> Result<impl Iterator<Item = Result<ReplayRequest, String>>, String> {
-        let r = self.trace.replayer(&self.spec, volume_blocks).map_err(|e| e.to_string())?;
-        Ok(r.map(|x| x.map_err(|e| e.to_string())))
+    fn requests(
+        &self,
+        volume_blocks: u64,
+    ) -> Result<impl Iterator<Item = Result<ReplayRequest, ReplayError>>, ReplayError> {
+        self.trace.replayer(&self.spec, volume_blocks)
     }
 }
 
 /// The period length a run of `trace` under `cfg` uses.
-pub fn period_ns(trace: &ApasTrace, cfg: &ApasSimConfig) -> Result<Nanos, String> {
+pub fn period_ns(trace: &ApasTrace, cfg: &ApasSimConfig) -> Result<Nanos, ApasRunError> {
     match cfg.period_ns {
         Some(p) => Ok(p),
         None => {
             let span = trace.span_ns();
             if span < AUTO_PERIODS {
-                return Err("the trace spans no time: give the period (--period-s)".into());
+                return Err(ApasRunError::NoSpan);
             }
             Ok(span.div_ceil(AUTO_PERIODS))
         }
@@ -418,13 +418,13 @@ impl Sim {
 }
 
 /// Replays `trace` under `policy`.
-pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Result<PolicyReport, String> {
+pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Result<PolicyReport, ApasRunError> {
     cfg.validate()?;
     let wall = Instant::now();
     let period = period_ns(trace, cfg)?;
     let apps = trace.applications();
     let cleaner = match policy {
-        Policy::Apas => Cleaner::Apas(GcPolicy::new(cfg.gc).map_err(|e| e.to_string())?),
+        Policy::Apas => Cleaner::Apas(GcPolicy::new(cfg.gc)?),
         Policy::Hwsr => Cleaner::Greedy {
             threshold_percent: cfg.gc.lazy_threshold_percent,
             whole_bands_only: cfg.hwsr_whole_bands_only,
@@ -464,15 +464,14 @@ pub fn run_policy(trace: &ApasTrace, cfg: &ApasSimConfig, policy: Policy) -> Res
     let cache_blocks = cfg.cache_blocks.unwrap_or(((footprint_blocks as f64) * cfg.cache_fraction).ceil() as u64);
     let (cache, manager) = match policy {
         Policy::Apas => {
-            let cpp = Cpp::new(cfg.cpp, cache_blocks, apps).map_err(|e| e.to_string())?;
+            let cpp = Cpp::new(cfg.cpp, cache_blocks, apps)?;
             (ApasCache::new(cpp.partition()), Manager::Apas { monitor: Monitor::new(apps), cpp })
         }
         Policy::Hwsr => (ApasCache::new(&hwsr::partition(cache_blocks, cfg.hwsr_read_fraction)?), Manager::Hwsr),
     };
     let ssd_cfg = presets::apas_slc();
-    let ssd_pages =
-        cache_blocks.max(ssd_cfg.min_user_pages(ssd_cfg.user_pages).ok_or("no SSD of the apas-slc preset fits")?);
-    let ssd = Ssd::new(ssd_cfg.with_user_pages(ssd_pages)).map_err(|e| e.to_string())?;
+    let ssd_pages = cache_blocks.max(ssd_cfg.min_user_pages(ssd_cfg.user_pages).ok_or(ApasRunError::NoSsdFits)?);
+    let ssd = Ssd::new(ssd_cfg.with_user_pages(ssd_pages))?;
     let mut sim =
         Sim { ssd, ssd_pages, cache, manager, disks, layout, fills: BinaryHeap::new(), tally: Tally::default() };
 

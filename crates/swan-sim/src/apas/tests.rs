@@ -97,7 +97,9 @@ fn aged_disks_start_just_above_the_lazy_threshold_and_the_run_crosses_it() {
         assert!(half.free_at_start.iter().all(|&f| (0.4999..=0.5001).contains(&f)), "{:?}", half.free_at_start);
     }
     let too_full = ApasSimConfig { disk_fill: DiskFill::Fraction(0.99), ..ApasSimConfig::default() };
-    assert!(run_policy(&trace, &too_full, Policy::Apas).unwrap_err().contains("disk fill 0.99"));
+    let e = run_policy(&trace, &too_full, Policy::Apas).unwrap_err();
+    assert!(matches!(e, ApasRunError::DiskFill { fill: 0.99, .. }), "{e:?}");
+    assert!(e.to_string().contains("disk fill 0.99"), "{e}");
 }
 
 #[test]
@@ -117,7 +119,7 @@ fn the_same_seed_gives_the_same_report() {
 #[test]
 fn bad_settings_are_errors_that_say_what() {
     let trace = ApasTrace::open(&overwrite_then_idle(), None, 1.0).unwrap();
-    let bad = |cfg: ApasSimConfig| run_policy(&trace, &cfg, Policy::Apas).unwrap_err();
+    let bad = |cfg: ApasSimConfig| run_policy(&trace, &cfg, Policy::Apas).unwrap_err().to_string();
     assert!(bad(ApasSimConfig { accel: 0.0, ..Default::default() }).contains("acceleration"));
     assert!(bad(ApasSimConfig { disks: 0, ..Default::default() }).contains("disk"));
     assert!(bad(ApasSimConfig { band_bytes: 1000, ..Default::default() }).contains("band size"));
@@ -156,7 +158,7 @@ fn the_fill_headroom_moves_the_first_cleaning_and_the_log_matches_the_counters()
         assert_eq!(ns, s.idle_cleaning_ns + s.lazy_cleaning_ns, "{policy:?}");
     }
     let bad = ApasSimConfig { auto_headroom: -0.1, ..ApasSimConfig::default() };
-    assert!(run_policy(&trace, &bad, Policy::Apas).unwrap_err().contains("headroom -0.1"));
+    assert!(run_policy(&trace, &bad, Policy::Apas).unwrap_err().to_string().contains("headroom -0.1"));
 }
 
 #[test]

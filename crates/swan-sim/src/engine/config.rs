@@ -148,21 +148,29 @@ impl SimConfig {
 pub enum SimError {
     #[error("invalid array: {0}")]
     Geometry(#[from] swan_core::geometry::GeometryError),
+    // The errors below that a prefix introduces are part of the message, not its cause: shown
+    // with or without the chain of causes, the text is the same.
     #[error("invalid SSD model: {0}")]
-    Ssd(String),
+    Ssd(swan_models::ssd::SsdConfigError),
     #[error("invalid workload: {0}")]
-    Workload(String),
+    Workload(crate::workload::WorkloadError),
     #[error("invalid run: {0}")]
     Config(String),
-    /// The run's GC settings, refused by the scheme (its text is the message's, not a cause).
+    #[error("invalid run: {0}")]
+    Arrival(crate::workload::ArrivalError),
+    /// The run's GC settings, refused by the scheme.
     #[error("invalid run: {0}")]
     GcSetting(swan_core::scheme::GcSettingError),
     #[error("invalid run: {0}")]
     Ggc(crate::ggc::GgcDriverError),
     #[error("invalid run: {0}")]
     Variation(swan_models::ssd::VariationError),
-    #[error("{0}")]
-    Source(String),
+    #[error("invalid run: {0}")]
+    Host(swan_models::host::HostModelError),
+    #[error("invalid run: {0}")]
+    Prefill(crate::prefill::PrefillError),
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
     /// A trace run's trace could not be opened or checked before the run.
     #[error(transparent)]
     Trace(#[from] crate::replay::ReplayError),

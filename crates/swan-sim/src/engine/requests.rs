@@ -62,7 +62,7 @@ pub(super) struct Requests {
     /// The source has no more requests: the run ends once the outstanding ones complete.
     exhausted: bool,
     /// Why the source failed; ends the run after the current event.
-    pub(super) source_error: Option<String>,
+    pub(super) source_error: Option<crate::source::SourceError>,
     pub(super) slots: Slots<InFlight>,
     pub(super) stalled: Stalled,
     /// When a user request last completed (or an idle array got one): the stall watchdog

@@ -96,7 +96,7 @@ pub(crate) fn synthetic(
 ) -> impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError> {
     move |volume_blocks| {
         let gen = Generator::new(&workload, volume_blocks, SimRng::fork(seed, 1)).map_err(SimError::Workload)?;
-        Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Config)?))
+        Ok(Box::new(SyntheticSource::new(gen, workload.arrival).map_err(SimError::Arrival)?))
     }
 }
 
@@ -143,7 +143,7 @@ impl<M: Members> Engine<M> {
             meter: Meter::new(measure_from, prefilled, counters_at_start, count, windows),
             user_writes_until: vec![0; count],
             host: match &cfg.host {
-                Some(m) => Some(swan_models::host::Host::new(m.clone()).map_err(|e| SimError::Config(e.to_string()))?),
+                Some(m) => Some(swan_models::host::Host::new(m.clone()).map_err(SimError::Host)?),
                 None => None,
             },
             error: None,
@@ -158,7 +158,7 @@ impl<M: Members> Engine<M> {
 /// draws only from its own seed, so the threads change when the work is done, not what it
 /// yields, and the SSDs come back in member order.
 pub(crate) fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimError> {
-    cfg.ssd.validate().map_err(|e| SimError::Ssd(e.to_string()))?;
+    cfg.ssd.validate().map_err(SimError::Ssd)?;
     let member_pages = cfg.ssd.user_pages;
     if member_pages < cfg.array.member_blocks {
         return Err(SimError::Config(format!(
@@ -192,7 +192,7 @@ fn build_ssd(cfg: &SimConfig, i: u32, members: u32) -> Result<Ssd, SimError> {
     let v = &cfg.ssd_variation;
     let factor = v.speed_factor(cfg.seed, i);
     let model = if factor == 1.0 { cfg.ssd.clone() } else { cfg.ssd.with_speed_factor(factor) };
-    let mut ssd = Ssd::new(model).map_err(|e| SimError::Ssd(e.to_string()))?;
+    let mut ssd = Ssd::new(model).map_err(SimError::Ssd)?;
     if let Some(periods) = v.slow_periods(cfg.seed, i) {
         ssd = ssd.with_slow_periods(periods);
     }
@@ -222,7 +222,7 @@ fn prefill_array(
         SimRng::fork(cfg.seed, PREFILL_STREAM),
     )
     .map_err(SimError::Workload)?;
-    let report = prefill::run(scheme, members, spec, &mut overwrites).map_err(SimError::Config)?;
+    let report = prefill::run(scheme, members, spec, &mut overwrites).map_err(SimError::Prefill)?;
     members.reset_stats();
     Ok(report)
 }

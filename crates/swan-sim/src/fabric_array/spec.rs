@@ -56,13 +56,18 @@ impl Placement {
     }
 }
 
+/// A placement name that is none of [`Placement::NAMES`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no placement {0:?} (expected one of: switch-major, spread)")]
+pub struct UnknownPlacement(pub String);
+
 impl std::str::FromStr for Placement {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPlacement;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "switch-major" => Ok(Placement::SwitchMajor),
             "spread" => Ok(Placement::Spread),
-            _ => Err(format!("no placement {s:?} (expected one of: {})", Placement::NAMES.join(", "))),
+            _ => Err(UnknownPlacement(s.to_string())),
         }
     }
 }

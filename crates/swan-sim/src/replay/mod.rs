@@ -57,27 +57,39 @@ pub enum ReplayMode {
     Closed(u32),
 }
 
+/// Why a `--replay-mode` does not parse; each names the mode as given.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ReplayModeError {
+    #[error("replay mode '{0}': the acceleration must be a positive number")]
+    Accel(String),
+    #[error("replay mode '{0}': the depth must be a whole number of at least 1")]
+    Depth(String),
+    #[error(
+        "unknown replay mode '{0}': expected recorded, accel=FACTOR (times divided by FACTOR) or closed=DEPTH \
+         (as fast as the array allows)"
+    )]
+    Unknown(String),
+}
+
 impl FromStr for ReplayMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let usage =
-            "expected recorded, accel=FACTOR (times divided by FACTOR) or closed=DEPTH (as fast as the array allows)";
+    type Err = ReplayModeError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "recorded" {
             return Ok(ReplayMode::Recorded);
         }
         if let Some(f) = s.strip_prefix("accel=") {
             return match f.parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 => Ok(ReplayMode::Accel(v)),
-                _ => Err(format!("replay mode '{s}': the acceleration must be a positive number")),
+                _ => Err(ReplayModeError::Accel(s.to_string())),
             };
         }
         if let Some(d) = s.strip_prefix("closed=") {
             return match d.parse::<u32>() {
                 Ok(v) if v > 0 => Ok(ReplayMode::Closed(v)),
-                _ => Err(format!("replay mode '{s}': the depth must be a whole number of at least 1")),
+                _ => Err(ReplayModeError::Depth(s.to_string())),
             };
         }
-        Err(format!("unknown replay mode '{s}': {usage}"))
+        Err(ReplayModeError::Unknown(s.to_string()))
     }
 }
 
@@ -98,8 +110,8 @@ impl From<ReplayMode> for String {
 }
 
 impl TryFrom<String> for ReplayMode {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
+    type Error = ReplayModeError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
         s.parse()
     }
 }

@@ -1,10 +1,9 @@
 //! A trace as the simulator's request source, and the engine built around it.
 
-use super::{open, ReplayError, ReplayMode, ReplayReport, Replayer, WindowIndex};
+use super::{open, ReplayMode, ReplayReport, Replayer, WindowIndex};
 use crate::engine::{build, build_synthetic, Built, SimConfig, SimError};
-use crate::source::{ArrivalSource, Next, Pacing};
+use crate::source::{ArrivalSource, Next, Pacing, SourceError};
 use crate::trace::TraceOp;
-use std::error::Error;
 use std::io::BufRead;
 use swan_core::scheme::{ReqOp, Request};
 use swan_models::Nanos;
@@ -32,9 +31,9 @@ impl<R: BufRead> ArrivalSource for TraceSource<R> {
         self.pacing
     }
 
-    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, SourceError> {
         let Some(r) = self.replayer.next() else { return Ok(None) };
-        let r = r.map_err(|e| with_causes(&e))?;
+        let r = r?;
         let op = match r.op {
             TraceOp::Read => ReqOp::Read,
             TraceOp::Write => ReqOp::Write,
@@ -52,18 +51,6 @@ impl<R: BufRead> ArrivalSource for TraceSource<R> {
     fn fraction_done(&self) -> Option<f64> {
         Some(self.replayer.records_done() as f64 / self.replayer.records_total().max(1) as f64)
     }
-}
-
-/// `e` and its causes, `: `-separated as the CLI prints errors: the engine takes a source's
-/// error as text, and a failed read must still say why.
-fn with_causes(e: &ReplayError) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text = format!("{text}: {c}");
-        cause = c.source();
-    }
-    text
 }
 
 /// The engine for `cfg`: its trace replayed when `cfg.trace` is set (then with what the
@@ -84,11 +71,19 @@ pub fn engine(cfg: &SimConfig) -> Result<(Built, Option<ReplayReport>), SimError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::ReplayError;
 
+    /// The run's error carries the failed read's cause, for the CLI to print after it.
     #[test]
     fn a_source_error_keeps_its_cause() {
         let source = std::io::Error::other("disk on fire");
-        let e = ReplayError::Read { path: "t.mqsim".into(), line: 5, source };
-        assert_eq!(with_causes(&e), "t.mqsim:5: read failed: disk on fire");
+        let e = SimError::from(SourceError::from(ReplayError::Read { path: "t.mqsim".into(), line: 5, source }));
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text = format!("{text}: {c}");
+            cause = c.source();
+        }
+        assert_eq!(text, "t.mqsim:5: read failed: disk on fire");
     }
 }

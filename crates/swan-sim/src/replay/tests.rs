@@ -41,10 +41,12 @@ fn replay_modes_parse_and_print() {
         assert_eq!(mode.to_string(), text);
     }
     assert_eq!("accel=0.5".parse::<ReplayMode>().unwrap(), ReplayMode::Accel(0.5));
-    assert!("accel=0".parse::<ReplayMode>().unwrap_err().contains("positive"));
-    assert!("accel=x".parse::<ReplayMode>().unwrap_err().contains("positive"));
-    assert!("closed=0".parse::<ReplayMode>().unwrap_err().contains("at least 1"));
-    assert!("fast".parse::<ReplayMode>().unwrap_err().contains("expected recorded, accel=FACTOR"));
+    let err = |s: &str| s.parse::<ReplayMode>().unwrap_err().to_string();
+    assert!(err("accel=0").contains("positive"));
+    assert!(err("accel=x").contains("positive"));
+    assert!(err("closed=0").contains("at least 1"));
+    assert!(err("fast").contains("expected recorded, accel=FACTOR"));
+    assert_eq!("closed=0".parse::<ReplayMode>(), Err(super::ReplayModeError::Depth("closed=0".into())));
     assert_eq!(ReplayMode::Accel(4.0).arrival_ns(1_000), 250);
     assert_eq!(ReplayMode::Closed(2).arrival_ns(1_000), 0);
 }

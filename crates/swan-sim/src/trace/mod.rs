@@ -176,17 +176,21 @@ impl fmt::Display for TraceFormat {
     }
 }
 
+/// A trace format name that is none of [`TraceFormat::ALL`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("unknown trace format '{0}': expected msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics or etw")]
+pub struct UnknownTraceFormat(pub String);
+
 impl FromStr for TraceFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownTraceFormat;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.eq_ignore_ascii_case("ms-etw") {
             return Ok(TraceFormat::Etw);
         }
-        TraceFormat::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
-            format!(
-                "unknown trace format '{s}': expected msr, spc, mqsim, disksim, blkparse, heimdall, cloudphysics or etw"
-            )
-        })
+        TraceFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownTraceFormat(s.to_string()))
     }
 }
 
@@ -385,13 +389,18 @@ pub enum AddressPolicy {
     Scale,
 }
 
+/// An address policy name other than `wrap` and `scale`.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("unknown address policy '{0}': expected wrap or scale")]
+pub struct UnknownAddressPolicy(pub String);
+
 impl FromStr for AddressPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownAddressPolicy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "wrap" => Ok(AddressPolicy::Wrap),
             "scale" => Ok(AddressPolicy::Scale),
-            _ => Err(format!("unknown address policy '{s}': expected wrap or scale")),
+            _ => Err(UnknownAddressPolicy(s.to_string())),
         }
     }
 }
@@ -580,7 +589,7 @@ mod tests {
         }
         assert_eq!("MSR".parse::<TraceFormat>().unwrap(), TraceFormat::Msr);
         assert_eq!("ms-etw".parse::<TraceFormat>().unwrap(), TraceFormat::Etw);
-        assert!("csv".parse::<TraceFormat>().unwrap_err().contains("expected msr, spc"));
+        assert!("csv".parse::<TraceFormat>().unwrap_err().to_string().contains("expected msr, spc"));
     }
 
     #[test]
@@ -648,7 +657,7 @@ mod tests {
             assert_eq!(p.to_string().parse::<AddressPolicy>().unwrap(), p);
         }
         assert_eq!(
-            "modulo".parse::<AddressPolicy>().unwrap_err(),
+            "modulo".parse::<AddressPolicy>().unwrap_err().to_string(),
             "unknown address policy 'modulo': expected wrap or scale"
         );
     }

@@ -391,11 +391,12 @@ impl GcState {
         }
     }
 
-    /// Every FIMM's map is whole (tests run it at the end of each GC run).
+    /// Every FIMM's map is whole (tests run it at the end of each GC run); Err names the
+    /// first FIMM whose map is not.
     #[cfg(test)]
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), (usize, swan_core::triple_a::FimmMapError)> {
         for (i, f) in self.ftls.iter().enumerate() {
-            f.check().map_err(|e| format!("FIMM {i}: {e}"))?;
+            f.check().map_err(|e| (i, e))?;
         }
         Ok(())
     }

@@ -130,8 +130,8 @@ pub enum TripleARunError {
     Policy(#[from] TripleAError),
     #[error("invalid run: {0}")]
     Config(String),
-    #[error("{0}")]
-    Source(String),
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
     #[error("the fabric refused an operation: {0}")]
     Route(#[from] swan_models::fabric::FabricOpError),
 }

@@ -6,7 +6,7 @@ use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
 use super::{TripleAConfig, TripleARunError};
 use crate::hot_clusters::{HotClusterSource, HotClusterSpec};
-use crate::source::{ArrivalSource, Next, Pacing};
+use crate::source::{ArrivalSource, Next, Pacing, SourceError};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use swan_core::scheme::ReqOp;
@@ -101,7 +101,7 @@ impl TripleADriver {
     /// A run of `cfg`, its requests from the source `make_source` builds for the static layout.
     pub fn new(
         cfg: TripleAConfig,
-        make_source: impl FnOnce(StaticLayout) -> Result<Box<dyn ArrivalSource>, String>,
+        make_source: impl FnOnce(StaticLayout) -> Result<Box<dyn ArrivalSource>, SourceError>,
     ) -> Result<Self, TripleARunError> {
         if !(cfg.sim_seconds > 0.0 && cfg.sim_seconds.is_finite()) {
             return Err(TripleARunError::Config(format!("run for a positive time, not {} s", cfg.sim_seconds)));
@@ -125,7 +125,7 @@ impl TripleADriver {
             Some(g) => Some(GcState::new(g, f, layout.fixed().config(), cfg.gc_seed)?),
             None => None,
         };
-        let source = make_source(*layout.fixed()).map_err(TripleARunError::Source)?;
+        let source = make_source(*layout.fixed())?;
         let depth = match source.pacing() {
             Pacing::Closed { depth } => Some(depth.max(1)),
             Pacing::Timed => None,
@@ -158,7 +158,7 @@ impl TripleADriver {
         match depth {
             Some(depth) => (0..depth).for_each(|_| d.push(0, Event::Issue)),
             None => {
-                d.due = d.source.next(0).map_err(TripleARunError::Source)?;
+                d.due = d.source.next(0)?;
                 if let Some(first) = d.due {
                     d.push(first.at, Event::Issue);
                 }
@@ -276,10 +276,10 @@ impl TripleADriver {
     /// laggard detector at once.
     fn issue(&mut self, now: Nanos) -> Result<(), TripleARunError> {
         let next = if self.closed {
-            self.source.next(now).map_err(TripleARunError::Source)?
+            self.source.next(now)?
         } else {
             let due = self.due.take();
-            self.due = self.source.next(now).map_err(TripleARunError::Source)?;
+            self.due = self.source.next(now)?;
             if let Some(n) = self.due {
                 self.push(n.at.max(now), Event::Issue);
             }

@@ -21,7 +21,7 @@
 use super::{TripleAConfig, TripleADriver, TripleARunError};
 use crate::replay::{self, human_bytes, OpenTrace, ReplayError, ReplayMode, ReplaySpec, Replayer, TraceInput};
 use crate::rng::SimRng;
-use crate::source::{ArrivalSource, Next, Pacing};
+use crate::source::{ArrivalSource, Next, Pacing, SourceError};
 use crate::trace::{AddressPolicy, TraceFormat, TraceOp, BLOCK_BYTES};
 use std::path::Path;
 use swan_core::scheme::{ReqOp, Request};
@@ -113,8 +113,8 @@ impl TraceWorkload {
         )
     }
 
-    fn replayer(&self, pages: u64) -> Result<Replayer<TraceInput>, String> {
-        self.trace.replayer(&self.spec, pages).map_err(|e| e.to_string())
+    fn replayer(&self, pages: u64) -> Result<Replayer<TraceInput>, ReplayError> {
+        self.trace.replayer(&self.spec, pages)
     }
 }
 
@@ -131,15 +131,15 @@ impl ArrivalSource for LoopedTrace {
         Pacing::Closed { depth: self.workload.depth.max(1) }
     }
 
-    fn next(&mut self, now: Nanos) -> Result<Option<Next>, String> {
+    fn next(&mut self, now: Nanos) -> Result<Option<Next>, SourceError> {
         let r = match self.replayer.next() {
             Some(r) => r,
             None => {
                 self.replayer = self.workload.replayer(self.pages)?;
-                self.replayer.next().ok_or("the trace had no request on its next pass")?
+                self.replayer.next().ok_or(SourceError::EmptyPass)?
             }
         };
-        let r = r.map_err(|e| e.to_string())?;
+        let r = r?;
         let op = match r.op {
             TraceOp::Read => ReqOp::Read,
             TraceOp::Write => ReqOp::Write,
