@@ -17,8 +17,8 @@
 //! `swan-<uuid>.<n>.sock`, and clients pick among them the server that holds the member file
 //! they were given (its status names each member's device and inode).
 
-use crate::engine::Engine;
-use crate::member::FileId;
+use crate::engine::{CommandError, Engine};
+use crate::member::{BadFileId, FileId};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::fs::PermissionsExt;
@@ -170,7 +170,7 @@ fn answer(engine: &Engine, exports: &[ExportEntry], this: usize, request: &str) 
     let mut words = request.splitn(3, ' ');
     let verb = words.next().unwrap_or("");
     let member = |w: Option<&str>| w.and_then(|w| w.parse::<u32>().ok()).ok_or("expected a member index");
-    let result: Result<String, String> = match verb {
+    let result: Result<String, ControlError> = match verb {
         "" | "status" => {
             let mut v = serde_json::to_value(engine.status()?).ok()?;
             if let Some(o) = v.as_object_mut() {
@@ -180,23 +180,47 @@ fn answer(engine: &Engine, exports: &[ExportEntry], this: usize, request: &str) 
             return Some(v);
         }
         "fail" => match (member(words.next()), addressed(words.next().unwrap_or(""))) {
-            (Ok(m), Ok((via, ""))) => holds(engine, via).and_then(|()| engine.fail(m)),
-            _ => Err("usage: fail INDEX [@DEV:INO]".into()),
+            (Ok(m), Ok((via, ""))) => holds(engine, via).and_then(|()| Ok(engine.fail(m)?)),
+            _ => Err(ControlError::FailUsage),
         },
         "replace" => match (member(words.next()), addressed(words.next().unwrap_or(""))) {
-            (Ok(m), Ok((via, p))) if !p.is_empty() => holds(engine, via).and_then(|()| engine.replace(m, p.into())),
-            _ => Err("usage: replace INDEX [@DEV:INO] PATH".into()),
+            (Ok(m), Ok((via, p))) if !p.is_empty() => {
+                holds(engine, via).and_then(|()| Ok(engine.replace(m, p.into())?))
+            }
+            _ => Err(ControlError::ReplaceUsage),
         },
-        other => Err(format!("unknown request {other:?} (status, fail N, replace N PATH)")),
+        other => Err(ControlError::Unknown(other.to_string())),
     };
     Some(match result {
         Ok(msg) => serde_json::json!({ "ok": msg }),
-        Err(msg) => serde_json::json!({ "error": msg }),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
     })
 }
 
+/// Why a `fail` or `replace` request was refused: its `{"error": ...}` answer.
+#[derive(Debug, thiserror::Error)]
+enum ControlError {
+    #[error("usage: fail INDEX [@DEV:INO]")]
+    FailUsage,
+    #[error("usage: replace INDEX [@DEV:INO] PATH")]
+    ReplaceUsage,
+    #[error("unknown request {0:?} (status, fail N, replace N PATH)")]
+    Unknown(String),
+    #[error("the engine did not answer")]
+    NoAnswer,
+    /// The request was made through member file `via`, which this server does not hold.
+    #[error(
+        "refused: this server of array {uuid} does not hold the member the request was made through (file {via}); \
+         its members are {}: the request was meant for the server of another copy of the array",
+        .members.join(", ")
+    )]
+    NotHeld { uuid: String, via: FileId, members: Vec<String> },
+    #[error(transparent)]
+    Command(#[from] CommandError),
+}
+
 /// The member a request says it is addressed through (`@DEV:INO`, first), and the rest.
-fn addressed(rest: &str) -> Result<(Option<FileId>, &str), String> {
+fn addressed(rest: &str) -> Result<(Option<FileId>, &str), BadFileId> {
     match rest.strip_prefix('@') {
         Some(r) => {
             let (id, rest) = r.split_once(' ').unwrap_or((r, ""));
@@ -208,19 +232,14 @@ fn addressed(rest: &str) -> Result<(Option<FileId>, &str), String> {
 
 /// Refuse a request addressed through a file this server does not hold as a member: it was
 /// meant for the server of another copy of the array (copies share the UUID).
-fn holds(engine: &Engine, via: Option<FileId>) -> Result<(), String> {
+fn holds(engine: &Engine, via: Option<FileId>) -> Result<(), ControlError> {
     let Some(via) = via else { return Ok(()) };
-    let status = engine.status().ok_or("the engine did not answer")?;
+    let status = engine.status().ok_or(ControlError::NoAnswer)?;
     if status.members.iter().any(|m| m.file == Some(via)) {
         return Ok(());
     }
-    let paths: Vec<&str> = status.members.iter().map(|m| m.path.as_str()).collect();
-    Err(format!(
-        "refused: this server of array {} does not hold the member the request was made through (file {via}); \
-         its members are {}: the request was meant for the server of another copy of the array",
-        status.uuid,
-        paths.join(", ")
-    ))
+    let members = status.members.iter().map(|m| m.path.clone()).collect();
+    Err(ControlError::NotHeld { uuid: status.uuid, via, members })
 }
 
 /// Ask the server listening on `path` for its status (as JSON).

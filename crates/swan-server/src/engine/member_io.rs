@@ -21,6 +21,7 @@
 
 use super::open_rows::OpenRows;
 use super::status::{MemberStatus, RebuildStatus};
+use super::{FailError, ReplaceError};
 use crate::array::write_superblocks;
 use crate::layout::{Superblock, SuperblockError};
 use crate::member::{Member, MemberError, MemberSource, OpenOptions, BLOCK};
@@ -297,44 +298,38 @@ impl MemberIo {
     }
 
     /// Why member `m` may not be failed by request (`swan fail`), if it may not.
-    pub fn refuse_to_fail(&self, m: u32) -> Result<(), String> {
+    pub fn refuse_to_fail(&self, m: u32) -> Result<(), FailError> {
         if m as usize >= self.members.len() {
-            return Err(format!("the array has {} members; there is no member {m}", self.members.len()));
+            return Err(FailError::NoSuchMember { member: m, members: self.members.len() });
         }
         if !self.members.has_parity() {
-            return Err("a RAID0 array has no parity: failing a member would lose its data".into());
+            return Err(FailError::NoParity);
         }
         match self.members.health(m) {
-            Health::Failed => return Err(format!("member {m} has failed already")),
-            Health::Rebuilding => return Err(format!("member {m} is being rebuilt")),
+            Health::Failed => return Err(FailError::AlreadyFailed { member: m }),
+            Health::Rebuilding => return Err(FailError::Rebuilding { member: m }),
             Health::Healthy => {}
         }
         if let Some(p) = self.members.peers(m).find(|&p| !self.members.is_healthy(p)) {
-            return Err(format!(
-                "member {p} of the same parity group is {}: failing {m} too would lose data",
-                self.members.health(p).name()
-            ));
+            return Err(FailError::PeerDown { member: m, peer: p, health: self.members.health(p).name() });
         }
         Ok(())
     }
 
     /// Open `path` to replace failed member `m` (`swan replace`), checking that it may.
     /// `read_only`: the array is served read-only.
-    pub fn open_replacement(&self, m: u32, path: &Path, read_only: bool) -> Result<Member, String> {
+    pub fn open_replacement(&self, m: u32, path: &Path, read_only: bool) -> Result<Member, ReplaceError> {
         if m as usize >= self.members.len() {
-            return Err(format!("the array has {} members; there is no member {m}", self.members.len()));
+            return Err(ReplaceError::NoSuchMember { member: m, members: self.members.len() });
         }
         if let Some(r) = &self.rebuild {
-            return Err(format!("member {} is being rebuilt already; one rebuild at a time", r.member));
+            return Err(ReplaceError::RebuildUnderWay { rebuilding: r.member });
         }
         if self.members.health(m) != Health::Failed {
-            return Err(format!(
-                "member {m} is {}; only a failed member is replaced (swan fail it first)",
-                self.members.health(m).name()
-            ));
+            return Err(ReplaceError::NotFailed { member: m, health: self.members.health(m).name() });
         }
         if read_only {
-            return Err("the array is served read-only".into());
+            return Err(ReplaceError::ReadOnly);
         }
         let old = &self.members[m as usize];
         if let Some(stuck) = old.stuck_for() {
@@ -342,51 +337,50 @@ impl MemberIo {
             // wait on the very operation that is stuck.
             let was = old.canonical().unwrap_or(old.path());
             if was == std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()) {
-                return Err(format!(
-                    "member {m} ({}) has had an operation stuck for {:.0} s, which may still write to it: \
-                     rebuilding onto the same file could be overwritten by that late write; replace it with \
-                     another file or device, or wait until the member answers",
-                    path.display(),
-                    stuck.as_secs_f64()
-                ));
+                return Err(ReplaceError::SameFileStuck {
+                    member: m,
+                    path: path.to_owned(),
+                    stuck_s: stuck.as_secs_f64(),
+                });
             }
         }
         let direct = self.members.first().is_some_and(Member::is_direct);
-        let new = self.source.open(path, OpenOptions { direct, read_only: false }).map_err(|e| e.to_string())?;
-        new.lock(true).map_err(|e| e.to_string())?;
+        let new = self.source.open(path, OpenOptions { direct, read_only: false })?;
+        new.lock(true)?;
         if new.blocks() < self.sb.member_blocks {
-            return Err(format!(
-                "{} holds {} blocks; a member of this array needs {}",
-                path.display(),
-                new.blocks(),
-                self.sb.member_blocks
-            ));
+            return Err(ReplaceError::TooSmall {
+                path: path.to_owned(),
+                blocks: new.blocks(),
+                wanted: self.sb.member_blocks,
+            });
         }
         match crate::array::read_superblock(&new) {
             Err(SuperblockError::NotSwan) => {}
             Ok(sb) if sb.uuid == self.sb.uuid && sb.member_index == m => {} // the same member, back
             Ok(sb) => {
-                return Err(format!(
-                    "{} is member {} of swan array {}: wipe its first block to use it here",
-                    path.display(),
-                    sb.member_index,
-                    sb.uuid_string()
-                ))
+                return Err(ReplaceError::OtherArray {
+                    path: path.to_owned(),
+                    index: sb.member_index,
+                    uuid: sb.uuid_string(),
+                })
             }
             Err(_) => {} // a damaged superblock: nothing to keep
         }
         Ok(new)
     }
 
-    /// Put `new` in member `m`'s place and start rebuilding it. No member I/O of the read
-    /// pool may be in flight: the members are replaced whole.
-    pub fn start_rebuild(&mut self, m: u32, new: Member, path: &Path) -> Result<String, String> {
+    /// Put `new` in member `m`'s place and start rebuilding it; what it says it does. No
+    /// member I/O of the read pool may be in flight: the members are replaced whole.
+    pub fn start_rebuild(&mut self, m: u32, new: Member, path: &Path) -> String {
+        // What open_replacement checked: one rebuild at a time, of a failed member.
+        assert!(self.rebuild.is_none(), "member {m}'s rebuild started while another runs");
+        assert_eq!(self.members.health(m), Health::Failed, "member {m} rebuilt while not failed");
         let next = self.members.with_replacement(m, new);
         self.members = Arc::new(next);
         self.stats[m as usize].path = path.display().to_string();
         self.rebuild = Some(Rebuild { member: m, cursor: 0 });
         eprintln!("swan: rebuilding member {m} onto {}", path.display());
-        Ok(format!("rebuilding member {m} onto {}", path.display()))
+        format!("rebuilding member {m} onto {}", path.display())
     }
 
     pub fn rebuilding(&self) -> bool {

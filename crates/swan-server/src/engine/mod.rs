@@ -45,7 +45,7 @@ mod worker;
 
 pub use clock::{Clock, ManualClock};
 pub use cpu::EngineCpu;
-pub use error::EngineError;
+pub use error::{CommandError, EngineError, FailError, ReplaceError};
 pub use status::{GroupStatus, MemberStatus, RebuildStatus, StatusReport};
 
 use crate::array::{Opened, Recovered};
@@ -93,9 +93,9 @@ enum Msg {
     /// A read the pool could not do (a member failed under it): done here, degraded.
     Retry(BlockRequest, Completion),
     /// `swan fail`: take a member out of service.
-    Fail(u32, Sender<Result<String, String>>),
+    Fail(u32, Sender<Result<String, FailError>>),
     /// `swan replace`: rebuild a failed member onto a new device or file.
-    Replace(u32, PathBuf, Sender<Result<String, String>>),
+    Replace(u32, PathBuf, Sender<Result<String, ReplaceError>>),
     Stop,
 }
 
@@ -162,17 +162,19 @@ impl Engine {
     }
 
     /// Mark member `m` failed (what `swan fail` asks).
-    pub fn fail(&self, m: u32) -> Result<String, String> {
+    pub fn fail(&self, m: u32) -> Result<String, CommandError> {
         let (tx, rx) = mpsc::channel();
-        self.send(Msg::Fail(m, tx)).map_err(|_| "the server is stopping".to_string())?;
-        rx.recv_timeout(Duration::from_secs(60)).map_err(|_| "the engine did not answer".to_string())?
+        self.send(Msg::Fail(m, tx)).map_err(|_| CommandError::Stopping)?;
+        let answer = rx.recv_timeout(Duration::from_secs(60)).map_err(|_| CommandError::NoAnswer)?;
+        Ok(answer?)
     }
 
     /// Start rebuilding failed member `m` onto `path` (what `swan replace` asks).
-    pub fn replace(&self, m: u32, path: PathBuf) -> Result<String, String> {
+    pub fn replace(&self, m: u32, path: PathBuf) -> Result<String, CommandError> {
         let (tx, rx) = mpsc::channel();
-        self.send(Msg::Replace(m, path, tx)).map_err(|_| "the server is stopping".to_string())?;
-        rx.recv_timeout(Duration::from_secs(60)).map_err(|_| "the engine did not answer".to_string())?
+        self.send(Msg::Replace(m, path, tx)).map_err(|_| CommandError::Stopping)?;
+        let answer = rx.recv_timeout(Duration::from_secs(60)).map_err(|_| CommandError::NoAnswer)?;
+        Ok(answer?)
     }
 
     /// Finish queued requests, make everything durable, write a checkpoint and stop.
@@ -261,12 +263,12 @@ impl Stepper {
     }
 
     /// [`Engine::fail`], on this thread.
-    pub fn fail(&mut self, m: u32) -> Result<String, String> {
+    pub fn fail(&mut self, m: u32) -> Result<String, FailError> {
         self.worker.fail_by_request(m)
     }
 
     /// [`Engine::replace`], on this thread; the rebuild advances with [`Stepper::round`].
-    pub fn replace(&mut self, m: u32, path: &std::path::Path) -> Result<String, String> {
+    pub fn replace(&mut self, m: u32, path: &std::path::Path) -> Result<String, ReplaceError> {
         self.worker.start_replace(m, path)
     }
 

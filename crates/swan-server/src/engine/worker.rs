@@ -710,12 +710,12 @@ impl Worker {
     }
 
     /// `swan fail`, on this thread.
-    pub fn fail_by_request(&mut self, m: u32) -> Result<String, String> {
+    pub fn fail_by_request(&mut self, m: u32) -> Result<String, super::FailError> {
         self.store.fail_by_request(m)
     }
 
     /// `swan replace`, on this thread.
-    pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, String> {
+    pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, super::ReplaceError> {
         self.store.start_replace(m, path)
     }
 }

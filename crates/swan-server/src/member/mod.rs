@@ -76,13 +76,19 @@ impl fmt::Display for FileId {
     }
 }
 
+/// Text that is not a [`FileId`] (`DEV:INO`, two decimal numbers).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not DEV:INO")]
+pub struct BadFileId(pub String);
+
 impl std::str::FromStr for FileId {
-    type Err = String;
+    type Err = BadFileId;
 
     /// `DEV:INO`, as [`FileId`] displays.
-    fn from_str(s: &str) -> Result<FileId, String> {
-        let (dev, ino) = s.split_once(':').ok_or_else(|| format!("{s:?} is not DEV:INO"))?;
-        let n = |w: &str| w.parse::<u64>().map_err(|_| format!("{s:?} is not DEV:INO"));
+    fn from_str(s: &str) -> Result<FileId, BadFileId> {
+        let bad = || BadFileId(s.to_string());
+        let (dev, ino) = s.split_once(':').ok_or_else(bad)?;
+        let n = |w: &str| w.parse::<u64>().map_err(|_| bad());
         Ok(FileId { dev: n(dev)?, ino: n(ino)? })
     }
 }

@@ -16,7 +16,7 @@ use super::durability::{Appended, Durability};
 use super::executor::{Buffers, Executor};
 use super::gc::{GcRun, Staged};
 use super::member_io::MemberIo;
-use super::{EngineError, EngineOptions};
+use super::{EngineError, EngineOptions, FailError, ReplaceError};
 use crate::array::{Opened, Recovered};
 use crate::member::{Member, MemberError, BLOCK};
 use crate::pool::{IoPool, DIRECT_THREADS, THREADS};
@@ -610,20 +610,20 @@ impl Store {
     }
 
     /// `swan fail`: take member `m` out of service as if it had failed.
-    pub fn fail_by_request(&mut self, m: u32) -> Result<String, String> {
+    pub fn fail_by_request(&mut self, m: u32) -> Result<String, FailError> {
         self.io.refuse_to_fail(m)?;
         self.drain_member_io();
         if !self.io.fail(m, "failed by request (swan fail)") {
-            return Err(format!("member {m} cannot be spared"));
+            return Err(FailError::CannotSpare { member: m });
         }
         Ok(format!("member {m} ({}) marked failed", self.io.members[m as usize].path().display()))
     }
 
     /// `swan replace`: rebuild member `m` onto the device or file at `path`.
-    pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, String> {
+    pub fn start_replace(&mut self, m: u32, path: &Path) -> Result<String, ReplaceError> {
         let new = self.io.open_replacement(m, path, self.read_only)?;
         self.drain_member_io();
-        self.io.start_rebuild(m, new, path)
+        Ok(self.io.start_rebuild(m, new, path))
     }
     /// The durable half of a sync point: every completed write made durable and every
     /// change since the last one journaled, after moving data off failed members' open
