@@ -26,12 +26,20 @@ impl LogArray {
         }
     }
 
+    /// Whether slot `pba`'s P2L entry names `lba`, where the P2L of its segment is in memory
+    /// (for the debug checks of the remaps: a live slot's P2L names the block living there).
+    fn p2l_names(&self, pba: u64, lba: u64) -> bool {
+        !self.p2l.knows(self.seg_of(pba)) || self.p2l.get(pba) == lba
+    }
+
     /// [`LogArray::remap`] of a block known to live at `from` now: the map entry need not
     /// be read first (GC knows where each block it moves lived).
     pub(super) fn remap_live(&mut self, lba: u64, from: u64, to: u64) {
         if let Some(log) = self.changes.as_mut() {
             log.push(MapChange::Map { lba, pba: to });
         }
+        debug_assert!(!self.is_live(to), "GC moved block {lba} onto slot {to}, which holds a live block");
+        debug_assert!(self.p2l_names(from, lba), "P2L of slot {from} does not name block {lba}, which lives there");
         self.segs.remove_valid(self.seg_of(from));
         self.set_live(from, false);
         self.l2p.set(lba, to);
@@ -46,11 +54,14 @@ impl LogArray {
         }
         let old = self.l2p.get(lba);
         if old != UNMAPPED {
+            debug_assert!(self.is_live(old), "block {lba} maps to slot {old}, which is not marked live");
+            debug_assert!(self.p2l_names(old, lba), "P2L of slot {old} does not name block {lba}, which lives there");
             self.segs.remove_valid(self.seg_of(old));
             self.set_live(old, false);
         }
         self.l2p.set(lba, pba);
         if pba != UNMAPPED {
+            debug_assert!(!self.is_live(pba), "block {lba} written to slot {pba}, which holds a live block");
             self.segs.add_valid(self.seg_of(pba));
             self.set_live(pba, true);
         }
