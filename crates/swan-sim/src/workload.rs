@@ -522,7 +522,7 @@ mod tests {
             assert!(r.lba >= 100 && r.lba + 4 <= 1100 && (r.lba - 100).is_multiple_of(4));
         }
         let bad = WorkloadSpec { region_blocks: 5000, ..Default::default() };
-        let e = Generator::new(&bad, 2000, SimRng::new(3)).err().expect("refused");
+        let e = Generator::new(&bad, 2000, SimRng::new(3)).expect_err("refused");
         assert!(matches!(e, WorkloadError::RegionBeyondVolume { volume: 2000, .. }), "{e:?}");
         assert!(e.to_string().contains("exceeds"), "{e}");
     }
@@ -568,7 +568,7 @@ mod tests {
         assert_eq!(Generator::new(&open, 100, SimRng::new(1)).unwrap().next_gap_ns(), Some(1_000_000));
         let bad =
             WorkloadSpec { arrival: Arrival::Bursty { iops: 1.0, on_ms: 0.0, off_ms: 1.0 }, ..Default::default() };
-        let e = Generator::new(&bad, 100, SimRng::new(1)).err().expect("refused");
+        let e = Generator::new(&bad, 100, SimRng::new(1)).expect_err("refused");
         assert!(matches!(e, WorkloadError::Arrival(ArrivalError::BurstyPeriods { .. })), "{e:?}");
         assert!(e.to_string().contains("ON period"), "{e}");
     }
