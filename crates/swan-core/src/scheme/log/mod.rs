@@ -238,7 +238,7 @@ impl LogArray {
     /// the front-end R-group as well as in the back-end, greedy over every R-group, moving
     /// its blocks inside the front-end. It asks whether SWAN's victims are fuller than one
     /// log's because the emptiest segments sit in the front-end while GC must run
-    /// (docs/swan.md). Err for Log-RAID, which has no front-end.
+    /// (docs/findings/swan.md). Err for Log-RAID, which has no front-end.
     pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), String> {
         if on && self.cfg.layout != Layout::Swan {
             return Err("GC in the front-end is an experiment on SWAN's R-groups; Log-RAID has no front-end".into());
