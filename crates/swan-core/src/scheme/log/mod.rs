@@ -224,7 +224,7 @@ impl LogArray {
     }
 
     fn seg_of(&self, pba: u64) -> u64 {
-        pba / u64::from(self.geo.data_slots)
+        self.geo.segment_of_pba(pba)
     }
 
     /// SWAN's read priority (the slides: "a read that falls on the back-end R-group doing
