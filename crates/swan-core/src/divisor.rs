@@ -40,7 +40,7 @@ impl Divisor {
 
     /// `n / d`.
     #[inline(always)]
-    pub fn div(self, n: u64) -> u64 {
+    pub fn quotient(self, n: u64) -> u64 {
         if self.direct(n) {
             ((u128::from(self.c) * u128::from(n)) >> 64) as u64
         } else {
@@ -50,7 +50,7 @@ impl Divisor {
 
     /// `n % d`.
     #[inline(always)]
-    pub fn rem(self, n: u64) -> u64 {
+    pub fn remainder(self, n: u64) -> u64 {
         if self.direct(n) {
             let low = self.c.wrapping_mul(n);
             ((u128::from(low) * u128::from(self.d)) >> 64) as u64
@@ -62,7 +62,7 @@ impl Divisor {
     /// `(n / d, n % d)`.
     #[inline(always)]
     pub fn div_rem(self, n: u64) -> (u64, u64) {
-        let q = self.div(n);
+        let q = self.quotient(n);
         (q, n - q * self.d)
     }
 }
@@ -73,8 +73,8 @@ mod tests {
 
     fn check(d: u64, n: u64) {
         let v = Divisor::new(d);
-        assert_eq!(v.div(n), n / d, "{n} / {d}");
-        assert_eq!(v.rem(n), n % d, "{n} % {d}");
+        assert_eq!(v.quotient(n), n / d, "{n} / {d}");
+        assert_eq!(v.remainder(n), n % d, "{n} % {d}");
         assert_eq!(v.div_rem(n), (n / d, n % d), "{n} div_rem {d}");
     }
 

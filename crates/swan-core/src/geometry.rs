@@ -241,7 +241,7 @@ impl Geometry {
 
     #[inline]
     pub fn group_of_segment(&self, segment: u64) -> u32 {
-        self.div.segments_per_group.div(segment) as u32
+        self.div.segments_per_group.quotient(segment) as u32
     }
 
     #[inline]
@@ -262,7 +262,7 @@ impl Geometry {
     /// The member block holding row `row` (0-based within the segment) of `segment`.
     #[inline]
     pub fn row_block(&self, segment: u64, row: u32) -> MemberBlock {
-        let local = self.div.segments_per_group.rem(segment);
+        let local = self.div.segments_per_group.remainder(segment);
         self.member_offset + local * u64::from(self.segment_rows) + u64::from(row)
     }
 
@@ -273,7 +273,7 @@ impl Geometry {
         match self.raid {
             RaidLevel::Raid0 => None,
             RaidLevel::Raid4 => Some(k - 1),
-            RaidLevel::Raid5 => Some(k - 1 - self.div.ssds_per_rgroup.rem(row_block) as u32),
+            RaidLevel::Raid5 => Some(k - 1 - self.div.ssds_per_rgroup.remainder(row_block) as u32),
         }
     }
 
@@ -287,7 +287,7 @@ impl Geometry {
                 data_col
             }
             // Left-symmetric: data starts just after the parity column and wraps.
-            Some(p) => self.div.ssds_per_rgroup.rem(u64::from(p + 1 + data_col)) as u32,
+            Some(p) => self.div.ssds_per_rgroup.remainder(u64::from(p + 1 + data_col)) as u32,
         }
     }
 
@@ -328,7 +328,7 @@ impl Geometry {
     /// Whether `slot` completes a stripe row (its parity can then be written).
     #[inline]
     pub fn slot_ends_row(&self, slot: u32) -> bool {
-        self.div.data_members.rem(u64::from(slot) + 1) == 0
+        self.div.data_members.remainder(u64::from(slot) + 1) == 0
     }
 
     #[inline]
@@ -345,7 +345,7 @@ impl Geometry {
     /// The segment of `pba` (the first half of [`Geometry::split_pba`]).
     #[inline]
     pub fn segment_of_pba(&self, pba: u64) -> u64 {
-        self.div.data_slots.div(pba)
+        self.div.data_slots.quotient(pba)
     }
 }
 

@@ -142,11 +142,11 @@ impl PageFtl {
     }
 
     fn block_of(&self, ppn: u32) -> u32 {
-        self.per_block.div(u64::from(ppn)) as u32
+        self.per_block.quotient(u64::from(ppn)) as u32
     }
 
     fn domain_of_block(&self, block: u32) -> usize {
-        self.per_domain.div(u64::from(block)) as usize
+        self.per_domain.quotient(u64::from(block)) as usize
     }
 
     fn is_open(&self, block: u32) -> bool {

@@ -227,7 +227,7 @@ impl Timing {
     }
 
     fn channel_of(&self, die: u32) -> usize {
-        self.channel_count.rem(u64::from(die)) as usize
+        self.channel_count.remainder(u64::from(die)) as usize
     }
 
     /// Senses a page on `die` and moves it over the die's channel; returns when the data
