@@ -457,7 +457,7 @@ allocated_members() {
 # Every swan cell starts from a freshly created array, as every peer cell starts from the
 # same plain file: a log-structured array carries the state of earlier jobs (its volume
 # written over, GC under way), which would make each job measure what the jobs before it
-# left. Random writes over a full volume, GC and all, are scripts/steady-write.sh's job.
+# left. Random writes over a full volume, GC and all, are the randwrite-4k-full job's.
 fresh_swan_array() {
   log "creating swan0 array: 3 R-groups x 2 members of $MEMBER_SIZE, $SPARE % spare, in $BENCH_DIR"
   allocated_members

@@ -3,7 +3,7 @@
 # the hm excerpt on the 4x16 non-autonomic array under each suspect and prints, per cell,
 # the mean (min–max over seeds) of IOPS, latency, link and storage contention and stall per
 # request, link's share of link + storage and the share of the stall spent above the endpoints
-# (root complex + switch queues), as docs/triple-a.md's "Why hm is storage-bound" table.
+# (root complex + switch queues), as docs/findings/triple-a.md's "Why hm is storage-bound" table.
 #
 #   scripts/hm-why.sh [SEEDS]     # default "1 2 3"; about 2 min on 2 cores after the build
 #

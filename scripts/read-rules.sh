@@ -9,7 +9,7 @@
 # reads and writes at queue depth 32 for 20 simulated s: 70/30 read/write, and a write-heavy
 # 30/70; and the write-heavy mix over SSDs that collect on their own (segments smaller than
 # their erase stripes). Runs go to out/read-rules/; the tables are printed as Markdown
-# (docs/swan.md).
+# (docs/findings/swan.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCRIPT=read-rules.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Why SWAN4's GC victims are fuller than Log-RAID4's on the recorded YCSB Load (issue 23), in
-# the simulator: the experiments behind docs/swan.md ("YCSB on RocksDB", "Why SWAN4's
-# victims are the fuller ones").
+# the simulator: the experiments behind docs/findings/swan.md ("The causes, by experiment",
+# "SWAN4's rules, one at a time").
 #
 #   scripts/ycsb-victims.sh [SEEDS]     # default "1 2 3"; a few minutes on 2 cores after the build
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Why SWAN4 differs from the paper on the recorded YCSB traces (issue 23), in the simulator:
-# the experiments behind docs/swan.md ("YCSB on RocksDB", "The causes, by experiment").
+# the experiments behind docs/findings/swan.md ("YCSB on RocksDB", "The causes, by experiment").
 #
 #   scripts/ycsb-why.sh [SEEDS]     # default "1 2 3"; about 2 minutes on 2 cores after the build
 #

@@ -2,7 +2,7 @@
 
 SWAN0, 4 R-groups x 2 SSDs of 2 GiB, 8 KiB random writes over 4x the array, three seeds per
 target: user write throughput after GC onset and the two write amplifications, as the
-finding "SWAN's GC target trades array WAF against SSD WAF" in docs/swan.md. Prints the
+finding "SWAN's GC target trades array WAF against SSD WAF" in docs/findings/swan.md. Prints the
 table and the sweep's wall time, and draws the figure (needs matplotlib).
 
     python python/examples/gc_target_sweep.py --workers 2 --svg docs/figures/gc-target-sweep.svg

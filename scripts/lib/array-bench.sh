@@ -1,5 +1,5 @@
 # Sourced by the scripts that serve fresh arrays of member files and time a client against
-# them (emulate-compare.sh, fig4a-live.sh), after they set DIR, RGROUPS and SSDS: the member
+# them (fig4a-live.sh), after they set DIR, RGROUPS and SSDS: the member
 # paths, the server's socket, a trap that stops the server left running, and its CPU time.
 
 members=()

@@ -6,8 +6,8 @@
 //! raises the threshold to that block's size (up to 32 MiB). From then on the server's
 //! 1 MiB request payloads and gathered runs come from the heaps of its threads' arenas, and
 //! after a burst of large writes those heaps keep what the burst needed: about 20 MB on a
-//! 64 GiB array written once (`scripts/mem-nbd.sh`: 6.0 bytes per volume block instead of
-//! 4.7). A threshold set explicitly stays where it is set.
+//! 64 GiB array written once (6.0 bytes per volume block instead of 4.7; docs/server.md,
+//! "Memory", has the procedure). A threshold set explicitly stays where it is set.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};

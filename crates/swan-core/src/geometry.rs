@@ -24,6 +24,7 @@
 //! `i`-th segment of R-group `g`. A physical block address (PBA) is
 //! `segment * data_slots + slot`.
 
+use crate::divisor::Divisor;
 use crate::io::{MemberBlock, MemberId};
 use crate::summary;
 use serde::{Deserialize, Serialize};
@@ -92,6 +93,7 @@ pub enum GeometryError {
 
 /// The shape and size of a log-structured array (SWAN or Log-RAID).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "GeometryFields")]
 pub struct Geometry {
     pub rgroups: u32,
     pub ssds_per_rgroup: u32,
@@ -107,6 +109,53 @@ pub struct Geometry {
     pub segments_per_group: u64,
     pub data_slots: u32,
     pub summary_blocks: u32,
+    /// The numbers above that block numbers are divided by, ready to divide by
+    /// multiplication; `new` fills them from the fields, which no one changes after.
+    #[serde(skip)]
+    div: Divisors,
+}
+
+/// [`Geometry`]'s divisors ([`Divisor`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Divisors {
+    ssds_per_rgroup: Divisor,
+    segment_rows: Divisor,
+    data_members: Divisor,
+    segments_per_group: Divisor,
+    data_slots: Divisor,
+}
+
+impl Default for Divisors {
+    fn default() -> Self {
+        let one = Divisor::new(1);
+        Divisors {
+            ssds_per_rgroup: one,
+            segment_rows: one,
+            data_members: one,
+            segments_per_group: one,
+            data_slots: one,
+        }
+    }
+}
+
+/// A geometry as it is written out: its divisors are worked out again when it is read back
+/// (through [`Geometry::new`], which also checks it).
+#[derive(Deserialize)]
+struct GeometryFields {
+    rgroups: u32,
+    ssds_per_rgroup: u32,
+    raid: RaidLevel,
+    member_blocks: u64,
+    member_offset: u64,
+    segment_rows: u32,
+}
+
+impl TryFrom<GeometryFields> for Geometry {
+    type Error = GeometryError;
+
+    fn try_from(f: GeometryFields) -> Result<Self, GeometryError> {
+        Geometry::new(f.rgroups, f.ssds_per_rgroup, f.raid, f.member_blocks, f.member_offset, f.segment_rows)
+    }
 }
 
 impl Geometry {
@@ -162,6 +211,13 @@ impl Geometry {
             segments_per_group,
             data_slots,
             summary_blocks,
+            div: Divisors {
+                ssds_per_rgroup: Divisor::new(u64::from(ssds_per_rgroup)),
+                segment_rows: Divisor::new(u64::from(segment_rows)),
+                data_members: Divisor::new(u64::from(data_members)),
+                segments_per_group: Divisor::new(segments_per_group),
+                data_slots: Divisor::new(u64::from(data_slots)),
+            },
         })
     }
 
@@ -183,10 +239,12 @@ impl Geometry {
         self.segments() * u64::from(self.payload_slots())
     }
 
+    #[inline]
     pub fn group_of_segment(&self, segment: u64) -> u32 {
-        (segment / self.segments_per_group) as u32
+        self.div.segments_per_group.quotient(segment) as u32
     }
 
+    #[inline]
     pub fn first_segment_of_group(&self, group: u32) -> u64 {
         u64::from(group) * self.segments_per_group
     }
@@ -196,27 +254,31 @@ impl Geometry {
         (0..self.ssds_per_rgroup).map(move |c| self.member(group, c))
     }
 
+    #[inline]
     pub fn member(&self, group: u32, column: u32) -> MemberId {
         group * self.ssds_per_rgroup + column
     }
 
     /// The member block holding row `row` (0-based within the segment) of `segment`.
+    #[inline]
     pub fn row_block(&self, segment: u64, row: u32) -> MemberBlock {
-        let local = segment % self.segments_per_group;
+        let local = self.div.segments_per_group.remainder(segment);
         self.member_offset + local * u64::from(self.segment_rows) + u64::from(row)
     }
 
     /// Which column of its R-group holds the parity of the stripe row at member block `row_block`.
+    #[inline]
     pub fn parity_column(&self, row_block: MemberBlock) -> Option<u32> {
         let k = self.ssds_per_rgroup;
         match self.raid {
             RaidLevel::Raid0 => None,
             RaidLevel::Raid4 => Some(k - 1),
-            RaidLevel::Raid5 => Some(k - 1 - (row_block % u64::from(k)) as u32),
+            RaidLevel::Raid5 => Some(k - 1 - self.div.ssds_per_rgroup.remainder(row_block) as u32),
         }
     }
 
     /// The column of data column `data_col` in the stripe row at `row_block`.
+    #[inline]
     pub fn data_column(&self, row_block: MemberBlock, data_col: u32) -> u32 {
         match self.parity_column(row_block) {
             None => data_col,
@@ -225,15 +287,17 @@ impl Geometry {
                 data_col
             }
             // Left-symmetric: data starts just after the parity column and wraps.
-            Some(p) => (p + 1 + data_col) % self.ssds_per_rgroup,
+            Some(p) => self.div.ssds_per_rgroup.remainder(u64::from(p + 1 + data_col)) as u32,
         }
     }
 
     /// Where slot `slot` of `segment` lives: (member, member block).
+    #[inline]
     pub fn slot_location(&self, segment: u64, slot: u32) -> (MemberId, MemberBlock) {
         debug_assert!(slot < self.data_slots);
-        let row = slot / self.data_members;
-        let data_col = slot % self.data_members;
+        debug_assert_eq!(self.div.data_members.get(), u64::from(self.data_members), "a geometry changed after new");
+        let (row, data_col) = self.div.data_members.div_rem(u64::from(slot));
+        let (row, data_col) = (row as u32, data_col as u32);
         let block = self.row_block(segment, row);
         let group = self.group_of_segment(segment);
         (self.member(group, self.data_column(block, data_col)), block)
@@ -243,13 +307,14 @@ impl Geometry {
     /// (not parity, not outside the segments): the inverse of [`Geometry::slot_location`].
     pub fn slot_at(&self, member: MemberId, block: MemberBlock) -> Option<(u64, u32)> {
         let rel = block.checked_sub(self.member_offset)?;
-        let local = rel / u64::from(self.segment_rows);
+        let (local, row) = self.div.segment_rows.div_rem(rel);
         if local >= self.segments_per_group || member >= self.members() {
             return None;
         }
-        let (group, column) = (member / self.ssds_per_rgroup, member % self.ssds_per_rgroup);
+        let (group, column) = self.div.ssds_per_rgroup.div_rem(u64::from(member));
+        let (group, column) = (group as u32, column as u32);
         let segment = self.first_segment_of_group(group) + local;
-        let row = (rel % u64::from(self.segment_rows)) as u32;
+        let row = row as u32;
         let k = self.ssds_per_rgroup;
         let data_col = match (self.raid, self.parity_column(block)) {
             (_, None) => column,
@@ -261,16 +326,26 @@ impl Geometry {
     }
 
     /// Whether `slot` completes a stripe row (its parity can then be written).
+    #[inline]
     pub fn slot_ends_row(&self, slot: u32) -> bool {
-        (slot + 1).is_multiple_of(self.data_members)
+        self.div.data_members.remainder(u64::from(slot) + 1) == 0
     }
 
+    #[inline]
     pub fn pba(&self, segment: u64, slot: u32) -> u64 {
         segment * u64::from(self.data_slots) + u64::from(slot)
     }
 
+    #[inline]
     pub fn split_pba(&self, pba: u64) -> (u64, u32) {
-        (pba / u64::from(self.data_slots), (pba % u64::from(self.data_slots)) as u32)
+        let (segment, slot) = self.div.data_slots.div_rem(pba);
+        (segment, slot as u32)
+    }
+
+    /// The segment of `pba` (the first half of [`Geometry::split_pba`]).
+    #[inline]
+    pub fn segment_of_pba(&self, pba: u64) -> u64 {
+        self.div.data_slots.quotient(pba)
     }
 }
 

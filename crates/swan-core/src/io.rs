@@ -153,6 +153,7 @@ impl IoPlan {
 
     /// Push a read or write, merging it into the previous operation of the current phase
     /// when it continues it on the same member with contiguous data.
+    #[inline]
     pub fn push_merged(&mut self, io: MemberIo) {
         let phase_start = self.phase_starts.last().copied().unwrap_or(0);
         if self.ios.len() > phase_start {
@@ -172,6 +173,7 @@ impl IoPlan {
 }
 
 /// Whether `next` carries on the data of `prev` (which covered `count` blocks).
+#[inline]
 fn continues(prev: IoKind, count: u32, next: IoKind) -> bool {
     match (prev, next) {
         (IoKind::Read(Dst::User { offset: a }), IoKind::Read(Dst::User { offset: b })) => a + count == b,

@@ -26,6 +26,7 @@
 
 pub mod analytic;
 pub mod apas;
+pub mod divisor;
 pub mod driver;
 pub mod geometry;
 pub mod ggc;

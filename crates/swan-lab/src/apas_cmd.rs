@@ -66,11 +66,11 @@ pub struct ApasArgs {
     pub disk_fill: String,
     /// With --disk-fill auto: the share of the blocks the trace writes to a disk that is left
     /// free above the 20 % threshold. It sets when in the run each disk first cleans lazily
-    /// (an experiment knob: docs/apas.md, "Why: the sweep's open results").
+    /// (an experiment knob: docs/findings/apas.md, "Why: the sweep's open results").
     #[arg(long, default_value_t = DEFAULT_AUTO_HEADROOM, value_name = "SHARE", allow_negative_numbers = true)]
     pub fill_headroom: f64,
     /// An experiment, not HWSR: HWSR's greedy cleaner leaves partly written bands out of its
-    /// choice (docs/apas.md, "Why: the sweep's open results").
+    /// choice (docs/findings/apas.md, "Why: the sweep's open results").
     #[arg(long)]
     pub hwsr_whole_bands_only: bool,
     /// Period length in seconds [default: the trace's span / 25].

@@ -37,7 +37,7 @@ pub fn tables(measures_dir: &Path) -> anyhow::Result<BTreeMap<&'static str, Stri
         }
     }
     let of = |e: &str| by_experiment.get(e).cloned();
-    Ok(BTreeMap::from([("swan", claims::table(claims::swan::CLAIMS, &of))]))
+    Ok(claims::TABLES.iter().map(|(name, claims)| (*name, claims::table(claims, &of))).collect())
 }
 
 fn begin(name: &str) -> String {

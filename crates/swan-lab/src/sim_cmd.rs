@@ -251,8 +251,8 @@ pub struct SimArgs {
     pub reads: swan_args::read_args::ReadArgs,
     /// An experiment, off by default: with SWAN's read priority, user reads also overtake the
     /// user writes queued on their SSD (the front-end's), not only array GC. It tests whether
-    /// front-end reads are slow because they wait for the write stream (docs/swan.md, "YCSB
-    /// on RocksDB"); a write's reported completion is not moved by reads that overtake it
+    /// front-end reads are slow because they wait for the write stream (docs/findings/swan.md,
+    /// "Table 4"); a write's reported completion is not moved by reads that overtake it
     /// later, so the writes' cost is understated: on or off.
     #[arg(long, default_value = "off", value_parser = swan_args::read_args::parse_on_off, value_name = "on|off", action = clap::ArgAction::Set)]
     pub reads_overtake_writes: bool,
@@ -260,7 +260,7 @@ pub struct SimArgs {
     /// R-group too (greedy over every R-group, the victim's blocks moved inside it), where
     /// the paper's GC runs only in the back-end. It tests whether SWAN's victims are fuller
     /// than one log's because the emptiest segments sit in the front-end when GC must run
-    /// (docs/swan.md, "YCSB on RocksDB"); summary.json's `victim_choice` counts what each
+    /// (docs/findings/swan.md, "The causes, by experiment"); summary.json's `victim_choice` counts what each
     /// pick passed over: on or off.
     #[arg(long, default_value = "off", value_parser = swan_args::read_args::parse_on_off, value_name = "on|off", action = clap::ArgAction::Set)]
     pub gc_in_front_end: bool,

@@ -113,7 +113,25 @@ impl GgcDriver {
 
     /// After member `member` accepted an operation at `now` that completes at `done`:
     /// record it for the timeline, and deliver the SSD's soft-limit notice if it raised one.
+    // Asked after every member operation: a run with neither a timeline nor a coordinator
+    // leaves at once, inlined where the operation was submitted.
+    #[inline]
     pub fn after_member_io(
+        &mut self,
+        ssds: &mut [Ssd],
+        member: u32,
+        kind: DevOpKind,
+        class: IoClass,
+        now: Nanos,
+        done: Nanos,
+    ) -> Option<Nanos> {
+        if self.window.is_none() && self.coordinator.is_none() {
+            return None;
+        }
+        self.record_member_io(ssds, member, kind, class, now, done)
+    }
+
+    fn record_member_io(
         &mut self,
         ssds: &mut [Ssd],
         member: u32,

@@ -214,50 +214,50 @@ impl<X: Default> ArrayDriver<X> {
     // and the face's match on the turn it gives compile into one.
     #[inline(always)]
     pub fn next(&mut self, now: u64, scheme: &mut ArrayScheme, members: &mut dyn MemberView, waiting: bool) -> Turn {
-        loop {
-            match self.stage {
-                Stage::Batch { taken, closed } => {
-                    if self.stalled && !closed {
-                        return self.for_space(now, scheme, members);
-                    }
-                    if waiting && !closed && taken < self.pacing.batch {
-                        self.stage = Stage::Batch { taken: taken + 1, closed };
-                        self.busy = true;
-                        return Turn::Take;
-                    }
-                    if let Some(t) = self.start_job(scheme, members, now) {
-                        return t;
-                    }
-                    self.stage = Stage::Gc { left: self.pacing.ops(waiting) };
-                    return Turn::EndBatch;
-                }
-                Stage::Gc { left } => {
-                    if left > 0 {
-                        if let Some(t) = self.gc_step(now, scheme, members) {
-                            self.stage = Stage::Gc { left: left - 1 };
-                            return t;
-                        }
-                    }
-                    self.quiet = left > 0;
-                    self.stage = Stage::End;
-                }
-                Stage::End => {
-                    let pending = scheme.pending_release();
-                    self.release.waiting(pending, now);
-                    if self.release_allowed && self.release.due(pending, self.rgroups, now) {
-                        self.busy = true;
-                        self.quiet = false;
-                        self.stage = Stage::Close;
-                        return Turn::Release;
-                    }
-                    self.stage = Stage::Close;
-                }
-                Stage::Close => {
-                    self.stage = ROUND_START;
-                    let busy = std::mem::take(&mut self.busy);
-                    return if busy { Turn::EndRound } else { Turn::Wait { until: self.until(now) } };
+        // The stages in their order, as straight-line code: each either answers or falls to
+        // the next, so a round's walk from GC to its end costs no dispatch on the stage.
+        if let Stage::Batch { taken, closed } = self.stage {
+            if self.stalled && !closed {
+                return self.for_space(now, scheme, members);
+            }
+            if waiting && !closed && taken < self.pacing.batch {
+                self.stage = Stage::Batch { taken: taken + 1, closed };
+                self.busy = true;
+                return Turn::Take;
+            }
+            if let Some(t) = self.start_job(scheme, members, now) {
+                return t;
+            }
+            self.stage = Stage::Gc { left: self.pacing.ops(waiting) };
+            return Turn::EndBatch;
+        }
+        if let Stage::Gc { left } = self.stage {
+            if left > 0 {
+                if let Some(t) = self.gc_step(now, scheme, members) {
+                    self.stage = Stage::Gc { left: left - 1 };
+                    return t;
                 }
             }
+            self.quiet = left > 0;
+            self.stage = Stage::End;
+        }
+        if self.stage == Stage::End {
+            let pending = scheme.pending_release();
+            self.release.waiting(pending, now);
+            self.stage = Stage::Close;
+            if self.release_allowed && self.release.due(pending, self.rgroups, now) {
+                self.busy = true;
+                self.quiet = false;
+                return Turn::Release;
+            }
+        }
+        debug_assert_eq!(self.stage, Stage::Close);
+        self.stage = ROUND_START;
+        let busy = std::mem::take(&mut self.busy);
+        if busy {
+            Turn::EndRound
+        } else {
+            Turn::Wait { until: self.until(now) }
         }
     }
 

@@ -301,8 +301,8 @@ pub struct Counters {
 /// emptiest sealed segment anywhere in the array (greedy over every segment, as one pool
 /// would choose), and why an R-group holding a segment emptier than the victim was passed
 /// over (a pick counts under each reason it met). And the victims that GC moves had
-/// written, against those user writes had. Diagnostics for docs/swan.md, "Why SWAN4's
-/// victims are the fuller ones"; no policy reads them.
+/// written, against those user writes had. Diagnostics for docs/findings/swan.md, "The
+/// causes, by experiment"; no policy reads them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VictimChoice {
     /// Sum over picks of the fewest valid blocks any sealed segment held (any R-group, any role).

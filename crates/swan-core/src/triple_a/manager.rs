@@ -12,7 +12,7 @@
 //! no data, so a read in between is timed at the new place. A real module would switch the
 //! map after the copy (`TripleAConfig::map_after_copy` in the simulator); the difference is
 //! one copy's time per moved page, which is long where the copy's program queues behind
-//! others on its die (docs/triple-a.md, Fig. 11).
+//! others on its die (docs/findings/triple-a.md, Fig. 11).
 
 use super::detect::{self, Laggards, PageTiming};
 use super::layout::{DataLayout, Location, Move, PageHasher};

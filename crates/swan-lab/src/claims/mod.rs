@@ -10,14 +10,42 @@
 mod measures;
 pub mod swan;
 
-pub use measures::{Measure, Measures};
+pub use measures::{Measure, Measures, MeasuresError};
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Which paper a claim is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Paper {
     Swan,
+    Harmonia,
+    TripleA,
+    Apas,
+}
+
+/// Every declared claim, by the README table it is shown in (the table's name marks its
+/// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
+pub const TABLES: &[(&str, &[Claim])] = &[("swan", swan::CLAIMS)];
+
+/// The claims checked on `experiment`'s measures, whichever table they are shown in.
+pub fn of_experiment(experiment: &str) -> Vec<&'static Claim> {
+    TABLES.iter().flat_map(|(_, claims)| claims.iter()).filter(|c| c.experiment == experiment).collect()
+}
+
+/// What a reproduction does with its measures once its runs are done: write them beside the
+/// runs (`OUT/measures.json`, which `repro/run.sh` keeps as the reference) and print each of
+/// its claims' verdicts.
+pub fn publish(out: &Path, measures: &Measures) -> Result<(), MeasuresError> {
+    measures.write(&out.join("measures.json"))?;
+    let claims = of_experiment(&measures.experiment);
+    if !claims.is_empty() {
+        println!();
+    }
+    for line in report(&claims, &measures.experiment, measures) {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 /// One rule a claim is checked by, on measures named as the reproduction writes them.
@@ -166,7 +194,7 @@ pub fn measured(claim: &Claim, measures: &Measures) -> String {
 }
 
 /// One line per claim of `experiment`: what a reproduction prints after its runs.
-pub fn report(claims: &[Claim], experiment: &str, measures: &Measures) -> Vec<String> {
+pub fn report(claims: &[&Claim], experiment: &str, measures: &Measures) -> Vec<String> {
     claims
         .iter()
         .filter(|c| c.experiment == experiment)

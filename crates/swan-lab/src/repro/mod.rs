@@ -170,12 +170,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::SimpleSsd => simple_ssd_measures(&summaries),
         _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };
-    measures.write(&out.join("measures.json"))?;
-    let claims = crate::claims::report(crate::claims::swan::CLAIMS, exp, &measures);
-    println!();
-    for c in &claims {
-        println!("{c}");
-    }
+    crate::claims::publish(&out, &measures)?;
     let figures = out.join("figures");
     let written = swan_sim::report::draw(&dirs, &ReportOptions { out_dir: figures.clone(), format: args.format })?;
     println!("\nfigures written to {}:", figures.display());

@@ -343,7 +343,7 @@ fn impossible_topologies_are_named() {
 fn the_4x16_unloaded_read_lands_in_table_2s_service_range() {
     // Table 2: latency − queue stall runs from 63 µs (websql) to 140 µs (web); web is the
     // only row of reads alone (Table 1: 100 % reads), so a 4 KB read should sit near it,
-    // not above. docs/triple-a.md has the row-by-row comparison.
+    // not above. docs/findings/triple-a.md has the row-by-row comparison.
     let config = triple_a_4x16();
     let read = Fabric::new(config.clone()).unwrap().submit(0, to(0, 0, 0), FimmOp::read(page(0, 0, 0), 4096)).unwrap();
     let read_us = read.service_ns() as f64 / 1e3;

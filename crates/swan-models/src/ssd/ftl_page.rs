@@ -21,6 +21,7 @@ use super::domain::Domain;
 use super::ftl::FtlInvariantError;
 use super::nand::Nand;
 use super::stats::SsdStats;
+use swan_core::divisor::Divisor;
 use swan_core::prefetch::prefetch;
 
 /// "No page" in both maps and "no block" in `active`.
@@ -57,8 +58,11 @@ pub(crate) struct PageFtl {
     /// Next page offset in each unit's open block.
     fill: Vec<u32>,
     domains: Vec<Domain>,
-    /// Blocks each domain owns (block `b` is domain `b / domain_blocks`'s).
-    domain_blocks: u32,
+    /// `pages_per_block`, to divide by with a multiply: every page written or invalidated
+    /// asks its block.
+    per_block: Divisor,
+    /// Blocks each domain owns (block `b` is domain `b / domain_blocks`'s), likewise.
+    per_domain: Divisor,
     placement: Placement,
     /// Striped placement: the domain that receives the next page.
     next_domain: u32,
@@ -94,7 +98,8 @@ impl PageFtl {
             active: vec![NIL; units],
             fill: vec![0; units],
             domains,
-            domain_blocks,
+            per_block: Divisor::new(u64::from(config.pages_per_block)),
+            per_domain: Divisor::new(u64::from(domain_blocks)),
             placement: match config.gc_domain {
                 GcDomain::Device => Placement::Striped,
                 GcDomain::Unit => config.placement,
@@ -138,11 +143,11 @@ impl PageFtl {
     }
 
     fn block_of(&self, ppn: u32) -> u32 {
-        ppn / self.pages_per_block
+        self.per_block.quotient(u64::from(ppn)) as u32
     }
 
     fn domain_of_block(&self, block: u32) -> usize {
-        (block / self.domain_blocks) as usize
+        self.per_domain.quotient(u64::from(block)) as usize
     }
 
     fn is_open(&self, block: u32) -> bool {

@@ -52,7 +52,7 @@ const GIB: u64 = 1 << 30;
 ///   suspension). SWAN's Table 4 measured 103 µs on average for reads of 850 PROs whose
 ///   R-group was collecting; a drive whose reads queue behind its GC (1.5 ms per erase, runs
 ///   of copies) cannot give that: replaying SWAN4's recorded YCSB-A trace, such reads
-///   averaged 2.8–4.1 ms over seeds 1–3, and 138–166 µs with this on (docs/swan.md).
+///   averaged 2.8–4.1 ms over seeds 1–3, and 138–166 µs with this on (docs/findings/swan.md).
 pub fn sata850pro() -> SsdConfig {
     SsdConfig {
         name: "sata850pro".into(),

@@ -36,6 +36,7 @@
 
 use super::config::{SsdConfig, PAGE_BYTES};
 use crate::{IoClass, Nanos};
+use swan_core::divisor::Divisor;
 
 /// How an operation queues on a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +149,9 @@ impl Pipe {
 pub(crate) struct Timing {
     dies: Vec<Die>,
     channels: Vec<Pipe>,
+    /// The channel count, to divide by with a multiply: every page sensed or programmed asks
+    /// its die's channel.
+    channel_count: Divisor,
     host: Pipe,
     t_read: Nanos,
     t_prog: Nanos,
@@ -185,6 +189,7 @@ impl Timing {
         Self {
             dies: vec![Die::default(); config.units() as usize],
             channels: vec![Pipe::default(); config.channels as usize],
+            channel_count: Divisor::new(u64::from(config.channels)),
             host: Pipe::default(),
             t_read: base[0],
             t_prog: base[1],
@@ -222,7 +227,7 @@ impl Timing {
     }
 
     fn channel_of(&self, die: u32) -> usize {
-        die as usize % self.channels.len()
+        self.channel_count.remainder(u64::from(die)) as usize
     }
 
     /// Senses a page on `die` and moves it over the die's channel; returns when the data

@@ -1,7 +1,7 @@
 //! A record of every band cleaning the cleaners chose (idle and lazy; the drive's forced
 //! cleanings are counted in [`super::disks::DiskCounters`] only): what each took and gained,
 //! and which host operations it held up. It is what shows *why* one cleaner needs more
-//! cleanings than the other, or costs the requests more (docs/apas.md, "Why: the sweep's
+//! cleanings than the other, or costs the requests more (docs/findings/apas.md, "Why: the sweep's
 //! open results").
 
 use serde::{Deserialize, Serialize};

@@ -29,7 +29,7 @@ pub const LAZY_BANDS_PER_CALL: usize = 4;
 pub enum Cleaner {
     Apas(GcPolicy),
     /// Lazy only, fewest valid blocks first, below `threshold_percent` free, back to it.
-    /// `whole_bands_only` (an experiment, not HWSR: docs/apas.md, "Why: the sweep's open
+    /// `whole_bands_only` (an experiment, not HWSR: docs/findings/apas.md, "Why: the sweep's open
     /// results") leaves partly written bands out of the choice.
     Greedy {
         threshold_percent: u32,

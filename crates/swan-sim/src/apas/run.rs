@@ -82,13 +82,13 @@ pub struct ApasSimConfig {
     pub idle_timeout_ns: Nanos,
     pub hwsr_read_fraction: f64,
     /// An experiment, not HWSR: its greedy cleaner leaves partly written bands out of the
-    /// choice (docs/apas.md, "Why: the sweep's open results").
+    /// choice (docs/findings/apas.md, "Why: the sweep's open results").
     #[serde(default)]
     pub hwsr_whole_bands_only: bool,
     pub disk_fill: DiskFill,
     /// Under [`DiskFill::Auto`], the share of the trace's writes to a disk left free above
     /// the lazy threshold ([`DEFAULT_AUTO_HEADROOM`]); it sets when each disk first crosses
-    /// the threshold, which the disk-count result turns on (docs/apas.md, "Why: the
+    /// the threshold, which the disk-count result turns on (docs/findings/apas.md, "Why: the
     /// sweep's open results").
     #[serde(default = "default_auto_headroom")]
     pub auto_headroom: f64,

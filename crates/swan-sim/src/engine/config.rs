@@ -71,14 +71,14 @@ pub struct SimConfig {
     /// An experiment, not a scheme: SWAN's user reads, which preempt array GC on their SSD
     /// (read priority), also overtake the user writes queued there, as they would if the
     /// front-end's SSDs put reads first. It asks whether front-end reads are slow because
-    /// they wait for the write stream (docs/swan.md). A write's completion, once reported,
+    /// they wait for the write stream (docs/findings/swan.md). A write's completion, once reported,
     /// is not moved by the reads that overtake it later, so the writes' cost is understated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reads_overtake_writes: bool,
     /// An experiment, not a scheme: SWAN's GC may take its victims in the front-end R-group
     /// too, greedy over every R-group ([`swan_core::scheme::LogArray::set_gc_in_front_end`]).
     /// It asks whether SWAN's victims are fuller than one log's because the emptiest
-    /// segments sit in the front-end when GC must run (docs/swan.md).
+    /// segments sit in the front-end when GC must run (docs/findings/swan.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gc_in_front_end: bool,
     /// Members are Triple-A clusters behind this PCIe fabric instead of independent SSDs

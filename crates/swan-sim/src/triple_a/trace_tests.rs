@@ -64,7 +64,7 @@ fn addresses_past_the_array_wrap_and_are_said_to() {
 fn pages_still_being_copied_are_counted_and_the_map_may_wait_for_their_copies() {
     // hm's reshaping moves pages whose copies queue behind programs on their new dies; a
     // read of such a page waits there unless the map switches only after the copy. Whether
-    // that shortens the tail is a figure (docs/triple-a.md, three seeds of a second), not
+    // that shortens the tail is a figure (docs/findings/triple-a.md, three seeds of a second), not
     // something a short run can promise.
     let w = TraceWorkload::open(&traces_dir().join("msr-hm_0-excerpt.csv"), None, 35).unwrap();
     let pending = |r: &TripleAReport| r.classes.iter().find(|c| c.class == "page still being copied").unwrap().clone();

@@ -221,7 +221,7 @@ impl LogArray {
     }
 
     fn seg_of(&self, pba: u64) -> u64 {
-        pba / u64::from(self.geo.data_slots)
+        self.geo.segment_of_pba(pba)
     }
 
     /// SWAN's read priority (the slides: "a read that falls on the back-end R-group doing
@@ -235,7 +235,7 @@ impl LogArray {
     /// the front-end R-group as well as in the back-end, greedy over every R-group, moving
     /// its blocks inside the front-end. It asks whether SWAN's victims are fuller than one
     /// log's because the emptiest segments sit in the front-end while GC must run
-    /// (docs/swan.md). Err for Log-RAID, which has no front-end.
+    /// (docs/findings/swan.md). Err for Log-RAID, which has no front-end.
     pub fn set_gc_in_front_end(&mut self, on: bool) -> Result<(), GcSettingError> {
         if on && self.cfg.layout != Layout::Swan {
             return Err(GcSettingError::FrontEndOnLogRaid);
