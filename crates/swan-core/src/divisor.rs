@@ -85,7 +85,9 @@ mod tests {
             .chain([u64::from(u32::MAX) - 1, u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX]);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for d in divisors {
-            for n in [0, 1, d - 1, d, d + 1, 2 * d, u64::from(u32::MAX) - 1, u64::from(u32::MAX)] {
+            for n in
+                [0, 1, d - 1, d, d.saturating_add(1), d.saturating_mul(2), u64::from(u32::MAX) - 1, u64::from(u32::MAX)]
+            {
                 check(d, n);
             }
             // Past 32 bits the hardware divide answers.
