@@ -4,7 +4,6 @@
 //! The engine knows only this seam; a block trace ([`crate::replay`]) is another source. A
 //! source never reads a clock: a timed source states each arrival in simulated ns.
 
-use crate::hot_clusters::HotClusterError;
 use crate::replay::ReplayError;
 use crate::workload::{Arrival, ArrivalError, Generator};
 use swan_core::scheme::Request;
@@ -19,8 +18,6 @@ pub enum SourceError {
     /// A looped trace that gave requests on its first pass gave none on a later one.
     #[error("the trace had no request on its next pass")]
     EmptyPass,
-    #[error(transparent)]
-    HotClusters(#[from] HotClusterError),
 }
 
 /// How a source paces its requests.

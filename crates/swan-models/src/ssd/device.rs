@@ -4,7 +4,8 @@
 
 use super::aging::Permutation;
 use super::config::{SsdConfig, SsdConfigError};
-use super::ftl::{Ftl, FtlInvariantError};
+use super::ftl::Ftl;
+use super::ftl_error::FtlInvariantError;
 use super::nand::{Nand, Untimed};
 use super::stats::SsdStats;
 use super::timing::{Prio, Timing};

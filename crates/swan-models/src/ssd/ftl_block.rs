@@ -25,7 +25,7 @@
 //!   makes the order irrelevant to timing.
 
 use super::config::SsdConfig;
-use super::ftl::FtlInvariantError;
+use super::ftl_error::FtlInvariantError;
 use super::nand::Nand;
 use super::stats::SsdStats;
 

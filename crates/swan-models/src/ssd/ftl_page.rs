@@ -18,7 +18,7 @@
 
 use super::config::{GcDomain, Placement, SsdConfig};
 use super::domain::Domain;
-use super::ftl::FtlInvariantError;
+use super::ftl_error::FtlInvariantError;
 use super::nand::Nand;
 use super::stats::SsdStats;
 use swan_core::divisor::Divisor;

@@ -43,6 +43,7 @@ mod device;
 mod domain;
 mod ftl;
 mod ftl_block;
+mod ftl_error;
 mod ftl_page;
 mod nand;
 pub mod presets;
@@ -58,7 +59,7 @@ mod tests;
 
 pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
 pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
-pub use ftl::FtlInvariantError;
+pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
 pub use variation::{SlowPeriods, Variation, VariationError};

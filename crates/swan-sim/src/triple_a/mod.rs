@@ -132,6 +132,8 @@ pub enum TripleARunError {
     Config(String),
     #[error(transparent)]
     Source(#[from] crate::source::SourceError),
+    #[error(transparent)]
+    HotClusters(#[from] crate::hot_clusters::HotClusterError),
     #[error("the fabric refused an operation: {0}")]
     Route(#[from] swan_models::fabric::FabricOpError),
 }

@@ -6,7 +6,7 @@ use super::report::{Tally, TripleAReport};
 use super::watch::{Outstanding, Watch};
 use super::{TripleAConfig, TripleARunError};
 use crate::hot_clusters::{HotClusterSource, HotClusterSpec};
-use crate::source::{ArrivalSource, Next, Pacing, SourceError};
+use crate::source::{ArrivalSource, Next, Pacing};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use swan_core::scheme::ReqOp;
@@ -101,7 +101,7 @@ impl TripleADriver {
     /// A run of `cfg`, its requests from the source `make_source` builds for the static layout.
     pub fn new(
         cfg: TripleAConfig,
-        make_source: impl FnOnce(StaticLayout) -> Result<Box<dyn ArrivalSource>, SourceError>,
+        make_source: impl FnOnce(StaticLayout) -> Result<Box<dyn ArrivalSource>, TripleARunError>,
     ) -> Result<Self, TripleARunError> {
         if !(cfg.sim_seconds > 0.0 && cfg.sim_seconds.is_finite()) {
             return Err(TripleARunError::Config(format!("run for a positive time, not {} s", cfg.sim_seconds)));

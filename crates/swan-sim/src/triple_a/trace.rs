@@ -162,7 +162,7 @@ impl TripleADriver {
         cfg.gc_seed = seed;
         Self::new(cfg, |layout| {
             let pages = layout.pages();
-            let replayer = workload.replayer(pages)?;
+            let replayer = workload.replayer(pages).map_err(SourceError::from)?;
             let base = TraceWorkload::base_page(&layout, seed);
             Ok(Box::new(LoopedTrace { workload: workload.clone(), replayer, pages, base }) as Box<dyn ArrivalSource>)
         })
