@@ -98,7 +98,7 @@ impl Measures {
 
 /// A value as the tables print it: shares as percentages, large numbers whole, small ones
 /// to three significant digits.
-fn format_value(v: f64, unit: &str) -> String {
+pub(crate) fn format_value(v: f64, unit: &str) -> String {
     if unit == "%" {
         return format!("{:.1} %", v * 100.0);
     }
