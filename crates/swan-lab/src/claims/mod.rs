@@ -7,6 +7,7 @@
 //! verdict from them. No verdict word is typed by hand: the README's paper tables are
 //! [`table`]'s output (`swan claims --write README.md`), and a test fails when they differ.
 
+pub mod apas;
 pub mod harmonia;
 mod measures;
 pub mod swan;
@@ -27,7 +28,8 @@ pub enum Paper {
 
 /// Every declared claim, by the README table it is shown in (the table's name marks its
 /// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
-pub const TABLES: &[(&str, &[Claim])] = &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS)];
+pub const TABLES: &[(&str, &[Claim])] =
+    &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS), ("apas", apas::CLAIMS)];
 
 /// The command that writes `experiment`'s measures: `swan repro NAME`, but for the
 /// reproductions run by a script of their own.
