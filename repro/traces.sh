@@ -33,7 +33,7 @@ MEASURES=${MEASURES:-repro/measures/traces.json}
 [[ -d $TRACES ]] || { echo "traces.sh: no traces directory at $TRACES (set SWAN_TRACES)" >&2; exit 1; }
 [[ $SEEDS =~ ^[1-9][0-9]*$ ]] || { echo "traces.sh: SEEDS must be a positive number, not '$SEEDS'" >&2; exit 2; }
 cargo build --release -q -p swan-cli
-swan=target/release/swan
+swan=${CARGO_TARGET_DIR:-target}/release/swan  # where cargo just built it
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
