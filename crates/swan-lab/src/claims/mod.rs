@@ -264,8 +264,10 @@ pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -
             Some(m) => (measured(c, &m), judge(c, &m)),
             None => (String::new(), Verdict::NotMeasured(format!("no measures of {}", c.experiment))),
         };
+        // A finding explains a measured result; nothing measured, nothing to explain.
+        let explained = c.finding.filter(|_| !matches!(verdict, Verdict::NotMeasured(_)));
         let mut verdict = verdict.word();
-        if let Some(f) = c.finding {
+        if let Some(f) = explained {
             let _ = write!(verdict, " ([why]({f}))");
         }
         let _ = writeln!(
@@ -375,5 +377,14 @@ mod tests {
         let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
         let t = table(&[CLAIM], &|_| Some(m.clone()));
         assert!(t.contains("| a 1 MB/s; b 2 MB/s; c 0.5 MB/s | agrees | `swan repro x` |"), "{t}");
+    }
+
+    #[test]
+    fn a_finding_is_linked_from_a_measured_verdict_not_from_a_missing_one() {
+        let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
+        let explained = Claim { finding: Some("docs/x.md#y"), ..CLAIM };
+        assert!(table(&[explained], &|_| Some(m.clone())).contains("| agrees ([why](docs/x.md#y)) |"));
+        let t = table(&[explained], &|_| None);
+        assert!(t.contains("| **not measured** (no measures of x) | `swan repro x` |"), "{t}");
     }
 }
