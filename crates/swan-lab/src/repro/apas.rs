@@ -308,23 +308,18 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
         let n = w.name;
         if both > 0 {
             let share = |k: usize| k as f64 / both as f64;
-            measures.set(
-                &format!("{n}.periods_below"),
-                &format!("{n}: periods with Apas{what} below HWSR"),
-                "%",
-                share(below),
-            );
-            measures.set(&format!("{n}.periods_far_below"), &format!("{n}: ≥ 20 % below"), "%", share(far));
+            measures.set(&format!("{n}.periods_below"), "periods below HWSR", "%", share(below));
+            measures.set(&format!("{n}.periods_far_below"), "periods ≥ 20 % below", "%", share(far));
         }
         measures.set_seeds(
             &format!("{n}.ratio"),
-            &format!("{n}: Apas ÷ HWSR{what}, whole run"),
+            &format!("Apas ÷ HWSR{what}, whole run"),
             "",
             &run_ratios(&runs, metric),
         );
         if let (Some(a), Some(h)) = (metric.of_run(pa), metric.of_run(ph)) {
             if h > 0.0 {
-                measures.set(&format!("{n}.paper_period.ratio"), &format!("{n}: Apas ÷ HWSR{what}"), "", a / h);
+                measures.set(&format!("{n}.paper_period.ratio"), n, "", a / h);
             }
         }
     }
