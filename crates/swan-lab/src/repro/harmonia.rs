@@ -389,8 +389,8 @@ fn hpc_results(s: &[RunSummary]) -> (Vec<String>, Measures) {
             ));
         }
         if let Some(g) = find(s, "harmonia-reactive", rf, 8, hpc::IOPS) {
-            m.set_seeds(&format!("{w}.ggc_over_raid0.mean"), "GGC ÷ RAID0, mean", "", &ratios(&b, &g, mean_ms));
-            m.set_seeds(&format!("{w}.ggc_over_raid0.sd"), "GGC ÷ RAID0, std dev", "", &ratios(&b, &g, sd_ms));
+            m.set_seeds(&format!("{w}.ggc_over_raid0.mean"), "GGC ÷ RAID0 mean", "", &ratios(&b, &g, mean_ms));
+            m.set_seeds(&format!("{w}.ggc_over_raid0.sd"), "GGC ÷ RAID0 std dev", "", &ratios(&b, &g, sd_ms));
             for (scheme, name) in [("harmonia-proactive", "proactive"), ("harmonia-idle", "idle")] {
                 if let Some(p) = find(s, scheme, rf, 8, hpc::IOPS) {
                     m.set_seeds(
@@ -464,7 +464,7 @@ fn fig7(s: &[RunSummary], dir: &Path, format: swan_sim::report::Format) -> anyho
                     .collect();
                 measures.set_seeds(
                     &format!("{w}.{name}.sd_rise_ms"),
-                    &format!("{wl} {label} std dev rise {lo}× → {hi}×"),
+                    &format!("{label} std dev rise, {lo}× → {hi}×"),
                     "ms",
                     &rise,
                 );
@@ -525,7 +525,7 @@ fn fig8(s: &[RunSummary], dir: &Path, format: swan_sim::report::Format) -> anyho
             measures.set_seeds(&format!("{n}.ggc.mean_ms"), &format!("GGC on {n} SSDs"), "ms", &g.per_seed(mean_ms));
             measures.set_seeds(
                 &format!("{n}.raid0_over_ggc"),
-                &format!("RAID0 ÷ GGC at {n} SSDs"),
+                &format!("RAID0 ÷ GGC, {n} SSDs"),
                 "",
                 &ratios(&g, &b, mean_ms),
             );
@@ -767,8 +767,8 @@ fn fig9(s: &[RunSummary], jobs: &[Job], dir: &Path, format: swan_sim::report::Fo
         if let Some(v) = aligned.get(scheme) {
             let spike_ms: Vec<f64> = v.iter().map(|x| x.0).collect();
             let together: Vec<f64> = v.iter().map(|x| x.1).collect();
-            measures.set_seeds(&format!("{name}.spike_ms"), &format!("{label}: time with a spike"), "ms", &spike_ms);
-            measures.set_seeds(&format!("{name}.together"), &format!("{label}: SSDs spiking together"), "", &together);
+            measures.set_seeds(&format!("{name}.spike_ms"), &format!("{label} spike time"), "ms", &spike_ms);
+            measures.set_seeds(&format!("{name}.together"), &format!("{label} SSDs per spike"), "", &together);
         }
     }
     let fig = XyFigure {
