@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q
-swan=target/release/swan
+swan=${CARGO_TARGET_DIR:-target}/release/swan  # where cargo just built it
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p repro/figures

@@ -7,6 +7,8 @@
 //! verdict from them. No verdict word is typed by hand: the README's paper tables are
 //! [`table`]'s output (`swan claims --write README.md`), and a test fails when they differ.
 
+pub mod apas;
+pub mod harmonia;
 mod measures;
 pub mod swan;
 
@@ -26,7 +28,17 @@ pub enum Paper {
 
 /// Every declared claim, by the README table it is shown in (the table's name marks its
 /// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
-pub const TABLES: &[(&str, &[Claim])] = &[("swan", swan::CLAIMS)];
+pub const TABLES: &[(&str, &[Claim])] =
+    &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS), ("apas", apas::CLAIMS)];
+
+/// The command that writes `experiment`'s measures: `swan repro NAME`, but for the
+/// reproductions run by a script of their own.
+pub fn command(experiment: &str) -> String {
+    match experiment {
+        "traces" => "repro/traces.sh".into(),
+        e => format!("swan repro {e}"),
+    }
+}
 
 /// The claims checked on `experiment`'s measures, whichever table they are shown in.
 pub fn of_experiment(experiment: &str) -> Vec<&'static Claim> {
@@ -57,6 +69,14 @@ pub enum Check {
     AtLeast { measure: &'static str, min: f64 },
     /// The measure is at most `max`.
     AtMost { measure: &'static str, max: f64 },
+    /// The measure is more than `min` ("most": more than half).
+    Above { measure: &'static str, min: f64 },
+    /// The measure is less than `max` ("lower": not equal).
+    Below { measure: &'static str, max: f64 },
+    /// Some seed's value lies in `lo..=hi`: the range of a measure over seeds (its one value
+    /// when there is one seed) meets the band. For a paper's figure from one run with no
+    /// spread printed, swan's run-to-run spread stands in for the paper's.
+    Overlaps { measure: &'static str, lo: f64, hi: f64 },
     /// Each measure is larger than the one before it.
     Rises(&'static [&'static str]),
     /// Each measure is smaller than the one before it.
@@ -66,9 +86,12 @@ pub enum Check {
 impl Check {
     fn measures(&self) -> Vec<&'static str> {
         match *self {
-            Check::Within { measure, .. } | Check::AtLeast { measure, .. } | Check::AtMost { measure, .. } => {
-                vec![measure]
-            }
+            Check::Within { measure, .. }
+            | Check::AtLeast { measure, .. }
+            | Check::AtMost { measure, .. }
+            | Check::Above { measure, .. }
+            | Check::Below { measure, .. }
+            | Check::Overlaps { measure, .. } => vec![measure],
             Check::Rises(m) | Check::Falls(m) => m.to_vec(),
         }
     }
@@ -80,6 +103,13 @@ impl Check {
             Check::Within { measure, lo, hi } => (lo..=hi).contains(&get(measure)?),
             Check::AtLeast { measure, min } => get(measure)? >= min,
             Check::AtMost { measure, max } => get(measure)? <= max,
+            Check::Above { measure, min } => get(measure)? > min,
+            Check::Below { measure, max } => get(measure)? < max,
+            Check::Overlaps { measure, lo, hi } => {
+                let v = get(measure)?;
+                let (min, max) = m.measures[measure].spread.map_or((v, v), |(a, b, _)| (a, b));
+                min <= hi && max >= lo
+            }
             Check::Rises(names) | Check::Falls(names) => {
                 let v = names.iter().map(|n| get(n)).collect::<Result<Vec<f64>, String>>()?;
                 let rises = matches!(self, Check::Rises(_));
@@ -91,10 +121,23 @@ impl Check {
     /// The rule as a reader sees it, with the measures' labels.
     fn describe(&self, m: &Measures) -> String {
         let label = |n: &str| m.label(n).unwrap_or(n).to_string();
+        // A bound in its measure's unit, as the measure is shown.
+        let n = |measure: &str, x: f64| {
+            let unit = m.measures.get(measure).map_or("", |x| x.unit.as_str());
+            match unit {
+                "" | "%" => measures::format_value(x, unit),
+                u => format!("{} {u}", measures::format_value(x, u)),
+            }
+        };
         match *self {
-            Check::Within { measure, lo, hi } => format!("{} in {lo}–{hi}", label(measure)),
-            Check::AtLeast { measure, min } => format!("{} ≥ {min}", label(measure)),
-            Check::AtMost { measure, max } => format!("{} ≤ {max}", label(measure)),
+            Check::Within { measure, lo, hi } => format!("{} in {}–{}", label(measure), n(measure, lo), n(measure, hi)),
+            Check::AtLeast { measure, min } => format!("{} ≥ {}", label(measure), n(measure, min)),
+            Check::AtMost { measure, max } => format!("{} ≤ {}", label(measure), n(measure, max)),
+            Check::Above { measure, min } => format!("{} > {}", label(measure), n(measure, min)),
+            Check::Below { measure, max } => format!("{} < {}", label(measure), n(measure, max)),
+            Check::Overlaps { measure, lo, hi } => {
+                format!("{} meets {}–{}", label(measure), n(measure, lo), n(measure, hi))
+            }
             Check::Rises(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" < "),
             Check::Falls(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" > "),
         }
@@ -221,14 +264,21 @@ pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -
             Some(m) => (measured(c, &m), judge(c, &m)),
             None => (String::new(), Verdict::NotMeasured(format!("no measures of {}", c.experiment))),
         };
+        // A finding explains a measured result; nothing measured, nothing to explain.
+        let explained = c.finding.filter(|_| !matches!(verdict, Verdict::NotMeasured(_)));
         let mut verdict = verdict.word();
-        if let Some(f) = c.finding {
+        if let Some(f) = explained {
             let _ = write!(verdict, " ([why]({f}))");
         }
         let _ = writeln!(
             t,
-            "| {}: {} | {} | {} | {} | `swan repro {}` |",
-            c.source, c.says, c.paper_value, swan, verdict, c.experiment
+            "| {}: {} | {} | {} | {} | `{}` |",
+            c.source,
+            c.says,
+            c.paper_value,
+            swan,
+            verdict,
+            command(c.experiment)
         );
     }
     t
@@ -264,7 +314,7 @@ mod tests {
     fn every_rule_holding_agrees_some_is_partly_none_disagrees() {
         assert_eq!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)])), Verdict::Agrees);
         assert!(
-            matches!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 5.0)])), Verdict::Partly(f) if f == ["c ≤ 1"])
+            matches!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 5.0)])), Verdict::Partly(f) if f == ["c ≤ 1 MB/s"])
         );
         assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0), ("b", 2.0), ("c", 5.0)])), Verdict::Disagrees);
         assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0)])), Verdict::NotMeasured("b".into()));
@@ -273,9 +323,68 @@ mod tests {
     }
 
     #[test]
+    fn strict_rules_fail_on_equality_and_overlaps_reads_the_seeds_range() {
+        let m = measures(&[("a", 1.0)]);
+        let holds = |c: Check| c.holds(&m).unwrap();
+        assert!(!holds(Check::Below { measure: "a", max: 1.0 }) && holds(Check::AtMost { measure: "a", max: 1.0 }));
+        assert!(!holds(Check::Above { measure: "a", min: 1.0 }) && holds(Check::AtLeast { measure: "a", min: 1.0 }));
+        assert!(holds(Check::Below { measure: "a", max: 1.5 }) && holds(Check::Above { measure: "a", min: 0.5 }));
+        // One value: in the band or not.
+        assert!(holds(Check::Overlaps { measure: "a", lo: 0.9, hi: 1.1 }));
+        assert!(!holds(Check::Overlaps { measure: "a", lo: 1.1, hi: 1.2 }));
+        // Seeds 0.8, 1.0, 1.3 (mean 1.033): the band 1.2–1.4 holds one seed, 1.4–1.5 none.
+        let mut s = Measures::default();
+        s.set_seeds("r", "ratio", "", &[0.8, 1.0, 1.3]);
+        assert!(Check::Overlaps { measure: "r", lo: 1.2, hi: 1.4 }.holds(&s).unwrap());
+        assert!(!Check::Overlaps { measure: "r", lo: 1.4, hi: 1.5 }.holds(&s).unwrap());
+        assert!(!Check::Within { measure: "r", lo: 1.2, hi: 1.4 }.holds(&s).unwrap());
+        assert_eq!(Check::Overlaps { measure: "r", lo: 1.0 / 3.0, hi: 1.5 }.describe(&s), "ratio meets 0.333–1.5");
+        assert_eq!(Check::Below { measure: "x", max: 1.0 }.holds(&s), Err("x".to_string()));
+        // A bound is shown in its measure's unit.
+        let mut p = Measures::default();
+        p.set("s", "share", "%", 0.4);
+        p.set("t", "time", "ms", 2.0);
+        assert_eq!(Check::Above { measure: "s", min: 0.5 }.describe(&p), "share > 50.0 %");
+        assert_eq!(Check::AtMost { measure: "t", max: 1.5 }.describe(&p), "time ≤ 1.5 ms");
+    }
+
+    #[test]
+    fn a_script_s_reproduction_names_its_script() {
+        assert_eq!(command("fig5"), "swan repro fig5");
+        assert_eq!(command("traces"), "repro/traces.sh");
+    }
+
+    #[test]
+    fn every_claim_is_of_its_table_s_paper_and_has_a_unique_id() {
+        let mut ids = std::collections::BTreeSet::new();
+        for (name, claims) in TABLES {
+            for c in *claims {
+                assert!(ids.insert(c.id), "claim id {} twice", c.id);
+                let paper = match *name {
+                    "swan" => Paper::Swan,
+                    "harmonia" => Paper::Harmonia,
+                    "apas" => Paper::Apas,
+                    _ => Paper::TripleA,
+                };
+                assert_eq!(c.paper, paper, "{} in the {name} table", c.id);
+                assert!(!c.checks.is_empty() && !c.tolerance.is_empty(), "{} has rules and says why", c.id);
+            }
+        }
+    }
+
+    #[test]
     fn the_table_shows_each_measure_once_with_its_label() {
         let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
         let t = table(&[CLAIM], &|_| Some(m.clone()));
         assert!(t.contains("| a 1 MB/s; b 2 MB/s; c 0.5 MB/s | agrees | `swan repro x` |"), "{t}");
+    }
+
+    #[test]
+    fn a_finding_is_linked_from_a_measured_verdict_not_from_a_missing_one() {
+        let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
+        let explained = Claim { finding: Some("docs/x.md#y"), ..CLAIM };
+        assert!(table(&[explained], &|_| Some(m.clone())).contains("| agrees ([why](docs/x.md#y)) |"));
+        let t = table(&[explained], &|_| None);
+        assert!(t.contains("| **not measured** (no measures of x) | `swan repro x` |"), "{t}");
     }
 }

@@ -1,11 +1,12 @@
 //! `swan repro apas-fig3|apas-fig4|apas-fig5`: Apas's Figs. 3–5 (mean, read and write
 //! response time in each of consecutive periods, Apas against HWSR) on the traces this
-//! machine holds, the paper's claims checked against them.
+//! machine holds, and what the paper's claims ([`crate::claims::apas`]) are judged on.
 //!
 //! The paper's Financial and Exchange traces are not here. Stand-ins from `data/traces` (or
 //! `$SWAN_TRACES`), each replayed open loop at its own times; the seed places the trace in
 //! the striped volume (which disk each chunk lands on), the only thing it changes.
 
+use crate::claims::Measures;
 use crate::repro::args::{Experiment, ReproArgs};
 use crate::repro::triple_a_traces::traces_dir;
 use anyhow::Context;
@@ -185,12 +186,16 @@ fn run_mean(runs: &Runs, metric: Metric) -> (Option<f64>, Option<f64>) {
     (over_seeds(&a).map(|x| x.0), over_seeds(&h).map(|x| x.0))
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "AGREES"
-    } else {
-        "DISAGREES"
-    }
+/// Apas's whole-run value over HWSR's, seed by seed (empty unless every seed has both).
+fn run_ratios(runs: &Runs, metric: Metric) -> Vec<f64> {
+    runs.per_seed
+        .iter()
+        .map(|(a, h)| match (metric.of_run(a), metric.of_run(h)) {
+            (Some(a), Some(h)) if h > 0.0 => Some(a / h),
+            _ => None,
+        })
+        .collect::<Option<Vec<f64>>>()
+        .unwrap_or_default()
 }
 
 pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
@@ -233,7 +238,12 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
             w.stands_for.map_or(String::new(), |s| format!(" — for {s}"))
         );
     }
-    let mut verdicts = Vec::new();
+    let mut measures = Measures::new(exp);
+    let what = match metric {
+        Metric::Mean => "",
+        Metric::Read => " reads",
+        Metric::Write => " writes",
+    };
     for w in &WORKLOADS {
         if !args.quiet {
             eprintln!("apas repro: {} ...", w.name);
@@ -294,42 +304,31 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
             fmt(metric.of_run(pa)),
             fmt(metric.of_run(ph))
         );
-        let Some(stands) = w.stands_for else { continue };
-        let financial = stands.starts_with("Financial");
-        let claim = match metric {
-            Metric::Mean => {
-                Some(("Apas below HWSR in most periods", 2 * below > both, format!("{below} of {both} periods")))
+        let n = w.name;
+        if both > 0 {
+            let share = |k: usize| k as f64 / both as f64;
+            measures.set(&format!("{n}.periods_below"), "periods below HWSR", "%", share(below));
+            measures.set(&format!("{n}.periods_far_below"), "periods ≥ 20 % below", "%", share(far));
+        }
+        measures.set_seeds(
+            &format!("{n}.ratio"),
+            &format!("Apas ÷ HWSR{what}, whole run"),
+            "",
+            &run_ratios(&runs, metric),
+        );
+        if let (Some(a), Some(h)) = (metric.of_run(pa), metric.of_run(ph)) {
+            if h > 0.0 {
+                measures.set(&format!("{n}.paper_period.ratio"), n, "", a / h);
             }
-            Metric::Read if financial => Some((
-                "Financial: no large read gap, Apas a little better",
-                ratio.is_some_and(|r| (0.8..=1.0).contains(&r)),
-                format!("whole-run ratio {}", fmt(ratio)),
-            )),
-            Metric::Read => Some((
-                "Exchange: Apas much better than HWSR in many periods",
-                3 * far >= both && both > 0,
-                format!("≥ 20 % below in {far} of {both} periods"),
-            )),
-            Metric::Write => Some((
-                "write gap large (Apas much better)",
-                ratio.is_some_and(|r| r <= 0.8),
-                format!("whole-run ratio {}", fmt(ratio)),
-            )),
-        };
-        if let Some((text, ok, measured)) = claim {
-            verdicts.push(format!("{} on {} (for {stands}): {measured} — {}", text, w.name, verdict(ok)));
         }
     }
-    out += "\nThe paper's claims (\"much better\": ≥ 20 % below; \"many periods\": at least a third; \"a little \
-            better\": 0–20 % below):\n";
-    for v in verdicts {
-        out += &format!("{v}\n");
-    }
     print!("{out}");
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = args.out.clone().unwrap_or_else(|| std::path::PathBuf::from("out").join(exp));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if args.out.is_some() {
         let p = dir.join(format!("{exp}.txt"));
         std::fs::write(&p, &out).with_context(|| format!("cannot write {}", p.display()))?;
     }
+    crate::claims::publish(&dir, &measures)?;
     Ok(())
 }

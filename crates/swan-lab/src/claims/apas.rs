@@ -1,0 +1,167 @@
+//! Apas's claims (Liu et al., "Apas: an application aware hybrid storage system combining
+//! SSDs and SWDs") checked by `swan repro apas-fig3`, `apas-fig4` and `apas-fig5`.
+//!
+//! The paper's Financial and Exchange traces are not on this machine: each claim is checked
+//! on the stand-ins `swan repro apas-fig3` names (msr-win for Financial; tpcc and
+//! cloudphysics for Exchange), one claim per stand-in. The paper's words are read as
+//! "much better": at least 20 % below (twice the ±10 % this project takes for a level read
+//! off a plot); "most": more than half the periods; "many": at least a third of them.
+
+use super::{Check, Claim, Paper, Role};
+
+const WHY_AGING: &str = "docs/findings/apas.md#what-aging-changes-and-why";
+const WHY_READS: &str = "docs/findings/apas.md#fig-4bs-many-random-reads-still-inferred";
+const WHY_PERIOD: &str = "docs/findings/apas.md#figs-35-against-hwsr";
+const FIG3: &str =
+    "\"most\": more than half the periods; \"much better\": ≥ 20 % below; each period's value the mean of the seeds";
+const FIG4B: &str = "\"much better\": ≥ 20 % below; \"many\": at least a third of the periods; each period's value the mean of the seeds";
+const FIG5: &str = "\"much better\": the whole run's write response ≥ 20 % below HWSR's (mean of the seeds)";
+
+pub const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "apas-fig3-msr-win",
+        paper: Paper::Apas,
+        experiment: "apas-fig3",
+        source: "Fig. 3",
+        says: "Financial (msr-win): Apas's mean response much better than HWSR's in most periods",
+        paper_value: "most of 100 periods",
+        checks: &[
+            Check::Above { measure: "msr-win.periods_below", min: 0.5 },
+            Check::Above { measure: "msr-win.periods_far_below", min: 0.5 },
+        ],
+        shows: &[],
+        tolerance: FIG3,
+        role: Role::Result,
+        finding: Some(WHY_AGING),
+    },
+    Claim {
+        id: "apas-fig3-tpcc",
+        paper: Paper::Apas,
+        experiment: "apas-fig3",
+        source: "Fig. 3",
+        says: "Exchange (tpcc): Apas's mean response much better than HWSR's in most periods",
+        paper_value: "most of 100 periods",
+        checks: &[
+            Check::Above { measure: "tpcc.periods_below", min: 0.5 },
+            Check::Above { measure: "tpcc.periods_far_below", min: 0.5 },
+        ],
+        shows: &[],
+        tolerance: FIG3,
+        role: Role::Result,
+        finding: Some(WHY_AGING),
+    },
+    Claim {
+        id: "apas-fig3-cloudphysics",
+        paper: Paper::Apas,
+        experiment: "apas-fig3",
+        source: "Fig. 3",
+        says: "Exchange (cloudphysics): Apas's mean response much better than HWSR's in most periods",
+        paper_value: "most of 100 periods",
+        checks: &[
+            Check::Above { measure: "cloudphysics.periods_below", min: 0.5 },
+            Check::Above { measure: "cloudphysics.periods_far_below", min: 0.5 },
+        ],
+        shows: &[],
+        tolerance: FIG3,
+        role: Role::Result,
+        finding: Some(WHY_AGING),
+    },
+    Claim {
+        id: "apas-fig3-paper-period",
+        paper: Paper::Apas,
+        experiment: "apas-fig3",
+        source: "Fig. 3, §III",
+        says: "with the paper's 10,000 s periods (one per trace here; seed 1): Apas's mean response much better than HWSR's",
+        paper_value: "much better",
+        checks: &[
+            Check::AtMost { measure: "msr-win.paper_period.ratio", max: 0.8 },
+            Check::AtMost { measure: "tpcc.paper_period.ratio", max: 0.8 },
+            Check::AtMost { measure: "cloudphysics.paper_period.ratio", max: 0.8 },
+        ],
+        shows: &[],
+        tolerance: "\"much better\": the whole run ≥ 20 % below HWSR",
+        role: Role::Result,
+        finding: Some(WHY_PERIOD),
+    },
+    Claim {
+        id: "apas-fig4a-msr-win",
+        paper: Paper::Apas,
+        experiment: "apas-fig4",
+        source: "Fig. 4(a)",
+        says: "Financial (msr-win): no large read gap, Apas a little better than HWSR",
+        paper_value: "small gap, Apas ahead",
+        checks: &[
+            Check::Within { measure: "msr-win.ratio", lo: 0.8, hi: 1.25 },
+            Check::Below { measure: "msr-win.ratio", max: 1.0 },
+        ],
+        shows: &[],
+        tolerance: "\"no large gap\": the whole run's read ratio within 20 % either way (0.8–1.25); \"a little better\": below 1, any margin",
+        role: Role::Result,
+        finding: Some(WHY_AGING),
+    },
+    Claim {
+        id: "apas-fig4b-tpcc",
+        paper: Paper::Apas,
+        experiment: "apas-fig4",
+        source: "Fig. 4(b)",
+        says: "Exchange (tpcc): Apas's reads much better than HWSR's in many periods",
+        paper_value: "many periods",
+        checks: &[Check::AtLeast { measure: "tpcc.periods_far_below", min: 1.0 / 3.0 }],
+        shows: &[],
+        tolerance: FIG4B,
+        role: Role::Result,
+        finding: Some(WHY_READS),
+    },
+    Claim {
+        id: "apas-fig4b-cloudphysics",
+        paper: Paper::Apas,
+        experiment: "apas-fig4",
+        source: "Fig. 4(b)",
+        says: "Exchange (cloudphysics): Apas's reads much better than HWSR's in many periods",
+        paper_value: "many periods",
+        checks: &[Check::AtLeast { measure: "cloudphysics.periods_far_below", min: 1.0 / 3.0 }],
+        shows: &[],
+        tolerance: FIG4B,
+        role: Role::Result,
+        finding: Some(WHY_READS),
+    },
+    Claim {
+        id: "apas-fig5-msr-win",
+        paper: Paper::Apas,
+        experiment: "apas-fig5",
+        source: "Fig. 5",
+        says: "Financial (msr-win): Apas's writes much better than HWSR's",
+        paper_value: "much better",
+        checks: &[Check::AtMost { measure: "msr-win.ratio", max: 0.8 }],
+        shows: &[],
+        tolerance: FIG5,
+        role: Role::Result,
+        finding: Some(WHY_AGING),
+    },
+    Claim {
+        id: "apas-fig5-tpcc",
+        paper: Paper::Apas,
+        experiment: "apas-fig5",
+        source: "Fig. 5",
+        says: "Exchange (tpcc): Apas's writes much better than HWSR's",
+        paper_value: "much better",
+        checks: &[Check::AtMost { measure: "tpcc.ratio", max: 0.8 }],
+        shows: &[],
+        tolerance: FIG5,
+        role: Role::Result,
+        finding: None,
+    },
+    Claim {
+        id: "apas-fig5-cloudphysics",
+        paper: Paper::Apas,
+        experiment: "apas-fig5",
+        source: "Fig. 5",
+        says: "Exchange (cloudphysics): Apas's writes much better than HWSR's",
+        paper_value: "much better",
+        checks: &[Check::AtMost { measure: "cloudphysics.ratio", max: 0.8 }],
+        shows: &[],
+        tolerance: FIG5,
+        role: Role::Result,
+        finding: None,
+    },
+];
