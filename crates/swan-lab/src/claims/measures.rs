@@ -71,7 +71,8 @@ impl Measures {
         self.measures.get(name).map(|m| m.label.as_str())
     }
 
-    /// "label value unit", with the seeds' range when there are several.
+    /// "label value unit", with the seeds' range when there are several (the table says how
+    /// many).
     pub fn show(&self, name: &str) -> String {
         let Some(m) = self.measures.get(name) else {
             return format!("{name}: not measured");
@@ -79,7 +80,7 @@ impl Measures {
         let one = |v: f64| format_value(v, &m.unit);
         let unit = if m.unit.is_empty() || m.unit == "%" { String::new() } else { format!(" {}", m.unit) };
         match m.spread {
-            Some((lo, hi, n)) => format!("{} {}{unit} ({}–{}, {n} seeds)", m.label, one(m.value), one(lo), one(hi)),
+            Some((lo, hi, _)) => format!("{} {}{unit} ({}–{})", m.label, one(m.value), one(lo), one(hi)),
             None => format!("{} {}{unit}", m.label, one(m.value)),
         }
     }
@@ -98,7 +99,7 @@ impl Measures {
 
 /// A value as the tables print it: shares as percentages, large numbers whole, small ones
 /// to three significant digits.
-fn format_value(v: f64, unit: &str) -> String {
+pub(crate) fn format_value(v: f64, unit: &str) -> String {
     if unit == "%" {
         return format!("{:.1} %", v * 100.0);
     }
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(format_value(0.5, ""), "0.5");
         let mut m = Measures::new("x");
         m.set_seeds("a", "A", "ms", &[1.0, 2.0, 3.0]);
-        assert_eq!(m.show("a"), "A 2 ms (1–3, 3 seeds)");
+        assert_eq!(m.show("a"), "A 2 ms (1–3)");
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub enum Check {
     Rises(&'static [&'static str]),
     /// Each measure is smaller than the one before it.
     Falls(&'static [&'static str]),
+    /// Nothing here can measure it, and why (a trace or a setup no reproduction has): the
+    /// claim is declared so the table shows it, and its verdict is "not measured".
+    NotMeasurable(&'static str),
 }
 
 impl Check {
@@ -70,6 +73,7 @@ impl Check {
                 vec![measure]
             }
             Check::Rises(m) | Check::Falls(m) => m.to_vec(),
+            Check::NotMeasurable(_) => Vec::new(),
         }
     }
 
@@ -85,18 +89,28 @@ impl Check {
                 let rises = matches!(self, Check::Rises(_));
                 v.windows(2).all(|p| if rises { p[1] > p[0] } else { p[1] < p[0] })
             }
+            Check::NotMeasurable(why) => return Err(why.to_string()),
         })
     }
 
     /// The rule as a reader sees it, with the measures' labels.
     fn describe(&self, m: &Measures) -> String {
         let label = |n: &str| m.label(n).unwrap_or(n).to_string();
+        // A bound in its measure's unit, as the measure is shown.
+        let n = |measure: &str, x: f64| {
+            let unit = m.measures.get(measure).map_or("", |x| x.unit.as_str());
+            match unit {
+                "" | "%" => measures::format_value(x, unit),
+                u => format!("{} {u}", measures::format_value(x, u)),
+            }
+        };
         match *self {
-            Check::Within { measure, lo, hi } => format!("{} in {lo}–{hi}", label(measure)),
-            Check::AtLeast { measure, min } => format!("{} ≥ {min}", label(measure)),
-            Check::AtMost { measure, max } => format!("{} ≤ {max}", label(measure)),
+            Check::Within { measure, lo, hi } => format!("{} in {}–{}", label(measure), n(measure, lo), n(measure, hi)),
+            Check::AtLeast { measure, min } => format!("{} ≥ {}", label(measure), n(measure, min)),
+            Check::AtMost { measure, max } => format!("{} ≤ {}", label(measure), n(measure, max)),
             Check::Rises(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" < "),
             Check::Falls(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" > "),
+            Check::NotMeasurable(why) => why.to_string(),
         }
     }
 }
@@ -145,7 +159,7 @@ pub enum Verdict {
     Disagrees,
     /// By construction: a parameter was chosen on it.
     Calibrated,
-    /// The reproduction wrote no such measure.
+    /// The reproduction wrote no such measure (its name), or nothing here can measure it (why).
     NotMeasured(String),
 }
 
@@ -199,12 +213,13 @@ pub fn report(claims: &[&Claim], experiment: &str, measures: &Measures) -> Vec<S
         .iter()
         .filter(|c| c.experiment == experiment)
         .map(|c| {
+            let swan = measured(c, measures);
+            let swan = if swan.is_empty() { String::new() } else { format!("swan: {swan}: ") };
             format!(
-                "{} ({}): {} — swan: {}: {} (tolerance: {})",
+                "{} ({}): {} — {swan}{} (tolerance: {})",
                 c.source,
                 c.id,
                 c.says,
-                measured(c, measures),
                 judge(c, measures).word(),
                 c.tolerance
             )
@@ -264,12 +279,23 @@ mod tests {
     fn every_rule_holding_agrees_some_is_partly_none_disagrees() {
         assert_eq!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)])), Verdict::Agrees);
         assert!(
-            matches!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 5.0)])), Verdict::Partly(f) if f == ["c ≤ 1"])
+            matches!(judge(&CLAIM, &measures(&[("a", 1.0), ("b", 2.0), ("c", 5.0)])), Verdict::Partly(f) if f == ["c ≤ 1 MB/s"])
         );
         assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0), ("b", 2.0), ("c", 5.0)])), Verdict::Disagrees);
         assert_eq!(judge(&CLAIM, &measures(&[("a", 3.0)])), Verdict::NotMeasured("b".into()));
         let calibration = Claim { role: Role::Calibration, ..CLAIM };
         assert_eq!(judge(&calibration, &measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)])), Verdict::Calibrated);
+    }
+
+    #[test]
+    fn a_claim_nothing_here_can_measure_says_why_whatever_was_measured() {
+        let why = "the trace is not on this machine";
+        let claim = Claim { checks: &[Check::NotMeasurable("the trace is not on this machine")], ..CLAIM };
+        let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
+        assert_eq!(judge(&claim, &m), Verdict::NotMeasured(why.into()));
+        assert_eq!(measured(&claim, &m), "", "it shows no measure");
+        let t = table(&[claim], &|_| Some(m.clone()));
+        assert!(t.contains(&format!("| **not measured** ({why}) |")), "{t}");
     }
 
     #[test]
