@@ -9,6 +9,7 @@
 
 mod measures;
 pub mod swan;
+pub mod triple_a;
 
 pub use measures::{Measure, Measures, MeasuresError};
 
@@ -26,7 +27,7 @@ pub enum Paper {
 
 /// Every declared claim, by the README table it is shown in (the table's name marks its
 /// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
-pub const TABLES: &[(&str, &[Claim])] = &[("swan", swan::CLAIMS)];
+pub const TABLES: &[(&str, &[Claim])] = &[("swan", swan::CLAIMS), ("triple-a", triple_a::CLAIMS)];
 
 /// The claims checked on `experiment`'s measures, whichever table they are shown in.
 pub fn of_experiment(experiment: &str) -> Vec<&'static Claim> {
