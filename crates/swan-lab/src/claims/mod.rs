@@ -11,6 +11,7 @@ pub mod apas;
 pub mod harmonia;
 mod measures;
 pub mod swan;
+pub mod triple_a;
 
 pub use measures::{Measure, Measures, MeasuresError};
 
@@ -29,7 +30,7 @@ pub enum Paper {
 /// Every declared claim, by the README table it is shown in (the table's name marks its
 /// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
 pub const TABLES: &[(&str, &[Claim])] =
-    &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS), ("apas", apas::CLAIMS)];
+    &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS), ("triple-a", triple_a::CLAIMS), ("apas", apas::CLAIMS)];
 
 /// The command that writes `experiment`'s measures: `swan repro NAME`, but for the
 /// reproductions run by a script of their own.
@@ -81,6 +82,9 @@ pub enum Check {
     Rises(&'static [&'static str]),
     /// Each measure is smaller than the one before it.
     Falls(&'static [&'static str]),
+    /// Nothing here can measure it, and why (a trace or a setup no reproduction has): the
+    /// claim is declared so the table shows it, and its verdict is "not measured".
+    NotMeasurable(&'static str),
 }
 
 impl Check {
@@ -93,6 +97,7 @@ impl Check {
             | Check::Below { measure, .. }
             | Check::Overlaps { measure, .. } => vec![measure],
             Check::Rises(m) | Check::Falls(m) => m.to_vec(),
+            Check::NotMeasurable(_) => Vec::new(),
         }
     }
 
@@ -115,6 +120,7 @@ impl Check {
                 let rises = matches!(self, Check::Rises(_));
                 v.windows(2).all(|p| if rises { p[1] > p[0] } else { p[1] < p[0] })
             }
+            Check::NotMeasurable(why) => return Err(why.to_string()),
         })
     }
 
@@ -140,6 +146,7 @@ impl Check {
             }
             Check::Rises(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" < "),
             Check::Falls(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" > "),
+            Check::NotMeasurable(why) => why.to_string(),
         }
     }
 }
@@ -188,7 +195,7 @@ pub enum Verdict {
     Disagrees,
     /// By construction: a parameter was chosen on it.
     Calibrated,
-    /// The reproduction wrote no such measure.
+    /// The reproduction wrote no such measure (its name), or nothing here can measure it (why).
     NotMeasured(String),
 }
 
@@ -242,12 +249,13 @@ pub fn report(claims: &[&Claim], experiment: &str, measures: &Measures) -> Vec<S
         .iter()
         .filter(|c| c.experiment == experiment)
         .map(|c| {
+            let swan = measured(c, measures);
+            let swan = if swan.is_empty() { String::new() } else { format!("swan: {swan}: ") };
             format!(
-                "{} ({}): {} — swan: {}: {} (tolerance: {})",
+                "{} ({}): {} — {swan}{} (tolerance: {})",
                 c.source,
                 c.id,
                 c.says,
-                measured(c, measures),
                 judge(c, measures).word(),
                 c.tolerance
             )
@@ -370,6 +378,17 @@ mod tests {
                 assert!(!c.checks.is_empty() && !c.tolerance.is_empty(), "{} has rules and says why", c.id);
             }
         }
+    }
+
+    #[test]
+    fn a_claim_nothing_here_can_measure_says_why_whatever_was_measured() {
+        let why = "the trace is not on this machine";
+        let claim = Claim { checks: &[Check::NotMeasurable("the trace is not on this machine")], ..CLAIM };
+        let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
+        assert_eq!(judge(&claim, &m), Verdict::NotMeasured(why.into()));
+        assert_eq!(measured(&claim, &m), "", "it shows no measure");
+        let t = table(&[claim], &|_| Some(m.clone()));
+        assert!(t.contains(&format!("| **not measured** ({why}) |")), "{t}");
     }
 
     #[test]

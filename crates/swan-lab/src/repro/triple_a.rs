@@ -1,11 +1,12 @@
 //! `swan repro triple-a-*`: Triple-A's micro-benchmark figures (§6.4, §6.5) as runs of the
 //! non-autonomic array and Triple-A on the modelled PCIe network, several seeds per cell,
-//! and the paper's claims checked against what swan measured.
+//! and the measures the paper's claims are judged on ([`crate::claims::triple_a`]).
 //!
 //! Every run: random 4 KB reads (§5.2), each hot cluster taking 10 % of requests on 32 MiB of
 //! hot data, closed loop at depth 1024 (about the root complex's queue, 650–1000 entries),
 //! 1 simulated second measured from 0.2 s (migration needs a moment to spread the heat).
 
+use crate::claims::Measures;
 use crate::repro::args::{Experiment, ReproArgs};
 use crate::runner::default_parallelism;
 use anyhow::Context;
@@ -23,6 +24,10 @@ const MEASURE_FROM_S: f64 = 0.2;
 /// Fig. 12's open-loop rate: below the non-autonomic array's closed-loop throughput (about
 /// 1.7–1.8 M IOPS), so that it is not saturated.
 const OPEN_RATE: f64 = 1.5e6;
+
+/// Fig. 16's migrations: reading the page again (16(b)) and shadow cloning (16(c)).
+const READ_AGAIN: &str = "migrate, read again";
+const SHADOW_CLONE: &str = "migrate, shadow clone";
 
 /// One cell of a figure: a network, a management, a workload.
 #[derive(Clone, Debug)]
@@ -67,34 +72,22 @@ fn cells(e: Experiment) -> Vec<Cell> {
             .into_iter()
             .flat_map(|p| both(p.to_string(), p, HotClusterSpec::reads(4, DEPTH)))
             .collect(),
-        Experiment::TripleAFig16 => {
-            let spec = HotClusterSpec::reads(4, DEPTH);
-            let migrate = AutonomicConfig { reshaping: false, ..AutonomicConfig::triple_a() };
-            let read_again = AutonomicConfig { shadow_cloning: false, ..migrate };
-            vec![
-                Cell {
-                    x: "4x16".into(),
-                    preset: "4x16",
-                    autonomic: AutonomicConfig::non_autonomic(),
-                    label: None,
-                    spec,
-                },
-                Cell {
-                    x: "4x16".into(),
-                    preset: "4x16",
-                    autonomic: read_again,
-                    label: Some("migrate, read again"),
-                    spec,
-                },
-                Cell {
-                    x: "4x16".into(),
-                    preset: "4x16",
-                    autonomic: migrate,
-                    label: Some("migrate, shadow clone"),
-                    spec,
-                },
-            ]
-        }
+        // Fig. 16 at the reference cell (32 MiB of hot data per hot cluster, as every other
+        // figure), then with 4 MiB, where the hot data leaves at once and migrations are many.
+        Experiment::TripleAFig16 => [("32 MiB", 8192), ("4 MiB", 1024)]
+            .into_iter()
+            .flat_map(|(x, hot_pages)| {
+                let spec = HotClusterSpec { hot_pages, ..HotClusterSpec::reads(4, DEPTH) };
+                let migrate = AutonomicConfig { reshaping: false, ..AutonomicConfig::triple_a() };
+                let read_again = AutonomicConfig { shadow_cloning: false, ..migrate };
+                let cell = |autonomic, label| Cell { x: x.into(), preset: "4x16", autonomic, label, spec };
+                [
+                    cell(AutonomicConfig::non_autonomic(), None),
+                    cell(read_again, Some(READ_AGAIN)),
+                    cell(migrate, Some(SHADOW_CLONE)),
+                ]
+            })
+            .collect(),
         _ => unreachable!("not a Triple-A experiment"),
     }
 }
@@ -119,18 +112,16 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
     let seeds = args.seeds.unwrap_or(3);
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(exp));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let hot = if args.experiment == Experiment::TripleAFig16 { "32 MiB (then 4 MiB)" } else { "32 MiB" };
     println!(
         "swan repro {exp}: {} cells × {seeds} seeds, random 4 KB reads, 10 % of requests on each hot cluster's \
-         32 MiB, depth {DEPTH}, {SECONDS} simulated s measured from {MEASURE_FROM_S} s (results in {})",
+         {hot}, depth {DEPTH}, {SECONDS} simulated s measured from {MEASURE_FROM_S} s (results in {})",
         cells.len(),
         out.display()
     );
     let by_cell = run_cells(&cells, seeds, args, &out, |c| format!("{} / {}", c.x, c.label()), run_one)?;
     print_table(&cells, &by_cell);
-    println!();
-    for claim in claims(args.experiment, &cells, &by_cell) {
-        println!("{claim}");
-    }
+    crate::claims::publish(&out, &measures(exp, &cells, &by_cell))?;
     Ok(())
 }
 
@@ -221,92 +212,196 @@ fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
     println!("(means over seeds; contention and stall in µs per request; stall by level = link + storage)");
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "agrees in direction"
-    } else {
-        "DISAGREES"
-    }
+/// `f` of each seed's run in `rs`, in seed order.
+pub(crate) fn seeds(rs: &[TripleAReport], f: impl Fn(&TripleAReport) -> f64) -> Vec<f64> {
+    rs.iter().map(f).collect()
 }
 
-/// Triple-A's mean of `f` over its baseline's, per x value (cells come in pairs).
-fn ratios(cells: &[Cell], by_cell: &[Vec<TripleAReport>], f: fn(&TripleAReport) -> f64) -> Vec<(String, f64)> {
-    cells.chunks(2).zip(by_cell.chunks(2)).map(|(c, r)| (c[0].x.clone(), stat(&r[1], f).0 / stat(&r[0], f).0)).collect()
+/// Seed by seed, `f` of `a`'s run over `f` of `b`'s (the cells of one figure run the same
+/// seeds, so each pair saw the same requests).
+pub(crate) fn ratio(a: &[TripleAReport], b: &[TripleAReport], f: impl Fn(&TripleAReport) -> f64) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| f(x) / f(y)).collect()
 }
 
-fn claims(e: Experiment, cells: &[Cell], by_cell: &[Vec<TripleAReport>]) -> Vec<String> {
-    let mean = |i: usize, f: fn(&TripleAReport) -> f64| stat(&by_cell[i], f).0;
-    let lat = |r: &TripleAReport| r.latency_us.mean;
-    let iops = |r: &TripleAReport| r.iops;
-    let show = |v: &[(String, f64)]| v.iter().map(|(x, r)| format!("{x} {r:.2}×")).collect::<Vec<_>>().join(", ");
-    match e {
-        Experiment::TripleAFig12 => {
-            let n = cells.len() / 2;
-            let base_growth = mean(n - 2, lat) / mean(0, lat);
-            let open_growth = mean(2 * n - 2, lat) / mean(n, lat);
-            let ta_growth = mean(n - 1, lat) / mean(1, lat);
-            let iops_r = ratios(&cells[..n], &by_cell[..n], iops);
-            vec![
-                format!(
-                    "Fig. 12(a) non-autonomic latency from {} to {}, closed loop: {base_growth:.2}× — paper: worsens as hot clusters increase: {}",
-                    cells[0].x,
-                    cells[n - 2].x,
-                    verdict(base_growth > 1.05)
-                ),
-                format!(
-                    "Fig. 12(a) the same in an open loop at {:.1} M IOPS: {open_growth:.2}× — paper: worsens (more requests meet contention): {}",
-                    OPEN_RATE / 1e6,
-                    verdict(open_growth > 1.05)
-                ),
-                format!(
-                    "Fig. 12(b) Triple-A latency over the same range: {ta_growth:.2}× — paper: stable: {}",
-                    verdict(ta_growth < base_growth)
-                ),
-                format!(
-                    "Fig. 12 Triple-A IOPS / non-autonomic: {} — paper: improved IOPS: {}",
-                    show(&iops_r),
-                    verdict(iops_r.iter().all(|(_, r)| *r > 1.0))
-                ),
-            ]
+/// Seed by seed, `g` over the values several measures took in that seed.
+pub(crate) fn across(series: &[Vec<f64>], g: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let n = series.first().map_or(0, Vec::len);
+    (0..n).map(|s| g(&series.iter().map(|v| v[s]).collect::<Vec<f64>>())).collect()
+}
+
+fn lowest(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn highest(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn lat(r: &TripleAReport) -> f64 {
+    r.latency_us.mean
+}
+
+fn iops(r: &TripleAReport) -> f64 {
+    r.iops
+}
+
+/// What a micro-benchmark reproduction measured, for Triple-A's Fig. 12–16 claims
+/// ([`crate::claims::triple_a`]): every value seed by seed (mean and spread), ratios taken
+/// seed by seed against the non-autonomic array of the same cell.
+fn measures(exp: &str, cells: &[Cell], by_cell: &[Vec<TripleAReport>]) -> Measures {
+    let mut m = Measures::new(exp);
+    let at = |x: &str, label: &str| {
+        let i = cells.iter().position(|c| c.x == x && c.label() == label).expect("a cell of cells()");
+        &by_cell[i][..]
+    };
+    let (base, ta) = ("non-autonomic", "triple-a");
+    match exp {
+        "triple-a-fig12" => {
+            let hot = [1u32, 2, 4, 6, 8];
+            let (mut iops_r, mut lat_r) = (Vec::new(), Vec::new());
+            for n in hot {
+                let (x, ol) = (format!("{n} hot"), format!("{n} hot ol"));
+                let (b, t) = (at(&x, base), at(&x, ta));
+                // Shown as a pair in one row (1 hot, 8 hot): the first label says which array.
+                let which = if n == 1 { "non-autonomic, " } else { "" };
+                m.set_seeds(
+                    &format!("non_autonomic.{n}hot.latency_us"),
+                    &format!("{which}{n} hot"),
+                    "µs",
+                    &seeds(b, lat),
+                );
+                m.set_seeds(
+                    &format!("triple_a.{n}hot.latency_us"),
+                    &format!("Triple-A, {n} hot"),
+                    "µs",
+                    &seeds(t, lat),
+                );
+                m.set_seeds(
+                    &format!("non_autonomic.{n}hot.kiops"),
+                    &format!("non-autonomic, {n} hot"),
+                    "kIOPS",
+                    &seeds(b, |r| r.iops / 1e3),
+                );
+                m.set_seeds(
+                    &format!("triple_a.{n}hot.kiops"),
+                    &format!("Triple-A, {n} hot"),
+                    "kIOPS",
+                    &seeds(t, |r| r.iops / 1e3),
+                );
+                m.set_seeds(
+                    &format!("non_autonomic.{n}hot.open.latency_us"),
+                    &format!("{which}{n} hot, open loop"),
+                    "µs",
+                    &seeds(at(&ol, base), lat),
+                );
+                m.set_seeds(
+                    &format!("triple_a.{n}hot.open.latency_us"),
+                    &format!("Triple-A, {n} hot, open loop"),
+                    "µs",
+                    &seeds(at(&ol, ta), lat),
+                );
+                iops_r.push(ratio(t, b, iops));
+                lat_r.push(ratio(t, b, lat));
+                m.set_seeds(
+                    &format!("iops_ratio.{n}hot"),
+                    &format!("normalised IOPS, {n} hot"),
+                    "",
+                    &iops_r[iops_r.len() - 1],
+                );
+                m.set_seeds(
+                    &format!("latency_ratio.{n}hot"),
+                    &format!("normalised latency, {n} hot"),
+                    "",
+                    &lat_r[lat_r.len() - 1],
+                );
+            }
+            m.set_seeds("iops_ratio.lowest", "normalised IOPS, lowest of 1–8 hot", "", &across(&iops_r, lowest));
+            m.set_seeds("iops_ratio.highest", "highest", "", &across(&iops_r, highest));
+            m.set_seeds("iops_ratio.mean", "normalised IOPS, mean of 1–8 hot", "", &across(&iops_r, mean));
+            m.set_seeds("latency_ratio.mean", "latency", "", &across(&lat_r, mean));
+            m.set_seeds(
+                "triple_a.latency_8hot_over_1hot",
+                "Triple-A's latency, 8 hot ÷ 1 hot",
+                "",
+                &ratio(at("8 hot", ta), at("1 hot", ta), lat),
+            );
         }
-        Experiment::TripleAFig13 => {
-            let iops_r = ratios(cells, by_cell, iops);
-            let lat_r = ratios(cells, by_cell, lat);
-            let link_r = ratios(cells, by_cell, |r| r.link_contention_us);
-            let storage_r = ratios(cells, by_cell, |r| r.storage_contention_us);
-            let last = cells.len() - 1;
-            let upper = mean(last, |r| r.queue_stall_us.root_complex + r.queue_stall_us.switch);
-            vec![
-                format!(
-                    "Fig. 13 normalised IOPS: {}; latency: {} — paper: Triple-A better as the network grows: {}",
-                    show(&iops_r),
-                    show(&lat_r),
-                    verdict(iops_r.last().unwrap().1 > iops_r[0].1 && lat_r.last().unwrap().1 < lat_r[0].1)
-                ),
-                format!(
-                    "Fig. 14 normalised link contention: {} — paper: almost eliminated: {}",
-                    show(&link_r),
-                    verdict(link_r.iter().all(|(_, r)| *r < 0.5))
-                ),
-                format!(
-                    "Fig. 14 normalised storage contention: {} — paper: steadily reduced: {}",
-                    show(&storage_r),
-                    verdict(storage_r.windows(2).all(|w| w[1].1 <= w[0].1) && storage_r.last().unwrap().1 < 1.0)
-                ),
-                format!(
-                    "Fig. 15 Triple-A switch + RC stall at {}: {upper:.1} µs per request — paper: eliminated beyond 20 clusters per switch: {}",
-                    cells[last].x,
-                    verdict(upper < 1.0)
-                ),
-            ]
+        "triple-a-fig13" => {
+            let upper = |r: &TripleAReport| r.queue_stall_us.root_complex + r.queue_stall_us.switch;
+            for p in ["4x8", "4x12", "4x16", "4x20"] {
+                let (b, t) = (at(p, base), at(p, ta));
+                // A series is shown in one row: its first label says what, the rest which network.
+                let label = |what: &str| if p == "4x8" { format!("normalised {what}, {p}") } else { p.to_string() };
+                m.set_seeds(&format!("iops_ratio.{p}"), &label("IOPS"), "", &ratio(t, b, iops));
+                m.set_seeds(&format!("latency_ratio.{p}"), &label("latency"), "", &ratio(t, b, lat));
+                m.set_seeds(
+                    &format!("link_ratio.{p}"),
+                    &label("link contention"),
+                    "",
+                    &ratio(t, b, |r| r.link_contention_us),
+                );
+                m.set_seeds(
+                    &format!("storage_ratio.{p}"),
+                    &label("storage contention"),
+                    "",
+                    &ratio(t, b, |r| r.storage_contention_us),
+                );
+                m.set_seeds(
+                    &format!("triple_a.{p}.rc_switch_stall_us"),
+                    &format!("Triple-A's RC + switch stall, {p}"),
+                    "µs",
+                    &seeds(t, upper),
+                );
+                m.set_seeds(
+                    &format!("non_autonomic.{p}.rc_switch_stall_us"),
+                    &format!("non-autonomic's RC + switch stall, {p}"),
+                    "µs",
+                    &seeds(b, upper),
+                );
+                m.set_seeds(
+                    &format!("rc_switch_stall_ratio.{p}"),
+                    &format!("÷ non-autonomic's, {p}"),
+                    "%",
+                    &ratio(t, b, upper),
+                );
+            }
         }
-        Experiment::TripleAFig16 => {
-            let (base, again, shadow) = (mean(0, lat), mean(1, lat), mean(2, lat));
-            vec![format!(
-                "Fig. 16 mean latency: non-autonomic {base:.0} µs, migration reading again {again:.0} µs, with shadow cloning {shadow:.0} µs — paper: shadow cloning minimises the migration's overhead: {}",
-                verdict(shadow < again)
-            )]
+        "triple-a-fig16" => {
+            // The reference cell's labels name no cell; the 4 MiB cell's say so.
+            for (x, key, hot) in [("32 MiB", "", ""), ("4 MiB", "hot4mib.", ", 4 MiB hot")] {
+                for (label, name, shown) in [
+                    (base, "non_autonomic", "non-autonomic"),
+                    (READ_AGAIN, "read_again", "read again"),
+                    (SHADOW_CLONE, "shadow_clone", "shadow clone"),
+                ] {
+                    let rs = at(x, label);
+                    m.set_seeds(&format!("{key}{name}.latency_us"), &format!("{shown}{hot}"), "µs", &seeds(rs, lat));
+                    m.set_seeds(
+                        &format!("{key}{name}.kiops"),
+                        &format!("{shown}{hot}"),
+                        "kIOPS",
+                        &seeds(rs, |r| r.iops / 1e3),
+                    );
+                    m.set_seeds(
+                        &format!("{key}{name}.p99_us"),
+                        &format!("{shown}{hot}, p99"),
+                        "µs",
+                        &seeds(rs, |r| r.latency_us.p99 as f64),
+                    );
+                }
+                m.set_seeds(
+                    &format!("{key}read_again.pages_read_again"),
+                    &format!("pages read again{hot}"),
+                    "",
+                    &seeds(at(x, READ_AGAIN), |r| r.copy_reads as f64),
+                );
+            }
         }
-        _ => unreachable!("not a Triple-A experiment"),
+        _ => unreachable!("not a Triple-A micro-benchmark experiment"),
     }
+    m
 }

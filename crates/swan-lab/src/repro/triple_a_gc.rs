@@ -9,8 +9,9 @@
 //! seconds measured from 0.1 s; GC-active FIMMs start aged (filled, then overwritten once at
 //! random), so GC is in steady state from the first write.
 
+use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
-use crate::repro::triple_a::{run_cells, stat};
+use crate::repro::triple_a::{ratio, run_cells, seeds, stat};
 use anyhow::Context;
 use std::path::PathBuf;
 use swan_core::triple_a::{AutonomicConfig, GcLaggard};
@@ -107,7 +108,66 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
     for line in findings(&cells, &by_cell) {
         println!("{line}");
     }
+    crate::claims::publish(&out, &measures(exp, &cells, &by_cell))?;
     Ok(())
+}
+
+/// What the cells measured, seed by seed: Eq. 3's t_SLA as the runs use it and what each
+/// t_SLA finds (the claim on §5.1's 3.3 µs, [`crate::claims::triple_a`]), and the ratios the
+/// findings give (beyond the paper: no claim).
+fn measures(exp: &str, cells: &[Cell], by_cell: &[Vec<TripleAReport>]) -> Measures {
+    let mut m = Measures::new(exp);
+    let at = |label: &str| &by_cell[cells.iter().position(|c| c.label == label).expect("a cell of cells()")][..];
+    let t_sla = AutonomicConfig::triple_a().t_sla;
+    m.set("t_sla_us", "t_SLA used", "µs", t_sla as f64 / 1e3);
+    let laggards = |l: &str| seeds(at(l), |r| r.autonomic.laggards_by_latency as f64);
+    let on_gc = |l: &str| {
+        seeds(at(l), |r| r.autonomic.laggards_collecting as f64 / r.autonomic.laggards_by_latency.max(1) as f64)
+    };
+    let blind = "triple-a, gc blind";
+    m.set_seeds("laggards.default", &format!("laggards under GC at {}", sla(t_sla)), "", &laggards(blind));
+    m.set_seeds("laggards.default.collecting", &format!("of them collecting, at {}", sla(t_sla)), "%", &on_gc(blind));
+    for ns in T_SLA_SWEEP_NS {
+        let l = format!("{blind}, t_SLA {}", sla(ns));
+        m.set_seeds(&format!("laggards.t_sla_{ns}ns"), &format!("at {}", sla(ns)), "", &laggards(&l));
+        m.set_seeds(
+            &format!("laggards.t_sla_{ns}ns.collecting"),
+            &format!("of them collecting, at {}", sla(ns)),
+            "%",
+            &on_gc(&l),
+        );
+    }
+    let (base, gc) = ("non-autonomic", "non-autonomic, gc");
+    let iops = |r: &TripleAReport| r.iops;
+    let lat = |r: &TripleAReport| r.latency_us.mean;
+    m.set_seeds(
+        "gc_over_in_place.iops_ratio",
+        "non-autonomic IOPS, GC ÷ in-place FIMMs",
+        "",
+        &ratio(at(gc), at(base), iops),
+    );
+    m.set_seeds(
+        "triple_a.in_place.iops_ratio",
+        "Triple-A ÷ non-autonomic IOPS, in-place FIMMs",
+        "",
+        &ratio(at("triple-a"), at(base), iops),
+    );
+    for c in cells.iter().filter(|c| c.gc && c.label != gc) {
+        let key = c.label.replace([',', ' ', '.'], "_");
+        m.set_seeds(
+            &format!("{key}.iops_ratio"),
+            &format!("{} ÷ non-autonomic, gc: IOPS", c.label),
+            "",
+            &ratio(at(&c.label), at(gc), iops),
+        );
+        m.set_seeds(
+            &format!("{key}.latency_ratio"),
+            &format!("{} ÷ non-autonomic, gc: latency", c.label),
+            "",
+            &ratio(at(&c.label), at(gc), lat),
+        );
+    }
+    m
 }
 
 fn print_table(cells: &[Cell], by_cell: &[Vec<TripleAReport>]) {
