@@ -57,7 +57,7 @@ mod domain_tests;
 mod tests;
 
 pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
-pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
+pub use device::{ForceTarget, GcPressure, Served, SoftLimitNotice, Ssd};
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
 pub use variation::{SlowPeriods, Variation};
