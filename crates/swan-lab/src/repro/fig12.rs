@@ -86,6 +86,14 @@ fn row(scheme: &str, op: &str, part: &str, requests: Option<u64>, v: [u64; 5]) -
     line
 }
 
+/// The latency row of one issuer's requests (dashes when it issued none).
+fn issuer_row(part: &str, s: &Split) -> String {
+    if s.requests() == 0 {
+        return format!("{:<7} {:<6} {part:<9} {:>9}{}", "", "", 0, "        -".repeat(PERCENTILES.len()));
+    }
+    row("", "", part, Some(s.requests()), percentiles(&s.latency))
+}
+
 /// The replay's table: every run's reads and writes, all SSDs together (latency, service,
 /// queueing), then what the run itself measured on its SSDs, then each SSD's own.
 pub fn print(runs: &[RunReplay]) -> anyhow::Result<()> {
@@ -93,15 +101,19 @@ pub fn print(runs: &[RunReplay]) -> anyhow::Result<()> {
         "\nFig. 12 as the paper measured it: each SSD's I/O as the array sent it (RUN/member-io/ssdN.blkparse.gz), \
          replayed at its recorded times on one SSD alone, started as that SSD was; a trace carries no priority. \
          Latency = service (the request's own work on the SSD idle, GC it set off included) + queueing (waiting \
-         behind earlier work); µs, all SSDs of a run together:"
+         behind earlier work); then the latency of the user requests' I/O and of the array GC's alone; µs, all \
+         SSDs of a run together:"
     );
     let head: Vec<String> = PERCENTILES.iter().map(|(.., p)| format!(" {p:>8}")).collect();
     println!("\n{:<7} {:<6} {:<9} {:>9}{}", "scheme", "op", "part", "requests", head.concat());
     for r in runs {
-        for (op, s) in [("read", &r.all.reads), ("write", &r.all.writes)] {
+        for (op, by) in [("read", &r.all.reads), ("write", &r.all.writes)] {
+            let s = &by.all;
             println!("{}", row(&r.scheme, op, "latency", Some(s.requests()), percentiles(&s.latency)));
             println!("{}", row("", "", "service", None, percentiles(&s.service)));
             println!("{}", row("", "", "queueing", None, percentiles(&s.queueing)));
+            println!("{}", issuer_row("user I/O", &by.user));
+            println!("{}", issuer_row("GC I/O", &by.gc));
         }
     }
     println!(
@@ -130,12 +142,12 @@ pub fn print(runs: &[RunReplay]) -> anyhow::Result<()> {
             println!(
                 "{:<7} {i:>3} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
                 r.scheme,
-                m.reads.requests(),
-                q(&m.reads, 0.5),
-                q(&m.reads, 0.99),
-                m.writes.requests(),
-                q(&m.writes, 0.5),
-                q(&m.writes, 0.99),
+                m.reads.all.requests(),
+                q(&m.reads.all, 0.5),
+                q(&m.reads.all, 0.99),
+                m.writes.all.requests(),
+                q(&m.writes.all, 0.5),
+                q(&m.writes.all, 0.99),
                 m.discards
             );
         }
@@ -143,8 +155,10 @@ pub fn print(runs: &[RunReplay]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The replay's percentiles as measures: `SCHEME.replay.OP.PCT_us` (the latency the claims
-/// are judged on) and its `service_us` and `queueing_us` parts.
+/// The replay's percentiles as measures: `SCHEME.replay.OP.PCT_us` (the latency of every
+/// request, which the claims are judged on), its `service_us` and `queueing_us` parts, and
+/// `SCHEME.replay.OP.user.PCT_us` and `.gc.PCT_us`, the latency of each issuer's requests
+/// alone (when it issued any).
 pub fn measures(m: &mut Measures, runs: &[RunReplay]) {
     for r in runs {
         let who = match r.scheme.as_str() {
@@ -152,7 +166,8 @@ pub fn measures(m: &mut Measures, runs: &[RunReplay]) {
             "swan0" => "SWAN0",
             other => other,
         };
-        for (op, ops, s) in [("read", "reads", &r.all.reads), ("write", "writes", &r.all.writes)] {
+        for (op, ops, by) in [("read", "reads", &r.all.reads), ("write", "writes", &r.all.writes)] {
+            let s = &by.all;
             // Labels as a claims row reads: "reads: RAID0 615 µs; SWAN0 874 µs".
             let label = if r.scheme == "raid0" { format!("{ops}: {who}") } else { who.to_string() };
             for (i, (_, pct, shown)) in PERCENTILES.iter().enumerate() {
@@ -162,6 +177,13 @@ pub fn measures(m: &mut Measures, runs: &[RunReplay]) {
                 m.set(&format!("{name}.service_us"), &format!("{who} {ops}' {shown} service"), "µs", service);
                 let queueing = percentiles(&s.queueing)[i] as f64;
                 m.set(&format!("{name}.queueing_us"), &format!("{who} {ops}' {shown} queueing"), "µs", queueing);
+                for (issuer, whose, x) in [("user", "user", &by.user), ("gc", "array GC", &by.gc)] {
+                    if x.requests() > 0 {
+                        let name = format!("{}.replay.{op}.{issuer}.{pct}_us", r.scheme);
+                        let label = format!("{who} {ops}' {shown}, {whose} I/O alone");
+                        m.set(&name, &label, "µs", percentiles(&x.latency)[i] as f64);
+                    }
+                }
             }
         }
     }

@@ -307,7 +307,8 @@ impl<M: Members> Engine<M> {
         let class = if user_write && self.cfg.reads_overtake_writes { IoClass::Gc } else { io.class };
         let op = DevOp { kind, block: io.block, count: io.count, class };
         if let Some(sink) = &mut self.member_io {
-            sink.record(now, io.member, &op);
+            // The class the array gave it: who issued it, whatever lane it is queued in.
+            sink.record(now, io.member, &DevOp { class: io.class, ..op });
         }
         let done = self.members.submit(io.member, now, op);
         if user_write {

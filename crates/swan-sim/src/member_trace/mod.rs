@@ -6,11 +6,14 @@
 //!   time ([`crate::engine::Engine::record_member_io`]); the engine itself writes nothing.
 //! - [`TraceFiles`]: a sink writing one blkparse text file per member
 //!   (`ssdN.blkparse.gz`): reads, writes, discards (the array's TRIMs) and flushes, as
-//!   blktrace would have seen them issued to the device. `swan sim --trace` replays such a
-//!   file over an array (it passes over the discards, which carry no data).
+//!   blktrace would have seen them issued to the device, each with its issuer in blkparse's
+//!   process field: `[user]` for a user request's I/O, `[gc]` for the array's GC (and
+//!   other background work). `swan sim --trace` replays such a file over an array (it
+//!   passes over the discards, which carry no data).
 //! - [`replay`]: one member's trace replayed open loop, at its recorded times, on one SSD
 //!   model started as that member was, discards carried out; each read's and write's
-//!   latency split into service (its own work on the SSD idle) and queueing (the rest).
+//!   latency split into service (its own work on the SSD idle) and queueing (the rest), and
+//!   told apart by issuer.
 //!
 //! A trace carries no priority: replayed, SWAN's reads no longer overtake its array GC on
 //! the SSD, as they do in the array (read priority), which a blktrace replay cannot show
@@ -20,7 +23,7 @@ mod replay;
 #[cfg(test)]
 mod tests;
 
-pub use replay::{member_ssd, replay, replay_lines, MemberReplay, ReplayError, Split};
+pub use replay::{member_ssd, replay, replay_lines, ByIssuer, MemberReplay, ReplayError, Split};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -28,7 +31,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use swan_core::BLOCK_BYTES;
-use swan_models::{DevOp, DevOpKind, Nanos};
+use swan_models::{DevOp, DevOpKind, IoClass, Nanos};
 
 /// Where the engine hands each member operation as it submits it.
 pub trait MemberIoSink {
@@ -42,6 +45,9 @@ pub trait MemberIoSink {
 pub fn trace_path(dir: &Path, member: u32) -> PathBuf {
     dir.join(format!("ssd{member}.blkparse.gz"))
 }
+
+/// The end of a line the array's GC issued.
+const GC_ISSUER: &str = " [gc]\n";
 
 /// Sectors per 4 KiB block.
 const SECTORS: u64 = BLOCK_BYTES / crate::trace::SECTOR_BYTES;
@@ -62,8 +68,9 @@ fn push_u64(out: &mut Vec<u8>, mut v: u64, width: usize) {
 }
 
 /// One blkparse line: `op` issued (action `D`) to member `member` at `at`, its `seq`-th:
-/// `8,MINOR 0 SEQ SEC.NSEC 0 D RWBS SECTOR + SECTORS`, the member as device `8,16·member`
-/// (sda, sdb, …); RWBS `R`, `W`, `D` (discard) or `F` (flush, `0 + 0`).
+/// `8,MINOR 0 SEQ SEC.NSEC 0 D RWBS SECTOR + SECTORS [ISSUER]`, the member as device
+/// `8,16·member` (sda, sdb, …); RWBS `R`, `W`, `D` (discard) or `F` (flush, `0 + 0`);
+/// ISSUER `gc` for `op.class` [`IoClass::Gc`], `user` otherwise.
 pub fn push_line(out: &mut Vec<u8>, at: Nanos, member: u32, seq: u64, op: &DevOp) {
     out.extend_from_slice(b"8,");
     push_u64(out, u64::from(member) * 16, 1);
@@ -85,7 +92,7 @@ pub fn push_line(out: &mut Vec<u8>, at: Nanos, member: u32, seq: u64, op: &DevOp
     push_u64(out, sector, 1);
     out.extend_from_slice(b" + ");
     push_u64(out, sectors, 1);
-    out.push(b'\n');
+    out.extend_from_slice(if op.class == IoClass::Gc { GC_ISSUER.as_bytes() } else { b" [user]\n" });
 }
 
 /// One member's trace file being written.

@@ -63,11 +63,34 @@ impl Split {
     }
 }
 
+/// One kind of request's latencies over a replay: all of them, and those of each issuer.
+#[derive(Clone, Debug, Default)]
+pub struct ByIssuer {
+    pub all: Split,
+    /// A user request's I/O (`[user]` in the trace).
+    pub user: Split,
+    /// The array's GC (`[gc]`).
+    pub gc: Split,
+}
+
+impl ByIssuer {
+    fn record(&mut self, gc: bool, latency_ns: Nanos, service_ns: Nanos) {
+        self.all.record(latency_ns, service_ns);
+        if gc { &mut self.gc } else { &mut self.user }.record(latency_ns, service_ns);
+    }
+
+    fn add(&mut self, other: &ByIssuer) {
+        self.all.add(&other.all);
+        self.user.add(&other.user);
+        self.gc.add(&other.gc);
+    }
+}
+
 /// What replaying one member's trace measured.
 #[derive(Clone, Debug, Default)]
 pub struct MemberReplay {
-    pub reads: Split,
-    pub writes: Split,
+    pub reads: ByIssuer,
+    pub writes: ByIssuer,
     /// Discards carried out (not timed: they cost only the command).
     pub discards: u64,
     /// Requests recorded earlier than the one before them, submitted with it instead.
@@ -113,8 +136,9 @@ pub fn replay(ssd: &mut Ssd, path: &Path) -> Result<MemberReplay, ReplayError> {
 
 /// Replays the blkparse lines of `reader` (named `path` in messages) on `ssd`, open loop at
 /// their recorded times (a line timed before the one above it goes with it). Reads, writes
-/// and discards are carried out as user operations; flushes and lines without a request
-/// are passed over, and a malformed line is an error.
+/// and discards are carried out as user operations (a trace carries no priority); flushes
+/// and lines without a request are passed over, and a malformed line is an error. A line
+/// whose process field is `[gc]` is counted as the array GC's, any other as the user's.
 pub fn replay_lines(ssd: &mut Ssd, path: &Path, mut reader: impl BufRead) -> Result<MemberReplay, ReplayError> {
     let mut out = MemberReplay::default();
     let mut line = String::new();
@@ -149,9 +173,10 @@ pub fn replay_lines(ssd: &mut Ssd, path: &Path, mut reader: impl BufRead) -> Res
         last = at;
         let count = u32::try_from(end - block).expect("a request of fewer than 2^32 blocks");
         let served = ssd.submit_split(at, DevOp { kind, block, count, class: IoClass::User });
+        let gc = line.trim_end().ends_with("[gc]");
         match r.action {
-            Action::Read => out.reads.record(served.done - at, served.service_ns),
-            Action::Write => out.writes.record(served.done - at, served.service_ns),
+            Action::Read => out.reads.record(gc, served.done - at, served.service_ns),
+            Action::Write => out.writes.record(gc, served.done - at, served.service_ns),
             Action::Discard => out.discards += 1,
         }
     }

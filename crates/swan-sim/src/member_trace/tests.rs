@@ -45,8 +45,8 @@ fn each_member_replayed_alone_gives_back_the_latencies_its_ssd_gave_in_the_array
             all.add(&replay(&mut ssd, &trace_path(&traces, m)).unwrap());
         }
         for (op, replayed, in_array) in [
-            ("reads", &all.reads.latency, &out.ssd_read_latency),
-            ("writes", &all.writes.latency, &out.ssd_write_latency),
+            ("reads", &all.reads.all.latency, &out.ssd_read_latency),
+            ("writes", &all.writes.all.latency, &out.ssd_write_latency),
         ] {
             assert!(
                 replayed == in_array,
@@ -56,10 +56,15 @@ fn each_member_replayed_alone_gives_back_the_latencies_its_ssd_gave_in_the_array
             );
         }
         assert_eq!(all.discards > 0, name == "swan0", "{name}: only the log TRIMs");
+        // Only the log has GC of its own, and its GC both reads and writes.
+        for s in [&all.reads, &all.writes] {
+            assert_eq!(s.gc.requests() > 0, name == "swan0", "{name}: the array GC's I/O");
+            assert_eq!(s.user.requests() + s.gc.requests(), s.all.requests());
+        }
         assert_eq!(all.out_of_order, 0);
         // Service and queueing add up to each request's latency (to the µs each is cut to),
         // and some requests waited.
-        for s in [&all.reads, &all.writes] {
+        for s in [&all.reads.all, &all.writes.all] {
             assert_eq!(s.service.len(), s.latency.len());
             let (whole, parts) = (s.latency.mean(), s.service.mean() + s.queueing.mean());
             assert!((whole - parts).abs() <= 1.0, "{name}: {whole} µs against {parts} µs");
