@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 use swan_sim::engine::SimConfig;
+use swan_sim::member_trace::TraceFiles;
 use swan_sim::output::{write_run, RunSummary};
 
 pub struct Job {
@@ -16,9 +17,16 @@ pub struct Job {
     pub dir: PathBuf,
 }
 
+/// Where a run that records its members' I/O writes their traces (one
+/// `ssdN.blkparse.gz` each, [`swan_sim::member_trace`]).
+pub fn member_io_dir(run_dir: &Path) -> PathBuf {
+    run_dir.join("member-io")
+}
+
 /// Run one configuration into `dir`, its statement above `bar`; returns its summary.
-pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar) -> anyhow::Result<RunSummary> {
-    run_into(cfg, dir, &|statement: &str| bar.println(statement), &mut |f| bar.set_position((f * 1000.0) as u64))
+pub fn run_one(cfg: &SimConfig, dir: &Path, bar: &ProgressBar, record: bool) -> anyhow::Result<RunSummary> {
+    let say = |statement: &str| bar.println(statement);
+    run_into_with(cfg, dir, &say, &mut |f| bar.set_position((f * 1000.0) as u64), record)
 }
 
 /// Run one configuration into `dir`, telling `say` what a trace run will do and `progress`
@@ -29,9 +37,26 @@ pub fn run_into(
     say: &dyn Fn(&str),
     progress: &mut dyn FnMut(f64),
 ) -> anyhow::Result<RunSummary> {
+    run_into_with(cfg, dir, say, progress, false)
+}
+
+/// [`run_into`], and with `record` each member's I/O written to [`member_io_dir`].
+fn run_into_with(
+    cfg: &SimConfig,
+    dir: &Path,
+    say: &dyn Fn(&str),
+    progress: &mut dyn FnMut(f64),
+    record: bool,
+) -> anyhow::Result<RunSummary> {
     let start = Instant::now();
     // A trace run reads its trace here (format, errors, span) and states what it will do.
-    let (engine, replay) = swan_sim::replay::engine(cfg)?;
+    let (mut engine, replay) = swan_sim::replay::engine(cfg)?;
+    if record {
+        let traces = member_io_dir(dir);
+        let files = TraceFiles::create(&traces, cfg.array.members())
+            .with_context(|| format!("creating the members' traces in {}", traces.display()))?;
+        engine.record_member_io(Box::new(files));
+    }
     if let Some(r) = &replay {
         say(&r.statement());
     }
@@ -53,6 +78,15 @@ fn bar_style() -> ProgressStyle {
 
 /// Run `jobs`, `parallel` at a time, with one progress bar each (hidden when `quiet`).
 pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec<RunSummary>> {
+    run_all_with(jobs, parallel, quiet, false)
+}
+
+/// [`run_all`], each run also writing its members' traces ([`member_io_dir`]).
+pub fn run_all_recording(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec<RunSummary>> {
+    run_all_with(jobs, parallel, quiet, true)
+}
+
+fn run_all_with(jobs: &[Job], parallel: usize, quiet: bool, record: bool) -> anyhow::Result<Vec<RunSummary>> {
     let multi = MultiProgress::new();
     if quiet {
         multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -77,9 +111,9 @@ pub fn run_all(jobs: &[Job], parallel: usize, quiet: bool) -> anyhow::Result<Vec
                 bar.set_prefix(job.name.clone());
                 let r = if quiet {
                     let keep = |statement: &str| statements.lock().expect("lock")[i] += &format!("{statement}\n");
-                    run_into(&job.cfg, &job.dir, &keep, &mut |_| {})
+                    run_into_with(&job.cfg, &job.dir, &keep, &mut |_| {}, record)
                 } else {
-                    run_one(&job.cfg, &job.dir, &bar)
+                    run_one(&job.cfg, &job.dir, &bar, record)
                 };
                 bar.finish();
                 results.lock().expect("lock")[i] = Some(r);

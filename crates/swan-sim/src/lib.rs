@@ -13,6 +13,8 @@
 //! - [`fabric_array`]: an array's members as Triple-A clusters behind that fabric.
 //! - [`apas`]: Apas's SSD cache over shingled disks, and the HWSR baseline, replaying a trace.
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
+//! - [`member_trace`]: each member SSD's I/O recorded during a run, and replayed on one SSD
+//!   alone (SWAN's Fig. 12 as the paper measured it).
 //! - [`prefill`]: the untimed fill and overwrite of a log-structured array before a run.
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
@@ -23,6 +25,7 @@ pub mod engine;
 pub mod fabric_array;
 pub mod ggc;
 pub mod hot_clusters;
+pub mod member_trace;
 pub mod members;
 pub mod metrics;
 pub mod output;

@@ -5,6 +5,7 @@ mod apas;
 mod apas_sweep;
 mod apas_why;
 pub mod args;
+mod fig12;
 mod harmonia;
 mod spread;
 mod triple_a;
@@ -16,7 +17,7 @@ mod ycsb;
 use crate::claims::Measures;
 use crate::experiments::{self, Scale};
 use crate::repro::args::{Experiment, ReproArgs};
-use crate::runner::{default_parallelism, print_table, run_all, Job};
+use crate::runner::{default_parallelism, print_table, run_all, run_all_recording, Job};
 use std::path::PathBuf;
 use swan_sim::output::RunSummary;
 use swan_sim::report::ReportOptions;
@@ -160,13 +161,25 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             Job { dir: out.join(&label), name: label, cfg }
         })
         .collect();
-    let summaries = run_all(&jobs, args.jobs.unwrap_or_else(default_parallelism), args.quiet)?;
+    let parallel = args.jobs.unwrap_or_else(default_parallelism);
+    // Fig. 12 as the paper measured it: every SSD's I/O recorded, to be replayed alone.
+    let summaries = if args.experiment == Experiment::Fig12 {
+        run_all_recording(&jobs, parallel, args.quiet)?
+    } else {
+        run_all(&jobs, parallel, args.quiet)?
+    };
     print_table(&summaries);
     let dirs: Vec<PathBuf> = jobs.iter().map(|j| j.dir.clone()).collect();
     let measures = match args.experiment {
         Experiment::Fig5 => fig5_measures(&summaries, &dirs)?,
         Experiment::Fig4b => fig4b_measures(&summaries),
-        Experiment::Fig12 => fig12_measures(&summaries),
+        Experiment::Fig12 => {
+            let replays = fig12::replay_runs(&summaries, &dirs, parallel)?;
+            fig12::print(&replays)?;
+            let mut m = fig12_measures(&summaries);
+            fig12::measures(&mut m, &replays);
+            m
+        }
         Experiment::SimpleSsd => simple_ssd_measures(&summaries),
         _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
     };

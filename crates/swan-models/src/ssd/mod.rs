@@ -58,7 +58,7 @@ mod domain_tests;
 mod tests;
 
 pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
-pub use device::{ForceTarget, GcPressure, SoftLimitNotice, Ssd};
+pub use device::{ForceTarget, GcPressure, Served, SoftLimitNotice, Ssd};
 pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;

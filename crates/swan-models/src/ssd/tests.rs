@@ -591,3 +591,21 @@ fn slow_periods_slow_the_ssd_only_while_they_last() {
     // The flash was busy about as long as the run: the slow work is real work.
     assert!(slowed.die_busy_fraction(end) > 0.8, "{}", slowed.die_busy_fraction(end));
 }
+
+#[test]
+fn submit_split_completes_as_submit_and_tells_own_work_from_waiting() {
+    let (write, read) = (op(DevOpKind::Write, 0, 1), op(DevOpKind::Read, 0, 1));
+    let mut split = small(presets::sata850pro());
+    let mut plain = split.clone();
+    // Alone on the device, a write is all service.
+    let w = split.submit_split(0, write);
+    assert_eq!(w, Served { done: plain.submit(0, write), service_ns: w.done });
+    // A read of the page being programmed waits for the program, then takes what it takes
+    // on the device idle.
+    let r = split.submit_split(0, read);
+    assert_eq!(r.done, plain.submit(0, read));
+    assert_eq!(split.stats().read_latency_us, plain.stats().read_latency_us);
+    let idle = plain.submit(1_000_000_000, read) - 1_000_000_000;
+    assert_eq!(r.service_ns, idle);
+    assert!(r.done > idle, "the read waited: {} ns against {idle} ns alone", r.done);
+}

@@ -218,6 +218,17 @@ impl Timing {
         self.die_busy_ns = 0;
     }
 
+    /// Forgets every backlog and takes `like`'s current NAND and transfer times: the device
+    /// `like` times, idle, to time one operation on its own ([`super::Ssd::submit_split`]).
+    pub(crate) fn idle_like(&mut self, like: &Timing) {
+        self.dies.fill(Die::default());
+        self.channels.fill(Pipe::default());
+        self.host = Pipe::default();
+        self.horizon = 0;
+        (self.t_read, self.t_prog, self.t_erase, self.channel_xfer, self.host_xfer) =
+            (like.t_read, like.t_prog, like.t_erase, like.channel_xfer, like.host_xfer);
+    }
+
     pub(crate) fn units(&self) -> usize {
         self.dies.len()
     }

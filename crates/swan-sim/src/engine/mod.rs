@@ -46,11 +46,13 @@ pub use crate::members::Members;
 pub use config::{SimConfig, SimError, StopRule};
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
+pub(crate) use setup::build_ssd;
 pub use setup::{build, build_synthetic, Built};
 pub use swan_core::scheme::ReadRules;
 pub use windows::WindowOutput;
 
 use crate::ggc::GgcDriver;
+use crate::member_trace::MemberIoSink;
 use crate::prefill::PrefillReport;
 use crate::source::Pacing;
 use clock::{Clock, What};
@@ -96,6 +98,9 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     host: Option<Host>,
     /// What ended the run early, found while handling an event.
     error: Option<SimError>,
+    /// Where every member operation goes as it is submitted, when the run records the
+    /// members' traces ([`Engine::record_member_io`]).
+    member_io: Option<Box<dyn MemberIoSink>>,
 }
 
 /// The bytes a GC member operation moves through the engine thread (a TRIM moves none).
@@ -127,6 +132,12 @@ impl<M: Members> Engine<M> {
     /// compares with the server's.
     pub fn record_decisions(&mut self) {
         self.thread.driver.record();
+    }
+
+    /// Hand every member operation to `sink` as it is submitted, with its time: each
+    /// member's trace ([`crate::member_trace`]). Measures nothing and changes nothing.
+    pub fn record_member_io(&mut self, sink: Box<dyn MemberIoSink>) {
+        self.member_io = Some(sink);
     }
 
     /// What the untimed pre-fill did, if this run had one.
@@ -191,6 +202,9 @@ impl<M: Members> Engine<M> {
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
+        }
+        if let Some(mut sink) = self.member_io.take() {
+            sink.finish().map_err(SimError::Recorder)?;
         }
         Ok(self.finish())
     }
@@ -291,7 +305,12 @@ impl<M: Members> Engine<M> {
         // The experiment of `reads_overtake_writes`: a user write is handed to its SSD in the
         // lane SWAN's reads overtake, the array GC's, and is counted as the user's all the same.
         let class = if user_write && self.cfg.reads_overtake_writes { IoClass::Gc } else { io.class };
-        let done = self.members.submit(io.member, now, DevOp { kind, block: io.block, count: io.count, class });
+        let op = DevOp { kind, block: io.block, count: io.count, class };
+        if let Some(sink) = &mut self.member_io {
+            // The class the array gave it: who issued it, whatever lane it is queued in.
+            sink.record(now, io.member, &DevOp { class: io.class, ..op });
+        }
+        let done = self.members.submit(io.member, now, op);
         if user_write {
             let until = &mut self.user_writes_until[io.member as usize];
             *until = (*until).max(done);

@@ -54,6 +54,14 @@ pub enum Built {
 }
 
 impl Built {
+    /// See [`Engine::record_member_io`].
+    pub fn record_member_io(&mut self, sink: Box<dyn crate::member_trace::MemberIoSink>) {
+        match self {
+            Built::Ssds(e) => e.record_member_io(sink),
+            Built::Fabric(e) => e.record_member_io(sink),
+        }
+    }
+
     /// Run to the stop rule (see [`Engine::run`]).
     pub fn run(self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
         match self {
@@ -147,6 +155,7 @@ impl<M: Members> Engine<M> {
                 None => None,
             },
             error: None,
+            member_io: None,
             cfg,
         })
     }
@@ -188,7 +197,7 @@ pub(crate) fn build_ssds(cfg: &SimConfig, members: u32) -> Result<Vec<Ssd>, SimE
 }
 
 /// Member `i` of `members`: its SSD built, filled and aged as `cfg` asks.
-fn build_ssd(cfg: &SimConfig, i: u32, members: u32) -> Result<Ssd, SimError> {
+pub(crate) fn build_ssd(cfg: &SimConfig, i: u32, members: u32) -> Result<Ssd, SimError> {
     let v = &cfg.ssd_variation;
     let factor = v.speed_factor(cfg.seed, i);
     let model = if factor == 1.0 { cfg.ssd.clone() } else { cfg.ssd.with_speed_factor(factor) };

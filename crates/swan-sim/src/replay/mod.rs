@@ -27,6 +27,7 @@ mod source;
 mod stream;
 mod windows;
 
+pub(crate) use scan::open_file;
 pub use scan::{guess_format, open, OpenTrace, TraceInput, TraceScan};
 pub use source::{engine, TraceSource};
 pub use stream::{ReplayRequest, Replayer};

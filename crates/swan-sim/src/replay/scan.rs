@@ -128,7 +128,7 @@ pub struct OpenTrace {
 /// traces often are (MSR Cambridge's, and the recorded YCSB trace under `data/traces`).
 pub type TraceInput = BufReader<Box<dyn Read + Send>>;
 
-fn open_file(path: &Path) -> Result<TraceInput, ReplayError> {
+pub(crate) fn open_file(path: &Path) -> Result<TraceInput, ReplayError> {
     let f = File::open(path).map_err(|source| ReplayError::Open { path: path.to_path_buf(), source })?;
     let r: Box<dyn Read + Send> = if is_gzip(path) { Box::new(MultiGzDecoder::new(f)) } else { Box::new(f) };
     Ok(BufReader::with_capacity(1 << 16, r))

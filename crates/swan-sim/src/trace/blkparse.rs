@@ -5,16 +5,55 @@
 //! `M`, `m`, …) give `Ok(None)`, as do lines whose first token is not `maj,min` (blkparse's
 //! per-CPU and total summaries, blank lines, `#` comments). RWBS containing `R` is a read,
 //! containing `W` a write; `D` lines with neither (discard `D`, flush-only `F`, `N`) carry no
-//! data transfer and give `Ok(None)`. RWBS letters other than `RWDFSMAEN` are an error. Time is
-//! `sec.nsec` since the trace start, converted exactly to ns. Sector and count are 512-byte
-//! sectors. The device is the kernel's `MKDEV(maj, min)` = `maj << 20 | min` (maj < 4096,
-//! min < 2²⁰).
+//! data transfer and give `Ok(None)` from [`parse_line`]; [`parse_request`] gives discards
+//! too, for a replay that carries them out (`crate::member_trace`). RWBS letters other than
+//! `RWDFSMAEN` are an error. Time is `sec.nsec` since the trace start, converted exactly to
+//! ns. Sector and count are 512-byte sectors. The device is the kernel's `MKDEV(maj, min)` =
+//! `maj << 20 | min` (maj < 4096, min < 2²⁰).
 
 use super::{
     content, decimal_ns, scaled, split_ws, u32_field, u64_field, ParseError, TraceOp, TraceRecord, SECTOR_BYTES,
 };
 
+/// What a `D` line asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Read,
+    Write,
+    /// A discard (TRIM): the sectors no longer hold data.
+    Discard,
+}
+
+/// One `D` line that reads, writes or discards, in the format's own time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub action: Action,
+    pub time_ns: u64,
+    pub offset_bytes: u64,
+    pub size_bytes: u64,
+    pub device: u32,
+}
+
 pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
+    Ok(parse(line, false)?.map(|r| {
+        let op = if r.action == Action::Read { TraceOp::Read } else { TraceOp::Write };
+        TraceRecord {
+            time_ns: r.time_ns,
+            op,
+            offset_bytes: r.offset_bytes,
+            size_bytes: r.size_bytes,
+            device: r.device,
+            app: 0,
+        }
+    }))
+}
+
+/// As [`parse_line`], and a discard (RWBS with `D` and neither `R` nor `W`) is a request too.
+pub fn parse_request(line: &str) -> Result<Option<Request>, ParseError> {
+    parse(line, true)
+}
+
+fn parse(line: &str, discards: bool) -> Result<Option<Request>, ParseError> {
     let Some(line) = content(line) else { return Ok(None) };
     let f = split_ws(line);
     let Some((maj, min)) = f[0].split_once(',') else { return Ok(None) };
@@ -32,10 +71,12 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     if rwbs.is_empty() || !rwbs.bytes().all(|b| b"RWDFSMAEN".contains(&b)) {
         return Err(ParseError::field(7, "RWBS", "letters from RWDFSMAEN", rwbs));
     }
-    let op = if rwbs.contains('R') {
-        TraceOp::Read
+    let action = if rwbs.contains('R') {
+        Action::Read
     } else if rwbs.contains('W') {
-        TraceOp::Write
+        Action::Write
+    } else if discards && rwbs.contains('D') {
+        Action::Discard
     } else {
         return Ok(None);
     };
@@ -56,7 +97,7 @@ pub fn parse_line(line: &str) -> Result<Option<TraceRecord>, ParseError> {
     }
     let count = u64_field(f[9], 10, "nsectors")?;
     let size_bytes = scaled(count, SECTOR_BYTES, f[9], 10, "nsectors")?;
-    Ok(Some(TraceRecord { time_ns, op, offset_bytes, size_bytes, device, app: 0 }))
+    Ok(Some(Request { action, time_ns, offset_bytes, size_bytes, device }))
 }
 
 #[cfg(test)]
@@ -84,8 +125,19 @@ mod tests {
         );
         assert_eq!(parse_line("  8,0    1       18     0.001300000  4211  D   FN [kworker]").unwrap(), None);
         assert_eq!(parse_line("CPU0 (8,0):").unwrap(), None);
+        assert_eq!(parse_line("  8,0    1       19     0.001400000  4211  D   D 2048 + 8 [fstrim]").unwrap(), None);
         assert_eq!(parse_line(" Reads Queued:           3,       12KiB").unwrap(), None);
         assert_eq!(parse_line("").unwrap(), None);
+    }
+
+    #[test]
+    fn discards_are_requests_only_when_asked_for() {
+        let line = "  8,16   0       19     0.001400000     0  D   D 2048 + 8 [fstrim]";
+        let r = parse_request(line).unwrap().unwrap();
+        assert_eq!(r.action, Action::Discard);
+        assert_eq!((r.time_ns, r.offset_bytes, r.size_bytes, r.device), (1_400_000, 1_048_576, 4096, 8 << 20 | 16));
+        assert_eq!(parse_request("  8,0 1 18 0.0013 4211 D FN [kworker]").unwrap(), None);
+        assert_eq!(parse_request("259,3 0 5 2.5 300 D RA 2048 + 8 [cat]").unwrap().unwrap().action, Action::Read);
     }
 
     #[test]
