@@ -49,6 +49,7 @@ done
 if [[ $want == all || $want == eq1 ]]; then
   echo "== eq1: swan plan --verify" >&2
   { echo '$ swan plan --verify'; "$swan" plan --verify; } > repro/eq1.txt
+  cp out/plan-verify/measures.json repro/measures/eq1.json  # where `swan plan --verify` writes them
 fi
 if [[ $want == all || $want == bench ]]; then
   echo "== bench: swan bench" >&2

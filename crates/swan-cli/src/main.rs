@@ -127,7 +127,8 @@ fn run_lab(command: Option<Command>) -> anyhow::Result<()> {
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Plan(args)) => plan::run(&args).and_then(|p| {
             if args.verify {
-                verify::verify(&p, std::path::Path::new("out/plan-verify"), false)
+                let paper = args.inputs() == swan_core::analytic::PlanInputs::PAPER;
+                verify::verify(&p, std::path::Path::new("out/plan-verify"), false, paper)
             } else {
                 Ok(())
             }

@@ -1,46 +1,81 @@
-//! The README's generated claims tables are exactly what the declared claims give on the
-//! checked-in reference measures (`swan claims --check README.md`), so no verdict is kept by
-//! hand; and a hand-edited verdict is caught.
+//! The generated claims tables of the README and repro/README.md are exactly what the
+//! declared claims give on the checked-in reference measures (`swan claims --check README.md
+//! repro/README.md`), so no verdict is kept by hand; and a hand-edited verdict is caught.
 
 use std::path::PathBuf;
-use swan_lab::claims_cmd::{replaced, tables};
+use swan_lab::claims_cmd::{marked, replaced, tables};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The files the generated tables live in: the README (the summary and SWAN's table) and
+/// repro/README.md (the other papers').
+const FILES: [&str; 2] = ["README.md", "repro/README.md"];
+
+fn read(file: &str) -> String {
+    std::fs::read_to_string(repo().join(file)).unwrap()
+}
+
 #[test]
-fn the_readme_says_what_the_claims_and_measures_give() {
+fn the_readmes_say_what_the_claims_and_measures_give() {
     let tables = tables(&repo().join("repro/measures")).expect("the reference measures");
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let want = replaced(&readme, &tables).expect("the README marks where the tables go");
-    assert!(want == readme, "README.md's claims tables are not as generated: run `swan claims --write README.md`");
+    for file in FILES {
+        let text = read(file);
+        let want = replaced(&text, &tables).expect("the file marks where its tables go");
+        assert!(want == text, "{file}'s claims tables are not as generated: run `swan claims --write {file}`");
+    }
+}
+
+#[test]
+fn every_table_is_in_one_file_the_summary_and_swan_s_in_the_readme() {
+    let tables = tables(&repo().join("repro/measures")).unwrap();
+    let (readme, repro) = (marked(&read(FILES[0]), &tables), marked(&read(FILES[1]), &tables));
+    assert_eq!(readme, ["summary", "swan"], "the README shows the summary and SWAN's table");
+    for name in tables.keys() {
+        assert!(readme.contains(name) != repro.contains(name), "the {name} table is in exactly one file");
+    }
 }
 
 #[test]
 fn a_hand_edited_verdict_is_caught() {
     let tables = tables(&repo().join("repro/measures")).unwrap();
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = read("README.md");
     let swan = &tables["swan"];
     assert!(swan.contains("| agrees |") && swan.contains("**disagrees**"), "both verdicts are in the SWAN table");
     // Turn the first disagreement into an agreement, as a hand edit would.
     let edited = readme.replacen("**disagrees**", "agrees", 1);
     assert_ne!(edited, readme);
     assert_ne!(replaced(&edited, &tables).unwrap(), edited, "the edit is undone by the generator");
+    // And a count in the summary.
+    let summary = &tables["summary"];
+    let row = summary.lines().find(|l| l.starts_with("| SWAN")).expect("SWAN's summary row");
+    let edited = readme.replacen(row, &row.replacen(" | ", " | 1", 2), 1);
+    assert_ne!(edited, readme);
+    assert_ne!(replaced(&edited, &tables).unwrap(), edited, "the edited count is undone");
 }
 
 #[test]
-fn every_paper_s_claims_are_a_generated_table_in_the_readme_one_row_each() {
+fn every_paper_s_claims_are_a_generated_table_one_row_each_counted_in_the_summary() {
     let tables = tables(&repo().join("repro/measures")).unwrap();
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let text: String = FILES.iter().map(|f| read(f)).collect();
     for (name, claims) in swan_lab::claims::TABLES {
         let table = &tables[name];
-        assert!(readme.contains(table.as_str()), "README.md does not show the {name} table as generated");
+        assert!(text.contains(table.as_str()), "no file shows the {name} table as generated");
         assert_eq!(table.lines().count(), claims.len() + 2, "the {name} table: a header, a rule, a row per claim");
         for c in *claims {
             let row = format!("| {}: {} |", c.source, c.says);
             assert!(table.contains(&row), "{} has no row in the {name} table", c.id);
         }
+        let counted = format!(" | {} | ", claims.len());
+        assert!(tables["summary"].lines().any(|l| l.contains(&counted)), "the summary counts the {name} table");
+    }
+}
+
+#[test]
+fn the_readme_s_table_rows_are_short() {
+    for line in read("README.md").lines().filter(|l| l.starts_with('|')) {
+        assert!(line.chars().count() <= 300, "a README row over 300 characters: {line}");
     }
 }
 

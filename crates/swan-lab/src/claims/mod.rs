@@ -37,6 +37,7 @@ pub const TABLES: &[(&str, &[Claim])] =
 pub fn command(experiment: &str) -> String {
     match experiment {
         "traces" => "repro/traces.sh".into(),
+        "eq1" => "swan plan --verify".into(),
         e => format!("swan repro {e}"),
     }
 }
@@ -78,6 +79,9 @@ pub enum Check {
     /// when there is one seed) meets the band. For a paper's figure from one run with no
     /// spread printed, swan's run-to-run spread stands in for the paper's.
     Overlaps { measure: &'static str, lo: f64, hi: f64 },
+    /// The mean of several measures lies in `lo..=hi`: a figure the paper averages over
+    /// workloads, checked over those swan has.
+    MeanWithin { measures: &'static [&'static str], lo: f64, hi: f64 },
     /// Each measure is larger than the one before it.
     Rises(&'static [&'static str]),
     /// Each measure is smaller than the one before it.
@@ -96,7 +100,7 @@ impl Check {
             | Check::Above { measure, .. }
             | Check::Below { measure, .. }
             | Check::Overlaps { measure, .. } => vec![measure],
-            Check::Rises(m) | Check::Falls(m) => m.to_vec(),
+            Check::Rises(m) | Check::Falls(m) | Check::MeanWithin { measures: m, .. } => m.to_vec(),
             Check::NotMeasurable(_) => Vec::new(),
         }
     }
@@ -114,6 +118,10 @@ impl Check {
                 let v = get(measure)?;
                 let (min, max) = m.measures[measure].spread.map_or((v, v), |(a, b, _)| (a, b));
                 min <= hi && max >= lo
+            }
+            Check::MeanWithin { measures, lo, hi } => {
+                let v = measures.iter().map(|n| get(n)).collect::<Result<Vec<f64>, String>>()?;
+                (lo..=hi).contains(&(v.iter().sum::<f64>() / v.len().max(1) as f64))
             }
             Check::Rises(names) | Check::Falls(names) => {
                 let v = names.iter().map(|n| get(n)).collect::<Result<Vec<f64>, String>>()?;
@@ -143,6 +151,10 @@ impl Check {
             Check::Below { measure, max } => format!("{} < {}", label(measure), n(measure, max)),
             Check::Overlaps { measure, lo, hi } => {
                 format!("{} meets {}–{}", label(measure), n(measure, lo), n(measure, hi))
+            }
+            Check::MeanWithin { measures, lo, hi } => {
+                let names: Vec<String> = measures.iter().map(|x| label(x)).collect();
+                format!("the mean of {} in {}–{}", names.join(", "), n(measures[0], lo), n(measures[0], hi))
             }
             Check::Rises(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" < "),
             Check::Falls(n) => n.iter().map(|x| label(x)).collect::<Vec<_>>().join(" > "),
@@ -263,6 +275,42 @@ pub fn report(claims: &[&Claim], experiment: &str, measures: &Measures) -> Vec<S
         .collect()
 }
 
+/// How many of `claims` each verdict has: agrees, partly, disagrees, calibrated, not measured.
+pub fn tally(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -> [usize; 5] {
+    let mut t = [0; 5];
+    for c in claims {
+        let i = match measures_of(c.experiment).map(|m| judge(c, &m)) {
+            Some(Verdict::Agrees) => 0,
+            Some(Verdict::Partly(_)) => 1,
+            Some(Verdict::Disagrees) => 2,
+            Some(Verdict::Calibrated) => 3,
+            Some(Verdict::NotMeasured(_)) | None => 4,
+        };
+        t[i] += 1;
+    }
+    t
+}
+
+/// The paper-against-swan summary: one row per paper, its verdicts counted, and where its
+/// table is (`places`: a link for each table's name).
+pub fn summary(measures_of: &dyn Fn(&str) -> Option<Measures>, places: &dyn Fn(&str) -> String) -> String {
+    let mut t = String::from(
+        "| paper | claims | agree | partly | disagree | calibrated | not measured | table |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for (name, claims) in TABLES {
+        let [a, p, d, c, n] = tally(claims, measures_of);
+        let paper = match claims.first().map(|c| c.paper) {
+            Some(Paper::Swan) => "SWAN (ATC '19)",
+            Some(Paper::Harmonia) => "Harmonia (MSST '11)",
+            Some(Paper::TripleA) => "Triple-A (ASPLOS '14)",
+            Some(Paper::Apas) => "Apas",
+            None => name,
+        };
+        let _ = writeln!(t, "| {paper} | {} | {a} | {p} | {d} | {c} | {n} | {} |", claims.len(), places(name));
+    }
+    t
+}
+
 /// The markdown table of `claims`, each judged on the measures of its experiment
 /// (`measures_of`), as the README shows it.
 pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -> String {
@@ -348,6 +396,11 @@ mod tests {
         assert!(!Check::Within { measure: "r", lo: 1.2, hi: 1.4 }.holds(&s).unwrap());
         assert_eq!(Check::Overlaps { measure: "r", lo: 1.0 / 3.0, hi: 1.5 }.describe(&s), "ratio meets 0.333–1.5");
         assert_eq!(Check::Below { measure: "x", max: 1.0 }.holds(&s), Err("x".to_string()));
+        // A mean over workloads: (1 + 2) / 2 = 1.5.
+        let two = measures(&[("a", 1.0), ("b", 2.0)]);
+        assert!(Check::MeanWithin { measures: &["a", "b"], lo: 1.4, hi: 1.6 }.holds(&two).unwrap());
+        assert!(!Check::MeanWithin { measures: &["a", "b"], lo: 1.6, hi: 2.0 }.holds(&two).unwrap());
+        assert_eq!(Check::MeanWithin { measures: &["a", "z"], lo: 0.0, hi: 1.0 }.holds(&two), Err("z".to_string()));
         // A bound is shown in its measure's unit.
         let mut p = Measures::default();
         p.set("s", "share", "%", 0.4);

@@ -316,6 +316,13 @@ pub fn run(args: &ReproArgs, exp: &str) -> anyhow::Result<()> {
             "",
             &run_ratios(&runs, metric),
         );
+        // §II's premise: Apas cleans in the disks' idle time (seed 1's run).
+        let d = &a0.summary.disk;
+        let all = d.idle_cleanings + d.lazy_cleanings + d.forced_cleanings;
+        measures.set(&format!("{n}.idle_cleanings"), "Apas's cleanings in idle time", "", d.idle_cleanings as f64);
+        if all > 0 {
+            measures.set(&format!("{n}.idle_share"), "of all its cleanings", "%", d.idle_cleanings as f64 / all as f64);
+        }
         if let (Some(a), Some(h)) = (metric.of_run(pa), metric.of_run(ph)) {
             if h > 0.0 {
                 measures.set(&format!("{n}.paper_period.ratio"), n, "", a / h);

@@ -218,11 +218,11 @@ fn gc_read_placement(dir: &std::path::Path, ssds_per_group: usize) -> anyhow::Re
     let run = swan_sim::report::load_run(dir)?;
     let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
     let n = ts.num_ssds();
-    let front = ts.text("front_group").map(<[String]>::to_vec).unwrap_or_default();
+    let front = front_groups(ts)?;
     let cols: Vec<&[Option<f64>]> = (0..n).filter_map(|i| ts.ssd_column(i, "gc_read_mbps")).collect();
     let (mut on_front, mut total, mut all_read, mut gc_rows) = (0.0, 0.0, 0usize, 0usize);
     for row in 0..ts.len() {
-        let f: Option<usize> = front.get(row).and_then(|t| t.parse().ok());
+        let f = front.get(row).copied().flatten();
         let reads: Vec<f64> = cols.iter().map(|c| c[row].unwrap_or(0.0)).collect();
         let sum: f64 = reads.iter().sum();
         if sum <= 0.0 {
@@ -238,6 +238,17 @@ fn gc_read_placement(dir: &std::path::Path, ssds_per_group: usize) -> anyhow::Re
         }
     }
     Ok((if total > 0.0 { on_front / total } else { 0.0 }, all_read as f64 / gc_rows.max(1) as f64))
+}
+
+/// The front-end R-group of each interval (none where the scheme has none, or before the
+/// first); an error if the run reported no such column, so no claim reads an absent one as
+/// "never on the front-end". The column is numeric, or text where a row is blank.
+pub(crate) fn front_groups(ts: &swan_sim::report::TimeSeries) -> anyhow::Result<Vec<Option<usize>>> {
+    match (ts.numeric("front_group"), ts.text("front_group")) {
+        (Some(v), _) => Ok(v.iter().map(|x| x.map(|g| g as usize)).collect()),
+        (None, Some(t)) => Ok(t.iter().map(|x| x.parse().ok()).collect()),
+        (None, None) => anyhow::bail!("the time series has no front_group column"),
+    }
 }
 
 /// Fig. 7: victim utilization and free segments over the last half of the run: mean of the
@@ -286,6 +297,7 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
         );
         let (_, all_read) = gc_read_placement(run_dir(s, dirs, log), 8)?;
         m.set("lograid0.gc_intervals_all_read", "Log-RAID0's GC intervals with all 8 SSDs reading", "%", all_read);
+        m.set("lograid0.onset_of_capacity", "Log-RAID0's writes before GC ÷ the array's capacity", "", onset_of_capacity(log));
     }
     if let Some(swan) = find(s, "swan0", 8) {
         let two_ssds = 2.0 * swan.ssd_write_mbps;
@@ -301,8 +313,40 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
             (q4 - q3).abs(),
         );
         m.set("swan0.free_segments_cv", "SWAN0's free segments CV", "%", free_cv);
+        m.set("swan0.onset_of_capacity", "SWAN0's writes before GC ÷ the array's capacity", "", onset_of_capacity(swan));
+        let (fronts, first_util) = before_and_at_onset(run_dir(s, dirs, swan), swan.gc_onset_s)?;
+        let rgroups = swan.options.array.rgroups as f64;
+        m.set("swan0.fronts_before_gc", "R-groups that were the front-end before SWAN0's first GC ÷ all", "%", fronts / rgroups);
+        m.set("swan0.first_victim_util", "SWAN0's first victims' utilization", "", first_util);
+        m.set("swan0.last_victim_util", "the last quarter's", "", q4);
     }
     Ok(m)
+}
+
+/// Fig. 6(a): the user bytes written when the array's GC took its first victim, over the
+/// capacity of the array's SSDs (the paper: "closely coincides with the total RAID
+/// capacity").
+fn onset_of_capacity(s: &RunSummary) -> f64 {
+    let capacity = s.options.array.members() as f64 * s.options.ssd.user_pages as f64 * 4096.0;
+    s.gc_onset_user_bytes.map_or(f64::NAN, |b| b as f64 / capacity)
+}
+
+/// Fig. 6(b) and 7: how many R-groups had been the front-end by GC's onset, and the mean
+/// utilization of the victims of the first intervals with GC (the first tenth of those).
+fn before_and_at_onset(dir: &std::path::Path, onset_s: Option<f64>) -> anyhow::Result<(f64, f64)> {
+    let run = swan_sim::report::load_run(dir)?;
+    let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
+    let Some(onset) = onset_s else { return Ok((f64::NAN, f64::NAN)) };
+    let mut seen = std::collections::BTreeSet::new();
+    for (t, f) in ts.time().iter().zip(front_groups(ts)?) {
+        if let (true, Some(g)) = (*t <= onset, f) {
+            seen.insert(g);
+        }
+    }
+    let util: Vec<f64> = ts.numeric("victim_util").unwrap_or_default().iter().flatten().copied().collect();
+    let first = &util[..util.len().div_ceil(10)];
+    let first_mean = if first.is_empty() { f64::NAN } else { first.iter().sum::<f64>() / first.len() as f64 };
+    Ok((seen.len() as f64, first_mean))
 }
 
 /// Mean user write throughput of the run in `dir` over the intervals before GC's onset
@@ -344,8 +388,13 @@ fn fig12_measures(s: &[RunSummary]) -> Measures {
 /// What `swan repro simple-ssd` measured: each scheme over block- and page-level-FTL SSDs,
 /// and each FTL's map DRAM per TB.
 fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
+    use crate::experiments::{PAPER_SEGMENT_ROWS, SMALL_OP};
     let mut m = Measures::new("simple-ssd");
-    let get = |scheme: &str, block: bool| s.iter().find(|x| x.scheme == scheme && x.ssd_ftl.contains("block") == block);
+    let lean = |x: &RunSummary| x.options.ssd.over_provisioning == SMALL_OP;
+    let small_segments = |x: &RunSummary| x.options.array.segment_rows == PAPER_SEGMENT_ROWS;
+    let get = |scheme: &str, block: bool| {
+        s.iter().find(|x| x.scheme == scheme && x.ssd_ftl.contains("block") == block && !lean(x) && !small_segments(x))
+    };
     for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
         if let (Some(b), Some(p)) = (get(scheme, true), get(scheme, false)) {
             m.set(&format!("{scheme}.block_ftl_mbps"), &format!("{label} over block-level FTLs"), "MB/s", sustained(b));
@@ -366,6 +415,23 @@ fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
         m.set("block_ftl.map_mb_per_tb", "block-level map per TB", "MB", per_tb(b));
         m.set("page_ftl.map_mb_per_tb", "page-level", "MB", per_tb(p));
     }
+    for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
+        if let (Some(l), Some(p)) = (s.iter().find(|x| x.scheme == scheme && lean(x)), get(scheme, false)) {
+            let name = format!("{scheme}.small_op_over_preset");
+            m.set(&name, &format!("{label} at {:.0} % OP ÷ at 6.7 %", SMALL_OP * 100.0), "%", sustained(l) / sustained(p));
+        }
+    }
+    if let Some(x) = s.iter().find(|x| x.scheme == "swan0" && small_segments(x)) {
+        m.set("swan0.1mib.share_of_two_ssds", "SWAN0 with 1 MiB segments ÷ two SSDs' bandwidth", "%", sustained(x) / (2.0 * x.ssd_write_mbps));
+        m.set("swan0.1mib.waf_ssd", "its SSD WAF", "", x.waf_ssd.unwrap_or(f64::NAN));
+    }
+    // §4.1, from the product's own layout: the map's bytes per 4 KiB block in an array past
+    // 16 TiB (40-bit entries; smaller arrays pack them in 4), and a 1 MiB segment's summary
+    // on one SSD (256 data slots).
+    let entry = swan_core::l2p::PackedMap::for_values(1, 1 << 36).entry_bytes() as f64;
+    m.set("swan.l2p_share", "swan's L2P map, bytes per block ÷ 4 KiB", "%", entry / 4096.0);
+    let summary = swan_core::summary::blocks_needed(PAPER_SEGMENT_ROWS) as f64;
+    m.set("swan.summary_share_1mib", "a 1 MiB segment's summary", "%", summary / PAPER_SEGMENT_ROWS as f64);
     m
 }
 

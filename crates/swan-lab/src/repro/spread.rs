@@ -8,6 +8,8 @@
 //! throughput the slowest SSDs allow (a striped log waits for its slowest member on every
 //! stripe; SWAN's front-end waits for the slowest member of the R-group it is writing).
 
+use crate::claims::Measures;
+use anyhow::Context;
 use crate::experiments;
 use crate::repro::args::ReproArgs;
 use crate::runner::{default_parallelism, run_all, Job};
@@ -124,7 +126,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     print_cells(&cells);
     let fronts = print_front_groups(&summaries, &jobs)?;
     println!();
-    for c in claims(&cells) {
+    for c in causes(&cells) {
         println!("{c}");
     }
     println!(
@@ -132,6 +134,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
          while it is the front-end",
         fronts.0, fronts.1
     );
+    crate::claims::publish(&out, &measures(&cells))?;
     Ok(())
 }
 
@@ -149,12 +152,7 @@ fn print_front_groups(s: &[RunSummary], jobs: &[Job]) -> anyhow::Result<(usize, 
         }
         let run = swan_sim::report::load_run(&job.dir)?;
         let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", job.dir.display()))?;
-        // The front-end R-group's column is numeric or text, depending on whether any row is blank.
-        let front: Vec<Option<usize>> = match (ts.numeric("front_group"), ts.text("front_group")) {
-            (Some(v), _) => v.iter().map(|x| x.map(|g| g as usize)).collect(),
-            (None, Some(v)) => v.iter().map(|x| x.parse().ok()).collect(),
-            (None, None) => anyhow::bail!("{}: the time series has no front_group", job.dir.display()),
-        };
+        let front = super::front_groups(ts).with_context(|| job.dir.display().to_string())?;
         let Some(mbps) = ts.numeric("user_write_mbps") else {
             anyhow::bail!("{}: the time series has no user_write_mbps", job.dir.display());
         };
@@ -312,61 +310,57 @@ fn print_cells(cells: &[Cell]) {
     }
 }
 
-fn claims(cells: &[Cell]) -> Vec<String> {
+/// The causes the cells show, in words: what variation costs each scheme and how often the
+/// slowest SSD is the busiest. (The verdicts are the claims', from [`measures`].)
+fn causes(cells: &[Cell]) -> Vec<String> {
     let find =
         |fig: &str, scheme: &str, n: u32| cells.iter().find(|c| c.fig == fig && c.scheme == scheme && c.ssds == n);
     let series = |scheme: &str| -> Vec<&Cell> { [3, 6, 9].iter().filter_map(|&n| find("4(b)", scheme, n)).collect() };
-    let verdict = |ok: bool| if ok { "agrees" } else { "DISAGREES" };
     let mut out = Vec::new();
     let (log, swan) = (series("lograid0"), series("swan0"));
     if log.len() == 3 && swan.len() == 3 {
-        let means = |v: &[&Cell]| v.iter().map(|c| c.mean()).collect::<Vec<_>>();
-        let (l, w) = (means(&log), means(&swan));
-        let falls = l.windows(2).all(|p| p[1] < p[0]);
         let seeds = log[0].varied.len();
         let falls_in =
             (0..seeds).filter(|&i| log[0].varied[i] > log[1].varied[i] && log[1].varied[i] > log[2].varied[i]).count();
-        out.push(format!(
-            "Fig. 4(b), varied SSDs: Log-RAID0 {:.0} → {:.0} → {:.0} MB/s, SWAN0 {:.0} → {:.0} → {:.0} MB/s (3 → 6 → 9 SSDs, mean of {seeds} seeds)",
-            l[0], l[1], l[2], w[0], w[1], w[2]
-        ));
-        out.push(format!(
-            "Fig. 4(b): Log-RAID0 degrades as more SSDs are used — with varied SSDs: {} (falls at every step in {falls_in} of {seeds} seeds)",
-            verdict(falls)
-        ));
-        out.push(format!(
-            "Fig. 4(b): SWAN0 improves with more SSDs — with varied SSDs: {}",
-            verdict(w.windows(2).all(|p| p[1] > p[0]))
-        ));
         let cost = |v: &[&Cell]| {
             v.iter().map(|c| format!("{:.0} %", (1.0 - c.mean() / c.identical) * 100.0)).collect::<Vec<_>>().join(" → ")
         };
         out.push(format!(
-            "cause: against identical SSDs, variation costs Log-RAID0 {} and SWAN0 {} (3 → 6 → 9 SSDs); the slowest SSD is the busiest in {} of {} Log-RAID0 runs",
+            "Fig. 4(b), varied SSDs: Log-RAID0 falls at every step in {falls_in} of {seeds} seeds; against identical \
+             SSDs, variation costs Log-RAID0 {} and SWAN0 {} (3 → 6 → 9 SSDs); the slowest SSD is the busiest in {} of {} \
+             Log-RAID0 runs",
             cost(&log),
             cost(&swan),
             log.iter().map(|c| c.busiest_is_slowest).sum::<usize>(),
             log.iter().map(|c| c.varied.len()).sum::<usize>()
         ));
     }
-    if let (Some(r), Some(l), Some(w)) =
-        (find("4(a)/5", "raid0", 8), find("4(a)/5", "lograid0", 8), find("4(a)/5", "swan0", 8))
-    {
-        out.push(format!(
-            "Fig. 4(a), varied SSDs, 8 SSDs: RAID0 {:.0}, Log-RAID0 {:.0}, SWAN0 {:.0} MB/s — RAID0 < Log-RAID0 < SWAN0: {}",
-            r.mean(),
-            l.mean(),
-            w.mean(),
-            verdict(r.mean() < l.mean() && l.mean() < w.mean())
-        ));
-        let cv = |c: &Cell| c.varied_cv.iter().sum::<f64>() / c.varied_cv.len().max(1) as f64 * 100.0;
-        out.push(format!(
-            "Fig. 5(b): SWAN0 flat after GC onset with varied SSDs (CV {:.1} %, identical {:.1} %; Log-RAID0 {:.1} %) — {}",
-            cv(w),
-            w.identical_cv * 100.0,
-            cv(l),
-            verdict(cv(w) < 10.0)
-        ));
-    }
     out
+}
+
+/// What `swan repro ssd-spread` measured on varied SSDs, per seed, for the claims in
+/// [`crate::claims::swan`] (Fig. 4(a), 4(b) and 5(b) with SSDs that vary as in the field).
+fn measures(cells: &[Cell]) -> Measures {
+    let mut m = Measures::new("ssd-spread");
+    for c in cells {
+        let (scheme, label) = match c.scheme.as_str() {
+            "raid0" => ("raid0", "RAID0"),
+            "lograid0" => ("lograid0", "Log-RAID0"),
+            _ => ("swan0", "SWAN0"),
+        };
+        let n = c.ssds;
+        m.set_seeds(&format!("{scheme}.{n}.varied_mbps"), &format!("{label} on {n} varied SSDs"), "MB/s", &c.varied);
+        m.set(&format!("{scheme}.{n}.identical_mbps"), &format!("{label} on {n} identical"), "MB/s", c.identical);
+        if n == 8 {
+            m.set_seeds(&format!("{scheme}.8.varied_cv"), &format!("{label}'s CV after GC, varied"), "%", &c.varied_cv);
+            m.set(&format!("{scheme}.8.identical_cv"), "identical", "%", c.identical_cv);
+        }
+    }
+    let log: Vec<&Cell> = cells.iter().filter(|c| c.scheme == "lograid0" && c.fig == "4(b)").collect();
+    let runs: usize = log.iter().map(|c| c.varied.len()).sum();
+    let busiest: usize = log.iter().map(|c| c.busiest_is_slowest).sum();
+    if runs > 0 {
+        m.set("lograid0.busiest_is_slowest", "Log-RAID0 runs whose slowest SSD is the busiest", "%", busiest as f64 / runs as f64);
+    }
+    m
 }

@@ -14,6 +14,7 @@
 //! members, an eighth to a fifth of which the trace fills, so the log-structured arrays are pre-filled
 //! (`--prefill`). Three seeds (the SSDs' aging) per cell.
 
+use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
 use crate::repro::triple_a_traces::traces_dir;
 use crate::runner::{default_parallelism, run_all, Job};
@@ -155,10 +156,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     print_table4(&runs.of("swan4", "recorded"));
     let figure = read_tails(&jobs, args.seed, &out.join("figures"), args.format)?;
     println!("\nFig. 10/11 drawn: {}", figure.display());
-    println!();
-    for c in claims(&runs) {
-        println!("{c}");
-    }
+    crate::claims::publish(&out, &measures(&runs))?;
     Ok(())
 }
 
@@ -265,38 +263,44 @@ fn print_table4(runs: &[&RunSummary]) {
     }
 }
 
-/// The paper's §5.3 claims, each with what swan measured and whether it holds.
-fn claims(runs: &Runs) -> Vec<String> {
-    let verdict = |ok: bool| if ok { "holds" } else { "does not hold" };
+/// What `swan repro ycsb` measured for SWAN's §5.3 claims ([`crate::claims::swan`]): the
+/// Load's and each phase's rate against the other schemes (closed loop), the read latency
+/// against the best other's (at the recorded times), and Table 4's roles per seed.
+fn measures(runs: &Runs) -> Measures {
+    let mut m = Measures::new("ycsb");
     let others = ["raid4", "raid5", "lograid4"];
     let load = |s: &str| runs.mean(s, "closed", "load", MBPS);
-    let (s4, r4, r5, l4) = (load("swan4"), load("raid4"), load("raid5"), load("lograid4"));
-    let mut out = vec![
-        format!(
-            "claim: Load, SWAN4 over 4× RAID4/5: {:.2}× RAID4, {:.2}× RAID5 — {}",
-            s4 / r4,
-            s4 / r5,
-            verdict(s4 >= 4.0 * r4 && s4 >= 4.0 * r5)
-        ),
-        format!("claim: Load, SWAN4 17 % over Log-RAID4: {:+.1} % — {}", 100.0 * (s4 / l4 - 1.0), verdict(s4 > l4)),
-    ];
+    let s4 = load("swan4");
+    m.set("load.over_raid4", "Load, SWAN4 ÷ RAID4", "", s4 / load("raid4"));
+    m.set("load.over_raid5", "÷ RAID5", "", s4 / load("raid5"));
+    m.set("load.over_lograid4", "÷ Log-RAID4", "", s4 / load("lograid4"));
     for phase in ["a", "b", "c", "d"] {
         let best = others.iter().map(|s| runs.mean(s, "closed", phase, MBPS)).fold(0.0, f64::max);
-        let sw = runs.mean("swan4", "closed", phase, MBPS);
-        out.push(format!(
-            "claim: phase {phase}, SWAN4 at least as fast as the others (within 3 %): {:.2}× the best other — {}",
-            sw / best,
-            verdict(sw >= 0.97 * best)
-        ));
+        let label = format!("{}, SWAN4 ÷ the fastest other", phase.to_uppercase());
+        m.set(&format!("{phase}.over_best"), &label, "", runs.mean("swan4", "closed", phase, MBPS) / best);
     }
-    for phase in ["a", "b", "c", "d"] {
-        let tails: Vec<f64> = others.iter().map(|s| runs.mean(s, "recorded", phase, READ_P999)).collect();
-        let sw = runs.mean("swan4", "recorded", phase, READ_P999);
-        out.push(format!(
-            "claim: phase {phase}, SWAN4's read tail shortest: p99.9 {sw:.0} µs against {} µs (RAID4 / RAID5 / Log-RAID4) — {}",
-            tails.iter().map(|v| format!("{v:.0}")).collect::<Vec<_>>().join(" / "),
-            verdict(tails.iter().all(|&o| sw <= o))
-        ));
+    for phase in PHASES {
+        let name = if phase == "load" { "Load".to_string() } else { phase.to_uppercase() };
+        for (key, f, what) in [("read_mean", READ_MEAN, "mean read"), ("read_p999", READ_P999, "read p99.9")] {
+            let best = others.iter().map(|s| runs.mean(s, "recorded", phase, f)).fold(f64::INFINITY, f64::min);
+            let label = format!("{name}, SWAN4's {what} ÷ the shortest other's");
+            m.set(&format!("{phase}.{key}_over_best"), &label, "", runs.mean("swan4", "recorded", phase, f) / best);
+        }
     }
-    out
+    // Table 4: phase A's reads by R-group role, per seed.
+    let roles: Vec<Vec<swan_sim::output::RoleSummary>> = runs
+        .of("swan4", "recorded")
+        .iter()
+        .filter_map(|s| s.windows.iter().find(|w| w.name == "a").and_then(|w| w.read_roles.clone()))
+        .collect();
+    for (i, (key, label)) in [("front", "front-end"), ("idle", "idle back-end"), ("collecting", "collecting back-end")]
+        .into_iter()
+        .enumerate()
+    {
+        let share: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.share).collect();
+        let us: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.mean_latency_us).collect();
+        m.set_seeds(&format!("table4.{key}_share"), &format!("{label} reads"), "%", &share);
+        m.set_seeds(&format!("table4.{key}_us"), &format!("{label} latency"), "µs", &us);
+    }
+    m
 }
