@@ -37,6 +37,7 @@ want=${1:-all}
 [[ $want == all || $want == ycsb ]] && run ycsb repro ycsb
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
+[[ $want == all || $want == read-rules ]] && run read-rules repro read-rules
 for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup; do
   [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
 done
