@@ -7,7 +7,7 @@
 #   repro/run.sh fig5       # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q
+cargo build --release --locked -q -p swan-cli  # every reference output is the swan binary's
 swan=${CARGO_TARGET_DIR:-target}/release/swan  # where cargo just built it
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
