@@ -7,7 +7,7 @@
 #   repro/run.sh fig5       # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q
+cargo build --release --locked -q -p swan-cli  # every reference output is the swan binary's
 swan=${CARGO_TARGET_DIR:-target}/release/swan  # where cargo just built it
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -37,6 +37,7 @@ want=${1:-all}
 [[ $want == all || $want == ycsb ]] && run ycsb repro ycsb
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
+[[ $want == all || $want == read-rules ]] && run read-rules repro read-rules
 for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup; do
   [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
 done

@@ -21,6 +21,10 @@ pub enum Experiment {
     Fig12,
     /// §6: SWAN0 and RAID0 over block-level-FTL SSDs, and the FTL map DRAM.
     SimpleSsd,
+    /// Reads that do not wait for GC: SWAN4 3R-3SSD under random 70/30 and 30/70 mixes,
+    /// read priority on and off (reads by R-group role, Table 4) and reads around a busy SSD
+    /// (--parity-reads) off and on, also over SSDs that collect on their own; three seeds.
+    ReadRules,
     /// Harmonia Fig. 6/10: HPC(W) and HPC(R) on 8 SSDs, baseline vs GGC policies, SWAN0, Log-RAID0.
     HarmoniaHpc,
     /// Harmonia Fig. 7: response time and its variability against arrival rate.
@@ -88,7 +92,7 @@ pub struct ReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run every cell with this many seeds, from --seed up, and report the mean and spread
-    /// (default: 3 for the Harmonia, Triple-A, Apas and ssd-spread reproductions, whose cells
+    /// (default: 3 for the Harmonia, Triple-A, Apas, ssd-spread and read-rules reproductions, whose cells
     /// move between seeds; 1 for the others).
     #[arg(long)]
     pub seeds: Option<u64>,

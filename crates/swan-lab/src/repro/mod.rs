@@ -7,6 +7,7 @@ mod apas_why;
 pub mod args;
 mod fig12;
 mod harmonia;
+mod read_rules;
 mod spread;
 mod triple_a;
 mod triple_a_arrays;
@@ -30,6 +31,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::Ycsb => "ycsb",
         Experiment::Fig12 => "fig12",
         Experiment::SimpleSsd => "simple-ssd",
+        Experiment::ReadRules => "read-rules",
         Experiment::HarmoniaHpc => "harmonia-hpc",
         Experiment::HarmoniaFig7 => "harmonia-fig7",
         Experiment::HarmoniaFig8 => "harmonia-fig8",
@@ -114,6 +116,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     if args.experiment == Experiment::Ycsb {
         return crate::repro::ycsb::run(args);
     }
+    if args.experiment == Experiment::ReadRules {
+        return crate::repro::read_rules::run(args);
+    }
     if args.seeds.is_some_and(|n| n != 1) {
         anyhow::bail!("--seeds applies to the Harmonia reproductions; the SWAN ones run one seed (--seed)");
     }
@@ -125,7 +130,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         Experiment::Fig4b => experiments::fig4b(scale, args.seed),
         Experiment::Fig12 => experiments::fig12(scale, args.seed),
         Experiment::SimpleSsd => experiments::simple_ssd(scale, args.seed),
-        _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
+        _ => unreachable!("Harmonia, Triple-A, Apas and the other SWAN experiments returned above"),
     };
     let host = match args.experiment {
         Experiment::Fig5 | Experiment::Fig4b => Some(args.host_model()?),
@@ -181,7 +186,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             m
         }
         Experiment::SimpleSsd => simple_ssd_measures(&summaries),
-        _ => unreachable!("Harmonia, Triple-A and Apas experiments returned above"),
+        _ => unreachable!("Harmonia, Triple-A, Apas and the other SWAN experiments returned above"),
     };
     crate::claims::publish(&out, &measures)?;
     let figures = out.join("figures");
