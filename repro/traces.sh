@@ -140,3 +140,6 @@ with open(dest, "w") as f:
     f.write("\n")
 PY
 echo "traces.sh: measures written to $MEASURES" >&2
+# Its claims' verdicts, as each `swan repro` prints them at its end.
+echo
+"$swan" claims --report traces --measures "$(dirname "$MEASURES")"

@@ -25,14 +25,40 @@ pub struct ClaimsArgs {
     /// Replace each FILE's generated tables with what the claims and measures give.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub write: Vec<PathBuf>,
+    /// Print the verdict of each claim of reproduction NAME on its measures, one line each,
+    /// as the reproduction prints them at its end (for a reproduction run by a script).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["check", "write"])]
+    pub report: Option<String>,
 }
 
-/// Where each paper's table is, as the summary links it: SWAN's in the README, the others in
-/// repro/README.md (links relative to the README).
+/// The file each generated table is in: the summary and SWAN's in the README, the other
+/// papers' in repro/README.md (the test `readme_claims` holds the files to it).
+pub const PLACES: &[(&str, &str)] = &[
+    ("summary", "README.md"),
+    ("swan", "README.md"),
+    ("harmonia", "repro/README.md"),
+    ("triple-a", "repro/README.md"),
+    ("apas", "repro/README.md"),
+];
+
+fn file_of(name: &str) -> &'static str {
+    PLACES.iter().find(|(n, _)| *n == name).map_or("README.md", |(_, f)| f)
+}
+
+/// The way from a table's file to the repository's top.
+fn root_of(name: &str) -> &'static str {
+    if file_of(name).contains('/') {
+        "../"
+    } else {
+        ""
+    }
+}
+
+/// Where the summary (in the README) links each paper's table.
 fn place(name: &str) -> String {
-    match name {
-        "swan" => "[below](#swan-against-its-paper)".into(),
-        n => format!("[repro/README.md](repro/README.md#{n})"),
+    match file_of(name) {
+        "README.md" => "[below](#swan-against-its-paper)".into(),
+        f => format!("[{f}]({f}#{name})"),
     }
 }
 
@@ -49,7 +75,7 @@ pub fn tables(measures_dir: &Path) -> anyhow::Result<BTreeMap<&'static str, Stri
     }
     let of = |e: &str| by_experiment.get(e).cloned();
     let mut t: BTreeMap<&'static str, String> =
-        claims::TABLES.iter().map(|(name, claims)| (*name, claims::table(claims, &of))).collect();
+        claims::TABLES.iter().map(|(name, claims)| (*name, claims::table(claims, &of, root_of(name)))).collect();
     t.insert("summary", claims::summary(&of, &place));
     Ok(t)
 }
@@ -86,6 +112,17 @@ pub fn marked<'a>(text: &str, tables: &BTreeMap<&'a str, String>) -> Vec<&'a str
 }
 
 pub fn run(args: &ClaimsArgs) -> anyhow::Result<()> {
+    if let Some(name) = &args.report {
+        let path = args.measures.join(format!("{name}.json"));
+        let m = Measures::read(&path)?;
+        anyhow::ensure!(m.experiment == *name, "{} holds the measures of {}, not {name}", path.display(), m.experiment);
+        let claims = claims::of_experiment(name);
+        anyhow::ensure!(!claims.is_empty(), "no claim is judged on the measures of {name}");
+        for line in claims::report(&claims, name, &m) {
+            println!("{line}");
+        }
+        return Ok(());
+    }
     let tables = tables(&args.measures)?;
     let files = if args.write.is_empty() { &args.check } else { &args.write };
     if files.is_empty() {

@@ -90,14 +90,14 @@ pub fn verify(plan: &Plan, out: &Path, quiet: bool, publish: bool) -> anyhow::Re
     println!("\n{:<8} {:>16} {:>14} {:>16}", "R-groups", "front-end stall", "victim u", "verdict");
     let mut first_ok = None;
     let mut m = crate::claims::Measures::new("eq1");
-    m.set("eq1.n_with_erase", "Eq. 1 with its erase term", "", plan.rgroups_with_erase);
+    m.set("eq1.n_with_erase", "with its erase term", "", plan.rgroups_with_erase);
     m.set("eq1.n_without_erase", "without it", "", plan.rgroups_without_erase);
     for (n, s) in candidates.iter().zip(&summaries) {
         // Judge the steady state: the second half of the run, after the first pass.
         let stall = s.stall_s / s.sim_s.max(1e-9);
         let u = s.victim_valid_fraction.unwrap_or(f64::NAN);
         let ok = stall < 0.01;
-        m.set(&format!("sim.stall_{n}"), &format!("simulated front-end stall, {n} R-groups"), "%", stall);
+        m.set(&format!("sim.stall_{n}"), &format!("stall with {n}"), "%", stall);
         if ok && first_ok.is_none() {
             first_ok = Some(*n);
         }
@@ -116,11 +116,11 @@ pub fn verify(plan: &Plan, out: &Path, quiet: bool, publish: bool) -> anyhow::Re
         None => println!("\nno simulated R-group count kept up with the front-end"),
     }
     if let Some(n) = first_ok {
-        m.set("sim.rgroups_needed", "R-groups the simulation needs", "", n as f64);
+        m.set("sim.rgroups_needed", "R-groups needed", "", n as f64);
     }
     // §3.5's example: the smallest XtremIO (18 SSDs) in R-groups of four.
-    m.set("xtremio.rgroups_of_four", "R-groups of four in 18 SSDs", "", (18 / 4) as f64);
-    m.set("xtremio.data_ssds_for_network", "data SSDs a 10 GB/s network needs at 2.5 GB/s", "", plan.data_ssds_per_rgroup as f64);
+    m.set("xtremio.rgroups_of_four", "R-groups of four in 18", "", (18 / 4) as f64);
+    m.set("xtremio.data_ssds_for_network", "data SSDs to fill 10 GB/s", "", plan.data_ssds_per_rgroup as f64);
     println!(
         "note: the model erases a trimmed segment when it is next written, so the front-end pays Te per segment; Eq. 1 charges Te to GC."
     );

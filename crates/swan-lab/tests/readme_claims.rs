@@ -3,7 +3,7 @@
 //! repro/README.md`), so no verdict is kept by hand; and a hand-edited verdict is caught.
 
 use std::path::PathBuf;
-use swan_lab::claims_cmd::{marked, replaced, tables};
+use swan_lab::claims_cmd::{marked, replaced, tables, PLACES};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -28,13 +28,15 @@ fn the_readmes_say_what_the_claims_and_measures_give() {
 }
 
 #[test]
-fn every_table_is_in_one_file_the_summary_and_swan_s_in_the_readme() {
+fn every_table_is_in_the_file_it_is_placed_in_and_no_other() {
     let tables = tables(&repo().join("repro/measures")).unwrap();
-    let (readme, repro) = (marked(&read(FILES[0]), &tables), marked(&read(FILES[1]), &tables));
-    assert_eq!(readme, ["summary", "swan"], "the README shows the summary and SWAN's table");
-    for name in tables.keys() {
-        assert!(readme.contains(name) != repro.contains(name), "the {name} table is in exactly one file");
+    for (name, file) in PLACES {
+        for f in FILES {
+            let marks = marked(&read(f), &tables).contains(name);
+            assert_eq!(marks, f == *file, "the {name} table belongs in {file}, not {f}");
+        }
     }
+    assert_eq!(PLACES.len(), tables.len(), "every generated table has a place");
 }
 
 #[test]
@@ -109,4 +111,25 @@ fn every_claim_s_finding_is_a_file_and_a_section_of_it() {
             }
         }
     }
+}
+
+#[test]
+fn each_reference_output_ends_with_the_verdicts_its_measures_give() {
+    // A reference output (repro/NAME.txt) prints its claims' verdicts as its run judged them;
+    // a claim changed since, and not rerun, would leave the output saying something else.
+    let dir = repo().join("repro/measures");
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let m = swan_lab::claims::Measures::read(&path).unwrap();
+        let out = repo().join("repro").join(format!("{}.txt", m.experiment));
+        let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+        let claims = swan_lab::claims::of_experiment(&m.experiment);
+        for line in swan_lab::claims::report(&claims, &m.experiment, &m) {
+            if !text.contains(&line) {
+                stale.push(format!("repro/{}.txt does not say: {line}", m.experiment));
+            }
+        }
+    }
+    assert!(stale.is_empty(), "rerun `repro/run.sh NAME` for each:\n{}", stale.join("\n"));
 }

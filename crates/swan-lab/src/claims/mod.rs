@@ -4,8 +4,9 @@
 //! measures it is checked on, by what rule and tolerance, and why that tolerance. A
 //! reproduction writes its measures ([`Measures`], `measures.json` in its run directory; the
 //! references are checked in under `repro/measures/`), and [`judge`] gives each claim's
-//! verdict from them. No verdict word is typed by hand: the README's paper tables are
-//! [`table`]'s output (`swan claims --write README.md`), and a test fails when they differ.
+//! verdict from them. No verdict word is typed by hand: the paper tables of the README and
+//! repro/README.md are [`table`]'s output (`swan claims --write README.md repro/README.md`),
+//! and a test fails when they differ.
 
 pub mod apas;
 pub mod harmonia;
@@ -312,8 +313,9 @@ pub fn summary(measures_of: &dyn Fn(&str) -> Option<Measures>, places: &dyn Fn(&
 }
 
 /// The markdown table of `claims`, each judged on the measures of its experiment
-/// (`measures_of`), as the README shows it.
-pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -> String {
+/// (`measures_of`), as the README shows it; `root` is the way from the file the table is in
+/// to the repository's top, where findings are named from ("" or "../").
+pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>, root: &str) -> String {
     let mut t = String::from("| claim (paper) | paper | swan | verdict | command |\n|---|---|---|---|---|\n");
     for c in claims {
         let (swan, verdict) = match measures_of(c.experiment) {
@@ -324,7 +326,7 @@ pub fn table(claims: &[Claim], measures_of: &dyn Fn(&str) -> Option<Measures>) -
         let explained = c.finding.filter(|_| !matches!(verdict, Verdict::NotMeasured(_)));
         let mut verdict = verdict.word();
         if let Some(f) = explained {
-            let _ = write!(verdict, " ([why]({f}))");
+            let _ = write!(verdict, " ([why]({root}{f}))");
         }
         let _ = writeln!(
             t,
@@ -440,14 +442,14 @@ mod tests {
         let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
         assert_eq!(judge(&claim, &m), Verdict::NotMeasured(why.into()));
         assert_eq!(measured(&claim, &m), "", "it shows no measure");
-        let t = table(&[claim], &|_| Some(m.clone()));
+        let t = table(&[claim], &|_| Some(m.clone()), "");
         assert!(t.contains(&format!("| **not measured** ({why}) |")), "{t}");
     }
 
     #[test]
     fn the_table_shows_each_measure_once_with_its_label() {
         let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
-        let t = table(&[CLAIM], &|_| Some(m.clone()));
+        let t = table(&[CLAIM], &|_| Some(m.clone()), "");
         assert!(t.contains("| a 1 MB/s; b 2 MB/s; c 0.5 MB/s | agrees | `swan repro x` |"), "{t}");
     }
 
@@ -455,8 +457,9 @@ mod tests {
     fn a_finding_is_linked_from_a_measured_verdict_not_from_a_missing_one() {
         let m = measures(&[("a", 1.0), ("b", 2.0), ("c", 0.5)]);
         let explained = Claim { finding: Some("docs/x.md#y"), ..CLAIM };
-        assert!(table(&[explained], &|_| Some(m.clone())).contains("| agrees ([why](docs/x.md#y)) |"));
-        let t = table(&[explained], &|_| None);
+        assert!(table(&[explained], &|_| Some(m.clone()), "").contains("| agrees ([why](docs/x.md#y)) |"));
+        assert!(table(&[explained], &|_| Some(m.clone()), "../").contains("| agrees ([why](../docs/x.md#y)) |"));
+        let t = table(&[explained], &|_| None, "");
         assert!(t.contains("| **not measured** (no measures of x) | `swan repro x` |"), "{t}");
     }
 }

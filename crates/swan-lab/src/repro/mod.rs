@@ -279,12 +279,9 @@ fn convergence(dir: &std::path::Path) -> anyhow::Result<(f64, f64, f64)> {
 fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures> {
     let net = crate::experiments::FIG5_NETWORK_MBPS;
     let mut m = Measures::new("fig5");
-    let host = |x: &RunSummary| {
-        x.options.host.as_ref().map_or_else(|| "no host".to_string(), |h| format!("host '{}'", h.name))
-    };
     for (scheme, label) in [("raid0", "RAID0"), ("lograid0", "Log-RAID0"), ("swan0", "SWAN0")] {
         if let Some(x) = find(s, scheme, 8) {
-            m.set(&format!("{scheme}.sustained_mbps"), &format!("{label} ({})", host(x)), "MB/s", sustained(x));
+            m.set(&format!("{scheme}.sustained_mbps"), label, "MB/s", sustained(x));
         }
         if let Some(x) = find_net(s, scheme, 8, net) {
             m.set(&format!("{scheme}.net.sustained_mbps"), &format!("{label} behind {net} MB/s"), "MB/s", sustained(x));
@@ -423,12 +420,12 @@ fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
     for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
         if let (Some(l), Some(p)) = (s.iter().find(|x| x.scheme == scheme && lean(x)), get(scheme, false)) {
             let name = format!("{scheme}.small_op_over_preset");
-            m.set(&name, &format!("{label} at {:.0} % OP ÷ at 6.7 %", SMALL_OP * 100.0), "%", sustained(l) / sustained(p));
+            m.set(&name, &format!("{label} at {:.1} % OP ÷ at 6.7 %", SMALL_OP * 100.0), "%", sustained(l) / sustained(p));
         }
     }
     if let Some(x) = s.iter().find(|x| x.scheme == "swan0" && small_segments(x)) {
-        m.set("swan0.1mib.share_of_two_ssds", "SWAN0 with 1 MiB segments ÷ two SSDs' bandwidth", "%", sustained(x) / (2.0 * x.ssd_write_mbps));
-        m.set("swan0.1mib.waf_ssd", "its SSD WAF", "", x.waf_ssd.unwrap_or(f64::NAN));
+        m.set("swan0.1mib.share_of_two_ssds", "÷ two SSDs' bandwidth", "%", sustained(x) / (2.0 * x.ssd_write_mbps));
+        m.set("swan0.1mib.waf_ssd", "SSD WAF", "", x.waf_ssd.unwrap_or(f64::NAN));
     }
     // §4.1, from the product's own layout: the map's bytes per 4 KiB block in an array past
     // 16 TiB (40-bit entries; smaller arrays pack them in 4), and a 1 MiB segment's summary

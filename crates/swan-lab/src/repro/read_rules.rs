@@ -270,16 +270,15 @@ impl Runs {
         for prio in ["on", "off"] {
             let cell = mix_cell(70, prio, "off");
             for (i, (role, key)) in ROLES.iter().enumerate() {
-                let what = format!("70/30, read priority {prio}");
                 m.set_seeds(
                     &format!("prio_{prio}.{key}_share"),
-                    &format!("share of reads on the {role}, {what}"),
+                    &format!("share of reads on the {role}, priority {prio}"),
                     "%",
                     &per_seed(&cell, &|r| r.roles[i].0),
                 );
                 m.set_seeds(
                     &format!("prio_{prio}.{key}_us"),
-                    &format!("mean latency of reads on the {role}, {what}"),
+                    &format!("{role}, priority {prio}"),
                     "µs",
                     &per_seed(&cell, &|r| r.roles[i].1),
                 );

@@ -349,10 +349,10 @@ fn measures(cells: &[Cell]) -> Measures {
             _ => ("swan0", "SWAN0"),
         };
         let n = c.ssds;
-        m.set_seeds(&format!("{scheme}.{n}.varied_mbps"), &format!("{label} on {n} varied SSDs"), "MB/s", &c.varied);
+        m.set_seeds(&format!("{scheme}.{n}.varied_mbps"), &format!("{n} SSDs"), "MB/s", &c.varied);
         m.set(&format!("{scheme}.{n}.identical_mbps"), &format!("{label} on {n} identical"), "MB/s", c.identical);
         if n == 8 {
-            m.set_seeds(&format!("{scheme}.8.varied_cv"), &format!("{label}'s CV after GC, varied"), "%", &c.varied_cv);
+            m.set_seeds(&format!("{scheme}.8.varied_cv"), &format!("{label}'s CV, varied"), "%", &c.varied_cv);
             m.set(&format!("{scheme}.8.identical_cv"), "identical", "%", c.identical_cv);
         }
     }

@@ -276,14 +276,14 @@ fn measures(runs: &Runs) -> Measures {
     m.set("load.over_lograid4", "÷ Log-RAID4", "", s4 / load("lograid4"));
     for phase in ["a", "b", "c", "d"] {
         let best = others.iter().map(|s| runs.mean(s, "closed", phase, MBPS)).fold(0.0, f64::max);
-        let label = format!("{}, SWAN4 ÷ the fastest other", phase.to_uppercase());
+        let label = format!("{} ÷ fastest other", phase.to_uppercase());
         m.set(&format!("{phase}.over_best"), &label, "", runs.mean("swan4", "closed", phase, MBPS) / best);
     }
     for phase in PHASES {
         let name = if phase == "load" { "Load".to_string() } else { phase.to_uppercase() };
-        for (key, f, what) in [("read_mean", READ_MEAN, "mean read"), ("read_p999", READ_P999, "read p99.9")] {
+        for (key, f) in [("read_mean", READ_MEAN), ("read_p999", READ_P999)] {
             let best = others.iter().map(|s| runs.mean(s, "recorded", phase, f)).fold(f64::INFINITY, f64::min);
-            let label = format!("{name}, SWAN4's {what} ÷ the shortest other's");
+            let label = format!("{name} ÷ best");
             m.set(&format!("{phase}.{key}_over_best"), &label, "", runs.mean("swan4", "recorded", phase, f) / best);
         }
     }
@@ -293,14 +293,14 @@ fn measures(runs: &Runs) -> Measures {
         .iter()
         .filter_map(|s| s.windows.iter().find(|w| w.name == "a").and_then(|w| w.read_roles.clone()))
         .collect();
-    for (i, (key, label)) in [("front", "front-end"), ("idle", "idle back-end"), ("collecting", "collecting back-end")]
+    for (i, (key, label)) in [("front", "front-end"), ("idle", "idle"), ("collecting", "collecting")]
         .into_iter()
         .enumerate()
     {
         let share: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.share).collect();
         let us: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.mean_latency_us).collect();
-        m.set_seeds(&format!("table4.{key}_share"), &format!("{label} reads"), "%", &share);
-        m.set_seeds(&format!("table4.{key}_us"), &format!("{label} latency"), "µs", &us);
+        m.set_seeds(&format!("table4.{key}_share"), label, "%", &share);
+        m.set_seeds(&format!("table4.{key}_us"), label, "µs", &us);
     }
     m
 }
