@@ -299,7 +299,12 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
         );
         let (_, all_read) = gc_read_placement(run_dir(s, dirs, log), 8)?;
         m.set("lograid0.gc_intervals_all_read", "Log-RAID0's GC intervals with all 8 SSDs reading", "%", all_read);
-        m.set("lograid0.onset_of_capacity", "Log-RAID0's writes before GC ÷ the array's capacity", "", onset_of_capacity(log));
+        m.set(
+            "lograid0.onset_of_capacity",
+            "Log-RAID0's writes before GC ÷ the array's capacity",
+            "",
+            onset_of_capacity(log),
+        );
     }
     if let Some(swan) = find(s, "swan0", 8) {
         let two_ssds = 2.0 * swan.ssd_write_mbps;
@@ -315,10 +320,20 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
             (q4 - q3).abs(),
         );
         m.set("swan0.free_segments_cv", "SWAN0's free segments CV", "%", free_cv);
-        m.set("swan0.onset_of_capacity", "SWAN0's writes before GC ÷ the array's capacity", "", onset_of_capacity(swan));
+        m.set(
+            "swan0.onset_of_capacity",
+            "SWAN0's writes before GC ÷ the array's capacity",
+            "",
+            onset_of_capacity(swan),
+        );
         let (fronts, first_util) = before_and_at_onset(run_dir(s, dirs, swan), swan.gc_onset_s)?;
         let rgroups = swan.options.array.rgroups as f64;
-        m.set("swan0.fronts_before_gc", "R-groups that were the front-end before SWAN0's first GC ÷ all", "%", fronts / rgroups);
+        m.set(
+            "swan0.fronts_before_gc",
+            "R-groups that were the front-end before SWAN0's first GC ÷ all",
+            "%",
+            fronts / rgroups,
+        );
         m.set("swan0.first_victim_util", "SWAN0's first victims' utilization", "", first_util);
         m.set("swan0.last_victim_util", "the last quarter's", "", q4);
     }
@@ -420,7 +435,12 @@ fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
     for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
         if let (Some(l), Some(p)) = (s.iter().find(|x| x.scheme == scheme && lean(x)), get(scheme, false)) {
             let name = format!("{scheme}.small_op_over_preset");
-            m.set(&name, &format!("{label} at {:.1} % OP ÷ at 6.7 %", SMALL_OP * 100.0), "%", sustained(l) / sustained(p));
+            m.set(
+                &name,
+                &format!("{label} at {:.1} % OP ÷ at 6.7 %", SMALL_OP * 100.0),
+                "%",
+                sustained(l) / sustained(p),
+            );
         }
     }
     if let Some(x) = s.iter().find(|x| x.scheme == "swan0" && small_segments(x)) {

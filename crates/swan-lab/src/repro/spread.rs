@@ -9,10 +9,10 @@
 //! stripe; SWAN's front-end waits for the slowest member of the R-group it is writing).
 
 use crate::claims::Measures;
-use anyhow::Context;
 use crate::experiments;
 use crate::repro::args::ReproArgs;
 use crate::runner::{default_parallelism, run_all, Job};
+use anyhow::Context;
 use std::path::PathBuf;
 use swan_core::scheme::SchemeKind;
 use swan_models::ssd::Variation;
@@ -360,7 +360,12 @@ fn measures(cells: &[Cell]) -> Measures {
     let runs: usize = log.iter().map(|c| c.varied.len()).sum();
     let busiest: usize = log.iter().map(|c| c.busiest_is_slowest).sum();
     if runs > 0 {
-        m.set("lograid0.busiest_is_slowest", "Log-RAID0 runs whose slowest SSD is the busiest", "%", busiest as f64 / runs as f64);
+        m.set(
+            "lograid0.busiest_is_slowest",
+            "Log-RAID0 runs whose slowest SSD is the busiest",
+            "%",
+            busiest as f64 / runs as f64,
+        );
     }
     m
 }

@@ -293,9 +293,8 @@ fn measures(runs: &Runs) -> Measures {
         .iter()
         .filter_map(|s| s.windows.iter().find(|w| w.name == "a").and_then(|w| w.read_roles.clone()))
         .collect();
-    for (i, (key, label)) in [("front", "front-end"), ("idle", "idle"), ("collecting", "collecting")]
-        .into_iter()
-        .enumerate()
+    for (i, (key, label)) in
+        [("front", "front-end"), ("idle", "idle"), ("collecting", "collecting")].into_iter().enumerate()
     {
         let share: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.share).collect();
         let us: Vec<f64> = roles.iter().filter_map(|r| r.get(i)).map(|r| r.mean_latency_us).collect();
