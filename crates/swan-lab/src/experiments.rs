@@ -123,6 +123,11 @@ pub fn simple_ssd(scale: Scale, seed: u64) -> Vec<SimConfig> {
     for (kind, g, n) in [(SchemeKind::Raid(RaidLevel::Raid0), 1, 8), (SchemeKind::Swan(RaidLevel::Raid0), 4, 2)] {
         runs.push(run_config(kind, g, n, lean.clone(), random_writes(64), 0.6, 0.6, scale.footprint / 2.0, seed));
     }
+    // The same lean SWAN0 keeping a whole R-group's segments free and trimmed (its GC target;
+    // the default is a quarter of them), so the SSDs need not collect before the TRIMs come.
+    let mut ahead = runs.last().expect("the lean SWAN0 run").clone();
+    ahead.array.tuning.swan_gc_target = Some(lean.user_pages / u64::from(ahead.array.segment_rows));
+    runs.push(ahead);
     // §4.2: the paper's 1 MiB segments, an eighth of the model's erase stripe.
     let mut small = run_config(
         SchemeKind::Swan(RaidLevel::Raid0),

@@ -35,6 +35,11 @@ pub struct SimArgs {
     /// (default: the preset's; on for sata850pro and sata850pro-blockftl, off for the others).
     #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
     pub ssd_gc_preemptible: Option<bool>,
+    /// Over-provisioning of each modelled SSD: its spare flash as a fraction of its user
+    /// capacity (default: the preset's; 1/15 = 6.7 % for sata850pro). Too little for the
+    /// SSD's own GC to make progress is refused with the least that is enough.
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
+    pub ssd_op: Option<f64>,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
@@ -386,6 +391,11 @@ impl SimArgs {
     /// The SSD model: `preset` at `capacity` bytes, refused with the smallest capacity that
     /// would fit when it is too small.
     fn ssd_model(&self, preset: &SsdConfig, capacity: u64) -> anyhow::Result<SsdConfig> {
+        let mut preset = preset.clone();
+        if let Some(op) = self.ssd_op {
+            preset.over_provisioning = op;
+        }
+        let preset = &preset;
         let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
         let Err(e) = ssd.validate() else { return Ok(ssd) };

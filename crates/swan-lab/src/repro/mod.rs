@@ -407,10 +407,19 @@ fn fig12_measures(s: &[RunSummary]) -> Measures {
 fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
     use crate::experiments::{PAPER_SEGMENT_ROWS, SMALL_OP};
     let mut m = Measures::new("simple-ssd");
-    let lean = |x: &RunSummary| x.options.ssd.over_provisioning == SMALL_OP;
+    let lean =
+        |x: &RunSummary| x.options.ssd.over_provisioning == SMALL_OP && x.options.array.tuning.swan_gc_target.is_none();
+    let lean_ahead =
+        |x: &RunSummary| x.options.ssd.over_provisioning == SMALL_OP && x.options.array.tuning.swan_gc_target.is_some();
     let small_segments = |x: &RunSummary| x.options.array.segment_rows == PAPER_SEGMENT_ROWS;
     let get = |scheme: &str, block: bool| {
-        s.iter().find(|x| x.scheme == scheme && x.ssd_ftl.contains("block") == block && !lean(x) && !small_segments(x))
+        s.iter().find(|x| {
+            x.scheme == scheme
+                && x.ssd_ftl.contains("block") == block
+                && !lean(x)
+                && !lean_ahead(x)
+                && !small_segments(x)
+        })
     };
     for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
         if let (Some(b), Some(p)) = (get(scheme, true), get(scheme, false)) {
@@ -435,13 +444,12 @@ fn simple_ssd_measures(s: &[RunSummary]) -> Measures {
     for (scheme, label) in [("swan0", "SWAN0"), ("raid0", "RAID0")] {
         if let (Some(l), Some(p)) = (s.iter().find(|x| x.scheme == scheme && lean(x)), get(scheme, false)) {
             let name = format!("{scheme}.small_op_over_preset");
-            m.set(
-                &name,
-                &format!("{label} at {:.1} % OP ÷ at 6.7 %", SMALL_OP * 100.0),
-                "%",
-                sustained(l) / sustained(p),
-            );
+            m.set(&name, &format!("{label} {:.1} % ÷ 6.7 %", SMALL_OP * 100.0), "%", sustained(l) / sustained(p));
         }
+    }
+    if let (Some(l), Some(p)) = (s.iter().find(|x| lean_ahead(x)), get("swan0", false)) {
+        m.set("swan0.small_op_ahead_over_preset", "with a whole R-group free", "%", sustained(l) / sustained(p));
+        m.set("swan0.small_op_ahead_waf_ssd", "its SSD WAF", "", l.waf_ssd.unwrap_or(f64::NAN));
     }
     if let Some(x) = s.iter().find(|x| x.scheme == "swan0" && small_segments(x)) {
         m.set("swan0.1mib.share_of_two_ssds", "÷ two SSDs' bandwidth", "%", sustained(x) / (2.0 * x.ssd_write_mbps));
