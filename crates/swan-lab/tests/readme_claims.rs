@@ -133,3 +133,15 @@ fn each_reference_output_ends_with_the_verdicts_its_measures_give() {
     }
     assert!(stale.is_empty(), "rerun `repro/run.sh NAME` for each:\n{}", stale.join("\n"));
 }
+
+#[test]
+fn every_reproduction_has_its_reference_output_and_a_row_in_repro_readme() {
+    use clap::ValueEnum;
+    let list = read("repro/README.md");
+    for e in swan_lab::repro::args::Experiment::value_variants() {
+        let name = e.to_possible_value().expect("a named experiment").get_name().to_string();
+        assert!(repo().join(format!("repro/{name}.txt")).is_file(), "`swan repro {name}` has no repro/{name}.txt");
+        let row = format!("| `{name}.txt` | `swan repro {name}` |");
+        assert!(list.contains(&row), "repro/README.md has no row {row}");
+    }
+}

@@ -326,7 +326,7 @@ fn causes(cells: &[Cell]) -> Vec<String> {
             v.iter().map(|c| format!("{:.0} %", (1.0 - c.mean() / c.identical) * 100.0)).collect::<Vec<_>>().join(" → ")
         };
         out.push(format!(
-            "Fig. 4(b), varied SSDs: Log-RAID0 falls at every step in {falls_in} of {seeds} seeds; against identical \
+            "cause: Fig. 4(b), varied SSDs: Log-RAID0 falls at every step in {falls_in} of {seeds} seeds; against identical \
              SSDs, variation costs Log-RAID0 {} and SWAN0 {} (3 → 6 → 9 SSDs); the slowest SSD is the busiest in {} of {} \
              Log-RAID0 runs",
             cost(&log),

@@ -176,7 +176,7 @@ pub enum SimError {
     Trace(#[from] crate::replay::ReplayError),
     /// Recording the members' traces failed ([`crate::member_trace`]).
     #[error("recording the members' I/O: {0}")]
-    Recorder(String),
+    Recorder(crate::member_trace::RecordError),
     #[error("the array stalled: no user request completed for {seconds} simulated seconds at t = {at_s:.1} s ({stalled} requests waiting for free space); GC cannot keep up or cannot make progress")]
     Stalled { seconds: f64, at_s: f64, stalled: usize },
 }

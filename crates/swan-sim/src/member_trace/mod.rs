@@ -38,7 +38,16 @@ pub trait MemberIoSink {
     /// `op` was submitted to member `member` at `at`.
     fn record(&mut self, at: Nanos, member: u32, op: &DevOp);
     /// The run is over: write out what is kept. An error fails the run.
-    fn finish(&mut self) -> Result<(), String>;
+    fn finish(&mut self) -> Result<(), RecordError>;
+}
+
+/// A member's trace could not be written: the first write that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("writing {}: {source}", path.display())]
+pub struct RecordError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
 }
 
 /// Member `member`'s trace in `dir`.
@@ -107,7 +116,7 @@ pub struct TraceFiles {
     dir: PathBuf,
     members: Vec<Member>,
     /// The first write that failed; the rest are not attempted.
-    error: Option<String>,
+    error: Option<RecordError>,
 }
 
 impl TraceFiles {
@@ -125,9 +134,10 @@ impl TraceFiles {
         Ok(TraceFiles { dir: dir.to_path_buf(), members, error: None })
     }
 
-    fn fail(&mut self, member: usize, e: &io::Error) {
-        let path = trace_path(&self.dir, member as u32);
-        self.error.get_or_insert_with(|| format!("writing {}: {e}", path.display()));
+    fn fail(&mut self, member: usize, source: io::Error) {
+        if self.error.is_none() {
+            self.error = Some(RecordError { path: trace_path(&self.dir, member as u32), source });
+        }
     }
 }
 
@@ -144,19 +154,19 @@ impl MemberIoSink for TraceFiles {
             let r = m.file.write_all(&m.lines);
             m.lines.clear();
             if let Err(e) = r {
-                self.fail(i, &e);
+                self.fail(i, e);
             }
         }
     }
 
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), RecordError> {
         for i in 0..self.members.len() {
             let m = &mut self.members[i];
             let r =
                 m.file.write_all(&m.lines).and_then(|()| m.file.try_finish()).and_then(|()| m.file.get_mut().flush());
             m.lines.clear();
             if let Err(e) = r {
-                self.fail(i, &e);
+                self.fail(i, e);
             }
         }
         self.error.take().map_or(Ok(()), Err)
