@@ -75,9 +75,10 @@ set -x
 cargo build --release --workspace --all-targets --locked
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# --lib --bins --tests: every unit and integration test (the crates have no doc tests).
+# --lib --bins --tests: every unit and integration test (the crates have no doc tests);
+# --no-fail-fast: one failing test binary does not hide the others' results.
 set +e
-cargo test --release --workspace --locked --lib --bins --tests 2>&1 | tee "$log"
+cargo test --release --workspace --locked --no-fail-fast --lib --bins --tests 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 { set +x; } 2>/dev/null
