@@ -21,6 +21,24 @@ const REAL_DRIVES: &str = "measured on real drives (two COTS SSDs, two hardware 
 const PRINTED: &str = "±10 % of the printed ratio, met if a seed falls in it (one run of another simulator, no \
                        spread printed); \"cuts\", \"lower\": any margin";
 
+/// A claim on the paper's measurements of real drives and controllers (§III), declared so
+/// its table shows it, and not measurable here.
+const fn real_drives(id: &'static str, source: &'static str, says: &'static str, paper_value: &'static str) -> Claim {
+    Claim {
+        id,
+        paper: Paper::Harmonia,
+        experiment: "harmonia-hpc",
+        source,
+        says,
+        paper_value,
+        checks: &[Check::NotMeasurable(REAL_DRIVES)],
+        shows: &[],
+        tolerance: "—",
+        role: Role::Result,
+        finding: None,
+    }
+}
+
 pub const CLAIMS: &[Claim] = &[
     Claim {
         id: "harmonia-fig6-hpc-w",
@@ -314,43 +332,7 @@ pub const CLAIMS: &[Claim] = &[
         role: Role::Result,
         finding: Some(WHY_WARMUP),
     },
-    Claim {
-        id: "harmonia-fig1-2",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Figs. 1–2, Tables IV–V",
-        says: "one SSD and a RAID-0 of SSDs slow down and vary more as the write share rises (20 → 80 %)",
-        paper_value: "SSD(M) 249.9 → 176.4 MB/s",
-        checks: &[Check::NotMeasurable(REAL_DRIVES)],
-        shows: &[],
-        tolerance: "—",
-        role: Role::Result,
-        finding: None,
-    },
-    Claim {
-        id: "harmonia-fig3-table6",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 3, Table VI",
-        says: "variability grows with the RAID's width and per-drive bandwidth falls (1, 4, 6 SSDs, 60 % writes)",
-        paper_value: "184.8 → 141.2 MB/s per drive",
-        checks: &[Check::NotMeasurable(REAL_DRIVES)],
-        shows: &[],
-        tolerance: "—",
-        role: Role::Result,
-        finding: None,
-    },
-    Claim {
-        id: "harmonia-table7-fig4",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Table VII, Fig. 4",
-        says: "RAID-5 and RAID-6 of SSDs vary less in std dev than RAID-0 but not relative to their mean",
-        paper_value: "σ 60.5 → 56.2 → 45.5 MB/s",
-        checks: &[Check::NotMeasurable(REAL_DRIVES)],
-        shows: &[],
-        tolerance: "—",
-        role: Role::Result,
-        finding: None,
-    },
+    real_drives("harmonia-fig1-2", "Figs. 1–2, Tables IV–V", "one SSD and a RAID-0 of SSDs slow down and vary more as the write share rises (20 → 80 %)", "SSD(M) 249.9 → 176.4 MB/s"),
+    real_drives("harmonia-fig3-table6", "Fig. 3, Table VI", "variability grows with the RAID's width and per-drive bandwidth falls (1, 4, 6 SSDs, 60 % writes)", "184.8 → 141.2 MB/s per drive"),
+    real_drives("harmonia-table7-fig4", "Table VII, Fig. 4", "RAID-5 and RAID-6 of SSDs vary less in std dev than RAID-0 but not relative to their mean", "σ 60.5 → 56.2 → 45.5 MB/s"),
 ];
