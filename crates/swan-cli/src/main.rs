@@ -44,7 +44,7 @@ enum Command {
     /// SWAN's analytic model (§3.5, Eq. 1): how many SSDs per R-group and how many R-groups.
     Plan(plan::PlanArgs),
     #[cfg(feature = "lab")]
-    /// The papers' claims judged on the reproductions' reference measures: the README's tables.
+    /// The papers' claims judged on the reproductions' reference measures: the tables of README.md and repro/README.md.
     Claims(claims_cmd::ClaimsArgs),
     #[cfg(feature = "lab")]
     /// Measure the simulator's speed: simulated user requests per wall-clock second.

@@ -114,6 +114,13 @@ pub fn marked<'a>(text: &str, tables: &BTreeMap<&'a str, String>) -> Vec<&'a str
 pub fn run(args: &ClaimsArgs) -> anyhow::Result<()> {
     if let Some(name) = &args.report {
         let path = args.measures.join(format!("{name}.json"));
+        if !path.is_file() {
+            let mut known: Vec<String> = std::fs::read_dir(&args.measures)
+                .map(|d| d.filter_map(|e| e.ok()?.path().file_stem()?.to_str().map(String::from)).collect())
+                .unwrap_or_default();
+            known.sort();
+            bail!("no measures of {name} in {} (there are: {})", args.measures.display(), known.join(", "));
+        }
         let m = Measures::read(&path)?;
         anyhow::ensure!(m.experiment == *name, "{} holds the measures of {}, not {name}", path.display(), m.experiment);
         let claims = claims::of_experiment(name);

@@ -28,11 +28,11 @@ pub struct Measures {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MeasuresError {
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}")]
     Read { path: String, source: std::io::Error },
-    #[error("{path} is not a measures file: {source}")]
+    #[error("{path} is not a measures file")]
     Parse { path: String, source: serde_json::Error },
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Write { path: String, source: std::io::Error },
 }
 
