@@ -7,7 +7,7 @@
 //! "much better": at least 20 % below (twice the ±10 % this project takes for a level read
 //! off a plot); "most": more than half the periods; "many": at least a third of them.
 
-use super::{Check, Claim, Paper, Role};
+use super::{Check, Claim, Paper};
 
 const WHY_AGING: &str = "docs/findings/apas.md#what-aging-changes-and-why";
 const WHY_READS: &str = "docs/findings/apas.md#fig-4bs-many-random-reads-still-inferred";
@@ -19,60 +19,46 @@ const IDLE: &str = "\"reclaims many data bands when the SWD is idle\" as most of
 const WHY_IDLE: &str = "docs/findings/apas.md#what-aging-changes-and-why";
 const FIG5: &str = "\"much better\": the whole run's write response ≥ 20 % below HWSR's (mean of the seeds)";
 
+/// A Apas claim's fields that every one has; each claim sets the rest.
+const fn claim(id: &'static str, experiment: &'static str, source: &'static str) -> Claim {
+    super::base(Paper::Apas, id, experiment, source)
+}
+
 pub const CLAIMS: &[Claim] = &[
     Claim {
-        id: "apas-fig3-msr-win",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "Fig. 3",
         says: "Financial (msr-win): Apas's mean response much better than HWSR's in most periods",
         paper_value: "most of 100 periods",
         checks: &[
             Check::Above { measure: "msr-win.periods_below", min: 0.5 },
             Check::Above { measure: "msr-win.periods_far_below", min: 0.5 },
         ],
-        shows: &[],
         tolerance: FIG3,
-        role: Role::Result,
         finding: Some(WHY_AGING),
+        ..claim("apas-fig3-msr-win", "apas-fig3", "Fig. 3")
     },
     Claim {
-        id: "apas-fig3-tpcc",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "Fig. 3",
         says: "Exchange (tpcc): Apas's mean response much better than HWSR's in most periods",
         paper_value: "most of 100 periods",
         checks: &[
             Check::Above { measure: "tpcc.periods_below", min: 0.5 },
             Check::Above { measure: "tpcc.periods_far_below", min: 0.5 },
         ],
-        shows: &[],
         tolerance: FIG3,
-        role: Role::Result,
         finding: Some(WHY_AGING),
+        ..claim("apas-fig3-tpcc", "apas-fig3", "Fig. 3")
     },
     Claim {
-        id: "apas-fig3-cloudphysics",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "Fig. 3",
         says: "Exchange (cloudphysics): Apas's mean response much better than HWSR's in most periods",
         paper_value: "most of 100 periods",
         checks: &[
             Check::Above { measure: "cloudphysics.periods_below", min: 0.5 },
             Check::Above { measure: "cloudphysics.periods_far_below", min: 0.5 },
         ],
-        shows: &[],
         tolerance: FIG3,
-        role: Role::Result,
         finding: Some(WHY_AGING),
+        ..claim("apas-fig3-cloudphysics", "apas-fig3", "Fig. 3")
     },
     Claim {
-        id: "apas-fig3-paper-period",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "Fig. 3, §III",
         says: "with the paper's 10,000 s periods (one per trace here; seed 1): Apas's mean response much better than HWSR's",
         paper_value: "much better",
         checks: &[
@@ -80,129 +66,84 @@ pub const CLAIMS: &[Claim] = &[
             Check::AtMost { measure: "tpcc.paper_period.ratio", max: 0.8 },
             Check::AtMost { measure: "cloudphysics.paper_period.ratio", max: 0.8 },
         ],
-        shows: &[],
         tolerance: "\"much better\": the whole run ≥ 20 % below HWSR",
-        role: Role::Result,
         finding: Some(WHY_PERIOD),
+        ..claim("apas-fig3-paper-period", "apas-fig3", "Fig. 3, §III")
     },
     Claim {
-        id: "apas-fig4a-msr-win",
-        paper: Paper::Apas,
-        experiment: "apas-fig4",
-        source: "Fig. 4(a)",
         says: "Financial (msr-win): no large read gap, Apas a little better than HWSR",
         paper_value: "small gap, Apas ahead",
         checks: &[
             Check::Within { measure: "msr-win.ratio", lo: 0.8, hi: 1.25 },
             Check::Below { measure: "msr-win.ratio", max: 1.0 },
         ],
-        shows: &[],
         tolerance: "\"no large gap\": the whole run's read ratio within 20 % either way (0.8–1.25); \"a little better\": below 1, any margin",
-        role: Role::Result,
         finding: Some(WHY_AGING),
+        ..claim("apas-fig4a-msr-win", "apas-fig4", "Fig. 4(a)")
     },
     Claim {
-        id: "apas-fig4b-tpcc",
-        paper: Paper::Apas,
-        experiment: "apas-fig4",
-        source: "Fig. 4(b)",
         says: "Exchange (tpcc): Apas's reads much better than HWSR's in many periods",
         paper_value: "many periods",
         checks: &[Check::AtLeast { measure: "tpcc.periods_far_below", min: 1.0 / 3.0 }],
-        shows: &[],
         tolerance: FIG4B,
-        role: Role::Result,
         finding: Some(WHY_READS),
+        ..claim("apas-fig4b-tpcc", "apas-fig4", "Fig. 4(b)")
     },
     Claim {
-        id: "apas-fig4b-cloudphysics",
-        paper: Paper::Apas,
-        experiment: "apas-fig4",
-        source: "Fig. 4(b)",
         says: "Exchange (cloudphysics): Apas's reads much better than HWSR's in many periods",
         paper_value: "many periods",
         checks: &[Check::AtLeast { measure: "cloudphysics.periods_far_below", min: 1.0 / 3.0 }],
-        shows: &[],
         tolerance: FIG4B,
-        role: Role::Result,
         finding: Some(WHY_READS),
+        ..claim("apas-fig4b-cloudphysics", "apas-fig4", "Fig. 4(b)")
     },
     Claim {
-        id: "apas-fig5-msr-win",
-        paper: Paper::Apas,
-        experiment: "apas-fig5",
-        source: "Fig. 5",
         says: "Financial (msr-win): Apas's writes much better than HWSR's",
         paper_value: "much better",
         checks: &[Check::AtMost { measure: "msr-win.ratio", max: 0.8 }],
-        shows: &[],
         tolerance: FIG5,
-        role: Role::Result,
         finding: Some(WHY_AGING),
+        ..claim("apas-fig5-msr-win", "apas-fig5", "Fig. 5")
     },
     Claim {
-        id: "apas-fig5-tpcc",
-        paper: Paper::Apas,
-        experiment: "apas-fig5",
-        source: "Fig. 5",
         says: "Exchange (tpcc): Apas's writes much better than HWSR's",
         paper_value: "much better",
         checks: &[Check::AtMost { measure: "tpcc.ratio", max: 0.8 }],
-        shows: &[],
         tolerance: FIG5,
-        role: Role::Result,
-        finding: None,
+        ..claim("apas-fig5-tpcc", "apas-fig5", "Fig. 5")
     },
     Claim {
-        id: "apas-fig5-cloudphysics",
-        paper: Paper::Apas,
-        experiment: "apas-fig5",
-        source: "Fig. 5",
         says: "Exchange (cloudphysics): Apas's writes much better than HWSR's",
         paper_value: "much better",
         checks: &[Check::AtMost { measure: "cloudphysics.ratio", max: 0.8 }],
-        shows: &[],
         tolerance: FIG5,
-        role: Role::Result,
-        finding: None,
+        ..claim("apas-fig5-cloudphysics", "apas-fig5", "Fig. 5")
     },
     Claim {
-        id: "apas-idle-msr-win",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "§II, §IV",
         says: "Financial (msr-win): the disks have much idle time, and Apas reclaims bands in it",
         paper_value: "\"a lot of idle time\"",
         checks: &[Check::Above { measure: "msr-win.idle_share", min: 0.5 }],
         shows: &["msr-win.idle_cleanings"],
         tolerance: IDLE,
-        role: Role::Result,
         finding: Some(WHY_IDLE),
+        ..claim("apas-idle-msr-win", "apas-fig3", "§II, §IV")
     },
     Claim {
-        id: "apas-idle-tpcc",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "§II, §IV",
         says: "Exchange (tpcc): the disks have much idle time, and Apas reclaims bands in it",
         paper_value: "\"a lot of idle time\"",
         checks: &[Check::Above { measure: "tpcc.idle_share", min: 0.5 }],
         shows: &["tpcc.idle_cleanings"],
         tolerance: IDLE,
-        role: Role::Result,
         finding: Some(WHY_IDLE),
+        ..claim("apas-idle-tpcc", "apas-fig3", "§II, §IV")
     },
     Claim {
-        id: "apas-idle-cloudphysics",
-        paper: Paper::Apas,
-        experiment: "apas-fig3",
-        source: "§II, §IV",
         says: "Exchange (cloudphysics): the disks have much idle time, and Apas reclaims bands in it",
         paper_value: "\"a lot of idle time\"",
         checks: &[Check::Above { measure: "cloudphysics.idle_share", min: 0.5 }],
         shows: &["cloudphysics.idle_cleanings"],
         tolerance: IDLE,
-        role: Role::Result,
         finding: Some(WHY_IDLE),
+        ..claim("apas-idle-cloudphysics", "apas-fig3", "§II, §IV")
     },
 ];

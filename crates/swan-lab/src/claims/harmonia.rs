@@ -7,7 +7,7 @@
 //! this project takes for a level read off a plot), met when any of swan's seeds falls in
 //! it: swan's run-to-run spread stands in for the paper's, which is not given.
 
-use super::{Check, Claim, Paper, Role};
+use super::{Check, Claim, Paper};
 
 const WHY_WARMUP: &str = "docs/findings/harmonia.md#the-warm-up-decides-the-standard-deviation";
 const WHY_FIG7: &str = "docs/findings/harmonia.md#fig-7-where-ggc-is-not-below-the-baseline";
@@ -25,119 +25,79 @@ const PRINTED: &str = "±10 % of the printed ratio, met if a seed falls in it (o
 /// its table shows it, and not measurable here.
 const fn real_drives(id: &'static str, source: &'static str, says: &'static str, paper_value: &'static str) -> Claim {
     Claim {
-        id,
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source,
         says,
         paper_value,
         checks: &[Check::NotMeasurable(REAL_DRIVES)],
-        shows: &[],
         tolerance: "—",
-        role: Role::Result,
-        finding: None,
+        ..claim(id, "harmonia-hpc", source)
     }
+}
+
+/// A Harmonia claim's fields that every one has; each claim sets the rest.
+const fn claim(id: &'static str, experiment: &'static str, source: &'static str) -> Claim {
+    super::base(Paper::Harmonia, id, experiment, source)
 }
 
 pub const CLAIMS: &[Claim] = &[
     Claim {
-        id: "harmonia-fig6-hpc-w",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 6",
         says: "HPC(W): reactive GGC cuts RAID0's mean response 70 %",
         paper_value: "−70 % (0.30×)",
         checks: &[
             Check::Below { measure: "hpc-w.ggc_over_raid0.mean", max: 1.0 },
             Check::Overlaps { measure: "hpc-w.ggc_over_raid0.mean", lo: 0.27, hi: 0.33 },
         ],
-        shows: &[],
         tolerance: PRINTED,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-fig6-hpc-w", "harmonia-hpc", "Fig. 6")
     },
     Claim {
-        id: "harmonia-fig10-hpc-w",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 10, abstract",
         says: "HPC(W): reactive GGC cuts RAID0's std dev of response 71 %",
         paper_value: "−71 % (0.29×)",
         checks: &[
             Check::Below { measure: "hpc-w.ggc_over_raid0.sd", max: 1.0 },
             Check::Overlaps { measure: "hpc-w.ggc_over_raid0.sd", lo: 0.261, hi: 0.319 },
         ],
-        shows: &[],
         tolerance: PRINTED,
-        role: Role::Result,
         finding: Some(WHY_WARMUP),
+        ..claim("harmonia-fig10-hpc-w", "harmonia-hpc", "Fig. 10, abstract")
     },
     Claim {
-        id: "harmonia-fig6-hpc-r",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 6",
         says: "HPC(R): reactive GGC cuts RAID0's mean response 55 %",
         paper_value: "−55 % (0.45×)",
         checks: &[
             Check::Below { measure: "hpc-r.ggc_over_raid0.mean", max: 1.0 },
             Check::Overlaps { measure: "hpc-r.ggc_over_raid0.mean", lo: 0.405, hi: 0.495 },
         ],
-        shows: &[],
         tolerance: PRINTED,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-fig6-hpc-r", "harmonia-hpc", "Fig. 6")
     },
     Claim {
-        id: "harmonia-fig10-hpc-r",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 10, §VI",
         says: "HPC(R): reactive GGC lowers RAID0's std dev of response (no figure printed)",
         paper_value: "lower",
         checks: &[Check::Below { measure: "hpc-r.ggc_over_raid0.sd", max: 1.0 }],
-        shows: &[],
         tolerance: "\"lower\": any margin",
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-fig10-hpc-r", "harmonia-hpc", "Fig. 10, §VI")
     },
     Claim {
-        id: "harmonia-proactive-soft-limit",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "§IV, §VI",
         says: "proactive soft-limit GGC (described, not evaluated) is expected to beat reactive GGC",
         paper_value: "better (expected)",
         checks: &[
             Check::Below { measure: "hpc-w.proactive_over_reactive", max: 1.0 },
             Check::Below { measure: "hpc-r.proactive_over_reactive", max: 1.0 },
         ],
-        shows: &[],
         tolerance: PROACTIVE,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-proactive-soft-limit", "harmonia-hpc", "§IV, §VI")
     },
     Claim {
-        id: "harmonia-proactive-idle",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "§IV, §VI",
         says: "proactive idle GGC (described, not evaluated) is expected to beat reactive GGC",
         paper_value: "better (expected)",
         checks: &[
             Check::Below { measure: "hpc-w.idle_over_reactive", max: 1.0 },
             Check::Below { measure: "hpc-r.idle_over_reactive", max: 1.0 },
         ],
-        shows: &[],
         tolerance: PROACTIVE,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-proactive-idle", "harmonia-hpc", "§IV, §VI")
     },
     Claim {
-        id: "harmonia-fig7a",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig7",
-        source: "Fig. 7(a)",
         says: "HPC(W), 0.5–8× Table X's rate: GGC ÷ RAID0 mean response below 1 at every rate",
         paper_value: "lower",
         checks: &[
@@ -147,29 +107,19 @@ pub const CLAIMS: &[Claim] = &[
             Check::Below { measure: "hpc-w.4x.ggc_over_raid0", max: 1.0 },
             Check::Below { measure: "hpc-w.8x.ggc_over_raid0", max: 1.0 },
         ],
-        shows: &[],
         tolerance: "\"lower\": any margin, at every rate swan runs (the paper prints no rates)",
-        role: Role::Result,
         finding: Some(WHY_FIG7),
+        ..claim("harmonia-fig7a", "harmonia-fig7", "Fig. 7(a)")
     },
     Claim {
-        id: "harmonia-fig7a-variability",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig7",
-        source: "Fig. 7(a)",
         says: "HPC(W): GGC's std dev rises more gradually with the arrival rate than RAID0's",
         paper_value: "more gradual",
         checks: &[Check::Falls(&["hpc-w.raid0.sd_rise_ms", "hpc-w.ggc.sd_rise_ms"])],
-        shows: &[],
         tolerance: "an order: any margin, over the rates swan runs",
-        role: Role::Result,
         finding: Some(WHY_FIG7),
+        ..claim("harmonia-fig7a-variability", "harmonia-fig7", "Fig. 7(a)")
     },
     Claim {
-        id: "harmonia-fig7b",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig7",
-        source: "Fig. 7(b)",
         says: "HPC(R), 0.5–8× Table X's rate: GGC ÷ RAID0 mean response below 1 at every rate",
         paper_value: "lower",
         checks: &[
@@ -179,16 +129,11 @@ pub const CLAIMS: &[Claim] = &[
             Check::Below { measure: "hpc-r.4x.ggc_over_raid0", max: 1.0 },
             Check::Below { measure: "hpc-r.8x.ggc_over_raid0", max: 1.0 },
         ],
-        shows: &[],
         tolerance: "\"lower\": any margin, at every rate swan runs (the paper prints no rates)",
-        role: Role::Result,
         finding: Some(WHY_FIG7),
+        ..claim("harmonia-fig7b", "harmonia-fig7", "Fig. 7(b)")
     },
     Claim {
-        id: "harmonia-fig8-margin",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig8",
-        source: "Fig. 8",
         says: "HPC(W): RAID0's mean response is 2.7× GGC's on 2 SSDs, growing to 3.2× on 18",
         paper_value: "2.7× → 3.2×",
         checks: &[
@@ -196,129 +141,81 @@ pub const CLAIMS: &[Claim] = &[
             Check::Overlaps { measure: "18.raid0_over_ggc", lo: 2.88, hi: 3.52 },
             Check::Rises(&["2.raid0_over_ggc", "18.raid0_over_ggc"]),
         ],
-        shows: &[],
         tolerance: "±10 % of each printed ratio, met if a seed falls in it (one run, no spread printed); \"growing\": any margin",
-        role: Role::Result,
         finding: Some(WHY_FIG8),
+        ..claim("harmonia-fig8-margin", "harmonia-fig8", "Fig. 8")
     },
     Claim {
-        id: "harmonia-fig8-sizes",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig8",
-        source: "Fig. 8",
         says: "HPC(W): RAID0 on 8 SSDs matches GGC on 2; RAID0 on 18 is 184 % worse than GGC on 4",
         paper_value: "1×; 2.84×",
         checks: &[
             Check::Overlaps { measure: "raid0_8_over_ggc_2", lo: 0.9, hi: 1.1 },
             Check::Overlaps { measure: "raid0_18_over_ggc_4", lo: 2.556, hi: 3.124 },
         ],
-        shows: &[],
         tolerance: "±10 % of each ratio (\"matches\" as 1), met if a seed falls in it (one run, no spread printed)",
-        role: Role::Result,
         finding: Some(WHY_FIG8),
+        ..claim("harmonia-fig8-sizes", "harmonia-fig8", "Fig. 8")
     },
     Claim {
-        id: "harmonia-fig8-scaling",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig8",
-        source: "Fig. 8",
         says: "HPC(W): RAID0 and GGC both improve as SSDs are added (2 → 18)",
         paper_value: "both fall",
         checks: &[
             Check::AtLeast { measure: "raid0.steps_falling", min: 1.0 },
             Check::AtLeast { measure: "ggc.steps_falling", min: 1.0 },
         ],
-        shows: &[],
         tolerance: "a lower mean at every step from one size to the next, any margin",
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-fig8-scaling", "harmonia-fig8", "Fig. 8")
     },
     Claim {
-        id: "harmonia-fig9",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-fig9",
-        source: "Fig. 9",
         says: "HPC(W), 300 ms of 8 SSDs: GGC has fewer GC spikes than RAID0, called on all SSDs at once",
         paper_value: "fewer, aligned spikes",
         checks: &[
             Check::Falls(&["raid0.spike_ms", "ggc.spike_ms"]),
             Check::Rises(&["raid0.together", "ggc.together"]),
         ],
-        shows: &[],
         tolerance: "orders: any margin; a spike is an operation over 10× its SSD's median",
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-fig9", "harmonia-fig9", "Fig. 9")
     },
     Claim {
-        id: "harmonia-traces-cloudphysics",
-        paper: Paper::Harmonia,
-        experiment: "traces",
-        source: "Fig. 10, §V-H",
         says: "CloudPhysics excerpt, SSDs aged to 90 %: GGC lowers RAID0's mean response",
         paper_value: "lower (−10 % on average)",
         checks: &[Check::Below { measure: "cloudphysics-vm.ggc_over_raid0", max: 1.0 }],
-        shows: &[],
         tolerance: TRACES,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-traces-cloudphysics", "traces", "Fig. 10, §V-H")
     },
     Claim {
-        id: "harmonia-traces-msr-hm0",
-        paper: Paper::Harmonia,
-        experiment: "traces",
-        source: "Fig. 10, §V-H",
         says: "MSR hm_0 excerpt, SSDs aged to 90 %: GGC lowers RAID0's mean response",
         paper_value: "lower (−10 % on average)",
         checks: &[Check::Below { measure: "msr-hm_0-excerpt.ggc_over_raid0", max: 1.0 }],
-        shows: &[],
         tolerance: TRACES,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-traces-msr-hm0", "traces", "Fig. 10, §V-H")
     },
     Claim {
-        id: "harmonia-traces-msr-rw20",
-        paper: Paper::Harmonia,
-        experiment: "traces",
-        source: "Fig. 10, §V-H",
         says: "MSR rw20 excerpt, SSDs aged to 90 %: GGC lowers RAID0's mean response",
         paper_value: "lower (−10 % on average)",
         checks: &[Check::Below { measure: "msr-window-rw20.ggc_over_raid0", max: 1.0 }],
-        shows: &[],
         tolerance: TRACES,
-        role: Role::Result,
-        finding: None,
+        ..claim("harmonia-traces-msr-rw20", "traces", "Fig. 10, §V-H")
     },
     Claim {
-        id: "harmonia-traces-tpcc",
-        paper: Paper::Harmonia,
-        experiment: "traces",
-        source: "Fig. 10, §V-H",
         says: "TPC-C excerpt, SSDs aged to 90 %: GGC lowers RAID0's mean response",
         paper_value: "lower (−10 % on average)",
         checks: &[Check::Below { measure: "tpcc-small.ggc_over_raid0", max: 1.0 }],
         shows: &["tpcc-small.ggc_over_raid0", "tpcc-small.table-xi-rate.ggc_over_raid0"],
         tolerance: TRACES,
-        role: Role::Result,
         finding: Some(WHY_TRACES),
+        ..claim("harmonia-traces-tpcc", "traces", "Fig. 10, §V-H")
     },
     Claim {
-        id: "harmonia-traces-websearch",
-        paper: Paper::Harmonia,
-        experiment: "traces",
-        source: "Fig. 10, §V-H",
         says: "WebSearch excerpt, SSDs aged to 90 %: GGC lowers RAID0's mean response",
         paper_value: "lower (−10 % on average)",
         checks: &[Check::Below { measure: "websearch-small.ggc_over_raid0", max: 1.0 }],
         shows: &["websearch-small.ggc_over_raid0", "websearch-small.unaged.ggc_over_raid0"],
         tolerance: TRACES,
-        role: Role::Result,
         finding: Some(WHY_TRACES),
+        ..claim("harmonia-traces-websearch", "traces", "Fig. 10, §V-H")
     },
     Claim {
-        id: "harmonia-fig10-average",
-        paper: Paper::Harmonia,
-        experiment: "harmonia-hpc",
-        source: "Fig. 10, §V-D",
         says: "GGC cuts the std dev of response 73.8 % on average over the workloads",
         paper_value: "−73.8 % (0.262×)",
         checks: &[Check::MeanWithin {
@@ -326,11 +223,10 @@ pub const CLAIMS: &[Claim] = &[
             lo: 0.236,
             hi: 0.288,
         }],
-        shows: &[],
         tolerance: "±10 % of the printed cut, averaged over the two workloads swan has (HPC(W), HPC(R)); the paper's \
                     average also takes five traces that are not here",
-        role: Role::Result,
         finding: Some(WHY_WARMUP),
+        ..claim("harmonia-fig10-average", "harmonia-hpc", "Fig. 10, §V-D")
     },
     real_drives("harmonia-fig1-2", "Figs. 1–2, Tables IV–V", "one SSD and a RAID-0 of SSDs slow down and vary more as the write share rises (20 → 80 %)", "SSD(M) 249.9 → 176.4 MB/s"),
     real_drives("harmonia-fig3-table6", "Fig. 3, Table VI", "variability grows with the RAID's width and per-drive bandwidth falls (1, 4, 6 SSDs, 60 % writes)", "184.8 → 141.2 MB/s per drive"),

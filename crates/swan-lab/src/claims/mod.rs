@@ -199,6 +199,25 @@ pub struct Claim {
     pub finding: Option<&'static str>,
 }
 
+/// A claim of `paper` with nothing but where it is from: no rules, nothing shown, a result
+/// with no finding. Each paper's module builds its claims from it (`..claim(id, ...)`) and
+/// sets the rest; a test holds every claim to having said what it checks and how.
+pub(crate) const fn base(paper: Paper, id: &'static str, experiment: &'static str, source: &'static str) -> Claim {
+    Claim {
+        id,
+        paper,
+        experiment,
+        source,
+        says: "",
+        paper_value: "",
+        checks: &[],
+        shows: &[],
+        tolerance: "",
+        role: Role::Result,
+        finding: None,
+    }
+}
+
 /// A claim's verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -431,6 +450,7 @@ mod tests {
                 };
                 assert_eq!(c.paper, paper, "{} in the {name} table", c.id);
                 assert!(!c.checks.is_empty() && !c.tolerance.is_empty(), "{} has rules and says why", c.id);
+                assert!(!c.says.is_empty() && !c.paper_value.is_empty(), "{} says what the paper says", c.id);
             }
         }
     }

@@ -15,19 +15,7 @@ const WHY_T_SLA: &str = "docs/findings/triple-a.md#t_sla-eq-3";
 
 /// A claim of the paper's, with the fields every one of them shares.
 const fn claim(id: &'static str, experiment: &'static str, source: &'static str) -> Claim {
-    Claim {
-        id,
-        paper: Paper::TripleA,
-        experiment,
-        source,
-        says: "",
-        paper_value: "",
-        checks: &[],
-        shows: &[],
-        tolerance: "",
-        role: Role::Result,
-        finding: None,
-    }
+    super::base(Paper::TripleA, id, experiment, source)
 }
 
 pub const CLAIMS: &[Claim] = &[
