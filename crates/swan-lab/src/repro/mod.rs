@@ -21,7 +21,7 @@ use crate::repro::args::{Experiment, ReproArgs};
 use crate::runner::{default_parallelism, print_table, run_all, run_all_recording, Job};
 use std::path::PathBuf;
 use swan_sim::output::RunSummary;
-use swan_sim::report::ReportOptions;
+use swan_sim::report::{ReportOptions, TimeSeries};
 
 fn name(e: Experiment) -> &'static str {
     match e {
@@ -210,18 +210,18 @@ fn sustained(s: &RunSummary) -> f64 {
     s.user_write_mbps_after_gc_mean.unwrap_or(s.user_write_mbps_mean)
 }
 
-/// The run directory of summary `s` among `dirs` (same order as the summaries).
-fn run_dir<'a>(summaries: &[RunSummary], dirs: &'a [PathBuf], s: &RunSummary) -> &'a PathBuf {
+/// The time series of summary `s`'s run, from its directory among `dirs` (same order as
+/// the summaries), read once for every measure taken from it.
+fn timeseries(summaries: &[RunSummary], dirs: &[PathBuf], s: &RunSummary) -> anyhow::Result<TimeSeries> {
     let i = summaries.iter().position(|x| std::ptr::eq(x, s)).expect("summary of this repro");
-    &dirs[i]
+    let run = swan_sim::report::load_run(&dirs[i])?;
+    run.timeseries.ok_or_else(|| anyhow::anyhow!("{} has no time series", dirs[i].display()))
 }
 
 /// Fig. 6: share of array-GC read traffic that landed on the front-end R-group's SSDs
 /// (SWAN: should be ~0), and share of post-onset intervals in which *every* SSD read for GC
 /// (Log-RAID: should be high).
-fn gc_read_placement(dir: &std::path::Path, ssds_per_group: usize) -> anyhow::Result<(f64, f64)> {
-    let run = swan_sim::report::load_run(dir)?;
-    let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
+fn gc_read_placement(ts: &TimeSeries, ssds_per_group: usize) -> anyhow::Result<(f64, f64)> {
     let n = ts.num_ssds();
     let front = front_groups(ts)?;
     let cols: Vec<&[Option<f64>]> = (0..n).filter_map(|i| ts.ssd_column(i, "gc_read_mbps")).collect();
@@ -258,9 +258,7 @@ pub(crate) fn front_groups(ts: &swan_sim::report::TimeSeries) -> anyhow::Result<
 
 /// Fig. 7: victim utilization and free segments over the last half of the run: mean of the
 /// third and fourth quarters (converged if they agree) and the CV of free segments.
-fn convergence(dir: &std::path::Path) -> anyhow::Result<(f64, f64, f64)> {
-    let run = swan_sim::report::load_run(dir)?;
-    let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
+fn convergence(ts: &TimeSeries) -> (f64, f64, f64) {
     let util = ts.numeric("victim_util").unwrap_or_default();
     let free = ts.numeric("free_segments").unwrap_or_default();
     let n = ts.len();
@@ -271,7 +269,7 @@ fn convergence(dir: &std::path::Path) -> anyhow::Result<(f64, f64, f64)> {
     let (q3, q4) = (mean(&util[n / 2..3 * n / 4]), mean(&util[3 * n / 4..]));
     let free_half: Vec<f64> = free[n / 2..].iter().flatten().copied().collect();
     let cv = swan_sim::metrics::mean_cv(&free_half).map_or(f64::NAN, |m| m.1);
-    Ok((q3, q4, cv))
+    (q3, q4, cv)
 }
 
 /// What `swan repro fig5` measured, for SWAN's Fig. 1, 4(a), 5, 6 and 7 claims
@@ -288,7 +286,8 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
         }
     }
     if let Some(log) = find(s, "lograid0", 8) {
-        let before = mean_before(run_dir(s, dirs, log), log.gc_onset_s)?;
+        let ts = timeseries(s, dirs, log)?;
+        let before = mean_before(&ts, log.gc_onset_s)?;
         m.set("lograid0.before_gc_mbps", "Log-RAID0 before GC", "MB/s", before);
         m.set("lograid0.after_over_before", "Log-RAID0 after GC ÷ before", "", sustained(log) / before);
         m.set(
@@ -297,7 +296,7 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
             "%",
             log.user_write_mbps_after_gc_cv.unwrap_or(f64::NAN),
         );
-        let (_, all_read) = gc_read_placement(run_dir(s, dirs, log), 8)?;
+        let (_, all_read) = gc_read_placement(&ts, 8)?;
         m.set("lograid0.gc_intervals_all_read", "Log-RAID0's GC intervals with all 8 SSDs reading", "%", all_read);
         m.set(
             "lograid0.onset_of_capacity",
@@ -310,9 +309,10 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
         let two_ssds = 2.0 * swan.ssd_write_mbps;
         m.set("swan0.share_of_two_ssds", "SWAN0 after GC ÷ two SSDs' bandwidth", "%", sustained(swan) / two_ssds);
         m.set("swan0.after_gc_cv", "SWAN0's CV after GC", "%", swan.user_write_mbps_after_gc_cv.unwrap_or(f64::NAN));
-        let (front, _) = gc_read_placement(run_dir(s, dirs, swan), 2)?;
+        let ts = timeseries(s, dirs, swan)?;
+        let (front, _) = gc_read_placement(&ts, 2)?;
         m.set("swan0.gc_reads_on_front", "SWAN0's GC reads on the front-end", "%", front);
-        let (q3, q4, free_cv) = convergence(run_dir(s, dirs, swan))?;
+        let (q3, q4, free_cv) = convergence(&ts);
         m.set(
             "swan0.victim_util_drift",
             "SWAN0's victim utilization change, third to last quarter",
@@ -326,7 +326,7 @@ fn fig5_measures(s: &[RunSummary], dirs: &[PathBuf]) -> anyhow::Result<Measures>
             "",
             onset_of_capacity(swan),
         );
-        let (fronts, first_util) = before_and_at_onset(run_dir(s, dirs, swan), swan.gc_onset_s)?;
+        let (fronts, first_util) = before_and_at_onset(&ts, swan.gc_onset_s)?;
         let rgroups = swan.options.array.rgroups as f64;
         m.set(
             "swan0.fronts_before_gc",
@@ -350,9 +350,7 @@ fn onset_of_capacity(s: &RunSummary) -> f64 {
 
 /// Fig. 6(b) and 7: how many R-groups had been the front-end by GC's onset, and the mean
 /// utilization of the victims of the first intervals with GC (the first tenth of those).
-fn before_and_at_onset(dir: &std::path::Path, onset_s: Option<f64>) -> anyhow::Result<(f64, f64)> {
-    let run = swan_sim::report::load_run(dir)?;
-    let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
+fn before_and_at_onset(ts: &TimeSeries, onset_s: Option<f64>) -> anyhow::Result<(f64, f64)> {
     let Some(onset) = onset_s else { return Ok((f64::NAN, f64::NAN)) };
     let mut seen = std::collections::BTreeSet::new();
     for (t, f) in ts.time().iter().zip(front_groups(ts)?) {
@@ -366,12 +364,10 @@ fn before_and_at_onset(dir: &std::path::Path, onset_s: Option<f64>) -> anyhow::R
     Ok((seen.len() as f64, first_mean))
 }
 
-/// Mean user write throughput of the run in `dir` over the intervals before GC's onset
-/// (the whole run if GC never started).
-fn mean_before(dir: &std::path::Path, onset_s: Option<f64>) -> anyhow::Result<f64> {
-    let run = swan_sim::report::load_run(dir)?;
-    let ts = run.timeseries.as_ref().ok_or_else(|| anyhow::anyhow!("{} has no time series", dir.display()))?;
-    let w = ts.numeric("user_write_mbps").ok_or_else(|| anyhow::anyhow!("{}: no user_write_mbps", dir.display()))?;
+/// Mean user write throughput of a run over the intervals before GC's onset (the whole run
+/// if GC never started).
+fn mean_before(ts: &TimeSeries, onset_s: Option<f64>) -> anyhow::Result<f64> {
+    let w = ts.numeric("user_write_mbps").ok_or_else(|| anyhow::anyhow!("the time series has no user_write_mbps"))?;
     let v: Vec<f64> =
         ts.time().iter().zip(w).filter(|(t, _)| onset_s.is_none_or(|o| **t <= o)).filter_map(|(_, x)| *x).collect();
     Ok(if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 })
