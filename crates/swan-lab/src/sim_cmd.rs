@@ -9,7 +9,7 @@ use swan_core::ggc::{GgcConfig, GgcPolicy};
 use swan_core::scheme::log::DEFAULT_SPARE;
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
-use swan_models::ssd::{SsdConfig, PAGE_BYTES};
+use swan_models::ssd::{SsdConfig, Suspension, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
 use swan_sim::replay::{ReplayMode, ReplaySpec};
 use swan_sim::trace::{AddressPolicy, TraceFormat};
@@ -35,6 +35,18 @@ pub struct SimArgs {
     /// (default: the preset's; on for sata850pro and sata850pro-blockftl, off for the others).
     #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
     pub ssd_gc_preemptible: Option<bool>,
+    /// What a host read does about the SSD's own work already running on its flash die
+    /// (preemptible GC, buffered write-back): `instant` (overtakes it at no cost, an
+    /// idealisation), `between-ops` (waits for it: semi-preemptive GC), or NAND suspension
+    /// `program`, `erase`, `program-erase` with latencies in µs (`program-erase:100,700`,
+    /// MQSim's defaults when omitted). Default: the preset's (instant).
+    #[arg(long, value_name = "MODE")]
+    pub ssd_suspension: Option<Suspension>,
+    /// DRAM write buffer of each modelled SSD (e.g. 16MiB; 0 = none): writes complete once in
+    /// DRAM and are programmed behind, reads overtaking them, FLUSH waiting for them.
+    /// Default: the preset's (none). No drive publishes this size: name it with a result.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub ssd_write_buffer: Option<u64>,
     /// Over-provisioning of each modelled SSD: its spare flash as a fraction of its user
     /// capacity (default: the preset's; 1/15 = 6.7 % for sata850pro). Too little for the
     /// SSD's own GC to make progress is refused with the least that is enough.
@@ -398,6 +410,11 @@ impl SimArgs {
         let preset = &preset;
         let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
+        ssd.suspension = self.ssd_suspension.unwrap_or(preset.suspension);
+        if let Some(bytes) = self.ssd_write_buffer {
+            ssd.write_buffer_pages = u32::try_from(bytes.div_ceil(PAGE_BYTES))
+                .map_err(|_| anyhow::anyhow!("--ssd-write-buffer {}: at most 16 TiB", format_size(bytes)))?;
+        }
         let Err(e) = ssd.validate() else { return Ok(ssd) };
         let given = format_size(capacity);
         if self.array.is_some() {

@@ -120,6 +120,22 @@ pub struct ReproArgs {
     /// docs/host-model.md).
     #[arg(long, value_name = "paper|none|FILE")]
     pub host: Option<String>,
+    /// SWAN's ycsb: every SSD's `swan sim --ssd-suspension` (a sensitivity of the SSD model;
+    /// default: the preset's).
+    #[arg(long, value_name = "MODE", value_parser = checked::<swan_models::ssd::Suspension>)]
+    pub ssd_suspension: Option<String>,
+    /// SWAN's ycsb: every SSD's `swan sim --ssd-write-buffer` (default: the preset's, none).
+    #[arg(long, value_name = "SIZE", value_parser = checked_size)]
+    pub ssd_write_buffer: Option<String>,
+}
+
+/// `s` itself, once it parses as a `T`: the flag is passed on to `swan sim` as given.
+fn checked<T: std::str::FromStr<Err = String>>(s: &str) -> Result<String, String> {
+    s.parse::<T>().map(|_| s.to_string())
+}
+
+fn checked_size(s: &str) -> Result<String, String> {
+    swan_args::units::parse_size(s).map(|_| s.to_string())
 }
 
 impl ReproArgs {
@@ -137,6 +153,8 @@ impl ReproArgs {
             quiet: false,
             age_spread: 0.0,
             host: None,
+            ssd_suspension: None,
+            ssd_write_buffer: None,
         }
     }
 

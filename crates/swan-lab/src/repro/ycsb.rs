@@ -68,7 +68,8 @@ fn create_array(scheme: &str, member_size: &str, dir: &Path) -> anyhow::Result<P
 }
 
 /// The `swan sim` arguments of one run over the array whose member is `member`.
-fn sim_args(scheme: &str, mode: &str, seed: u64, full: bool, member: &Path, host: Option<&str>) -> Vec<String> {
+fn sim_args(scheme: &str, mode: &str, seed: u64, args: &ReproArgs, member: &Path, host: Option<&str>) -> Vec<String> {
+    let full = args.full;
     let (trace, windows) = trace_files(scheme);
     let mut a: Vec<String> =
         ["sim", "--ssd", "sata850pro", "--age", "0.6", "--trace-format", "blkparse", "--replay", mode]
@@ -81,6 +82,11 @@ fn sim_args(scheme: &str, mode: &str, seed: u64, full: bool, member: &Path, host
     a.extend(["--seed".into(), seed.to_string()]);
     if let Some(h) = host {
         a.extend(["--host".into(), h.into()]);
+    }
+    for (flag, value) in [("--ssd-suspension", &args.ssd_suspension), ("--ssd-write-buffer", &args.ssd_write_buffer)] {
+        if let Some(v) = value {
+            a.extend([flag.into(), v.clone()]);
+        }
     }
     if full && !scheme.starts_with("raid") {
         // The trace fills only its recorded volume, an eighth to a fifth of this one: fill the log first
@@ -122,7 +128,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         let member = create_array(scheme, member_size, &out.join("arrays").join(scheme))?;
         for seed in args.seed..args.seed + seeds {
             for (label, mode) in &modes {
-                let argv = sim_args(scheme, mode, seed, args.full, &member, host);
+                let argv = sim_args(scheme, mode, seed, args, &member, host);
                 let sim = Sim::try_parse_from(&argv).with_context(|| argv.join(" "))?;
                 let cfg = sim.args.to_config().with_context(|| argv.join(" "))?;
                 let name = format!("{scheme}-{label}-seed{seed}");
@@ -130,7 +136,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let example = sim_args("swan4", "recorded", args.seed, args.full, &out.join("arrays/swan4/m0"), host);
+    let example = sim_args("swan4", "recorded", args.seed, args, &out.join("arrays/swan4/m0"), host);
     println!("one run: swan {}", example[..].join(" "));
     let summaries = run_all(&jobs, args.jobs.unwrap_or_else(default_parallelism), args.quiet)?;
     let runs = Runs { jobs: &jobs, summaries: &summaries };

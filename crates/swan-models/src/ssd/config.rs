@@ -44,6 +44,69 @@ pub enum Placement {
     Striped,
 }
 
+/// What a host read does about the device's own overtakable work (its preemptible GC, and
+/// buffered write-back) that is *in flight* on its die when the read could start. Work merely
+/// queued is overtaken in every mode; the modes differ on the operation already running.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Suspension {
+    /// The read overtakes even the operation in flight, which resumes as if it had never
+    /// stopped, at no cost: an idealisation, stronger than any NAND or firmware offers.
+    #[default]
+    Instant,
+    /// The read waits for the operation in flight to end and goes before anything queued:
+    /// semi-preemptible GC (Lee et al., 2011), which yields only between page operations and
+    /// needs no NAND support. A read then waits at most one program or one erase.
+    BetweenOps,
+    /// NAND program and/or erase suspension (Wu and He, FAST '12; MQSim's
+    /// `CMD_Suspension_Support`, `Suspend_Program_Time`, `Suspend_Erase_Time`): a read
+    /// arriving while a program (erase) has at least `min_remaining_ns` left suspends it,
+    /// paying `program_ns` (`erase_ns`) before its own sense; `None` means that operation
+    /// does not suspend. The operation then resumes with the time it had left, pushed back
+    /// by the read. An operation is suspended at most once; a later read waits for it.
+    /// Other operations in flight (GC's own senses) are waited for, as
+    /// [`Suspension::BetweenOps`].
+    Nand { program_ns: Option<Nanos>, erase_ns: Option<Nanos>, min_remaining_ns: Nanos },
+}
+
+impl Suspension {
+    /// MQSim's default suspend latencies (`Suspend_Program_Time`, `Suspend_Erase_Time`): the
+    /// only published simulator values; NAND data sheets of 850 PRO-era MLC list no suspend.
+    pub const MQSIM_PROGRAM_NS: Nanos = 100_000;
+    pub const MQSIM_ERASE_NS: Nanos = 700_000;
+}
+
+/// `instant`, `between-ops`, or `program`, `erase`, `program-erase`, optionally with
+/// latencies in µs: `program-erase:100,700` (program, erase), `erase:700`.
+impl std::str::FromStr for Suspension {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "use instant, between-ops, program[:US], erase[:US] or program-erase[:US,US]";
+        let (mode, latencies) = s.split_once(':').map_or((s, None), |(m, l)| (m, Some(l)));
+        let mut us = Vec::new();
+        for l in latencies.map(|l| l.split(',').collect::<Vec<_>>()).unwrap_or_default() {
+            let v: f64 = l.trim().parse().map_err(|_| format!("`{l}` in `{s}` is not a latency in µs; {usage}"))?;
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("`{l}` in `{s}` is not a latency ≥ 0 µs; {usage}"));
+            }
+            us.push((v * 1_000.0).round() as Nanos);
+        }
+        let (program, erase) = (Some(Self::MQSIM_PROGRAM_NS), Some(Self::MQSIM_ERASE_NS));
+        let (program_ns, erase_ns) = match (mode, us.as_slice()) {
+            ("instant", []) => return Ok(Suspension::Instant),
+            ("between-ops", []) => return Ok(Suspension::BetweenOps),
+            ("program", []) => (program, None),
+            ("program", [p]) => (Some(*p), None),
+            ("erase", []) => (None, erase),
+            ("erase", [e]) => (None, Some(*e)),
+            ("program-erase", []) => (program, erase),
+            ("program-erase", [p, e]) => (Some(*p), Some(*e)),
+            _ => return Err(format!("`{s}` is not a suspension mode; {usage}")),
+        };
+        Ok(Suspension::Nand { program_ns, erase_ns, min_remaining_ns: 0 })
+    }
+}
+
 /// An SSD model's parameters. Build one from a preset (see [`super::presets`]) and shrink
 /// it with [`SsdConfig::with_user_pages`] for reduced-scale runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,6 +166,18 @@ pub struct SsdConfig {
     /// work on its die. Otherwise a read waits for every copy and erase queued before it.
     #[serde(default)]
     pub gc_preemptible: bool,
+    /// What a host read does about overtakable work in flight on its die ([`Suspension`]).
+    #[serde(default)]
+    pub suspension: Suspension,
+    /// Pages of controller DRAM that hold host writes until they are programmed (0: none, a
+    /// write completes when its last page is programmed). With a buffer a write completes
+    /// once its pages are in DRAM, waiting only while the buffer is full; its programs then
+    /// run as write-back that host reads overtake (MQSim's write cache with reads scheduled
+    /// first), and a FLUSH completes when every page written before it is programmed, as the
+    /// ATA volatile write cache requires. Real drives do not publish the share of their DRAM
+    /// that buffers writes, so every value is an assumption a result must name.
+    #[serde(default)]
+    pub write_buffer_pages: u32,
 }
 
 /// A configuration the model cannot run, naming the field and what would work.
@@ -404,6 +479,20 @@ mod tests {
             c.validate().unwrap();
             c.with_user_bytes(1 << 30).validate().unwrap();
             c.with_user_bytes(4 << 30).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn suspension_modes_parse_with_mqsims_latencies_by_default() {
+        use super::Suspension;
+        assert_eq!("instant".parse(), Ok(Suspension::Instant));
+        assert_eq!("between-ops".parse(), Ok(Suspension::BetweenOps));
+        let nand = |p, e| Suspension::Nand { program_ns: p, erase_ns: e, min_remaining_ns: 0 };
+        assert_eq!("program-erase".parse(), Ok(nand(Some(100_000), Some(700_000))));
+        assert_eq!("erase:350".parse(), Ok(nand(None, Some(350_000))));
+        assert_eq!("program-erase:5,20.5".parse(), Ok(nand(Some(5_000), Some(20_500))));
+        for bad in ["", "suspend", "program:x", "erase:-1", "program-erase:5", "instant:3"] {
+            assert!(bad.parse::<Suspension>().unwrap_err().contains("between-ops"), "{bad}");
         }
     }
 

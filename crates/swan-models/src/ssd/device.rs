@@ -93,16 +93,25 @@ pub struct Served {
 /// Charges the NAND work of one operation submitted at `now`, and remembers when the
 /// last of it ends: an operation completes only when all the work it caused (its own
 /// pages and any GC it triggered) is done.
+///
+/// With a write buffer, a write completes instead when the last of its pages is in DRAM
+/// (`admitted`): its programs, and the GC it set off, go on behind it.
 struct Clocked<'a> {
     timing: &'a mut Timing,
     now: Nanos,
     prio: Prio,
     done: Nanos,
+    admitted: Option<Nanos>,
 }
 
 impl<'a> Clocked<'a> {
     fn new(timing: &'a mut Timing, now: Nanos, prio: Prio) -> Self {
-        Self { timing, now, prio, done: now }
+        Self { timing, now, prio, done: now, admitted: None }
+    }
+
+    /// When the operation completes, before the command latency.
+    fn finished(&self) -> Nanos {
+        self.admitted.unwrap_or(self.done)
     }
 }
 
@@ -110,12 +119,18 @@ impl<'a> Clocked<'a> {
 trait Charge: Nand {
     /// A host read of a page on `die`.
     fn read(&mut self, die: u32);
+    /// A FLUSH: waits until every write acknowledged so far is on flash.
+    fn flush(&mut self);
 }
 
 impl Charge for Clocked<'_> {
     #[inline]
     fn read(&mut self, die: u32) {
         self.done = self.done.max(self.timing.read_page(self.now, die, self.prio));
+    }
+
+    fn flush(&mut self) {
+        self.done = self.done.max(self.timing.drained_at());
     }
 }
 
@@ -152,6 +167,11 @@ impl Charge for Both<'_> {
         self.real.read(die);
         self.idle.read(die);
     }
+
+    fn flush(&mut self) {
+        self.real.flush();
+        self.idle.flush();
+    }
 }
 
 /// Carries out `op` on the mapping, charging its NAND work to `clock`, and counts its pages.
@@ -170,14 +190,19 @@ fn carry_out(ftl: &mut Ftl, stats: &mut SsdStats, op: &DevOp, clock: &mut impl C
             stats.host_pages_trimmed += u64::from(op.count);
             ftl.trim(op.block, op.count);
         }
-        // No volatile write cache: every acknowledged write is already on flash.
-        DevOpKind::Flush => {}
+        DevOpKind::Flush => clock.flush(),
     }
 }
 
 impl Nand for Clocked<'_> {
     fn program(&mut self, die: u32) {
-        self.done = self.done.max(self.timing.write_page(self.now, die, self.prio));
+        if self.timing.buffered() {
+            let (admitted, end) = self.timing.write_page_buffered(self.now, die, self.prio);
+            self.admitted = Some(self.admitted.unwrap_or(admitted).max(admitted));
+            self.done = self.done.max(end);
+        } else {
+            self.done = self.done.max(self.timing.write_page(self.now, die, self.prio));
+        }
     }
 
     fn copy(&mut self, from: u32, to: u32) {
@@ -230,6 +255,12 @@ impl Ssd {
             return 0.0;
         }
         self.timing.die_busy_ns() as f64 / (elapsed as f64 * self.timing.units() as f64)
+    }
+
+    /// How often host reads met the device's own work in flight on their die since the last
+    /// [`Ssd::reset_stats`] (always zero under [`super::Suspension::Instant`]).
+    pub fn overtakes(&self) -> super::Overtakes {
+        self.timing.overtakes
     }
 
     /// Enters the slow or normal period that holds `now`.
@@ -423,6 +454,12 @@ impl Ssd {
         self.ftl.model_bytes()
     }
 
+    /// Charges one erase on `unit` in the device's GC lane, as its own GC would.
+    #[cfg(test)]
+    pub(crate) fn erase_in_gc_lane(&mut self, now: Nanos, unit: u32) -> Nanos {
+        self.timing.erase_block(now, unit)
+    }
+
     #[cfg(test)]
     pub(crate) fn is_mapped(&self, lpn: u64) -> bool {
         let mut mapped = false;
@@ -528,7 +565,7 @@ impl Device for Ssd {
         self.enter_period(now);
         let mut clock = Clocked::new(&mut self.timing, now, Prio::of(op.class));
         carry_out(&mut self.ftl, &mut self.stats, &op, &mut clock);
-        let done = clock.done + self.config.cmd_latency_ns;
+        let done = clock.finished() + self.config.cmd_latency_ns;
         self.complete(now, &op, done)
     }
 
@@ -554,7 +591,7 @@ impl Ssd {
         let mut both =
             Both { real: Clocked::new(&mut self.timing, now, prio), idle: Clocked::new(&mut idle, now, prio) };
         carry_out(&mut self.ftl, &mut self.stats, &op, &mut both);
-        let (real, alone) = (both.real.done, both.idle.done);
+        let (real, alone) = (both.real.finished(), both.idle.finished());
         self.idle = Some(idle);
         let cmd = self.config.cmd_latency_ns;
         let done = self.complete(now, &op, real + cmd);

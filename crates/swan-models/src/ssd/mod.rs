@@ -20,9 +20,10 @@
 //!   independent units).
 //! - Dies are strict FIFO servers; channels and the host link are bandwidth pipes. Writes
 //!   cross the host link, then a channel, then program; reads sense, cross the channel,
-//!   then the host link. A write completes when its last page is programmed (there is no
-//!   write cache), a read when its last page has crossed the host link; both also wait
-//!   for any GC they triggered. Unmapped reads, trims and flushes cost only
+//!   then the host link. Without a write buffer a write completes when its last page is
+//!   programmed and waits for any GC it triggered; with one (`write_buffer_pages`) it
+//!   completes once its pages are in DRAM, and a FLUSH waits until they are programmed. A
+//!   read completes when its last page has crossed the host link, after any GC it waited for. Unmapped reads, trims and flushes cost only
 //!   `cmd_latency_ns`, which every command pays on top of its media time.
 //! - Page FTL: writes stripe round-robin over units. When free blocks reach the trigger,
 //!   the write first runs greedy GC (fewest valid pages first) until a few blocks are
@@ -30,7 +31,9 @@
 //!   dies waits: random-write collapse and GC stalls emerge from this.
 //! - Block FTL: out-of-order writes merge a whole block.
 //! - `UserPreempt` operations overtake queued `Gc`-class (array GC) work on every
-//!   resource; the device's own GC cannot be overtaken.
+//!   resource. Host reads overtake the device's own GC only when it is preemptible
+//!   (`gc_preemptible`), and buffered write-back always; `suspension` decides what they do
+//!   about such an operation already running.
 //!
 //! Cost: `submit` is O(pages touched + pages copied by GC it triggers), allocates nothing
 //! and schedules no events; completion times are computed directly. The page FTL keeps
@@ -45,21 +48,24 @@ mod ftl;
 mod ftl_block;
 mod ftl_error;
 mod ftl_page;
+mod in_flight;
 mod nand;
 pub mod presets;
 mod stats;
 mod timing;
 pub mod variation;
 mod victim;
+mod write_buffer;
 
 #[cfg(test)]
 mod domain_tests;
 #[cfg(test)]
 mod tests;
 
-pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
+pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, Suspension, PAGE_BYTES};
 pub use device::{ForceTarget, GcPressure, Served, SoftLimitNotice, Ssd};
 pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
+pub use timing::Overtakes;
 pub use variation::{SlowPeriods, Variation, VariationError};

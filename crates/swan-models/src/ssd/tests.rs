@@ -339,7 +339,12 @@ fn full_scale_aging() {
 /// write carrying fresh tokens; every page is read back against a reference now and then.
 /// The FTL's own copies (page-FTL GC, block-FTL merges) must carry every token along.
 fn tokens_survive_internal_gc(ftl: FtlKind) {
-    let mut ssd = Ssd::new(tiny(ftl)).unwrap().with_payload();
+    tokens_survive(tiny(ftl));
+}
+
+fn tokens_survive(config: SsdConfig) {
+    let ftl = config.ftl;
+    let mut ssd = Ssd::new(config).unwrap().with_payload();
     let cap = ssd.user_pages();
     let mut reference = vec![0u64; cap as usize];
     let mut next_token = 1u64;
@@ -397,6 +402,56 @@ fn tokens_survive_internal_gc(ftl: FtlKind) {
 #[test]
 fn payload_tokens_survive_heavy_page_ftl_gc() {
     tokens_survive_internal_gc(FtlKind::Page);
+}
+
+/// A buffered device whose reads suspend programs and erases: reads overtake write-back and
+/// GC in flight, and every token must still land where the mapping says.
+#[test]
+fn payload_tokens_survive_gc_behind_a_write_buffer_with_suspension() {
+    let suspension = Suspension::Nand { program_ns: Some(20_000), erase_ns: Some(20_000), min_remaining_ns: 0 };
+    tokens_survive(SsdConfig { write_buffer_pages: 256, suspension, gc_preemptible: true, ..tiny(FtlKind::Page) });
+}
+
+#[test]
+fn a_buffered_write_completes_early_and_a_flush_when_it_is_programmed() {
+    let plain = presets::sata850pro().with_user_pages(SMALL);
+    let mut unbuffered = Ssd::new(plain.clone()).unwrap();
+    let mut buffered = Ssd::new(SsdConfig { write_buffer_pages: 4096, ..plain }).unwrap();
+    // 4 MiB: two pages on every die, well inside the 16 MiB buffer.
+    let write = op(DevOpKind::Write, 0, 1024);
+    let programmed = unbuffered.submit(0, write);
+    let acked = buffered.submit(0, write);
+    let cmd = presets::sata850pro().cmd_latency_ns;
+    // 4 MiB over the 520 MB/s link is 8.07 ms; the programs take ~10 ms more.
+    assert!(acked < 9_000_000 && programmed > acked + 1_000_000, "acked {acked} ns, programmed {programmed} ns");
+    let flushed = buffered.submit(acked, op(DevOpKind::Flush, 0, 0));
+    assert_eq!(flushed, programmed, "a FLUSH must complete exactly when the last page is programmed");
+    // With nothing buffered, a FLUSH costs only the command.
+    let idle = programmed + 1_000_000;
+    assert_eq!(buffered.submit(idle, op(DevOpKind::Flush, 0, 0)), idle.max(programmed - cmd) + cmd);
+}
+
+#[test]
+fn a_read_waits_for_a_gc_erase_in_flight_unless_the_nand_suspends_it() {
+    let erase_then_read = |suspension: Suspension| {
+        let config = SsdConfig { gc_preemptible: true, suspension, ..presets::sata850pro().with_user_pages(SMALL) };
+        let mut ssd = Ssd::new(config).unwrap();
+        ssd.submit(0, op(DevOpKind::Write, 0, 16));
+        // An erase of the device's own on page 0's unit (0), 100 µs before the read.
+        let t = 10_000_000;
+        ssd.erase_in_gc_lane(t, 0);
+        let read = ssd.submit(t + 100_000, op(DevOpKind::Read, 0, 1)) - (t + 100_000);
+        (read, ssd.overtakes())
+    };
+    let erase = presets::sata850pro().t_erase_ns;
+    let (instant, _) = erase_then_read(Suspension::Instant);
+    let (between, o) = erase_then_read(Suspension::BetweenOps);
+    assert_eq!(o, Overtakes { waited: 1, suspended: 0 });
+    let suspend = Suspension::Nand { program_ns: Some(30_000), erase_ns: Some(30_000), min_remaining_ns: 0 };
+    let (suspended, o) = erase_then_read(suspend);
+    assert_eq!(o, Overtakes { waited: 0, suspended: 1 });
+    assert_eq!(between, instant + (erase - 100_000), "semi-preemptive: the rest of the erase, then the read");
+    assert_eq!(suspended, instant + 30_000, "suspended: only the suspend latency");
 }
 
 #[test]

@@ -29,12 +29,20 @@
 //! except `Gc`-class work. The preempting operation starts at `max(ready, fg_busy_until)`
 //! and then pushes the background backlog back by its own duration.
 //!
+//! The *internal* lane holds the device's own work that host reads overtake: its GC when
+//! it is preemptible, and the write-back of buffered host writes. Queued internal work is
+//! always overtaken; what a read does about the internal operation already *in flight* on
+//! its die is [`Suspension`]'s choice (the `in_flight` log). A read of a page still in the
+//! write buffer is timed as a read from flash: slightly pessimistic for just-written data.
+//!
 //! Approximation: completions already returned for queued background operations are not
 //! revised when a preempting operation overtakes them (the caller already holds them), so
 //! background work in flight when a preempting read arrives finishes as first reported;
 //! only background work submitted afterwards sees the delay.
 
-use super::config::{SsdConfig, PAGE_BYTES};
+use super::config::{SsdConfig, Suspension, PAGE_BYTES};
+use super::in_flight::{DieLog, Met, ReadStart, Work};
+use super::write_buffer::WriteBuffer;
 use crate::{IoClass, Nanos};
 use swan_core::divisor::Divisor;
 
@@ -80,12 +88,14 @@ fn bump(mark: &mut Nanos, start: Nanos, end: Nanos) {
 
 /// A strict FIFO server with nested lanes: one die. `fg_busy_until` ≤ `host_busy_until` ≤
 /// `busy_until`: foreground host work, all host work, and all work (the device's own
-/// preemptible GC too).
+/// preemptible GC too). `writeback_until` is when the die's last buffered host page is
+/// programmed, pushed back like the rest by reads that overtake it: what a FLUSH waits for.
 #[derive(Clone, Copy, Debug, Default)]
 struct Die {
     busy_until: Nanos,
     host_busy_until: Nanos,
     fg_busy_until: Nanos,
+    writeback_until: Nanos,
 }
 
 impl Die {
@@ -99,6 +109,9 @@ impl Die {
 
     /// Records that the die worked from `start` (as given by [`Die::start_at`]) to `end`.
     fn occupy(&mut self, start: Nanos, end: Nanos, prio: Prio) {
+        if self.writeback_until > start {
+            self.writeback_until += end - start;
+        }
         bump(&mut self.busy_until, start, end);
         if prio != Prio::Internal {
             bump(&mut self.host_busy_until, start, end);
@@ -170,6 +183,22 @@ pub(crate) struct Timing {
     /// The lane the device's own GC runs in: foreground, or the internal lane every host
     /// read overtakes ([`super::SsdConfig::gc_preemptible`]).
     gc: Prio,
+    /// What a host read does about internal-lane work in flight, and each die's log of that
+    /// work (empty under [`Suspension::Instant`], which needs none).
+    suspension: Suspension,
+    logs: Vec<DieLog>,
+    /// Host reads that met internal work in flight: waited for it, or suspended it.
+    pub(crate) overtakes: Overtakes,
+    /// The DRAM write buffer, if the device has one.
+    buffer: Option<WriteBuffer>,
+}
+
+/// How often host reads met the device's own work in flight on their die
+/// ([`super::SsdConfig::suspension`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overtakes {
+    pub waited: u64,
+    pub suspended: u64,
 }
 
 /// Time for one page at `mbps` MB/s (10^6 bytes per second).
@@ -200,6 +229,13 @@ impl Timing {
             base,
             die_busy_ns: 0,
             gc: if config.gc_preemptible { Prio::Internal } else { Prio::Foreground },
+            suspension: config.suspension,
+            logs: match config.suspension {
+                Suspension::Instant => Vec::new(),
+                _ => vec![DieLog::default(); config.units() as usize],
+            },
+            overtakes: Overtakes::default(),
+            buffer: (config.write_buffer_pages > 0).then(|| WriteBuffer::new(config.write_buffer_pages)),
         }
     }
 
@@ -216,6 +252,7 @@ impl Timing {
 
     pub(crate) fn reset_busy(&mut self) {
         self.die_busy_ns = 0;
+        self.overtakes = Overtakes::default();
     }
 
     /// Forgets every backlog and takes `like`'s current NAND and transfer times: the device
@@ -225,6 +262,10 @@ impl Timing {
         self.channels.fill(Pipe::default());
         self.host = Pipe::default();
         self.horizon = 0;
+        self.logs.iter_mut().for_each(DieLog::clear);
+        if let Some(b) = &mut self.buffer {
+            b.clear();
+        }
         (self.t_read, self.t_prog, self.t_erase, self.channel_xfer, self.host_xfer) =
             (like.t_read, like.t_prog, like.t_erase, like.channel_xfer, like.host_xfer);
     }
@@ -246,11 +287,32 @@ impl Timing {
     fn sense(&mut self, now: Nanos, die: u32, prio: Prio) -> Nanos {
         let ch = self.channel_of(die);
         let d = &mut self.dies[die as usize];
-        let start = d.start_at(now, prio, DieOp::Read);
-        let out = self.channels[ch].transfer(now, start + self.t_read, self.channel_xfer, prio);
+        let lanes = d.start_at(now, prio, DieOp::Read);
+        let tracked = !self.logs.is_empty();
+        let host = prio != Prio::Internal;
+        let read = if tracked && host {
+            self.logs[die as usize].read_start(now, lanes, &self.suspension)
+        } else {
+            ReadStart { from: lanes, sense: lanes, met: Met::Nothing }
+        };
+        let start = read.from;
+        let out = self.channels[ch].transfer(now, read.sense + self.t_read, self.channel_xfer, prio);
         d.occupy(start, out, prio);
         self.horizon = self.horizon.max(d.busy_until);
         self.die_busy_ns += out - start;
+        if tracked {
+            let log = &mut self.logs[die as usize];
+            if host {
+                log.overtaken(out - start);
+                match read.met {
+                    Met::Nothing => {}
+                    Met::Waited => self.overtakes.waited += 1,
+                    Met::Suspended => self.overtakes.suspended += 1,
+                }
+            } else {
+                log.record(now, start, out, Work::Sense);
+            }
+        }
         out
     }
 
@@ -264,7 +326,15 @@ impl Timing {
         d.occupy(start, end, prio);
         self.horizon = self.horizon.max(d.busy_until);
         self.die_busy_ns += end - start;
+        self.log_internal(die, now, (start, end), prio, Work::Program);
         end
+    }
+
+    /// Records internal-lane work on `die` in its log, if logs are kept.
+    fn log_internal(&mut self, die: u32, now: Nanos, (start, end): (Nanos, Nanos), prio: Prio, work: Work) {
+        if prio == Prio::Internal && !self.logs.is_empty() {
+            self.logs[die as usize].record(now, start, end, work);
+        }
     }
 
     /// A host read of one page on `die`: returns when its data has crossed the host link.
@@ -296,6 +366,37 @@ impl Timing {
         self.program(now, arrived, die, prio)
     }
 
+    /// A host write of one page into the DRAM write buffer: the data crosses the host link
+    /// and waits for a slot; its program then runs as write-back in the internal lane, which
+    /// host reads overtake. Returns when the page was admitted (the write may complete) and
+    /// when its program ends.
+    ///
+    /// # Panics
+    /// If the device has no write buffer.
+    pub(crate) fn write_page_buffered(&mut self, now: Nanos, die: u32, prio: Prio) -> (Nanos, Nanos) {
+        let arrived = self.host.transfer(now, now, self.host_xfer, prio);
+        self.horizon = self.horizon.max(self.host.busy_until);
+        let admitted = self.buffer.as_mut().expect("write_page_buffered on a device without a buffer").admit(arrived);
+        let end = self.program(now, admitted, die, Prio::Internal);
+        self.buffer.as_mut().expect("checked above").hold(end);
+        self.dies[die as usize].writeback_until = end;
+        (admitted, end)
+    }
+
+    /// Whether host writes go through a DRAM write buffer.
+    pub(crate) fn buffered(&self) -> bool {
+        self.buffer.is_some()
+    }
+
+    /// When every page written so far is on flash: what a FLUSH waits for (0 without a buffer,
+    /// whose writes complete only once programmed). O(units).
+    pub(crate) fn drained_at(&self) -> Nanos {
+        if self.buffer.is_none() {
+            return 0;
+        }
+        self.dies.iter().map(|d| d.writeback_until).max().unwrap_or(0)
+    }
+
     /// The SSD's own copy of a valid page (GC or merge): read on `from`, program on `to`;
     /// returns when both are done. Charged in the GC lane: foreground work, which the host
     /// cannot preempt, unless the device's GC is preemptible.
@@ -321,6 +422,7 @@ impl Timing {
         d.occupy(start, end, self.gc);
         self.horizon = self.horizon.max(end);
         self.die_busy_ns += end - start;
+        self.log_internal(die, now, (start, end), self.gc, Work::Program);
         end
     }
 
@@ -332,6 +434,7 @@ impl Timing {
         d.occupy(start, end, self.gc);
         self.horizon = self.horizon.max(end);
         self.die_busy_ns += end - start;
+        self.log_internal(die, now, (start, end), self.gc, Work::Erase);
         end
     }
 }
@@ -410,6 +513,47 @@ mod tests {
             let read = t.read_page(0, 0, prio);
             assert!(read > 15_000_000, "{prio:?} read overtook the device's GC: {read} ns");
         }
+    }
+
+    /// An 850 PRO model with a 64-page write buffer and the given suspension.
+    fn buffered(suspension: Suspension) -> Timing {
+        Timing::new(&SsdConfig { write_buffer_pages: 64, suspension, ..presets::sata850pro() })
+    }
+
+    const PROGRAM_SUSPEND: Suspension =
+        Suspension::Nand { program_ns: Some(20_000), erase_ns: Some(20_000), min_remaining_ns: 0 };
+
+    #[test]
+    fn a_read_overtakes_a_suspended_program_and_the_program_completes_later() {
+        let mut t = buffered(PROGRAM_SUSPEND);
+        let (admitted, end) = t.write_page_buffered(0, 0, Prio::Foreground);
+        assert!(admitted < end / 10, "the write waited for its program: admitted {admitted} ns, program ends {end} ns");
+        let read = t.read_page(admitted + 20_000, 0, Prio::Foreground);
+        assert!(read < end, "the read ({read} ns) waited for the program ending at {end} ns");
+        assert_eq!(t.overtakes, Overtakes { waited: 0, suspended: 1 });
+        // The program resumes and ends later by the suspend latency and the read's die time.
+        let held = 20_000 + t.t_read + t.channel_xfer;
+        assert_eq!(t.drained_at(), end + held, "a FLUSH must wait for the pushed-back program");
+    }
+
+    #[test]
+    fn between_ops_a_read_waits_for_the_program_in_flight_only() {
+        let mut t = buffered(Suspension::BetweenOps);
+        let (_, first) = t.write_page_buffered(0, 0, Prio::Foreground);
+        let (_, second) = t.write_page_buffered(0, 0, Prio::Foreground);
+        let read = t.read_page(20_000, 0, Prio::Foreground);
+        assert_eq!(read, first + t.t_read + t.channel_xfer + t.host_xfer, "the read starts when the first program ends");
+        assert!(read < second, "the read waited for the queued program too");
+        assert_eq!(t.overtakes, Overtakes { waited: 1, suspended: 0 });
+        assert_eq!(t.drained_at(), second + t.t_read + t.channel_xfer, "the queued program is pushed back");
+    }
+
+    #[test]
+    fn a_full_write_buffer_holds_the_write_until_a_program_ends() {
+        let mut t = Timing::new(&SsdConfig { write_buffer_pages: 1, ..presets::sata850pro() });
+        let (_, first) = t.write_page_buffered(0, 0, Prio::Foreground);
+        let (admitted, _) = t.write_page_buffered(0, 1, Prio::Foreground);
+        assert_eq!(admitted, first, "the second page must wait for the only slot");
     }
 
     #[test]
