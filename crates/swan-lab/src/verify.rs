@@ -18,7 +18,7 @@ use crate::runner::{default_parallelism, run_all, Job};
 use std::path::Path;
 use swan_core::analytic::Plan;
 use swan_core::scheme::SchemeKind;
-use swan_models::ssd::{FtlKind, GcDomain, Placement, SsdConfig};
+use swan_models::ssd::{FtlKind, GcDomain, Placement, SsdConfig, WriteLayout};
 
 /// An SSD whose segment write, read and erase times are the plan's `Tw`, `Tr`, `Te`.
 pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
@@ -46,6 +46,8 @@ pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
         placement: Placement::Static,
         copy_back: false,
         gc_preemptible: false,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 

@@ -41,6 +41,7 @@ pub mod bandwidth;
 pub mod config;
 mod device;
 mod domain;
+mod frontier;
 mod ftl;
 mod ftl_block;
 mod ftl_error;
@@ -55,9 +56,11 @@ mod victim;
 #[cfg(test)]
 mod domain_tests;
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod tests;
 
-pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, PAGE_BYTES};
+pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, WriteLayout, PAGE_BYTES};
 pub use device::{ForceTarget, GcPressure, Served, SoftLimitNotice, Ssd};
 pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};

@@ -2,7 +2,7 @@
 //! they come out of the model (units × page / t_prog for writes, the host link for SATA
 //! reads), so every preset states the figure it was calibrated to reproduce.
 
-use super::config::{FtlKind, GcDomain, Placement, SsdConfig, PAGE_BYTES};
+use super::config::{FtlKind, GcDomain, Placement, SsdConfig, WriteLayout, PAGE_BYTES};
 
 /// Every preset name [`preset`] knows.
 pub const PRESET_NAMES: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc"];
@@ -76,6 +76,8 @@ pub fn sata850pro() -> SsdConfig {
         placement: Placement::Static,
         copy_back: false,
         gc_preemptible: true,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
@@ -136,6 +138,8 @@ pub fn harmonia() -> SsdConfig {
         placement: Placement::Static,
         copy_back: true,
         gc_preemptible: false,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
@@ -170,6 +174,8 @@ pub fn openchannel() -> SsdConfig {
         placement: Placement::Static,
         copy_back: false,
         gc_preemptible: false,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
