@@ -9,7 +9,7 @@ use swan_core::ggc::{GgcConfig, GgcPolicy};
 use swan_core::scheme::log::DEFAULT_SPARE;
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
-use swan_models::ssd::{SsdConfig, PAGE_BYTES};
+use swan_models::ssd::{SsdConfig, WriteLayout, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
 use swan_sim::replay::{ReplayMode, ReplaySpec};
 use swan_sim::trace::{AddressPolicy, TraceFormat};
@@ -40,6 +40,18 @@ pub struct SimArgs {
     /// SSD's own GC to make progress is refused with the least that is enough.
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub ssd_op: Option<f64>,
+    /// Where each modelled SSD's page FTL puts consecutive pages, unit by unit: `page` stripes
+    /// page by page over every unit (the presets'); `chunk` fills a whole erase block on one
+    /// unit before moving to the next, so a TRIM of an aligned block's worth frees it whole
+    /// but one stream programs one unit at a time; `chunk:PAGES` moves on after PAGES pages.
+    /// Default: the preset's (page).
+    #[arg(long, value_parser = parse_layout, value_name = "page|chunk|chunk:PAGES")]
+    pub ssd_layout: Option<LayoutChoice>,
+    /// Whether each modelled SSD's GC copies go to open blocks of their own (a separate GC
+    /// write frontier, as MQSim's) instead of into the blocks host writes fill: on or off
+    /// (default: the preset's; off for every preset). It keeps a second open block per unit.
+    #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
+    pub ssd_gc_frontier: Option<bool>,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
@@ -54,8 +66,8 @@ pub struct SimArgs {
     ])]
     pub array: Option<PathBuf>,
     /// Segment size on each SSD (a segment spans every SSD of its R-group). Default: the
-    /// SSD model's erase stripe (an erase block on each of its units; 8 MiB for sata850pro),
-    /// so a victim's TRIM frees whole erase blocks.
+    /// SSD model's erase stripe (an erase block on each of its units, 8 MiB for sata850pro;
+    /// one erase block with --ssd-layout chunk), so a victim's TRIM frees whole erase blocks.
     #[arg(long, value_parser = parse_blocks)]
     pub segment: Option<u64>,
     /// Chunk size of in-place RAID (mdadm's default is 512 KiB).
@@ -281,6 +293,35 @@ pub struct SchemeChoice {
     pub ggc: Option<GgcPolicy>,
 }
 
+/// `--ssd-layout`: a chunk of whole blocks is resolved against the preset's block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutChoice {
+    Page,
+    /// `Some(pages)`, or `None` for one erase block.
+    Chunk(Option<u32>),
+}
+
+impl LayoutChoice {
+    fn layout(self, pages_per_block: u32) -> WriteLayout {
+        match self {
+            LayoutChoice::Page => WriteLayout::PageStriped,
+            LayoutChoice::Chunk(pages) => WriteLayout::Chunked { pages: pages.unwrap_or(pages_per_block) },
+        }
+    }
+}
+
+pub fn parse_layout(s: &str) -> Result<LayoutChoice, String> {
+    match s.split_once(':') {
+        None if s == "page" => Ok(LayoutChoice::Page),
+        None if s == "chunk" => Ok(LayoutChoice::Chunk(None)),
+        Some(("chunk", n)) => match n.parse::<u32>() {
+            Ok(pages) if pages > 0 => Ok(LayoutChoice::Chunk(Some(pages))),
+            _ => Err(format!("chunk:{n}: PAGES must be a whole number of 4 KiB pages ≥ 1, e.g. chunk:128")),
+        },
+        _ => Err(format!("'{s}': expected page, chunk (one erase block) or chunk:PAGES")),
+    }
+}
+
 pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
     if let Ok(policy) = s.parse::<GgcPolicy>() {
         return Ok(SchemeChoice { kind: SchemeKind::Raid(RaidLevel::Raid0), ggc: Some(policy) });
@@ -395,10 +436,19 @@ impl SimArgs {
         if let Some(op) = self.ssd_op {
             preset.over_provisioning = op;
         }
+        if let Some(layout) = self.ssd_layout {
+            preset.layout = layout.layout(preset.pages_per_block);
+        }
+        preset.gc_frontier = self.ssd_gc_frontier.unwrap_or(preset.gc_frontier);
         let preset = &preset;
         let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
         let Err(e) = ssd.validate() else { return Ok(ssd) };
+        if matches!(e.field, "layout" | "gc_frontier") {
+            return Err(
+                anyhow::Error::new(e).context(format!("--ssd-layout or --ssd-gc-frontier on the {} model", self.ssd))
+            );
+        }
         let given = format_size(capacity);
         if self.array.is_some() {
             let hint = format!("the array's members ({given}) are too small for the {} SSD model", self.ssd);
@@ -718,4 +768,55 @@ pub(crate) fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_mod
         serde_json::from_str(&text).with_context(|| format!("--host {}: not a host model", path.display()))?;
     model.validate().with_context(|| format!("--host {}", path.display()))?;
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    #[command(no_binary_name = true)]
+    struct Line {
+        #[command(flatten)]
+        args: SimArgs,
+    }
+
+    fn config(words: &str) -> anyhow::Result<SimConfig> {
+        Line::try_parse_from(words.split_whitespace())?.args.to_config()
+    }
+
+    #[test]
+    fn the_layout_flags_override_the_preset_and_its_default_segment() {
+        let plain = config("--scheme swan0").unwrap();
+        assert_eq!((plain.ssd.layout, plain.ssd.gc_frontier), (WriteLayout::PageStriped, false));
+        assert_eq!(plain.array.segment_rows, 2048, "8 MiB: a block on each of 16 units");
+        let chunked = config("--scheme swan0 --ssd-layout chunk --ssd-gc-frontier on").unwrap();
+        assert_eq!(chunked.ssd.layout, WriteLayout::Chunked { pages: 128 }, "one erase block");
+        assert!(chunked.ssd.gc_frontier);
+        assert_eq!(chunked.array.segment_rows, 128, "one block is what a TRIM frees whole");
+        let odd = config("--scheme swan0 --ssd-layout chunk:32 --segment 1MiB").unwrap();
+        assert_eq!(odd.ssd.layout, WriteLayout::Chunked { pages: 32 });
+        assert_eq!(config("--ssd-layout page").unwrap().ssd, plain.ssd);
+    }
+
+    #[test]
+    fn bad_layouts_are_refused_by_name() {
+        for bad in ["chunk:0", "chunk:x", "stripe", "page:4"] {
+            let e = Line::try_parse_from(["--ssd-layout", bad]).err().expect(bad).to_string();
+            assert!(e.contains("--ssd-layout"), "{bad}: {e}");
+        }
+        let e = config("--ssd sata850pro-blockftl --ssd-layout chunk").unwrap_err();
+        assert!(format!("{e:#}").contains("--ssd-layout"), "{e:#}");
+    }
+
+    #[test]
+    fn default_layout_fields_stay_out_of_the_printed_options() {
+        // `swan sim` prints its options and runs record them: a preset's must read as before.
+        let json = serde_json::to_string(&config("").unwrap().ssd).unwrap();
+        assert!(!json.contains("layout") && !json.contains("gc_frontier"), "{json}");
+        let chunked = config("--ssd-layout chunk:64 --ssd-gc-frontier on").unwrap().ssd;
+        let back: SsdConfig = serde_json::from_str(&serde_json::to_string(&chunked).unwrap()).unwrap();
+        assert_eq!(back, chunked);
+    }
 }
