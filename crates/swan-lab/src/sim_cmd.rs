@@ -52,6 +52,11 @@ pub struct SimArgs {
     /// (default: the preset's; off for every preset). It keeps a second open block per unit.
     #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
     pub ssd_gc_frontier: Option<bool>,
+    /// Pages per erase block of each modelled SSD (default: the preset's; 128 = 512 KiB for
+    /// sata850pro), for sensitivities: MLC parts of the 850 PRO's time have 2–8 MiB blocks.
+    /// The erase time per block stays the preset's.
+    #[arg(long, value_name = "PAGES")]
+    pub ssd_pages_per_block: Option<u32>,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
@@ -436,6 +441,9 @@ impl SimArgs {
         if let Some(op) = self.ssd_op {
             preset.over_provisioning = op;
         }
+        if let Some(pages) = self.ssd_pages_per_block {
+            preset.pages_per_block = pages;
+        }
         if let Some(layout) = self.ssd_layout {
             preset.layout = layout.layout(preset.pages_per_block);
         }
@@ -797,6 +805,8 @@ mod tests {
         assert_eq!(chunked.array.segment_rows, 128, "one block is what a TRIM frees whole");
         let odd = config("--scheme swan0 --ssd-layout chunk:32 --segment 1MiB").unwrap();
         assert_eq!(odd.ssd.layout, WriteLayout::Chunked { pages: 32 });
+        let big = config("--ssd-capacity 4GiB --ssd-pages-per-block 512 --ssd-layout chunk").unwrap();
+        assert_eq!((big.ssd.pages_per_block, big.ssd.layout), (512, WriteLayout::Chunked { pages: 512 }));
         assert_eq!(config("--ssd-layout page").unwrap().ssd, plain.ssd);
     }
 
