@@ -9,7 +9,7 @@ use swan_core::ggc::{GgcConfig, GgcPolicy};
 use swan_core::scheme::log::DEFAULT_SPARE;
 use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_core::victim::VictimPolicy;
-use swan_models::ssd::{SsdConfig, Suspension, PAGE_BYTES};
+use swan_models::ssd::{SsdConfig, Suspension, WriteLayout, PAGE_BYTES};
 use swan_sim::engine::{SimConfig, StopRule};
 use swan_sim::replay::{ReplayMode, ReplaySpec};
 use swan_sim::trace::{AddressPolicy, TraceFormat};
@@ -52,6 +52,23 @@ pub struct SimArgs {
     /// SSD's own GC to make progress is refused with the least that is enough.
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub ssd_op: Option<f64>,
+    /// Where each modelled SSD's page FTL puts consecutive pages, unit by unit: `page` stripes
+    /// page by page over every unit (the presets'); `chunk` fills a whole erase block on one
+    /// unit before moving to the next, so a TRIM of an aligned block's worth frees it whole
+    /// but one stream programs one unit at a time; `chunk:PAGES` moves on after PAGES pages.
+    /// Default: the preset's (page).
+    #[arg(long, value_parser = parse_layout, value_name = "page|chunk|chunk:PAGES")]
+    pub ssd_layout: Option<LayoutChoice>,
+    /// Whether each modelled SSD's GC copies go to open blocks of their own (a separate GC
+    /// write frontier, as MQSim's) instead of into the blocks host writes fill: on or off
+    /// (default: the preset's; off for every preset). It keeps a second open block per unit.
+    #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
+    pub ssd_gc_frontier: Option<bool>,
+    /// Pages per erase block of each modelled SSD (default: the preset's; 128 = 512 KiB for
+    /// sata850pro), for sensitivities: MLC parts of the 850 PRO's time have 2–8 MiB blocks.
+    /// The erase time per block stays the preset's.
+    #[arg(long, value_name = "PAGES")]
+    pub ssd_pages_per_block: Option<u32>,
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
@@ -66,8 +83,8 @@ pub struct SimArgs {
     ])]
     pub array: Option<PathBuf>,
     /// Segment size on each SSD (a segment spans every SSD of its R-group). Default: the
-    /// SSD model's erase stripe (an erase block on each of its units; 8 MiB for sata850pro),
-    /// so a victim's TRIM frees whole erase blocks.
+    /// SSD model's erase stripe (an erase block on each of its units, 8 MiB for sata850pro;
+    /// one erase block with --ssd-layout chunk), so a victim's TRIM frees whole erase blocks.
     #[arg(long, value_parser = parse_blocks)]
     pub segment: Option<u64>,
     /// Chunk size of in-place RAID (mdadm's default is 512 KiB).
@@ -293,6 +310,35 @@ pub struct SchemeChoice {
     pub ggc: Option<GgcPolicy>,
 }
 
+/// `--ssd-layout`: a chunk of whole blocks is resolved against the preset's block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutChoice {
+    Page,
+    /// `Some(pages)`, or `None` for one erase block.
+    Chunk(Option<u32>),
+}
+
+impl LayoutChoice {
+    fn layout(self, pages_per_block: u32) -> WriteLayout {
+        match self {
+            LayoutChoice::Page => WriteLayout::PageStriped,
+            LayoutChoice::Chunk(pages) => WriteLayout::Chunked { pages: pages.unwrap_or(pages_per_block) },
+        }
+    }
+}
+
+pub fn parse_layout(s: &str) -> Result<LayoutChoice, String> {
+    match s.split_once(':') {
+        None if s == "page" => Ok(LayoutChoice::Page),
+        None if s == "chunk" => Ok(LayoutChoice::Chunk(None)),
+        Some(("chunk", n)) => match n.parse::<u32>() {
+            Ok(pages) if pages > 0 => Ok(LayoutChoice::Chunk(Some(pages))),
+            _ => Err(format!("chunk:{n}: PAGES must be a whole number of 4 KiB pages ≥ 1, e.g. chunk:128")),
+        },
+        _ => Err(format!("'{s}': expected page, chunk (one erase block) or chunk:PAGES")),
+    }
+}
+
 pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
     if let Ok(policy) = s.parse::<GgcPolicy>() {
         return Ok(SchemeChoice { kind: SchemeKind::Raid(RaidLevel::Raid0), ggc: Some(policy) });
@@ -407,6 +453,13 @@ impl SimArgs {
         if let Some(op) = self.ssd_op {
             preset.over_provisioning = op;
         }
+        if let Some(pages) = self.ssd_pages_per_block {
+            preset.pages_per_block = pages;
+        }
+        if let Some(layout) = self.ssd_layout {
+            preset.layout = layout.layout(preset.pages_per_block);
+        }
+        preset.gc_frontier = self.ssd_gc_frontier.unwrap_or(preset.gc_frontier);
         let preset = &preset;
         let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
@@ -416,6 +469,11 @@ impl SimArgs {
                 .map_err(|_| anyhow::anyhow!("--ssd-write-buffer {}: at most 16 TiB", format_size(bytes)))?;
         }
         let Err(e) = ssd.validate() else { return Ok(ssd) };
+        if matches!(e.field, "layout" | "gc_frontier") {
+            return Err(
+                anyhow::Error::new(e).context(format!("--ssd-layout or --ssd-gc-frontier on the {} model", self.ssd))
+            );
+        }
         let given = format_size(capacity);
         if self.array.is_some() {
             let hint = format!("the array's members ({given}) are too small for the {} SSD model", self.ssd);
@@ -736,3 +794,7 @@ pub(crate) fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_mod
     model.validate().with_context(|| format!("--host {}", path.display()))?;
     Ok(model)
 }
+
+#[cfg(test)]
+#[path = "sim_cmd_tests.rs"]
+mod tests;

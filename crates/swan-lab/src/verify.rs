@@ -18,7 +18,7 @@ use crate::runner::{default_parallelism, run_all, Job};
 use std::path::Path;
 use swan_core::analytic::Plan;
 use swan_core::scheme::SchemeKind;
-use swan_models::ssd::{FtlKind, GcDomain, Placement, SsdConfig, Suspension};
+use swan_models::ssd::{FtlKind, GcDomain, Placement, SsdConfig, Suspension, WriteLayout};
 
 /// An SSD whose segment write, read and erase times are the plan's `Tw`, `Tr`, `Te`.
 pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
@@ -48,6 +48,8 @@ pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
         gc_preemptible: false,
         suspension: Suspension::Instant,
         write_buffer_pages: 0,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 

@@ -107,6 +107,27 @@ impl std::str::FromStr for Suspension {
     }
 }
 
+/// Where a device-wide GC domain ([`GcDomain::Device`]) puts consecutive pages it writes,
+/// unit by unit. Which one a real controller uses decides whether a host's TRIM of what it
+/// wrote in one run frees whole erase blocks: a block is freed without copying only when
+/// every page in it dies together (He et al., "The Unwritten Contract of SSDs", EuroSys '17:
+/// "grouping by death time").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WriteLayout {
+    /// Each page goes to the next unit in turn: the most parallel layout, and what MQSim's
+    /// static CWDP allocation and DiskSim's element stride of one page both give. A block
+    /// then holds every `units`-th page of a run, so a run frees whole blocks only when it
+    /// spans one block on every unit ([`SsdConfig::erase_stripe_pages`]).
+    #[default]
+    PageStriped,
+    /// Stay on one unit for `pages` consecutive pages, then move to the next. With `pages`
+    /// equal to `pages_per_block` a block holds one run of the write stream, so a TRIM of an
+    /// aligned run of a block frees it whole (chunked striping, issue 47's research memo §3
+    /// (a)); the price is that one sequential stream programs on one unit at a time, since
+    /// the model has no write buffer to spread it.
+    Chunked { pages: u32 },
+}
+
 /// An SSD model's parameters. Build one from a preset (see [`super::presets`]) and shrink
 /// it with [`SsdConfig::with_user_pages`] for reduced-scale runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -178,6 +199,25 @@ pub struct SsdConfig {
     /// that buffers writes, so every value is an assumption a result must name.
     #[serde(default)]
     pub write_buffer_pages: u32,
+    /// Where consecutive pages go, unit by unit, in a device-wide GC domain (page FTL only).
+    /// The default is today's striping, and a default value is left out of the serialised
+    /// config so runs recorded before the field existed read and print the same.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub layout: WriteLayout,
+    /// GC copies go to an open block of their own on each unit, with their own cursor, not
+    /// into the blocks host writes fill: MQSim's per-plane `GC_wf` beside its `Data_wf`,
+    /// after Van Houdt's "double write frontier" (Perf. Eval. 2014). Relocated pages are
+    /// cold and die at other times than fresh host data, so mixing them into host blocks
+    /// spoils the host's whole-block TRIMs. Copies stripe page by page whatever the
+    /// [`WriteLayout`]: they have no TRIM to line up with, and striping keeps a victim's
+    /// copies on every unit at once. It costs a second open block per unit, which the GC
+    /// reserve counts ([`SsdConfig::validate`]). Page FTL only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_frontier: bool,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// A configuration the model cannot run, naming the field and what would work.
@@ -189,6 +229,13 @@ pub struct SsdConfigError {
     pub problem: String,
 }
 
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The largest page number a 32-bit map entry can hold; `u32::MAX` is the "unmapped" sentinel.
 const MAX_PAGES: u64 = u32::MAX as u64 - 1;
 
@@ -198,11 +245,26 @@ impl SsdConfig {
         self.channels * self.dies_per_channel * self.planes_per_die
     }
 
-    /// Pages in one erase block on every unit: the stripe a host must TRIM whole for the SSD
-    /// to erase blocks without copying, because the FTL places consecutive writes unit by
-    /// unit (16 × 512 KiB = 8 MiB for the 850 PRO model).
+    /// The run of consecutive host pages a host must TRIM whole for the SSD to erase blocks
+    /// without copying, by where the FTL places consecutive writes ([`WriteLayout`]):
+    /// striped page by page, one erase block on every unit (16 × 512 KiB = 8 MiB for the
+    /// 850 PRO model); in chunks of whole blocks, one block; in smaller or odd chunks, every
+    /// unit's share up to where chunks and blocks end together. It assumes the run reaches
+    /// the FTL as one stream; the device's own GC copies join that stream unless it has a
+    /// GC frontier ([`SsdConfig::gc_frontier`]).
     pub fn erase_stripe_pages(&self) -> u64 {
-        u64::from(self.units()) * u64::from(self.pages_per_block)
+        let (units, ppb) = (u64::from(self.units()), u64::from(self.pages_per_block));
+        match self.layout {
+            WriteLayout::PageStriped => units * ppb,
+            WriteLayout::Chunked { pages } => {
+                let pages = u64::from(pages.max(1));
+                if pages.is_multiple_of(ppb) {
+                    ppb
+                } else {
+                    units.saturating_mul(pages / gcd(pages, ppb) * ppb)
+                }
+            }
+        }
     }
 
     /// Why an array segment of `segment_pages` per SSD does not line up with this model's
@@ -211,18 +273,37 @@ impl SsdConfig {
         let stripe = self.erase_stripe_pages();
         (!segment_pages.is_multiple_of(stripe)).then(|| {
             let kib = |pages: u64| pages * PAGE_BYTES / 1024;
+            let block = kib(u64::from(self.pages_per_block));
+            let made_of = match self.layout {
+                WriteLayout::PageStriped => format!("{} units × {block} KiB blocks", self.units()),
+                WriteLayout::Chunked { pages } if stripe == u64::from(self.pages_per_block) => format!(
+                    "one {block} KiB block: the model writes {} KiB to one unit before it moves on",
+                    kib(u64::from(pages))
+                ),
+                WriteLayout::Chunked { pages } => format!(
+                    "{} units × {} KiB: the model writes {} KiB to one unit before it moves on, and those chunks \
+                     end with its {block} KiB blocks only that often",
+                    self.units(),
+                    kib(stripe / u64::from(self.units())),
+                    kib(u64::from(pages))
+                ),
+            };
             format!(
-                "a segment of {} KiB per SSD is not a multiple of the {} model's erase stripe ({} KiB = {} units × {} KiB \
-                 blocks): a victim's TRIM frees no whole erase block and the SSDs' own GC copies what is left; \
+                "a segment of {} KiB per SSD is not a multiple of the {} model's erase stripe ({} KiB = {made_of}): \
+                 a victim's TRIM frees no whole erase block and the SSDs' own GC copies what is left; \
                  segments of {} KiB line them up",
                 kib(segment_pages),
                 self.name,
                 kib(stripe),
-                self.units(),
-                kib(u64::from(self.pages_per_block)),
                 kib(stripe)
             )
         })
+    }
+
+    /// Open blocks the page FTL keeps on each unit: one for host writes, and one for GC
+    /// copies with a GC frontier.
+    pub fn open_blocks_per_unit(&self) -> u32 {
+        1 + u32::from(self.gc_frontier)
     }
 
     /// Erase blocks of raw flash: user capacity plus over-provisioning, rounded up to whole blocks.
@@ -274,7 +355,8 @@ impl SsdConfig {
     /// Free blocks of a domain at or below which foreground GC runs in it (its low
     /// watermark, the hard limit). Never fewer than one per unit plus one: one GC round may
     /// open a fresh block on every unit before it erases its victim, so a smaller reserve
-    /// could run the pool dry in the middle of GC.
+    /// could run the pool dry in the middle of GC. A GC frontier does not raise it: during
+    /// GC only the frontier GC writes to opens blocks.
     pub fn gc_trigger_blocks(&self) -> u64 {
         let by_fraction = (self.gc_threshold * self.domain_blocks() as f64).ceil() as u64;
         by_fraction.max(u64::from(self.domain_units()) + 1)
@@ -399,6 +481,7 @@ impl SsdConfig {
         if self.gc_reclaim_blocks == 0 {
             return err("gc_reclaim_blocks", "is 0; GC must free at least one block per run".into());
         }
+        self.validate_layout()?;
         match self.ftl {
             FtlKind::Page => self.validate_page_ftl_spare(),
             FtlKind::Block => {
@@ -419,12 +502,42 @@ impl SsdConfig {
         }
     }
 
-    /// GC makes progress only if, with the free reserve held back and one block open per
-    /// unit, the closed blocks cannot all be full of valid data: then the greedy victim
-    /// always has an invalid page to reclaim.
+    /// The write layout and GC frontier are page-FTL placement, and a layout needs a
+    /// device-wide domain: a domain per unit has one unit to place on.
+    fn validate_layout(&self) -> Result<(), SsdConfigError> {
+        let err =
+            |field: &'static str, problem: String| Err(SsdConfigError { config: self.name.clone(), field, problem });
+        if let WriteLayout::Chunked { pages } = self.layout {
+            if pages == 0 {
+                return err(
+                    "layout",
+                    "is Chunked with 0 pages; use at least 1 (pages_per_block for whole blocks)".into(),
+                );
+            }
+            if self.gc_domain != GcDomain::Device {
+                return err(
+                    "layout",
+                    "is Chunked, but with a GC domain per unit each domain writes one unit; use GcDomain::Device"
+                        .into(),
+                );
+            }
+        }
+        if self.ftl != FtlKind::Page && (self.layout != WriteLayout::PageStriped || self.gc_frontier) {
+            return err(
+                if self.gc_frontier { "gc_frontier" } else { "layout" },
+                "places pages of the page FTL; the block FTL maps whole blocks and ignores it".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// GC makes progress only if, with the free reserve held back and every unit's open
+    /// blocks (one, or two with a GC frontier) out of reach, the closed blocks cannot all be
+    /// full of valid data: then the greedy victim always has an invalid page to reclaim.
     fn validate_page_ftl_spare(&self) -> Result<(), SsdConfigError> {
         let ppb = u64::from(self.pages_per_block);
-        let held = self.gc_trigger_blocks() + u64::from(self.gc_reclaim_blocks) + u64::from(self.domain_units());
+        let open = u64::from(self.open_blocks_per_unit()) * u64::from(self.domain_units());
+        let held = self.gc_trigger_blocks() + u64::from(self.gc_reclaim_blocks) + open;
         let raw = self.domain_blocks();
         if raw > held && (raw - held) * ppb > self.domain_user_pages() {
             return Ok(());
@@ -433,7 +546,8 @@ impl SsdConfig {
         // the fixed part of the reserve (the per-unit floor of the trigger counts too).
         let per_domain = self.domain_user_pages().div_ceil(ppb)
             + u64::from(self.gc_reclaim_blocks)
-            + 2 * u64::from(self.domain_units())
+            + open
+            + u64::from(self.domain_units())
             + 2;
         let need_raw = ((per_domain as f64) / (1.0 - self.gc_threshold)).ceil() * f64::from(self.domains());
         // Rounded up so the printed value itself passes.
@@ -442,13 +556,13 @@ impl SsdConfig {
             config: self.name.clone(),
             field: "over_provisioning",
             problem: format!(
-                "is {:.4}: {raw} raw blocks per GC domain minus its reserve ({} free + {} reclaim + {} open, one per \
-                 unit) cannot hold its {} user pages with room to spare, so GC could never make progress; \
+                "is {:.4}: {raw} raw blocks per GC domain minus its reserve ({} free + {} reclaim + {open} open, \
+                 {} per unit) cannot hold its {} user pages with room to spare, so GC could never make progress; \
                  use over_provisioning ≥ {min_op:.4}, or fewer units, larger user_pages or a lower gc_threshold",
                 self.over_provisioning,
                 self.gc_trigger_blocks(),
                 self.gc_reclaim_blocks,
-                self.domain_units(),
+                if self.gc_frontier { "two" } else { "one" },
                 self.domain_user_pages()
             ),
         })

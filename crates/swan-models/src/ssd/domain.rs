@@ -4,6 +4,7 @@
 //! one of its units, tells it when a closed block loses a valid page, and asks it for the
 //! next victim. It knows nothing of logical pages or time.
 
+use super::frontier::Cursor;
 use super::victim::VictimBuckets;
 
 #[derive(Clone)]
@@ -17,8 +18,10 @@ pub(crate) struct Domain {
     free: Vec<u32>,
     /// Closed blocks by valid count, indexed from `first_block`.
     victims: VictimBuckets,
-    /// Unit that receives its next page.
-    next_unit: u32,
+    /// Where its next host page goes (and its next GC copy, without a GC frontier).
+    host: Cursor,
+    /// Where its next GC copy goes with a GC frontier: page by page over its units.
+    gc: Cursor,
     /// Foreground GC runs before a write when free blocks are at or below this (the low
     /// watermark, the hard limit)...
     pub(crate) trigger: u64,
@@ -30,13 +33,14 @@ pub(crate) struct Domain {
 
 impl Domain {
     /// A domain of `blocks` erased blocks from `first_block` and `units` units from
-    /// `first_unit`.
+    /// `first_unit`, host writes going `chunk` pages to a unit.
     pub(crate) fn new(
         first_unit: u32,
         units: u32,
         first_block: u32,
         blocks: u32,
         pages_per_block: u32,
+        chunk: u32,
         limits: (u64, u64, u64),
     ) -> Self {
         let (trigger, reclaim_to, soft_limit) = limits;
@@ -47,7 +51,8 @@ impl Domain {
             // Reversed so blocks are handed out in ascending order: deterministic and easy to read.
             free: (first_block..first_block + blocks).rev().collect(),
             victims: VictimBuckets::new(blocks as usize, pages_per_block),
-            next_unit: first_unit,
+            host: Cursor::new(first_unit, units, chunk),
+            gc: Cursor::new(first_unit, units, 1),
             trigger,
             reclaim_to,
             soft_limit,
@@ -66,11 +71,16 @@ impl Domain {
         self.units
     }
 
-    /// The unit that receives the next page of this domain's round-robin stripe.
+    /// The unit that receives this domain's next host page (or GC copy, without a GC frontier).
+    #[inline]
     pub(crate) fn next_unit(&mut self) -> u32 {
-        let unit = self.next_unit;
-        self.next_unit = if unit + 1 == self.first_unit + self.units { self.first_unit } else { unit + 1 };
-        unit
+        self.host.next()
+    }
+
+    /// The unit that receives this domain's next GC copy with a GC frontier.
+    #[inline]
+    pub(crate) fn next_gc_unit(&mut self) -> u32 {
+        self.gc.next()
     }
 
     /// An erased block to open.

@@ -21,6 +21,10 @@ pub enum FtlInvariantError {
     WrongBucket { block: u32, bucket: u32, valid: u16 },
     #[error("unit {unit}'s open block {block} is not domain {domain}'s")]
     OpenInOtherDomain { unit: u32, block: u32, domain: usize },
+    #[error("unit {unit}'s open block {block} was opened on unit {opened_on}")]
+    OpenOnOtherUnit { unit: u32, block: u32, opened_on: u32 },
+    #[error("block {block} is open for writing in two places (host and GC frontier)")]
+    OpenTwice { block: u32 },
     #[error("{at_soft} domains at their soft limit, counted {counted}")]
     SoftLimitCount { at_soft: u32, counted: u32 },
     #[error("block {block}: count {count} but {live} live pages")]

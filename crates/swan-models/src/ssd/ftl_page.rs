@@ -13,10 +13,13 @@
 //!   equal share of the blocks; a page goes to its unit by [`Placement`]; a unit at its low
 //!   watermark cleans one victim at a time, copying inside itself (by copy-back if the
 //!   config says so), so only requests that need that unit wait.
+//! - Where consecutive pages go in a device-wide domain is the config's [`WriteLayout`]
+//!   (the cursor is in `frontier`); with a GC frontier, GC copies fill open blocks of their
+//!   own, kept beside the host's in `active` (slots `units..2 × units`).
 //! - Memory: 4 bytes of L2P per logical page, 4 bytes of P2L per physical page, ~16 bytes
 //!   per block: under 8 bytes per physical page for the presets.
 
-use super::config::{GcDomain, Placement, SsdConfig};
+use super::config::{GcDomain, Placement, SsdConfig, WriteLayout};
 use super::domain::Domain;
 use super::ftl_error::FtlInvariantError;
 use super::nand::Nand;
@@ -53,10 +56,14 @@ pub(crate) struct PageFtl {
     /// Per erase block, side by side: an invalidation reads both, and one cache miss
     /// instead of two is most of its cost on a map far larger than the caches.
     blocks: Vec<BlockInfo>,
-    /// Open block of each unit, or NIL; pages of an open block are written in order.
+    /// Open block of each unit for host writes, then (with a GC frontier) of each unit for
+    /// GC copies; NIL if none. Pages of an open block are written in order.
     active: Vec<u32>,
-    /// Next page offset in each unit's open block.
+    /// Next page offset in each open block, by the same slots.
     fill: Vec<u32>,
+    /// The first GC slot of `active` with a GC frontier (the unit count), else 0: GC copies
+    /// then share the host's slots.
+    gc_slot: usize,
     domains: Vec<Domain>,
     /// `pages_per_block`, to divide by with a multiply: every page written or invalidated
     /// asks its block.
@@ -87,7 +94,12 @@ impl PageFtl {
         );
         let domains = (0..n)
             .map(|d| {
-                Domain::new(d * per_units, per_units, d * domain_blocks, domain_blocks, config.pages_per_block, limits)
+                let chunk = match config.layout {
+                    WriteLayout::PageStriped => 1,
+                    WriteLayout::Chunked { pages } => pages,
+                };
+                let (first_block, ppb) = (d * domain_blocks, config.pages_per_block);
+                Domain::new(d * per_units, per_units, first_block, domain_blocks, ppb, chunk, limits)
             })
             .collect();
         let mut ftl = Self {
@@ -95,8 +107,9 @@ impl PageFtl {
             l2p: vec![NIL; config.user_pages as usize],
             p2l: vec![NIL; config.raw_pages() as usize],
             blocks: vec![BlockInfo::default(); blocks],
-            active: vec![NIL; units],
-            fill: vec![0; units],
+            active: vec![NIL; units * config.open_blocks_per_unit() as usize],
+            fill: vec![0; units * config.open_blocks_per_unit() as usize],
+            gc_slot: if config.gc_frontier { units } else { 0 },
             domains,
             per_block: Divisor::new(u64::from(config.pages_per_block)),
             per_domain: Divisor::new(u64::from(domain_blocks)),
@@ -151,7 +164,9 @@ impl PageFtl {
     }
 
     fn is_open(&self, block: u32) -> bool {
-        self.active[usize::from(self.blocks[block as usize].unit)] == block
+        let u = usize::from(self.blocks[block as usize].unit);
+        // Without a GC frontier both compare the same slot, which costs less than a branch.
+        self.active[u] == block || self.active[u + self.gc_slot] == block
     }
 
     pub(crate) fn die_of(&self, lpn: u64) -> Option<u32> {
@@ -201,7 +216,7 @@ impl PageFtl {
             self.collect_until(d, target, nand, stats);
         }
         let unit = self.domains[d].next_unit();
-        let ppn = self.place(lpn as u32, unit, d);
+        let ppn = self.place(lpn as u32, unit, 0, d);
         self.l2p[lpn as usize] = ppn;
         nand.program(unit);
     }
@@ -289,9 +304,10 @@ impl PageFtl {
 
     /// Takes the next page of `unit`'s open block (in domain `d`) for `lpn`, opening a block
     /// from the domain's free pool if needed and closing it (making it a GC candidate) once
-    /// full. Returns the physical page; the caller sets L2P.
-    fn place(&mut self, lpn: u32, unit: u32, d: usize) -> u32 {
-        let u = unit as usize;
+    /// full. `slot` is 0 for the host's open blocks, `gc_slot` for GC's. Returns the physical
+    /// page; the caller sets L2P.
+    fn place(&mut self, lpn: u32, unit: u32, slot: usize, d: usize) -> u32 {
+        let u = unit as usize + slot;
         let mut block = self.active[u];
         if block == NIL {
             block = self.take_free(d);
@@ -352,8 +368,9 @@ impl PageFtl {
 
     /// Copies the valid pages of domain `d`'s block with the fewest out and erases it: each
     /// read on the victim's unit, programmed on the domain's next unit (or, by copy-back,
-    /// on the victim's own). A block with no valid pages costs only the erase. Returns false
-    /// if no block would gain anything.
+    /// on the victim's own), into the GC frontier's open blocks if there is one. A block
+    /// with no valid pages costs only the erase. Returns false if no block would gain
+    /// anything.
     fn collect_one(&mut self, d: usize, nand: &mut impl Nand, stats: &mut SsdStats) -> bool {
         let Some((victim, valid)) = self.domains[d].take_victim(self.pages_per_block) else {
             return false;
@@ -372,8 +389,14 @@ impl PageFtl {
             let lpn = self.p2l[ppn as usize];
             if lpn != NIL {
                 self.p2l[ppn as usize] = NIL;
-                let unit = if self.copy_back { victim_unit } else { self.domains[d].next_unit() };
-                let to = self.place(lpn, unit, d);
+                let unit = if self.copy_back {
+                    victim_unit
+                } else if self.gc_slot != 0 {
+                    self.domains[d].next_gc_unit()
+                } else {
+                    self.domains[d].next_unit()
+                };
+                let to = self.place(lpn, unit, self.gc_slot, d);
                 self.l2p[lpn as usize] = to;
                 if let Some(p) = &mut self.payload {
                     p[to as usize] = p[ppn as usize];
@@ -454,9 +477,15 @@ impl PageFtl {
             }
             let units = dom.first_unit()..dom.first_unit() + dom.units();
             for u in units.clone() {
-                let b = self.active[u as usize];
-                if b != NIL && !mine(b) {
-                    return Err(FtlInvariantError::OpenInOtherDomain { unit: u, block: b, domain: d });
+                for slot in [u as usize, u as usize + self.gc_slot] {
+                    let b = self.active[slot];
+                    if b != NIL && !mine(b) {
+                        return Err(FtlInvariantError::OpenInOtherDomain { unit: u, block: b, domain: d });
+                    }
+                    if b != NIL && u32::from(self.blocks[b as usize].unit) != u {
+                        let opened_on = u32::from(self.blocks[b as usize].unit);
+                        return Err(FtlInvariantError::OpenOnOtherUnit { unit: u, block: b, opened_on });
+                    }
                 }
             }
         }
@@ -464,6 +493,9 @@ impl PageFtl {
             return Err(FtlInvariantError::SoftLimitCount { at_soft, counted: self.at_soft_limit });
         }
         for &b in self.active.iter().filter(|&&b| b != NIL) {
+            if state[b as usize] & 2 != 0 {
+                return Err(FtlInvariantError::OpenTwice { block: b });
+            }
             state[b as usize] |= 2;
         }
         for (b, pages) in self.p2l.chunks(ppb).enumerate() {
@@ -557,3 +589,7 @@ mod tests {
         assert!(stats.gc_pages_copied > 0, "random overwrites must make GC copy");
     }
 }
+
+#[cfg(test)]
+#[path = "ftl_page_layout_tests.rs"]
+mod layout_tests;

@@ -44,6 +44,7 @@ pub mod bandwidth;
 pub mod config;
 mod device;
 mod domain;
+mod frontier;
 mod ftl;
 mod ftl_block;
 mod ftl_error;
@@ -60,9 +61,11 @@ mod write_buffer;
 #[cfg(test)]
 mod domain_tests;
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod tests;
 
-pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, Suspension, PAGE_BYTES};
+pub use config::{FtlKind, GcDomain, Placement, SsdConfig, SsdConfigError, Suspension, WriteLayout, PAGE_BYTES};
 pub use device::{ForceTarget, GcPressure, Served, SoftLimitNotice, Ssd};
 pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};

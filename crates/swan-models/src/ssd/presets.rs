@@ -2,7 +2,7 @@
 //! they come out of the model (units × page / t_prog for writes, the host link for SATA
 //! reads), so every preset states the figure it was calibrated to reproduce.
 
-use super::config::{FtlKind, GcDomain, Placement, SsdConfig, Suspension, PAGE_BYTES};
+use super::config::{FtlKind, GcDomain, Placement, SsdConfig, Suspension, WriteLayout, PAGE_BYTES};
 
 /// Every preset name [`preset`] knows.
 pub const PRESET_NAMES: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc"];
@@ -78,6 +78,8 @@ pub fn sata850pro() -> SsdConfig {
         gc_preemptible: true,
         suspension: Suspension::Instant,
         write_buffer_pages: 0,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
@@ -140,6 +142,8 @@ pub fn harmonia() -> SsdConfig {
         gc_preemptible: false,
         suspension: Suspension::Instant,
         write_buffer_pages: 0,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
@@ -176,6 +180,8 @@ pub fn openchannel() -> SsdConfig {
         gc_preemptible: false,
         suspension: Suspension::Instant,
         write_buffer_pages: 0,
+        layout: WriteLayout::PageStriped,
+        gc_frontier: false,
     }
 }
 
