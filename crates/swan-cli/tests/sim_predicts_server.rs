@@ -71,7 +71,9 @@ fn agree_on_gc(scheme: &str) {
     // from the volume's start.
     let region = sim["options"]["workload"]["region_blocks"].as_u64().unwrap() * 4096;
     let written = sim["user_write_bytes"].as_u64().unwrap();
-    assert_eq!(written, 2 * raw, "the simulator stopped early");
+    // Writes that complete at the very instant the limit is reached count too (buffered SSDs
+    // acknowledge several at once): at most the queue's worth over, never under.
+    assert!((2 * raw..2 * raw + (64 << 13)).contains(&written), "the simulator wrote {written} bytes, not {}", 2 * raw);
 
     let server = Server::start(dir.path(), &members);
     let fio_written = fio_randwrite(dir.path(), &server.uri(), 8192, region, 2 * raw, 1);

@@ -39,14 +39,20 @@ pub struct SimArgs {
     /// (preemptible GC, buffered write-back): `instant` (overtakes it at no cost, an
     /// idealisation), `between-ops` (waits for it: semi-preemptive GC), or NAND suspension
     /// `program`, `erase`, `program-erase` with latencies in µs (`program-erase:100,700`,
-    /// MQSim's defaults when omitted). Default: the preset's (instant).
+    /// MQSim's defaults when omitted). Default: the preset's (between-ops for sata850pro and
+    /// sata850pro-blockftl, instant for the others).
     #[arg(long, value_name = "MODE")]
     pub ssd_suspension: Option<Suspension>,
     /// DRAM write buffer of each modelled SSD (e.g. 16MiB; 0 = none): writes complete once in
     /// DRAM and are programmed behind, reads overtaking them, FLUSH waiting for them.
-    /// Default: the preset's (none). No drive publishes this size: name it with a result.
+    /// Default: the preset's (64KiB, one page per die, for sata850pro and sata850pro-blockftl;
+    /// none for the others). No drive publishes this size: name it with a result.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub ssd_write_buffer: Option<u64>,
+    /// Whether host reads go before the buffered writes queued on their flash die (on, as
+    /// MQSim schedules them and the presets do) or wait for them in order (off).
+    #[arg(long, value_parser = swan_args::read_args::parse_on_off, value_name = "on|off")]
+    pub ssd_reads_first: Option<bool>,
     /// Over-provisioning of each modelled SSD: its spare flash as a fraction of its user
     /// capacity (default: the preset's; 1/15 = 6.7 % for sata850pro). Too little for the
     /// SSD's own GC to make progress is refused with the least that is enough.
@@ -464,6 +470,7 @@ impl SimArgs {
         let mut ssd = preset.with_user_pages(capacity / PAGE_BYTES);
         ssd.gc_preemptible = self.ssd_gc_preemptible.unwrap_or(preset.gc_preemptible);
         ssd.suspension = self.ssd_suspension.unwrap_or(preset.suspension);
+        ssd.reads_before_write_back = self.ssd_reads_first.unwrap_or(preset.reads_before_write_back);
         if let Some(bytes) = self.ssd_write_buffer {
             ssd.write_buffer_pages = u32::try_from(bytes.div_ceil(PAGE_BYTES))
                 .map_err(|_| anyhow::anyhow!("--ssd-write-buffer {}: at most 16 TiB", format_size(bytes)))?;

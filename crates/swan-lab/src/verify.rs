@@ -50,6 +50,7 @@ pub fn plan_ssd(plan: &Plan, user_pages: u64) -> SsdConfig {
         write_buffer_pages: 0,
         layout: WriteLayout::PageStriped,
         gc_frontier: false,
+        reads_before_write_back: true,
     }
 }
 

@@ -10,9 +10,14 @@ use swan_sim::workload::{Arrival, Pattern};
 /// blocks over 2 % of the volume, arriving at `iops` a second for 4 simulated s. At 100,000
 /// of one block the front-end always has writes in flight and hands over to the next
 /// R-group at least once, so reads land on back-ends too; at 4,000 of 32 blocks it has
-/// writes in flight part of the time, each over most of its dies.
+/// writes in flight part of the time, each over most of its dies. The SSDs are the 850 PRO
+/// model before issue 47: a write completes only once programmed (no write buffer), so it
+/// stays in flight while its programs hold the dies, the case the counts below are about;
+/// and a read overtakes the SSD's own work even mid-operation, so what is left is the writes.
 fn swan_mixed(iops: f64, blocks: u32) -> SimConfig {
     let mut cfg = fig5(Scale { ssd_gib: 0.25, footprint: 1.0 }, 3).remove(2);
+    cfg.ssd.write_buffer_pages = 0;
+    cfg.ssd.suspension = swan_models::ssd::Suspension::Instant;
     cfg.workload.pattern = Pattern::RandRw;
     cfg.workload.read_fraction = 0.5;
     cfg.workload.block_blocks = blocks;

@@ -434,7 +434,9 @@ mod tests {
         );
         assert!(read > 1.1 * write, "read {read} vs write {write}");
         assert!(within(read, 520.0, 0.15), "reads are held to the SATA link: {read}");
-        assert!(r4 * 2 < w4, "read {r4:?} vs write {w4:?}");
+        // Alone, a 4 KiB write is acknowledged from the drive's DRAM, before a read can sense
+        // its page: the data sheet's QD1 figures (36K write, 10K read IOPS).
+        assert!(w4 * 2 < r4, "read {r4:?} vs write {w4:?}");
         let s = e.member_stats(0);
         assert_eq!(s.host_pages_read, ops * u64::from(OP) + 1);
         assert!(s.read_p99_us > 0 && s.write_p99_us > s.read_p99_us, "{s:?}");
@@ -444,12 +446,14 @@ mod tests {
     fn a_preempting_read_overtakes_queued_array_gc() {
         let mut e = emu();
         let t0 = e.start();
-        // Data to read back later, written and settled.
+        // Data to read back later, and for the array's GC to read, written and settled.
         let (_, end) = closed_loop(&mut e, t0, EmuOp::Write, 0, 8, IoClass::User);
-        let t1 = end + Duration::from_millis(10);
-        // A burst of array GC writes (16 MiB) issued at t1: tens of ms of backlog.
-        let gc_end = (0..128)
-            .map(|i| e.complete_at(t1, 0, EmuOp::Write, 65_536 + i * u64::from(OP), OP, IoClass::Gc))
+        let (_, end) = closed_loop(&mut e, end, EmuOp::Write, 65_536, 160, IoClass::User);
+        let t1 = end + Duration::from_millis(100);
+        // A burst of array GC reads (20 MiB) issued at t1: tens of ms of backlog. (Its writes
+        // would not do: the drive buffers them, and every host read goes before those.)
+        let gc_end = (0..160)
+            .map(|i| e.complete_at(t1, 0, EmuOp::Read, 65_536 + i * u64::from(OP), OP, IoClass::Gc))
             .max()
             .unwrap();
         // What reads around a busy SSD weigh: a FIFO read's wait is the backlog, a
@@ -462,8 +466,8 @@ mod tests {
         let preempt = e.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::UserPreempt) - t1;
         let user = fifo.complete_at(t1, 0, EmuOp::Read, 0, OP, IoClass::User) - t1;
         // GC submitted after the preempting read is pushed back, not dropped.
-        let gc_after = e.complete_at(t1, 0, EmuOp::Write, 70_000, 1, IoClass::Gc);
-        eprintln!("128 KiB read behind {:?} of queued GC writes: UserPreempt {preempt:?}, User {user:?}", gc_end - t1);
+        let gc_after = e.complete_at(t1, 0, EmuOp::Read, 70_000, 1, IoClass::Gc);
+        eprintln!("128 KiB read behind {:?} of queued GC reads: UserPreempt {preempt:?}, User {user:?}", gc_end - t1);
         assert!(gc_end - t1 > Duration::from_millis(30), "{:?}", gc_end - t1);
         assert!(preempt < Duration::from_millis(1), "{preempt:?}");
         assert!(user >= gc_end - t1, "a User read waits for the queued GC: {user:?}");
@@ -538,7 +542,8 @@ mod tests {
         let big = e.complete_at(t0, 0, EmuOp::Write, 0, 4096, IoClass::User);
         let early = e.complete_at(t0 - Duration::from_secs(1), 0, EmuOp::Write, 8192, 16, IoClass::User);
         assert!(early > big - Duration::from_millis(1), "{early:?} vs {big:?}");
-        assert_eq!(e.busy_until(0), big.max(early));
+        // The flash is busy past both acknowledgements: the buffered pages are still programming.
+        assert!(e.busy_until(0) >= big.max(early));
         // An Instant before the start is model time 0, and nothing completes before `now`.
         let before = e.start() - Duration::from_secs(1);
         assert!(e.complete_at(before, 1, EmuOp::Flush, 0, 0, IoClass::User) >= e.start());

@@ -182,7 +182,7 @@ pub const CLAIMS: &[Claim] = &[
         checks: &[Check::AtLeast { measure: "swan0.1mib.share_of_two_ssds", min: 0.9 }],
         shows: &["swan0.1mib.waf_ssd"],
         tolerance: "at least 90 % of two SSDs' bandwidth, on the 850 PRO model",
-        finding: Some("docs/findings/swan.md#segments-must-match-the-ssds-erase-stripe"),
+        finding: Some("docs/findings/swan.md#one-mib-segments-need-gc-copies-kept-apart"),
         ..claim("swan-s42-1mib", "simple-ssd", "§4.2")
     },
     Claim {
@@ -286,6 +286,7 @@ pub const CLAIMS: &[Claim] = &[
             Check::AtMost { measure: "d.read_mean_over_best", max: 1.1 },
         ],
         tolerance: "\"similar\" as within 10 % of the shortest other's",
+        finding: Some("docs/findings/swan.md#buffered-writes"),
         ..claim("swan-fig9", "ycsb", "Fig. 9")
     },
     Claim {
@@ -296,6 +297,7 @@ pub const CLAIMS: &[Claim] = &[
             Check::AtMost { measure: "a.read_p999_over_best", max: 1.0 },
         ],
         tolerance: "shortest or tied, by the mean of 3 seeds",
+        finding: Some("docs/findings/swan.md#buffered-writes"),
         ..claim("swan-fig10-writes", "ycsb", "Figs. 10–11")
     },
     Claim {
@@ -330,7 +332,7 @@ pub const CLAIMS: &[Claim] = &[
             Check::Within { measure: "table4.collecting_us", lo: 77.25, hi: 128.75 },
         ],
         tolerance: "±25 % of each printed latency (a flash read and its queue)",
-        finding: Some("docs/findings/swan.md#table-4-front-end-reads-wait-for-rocksdbs-writes"),
+        finding: Some("docs/findings/swan.md#buffered-writes"),
         ..claim("swan-table4-latency", "ycsb", "Table 4")
     },
     Claim {
@@ -338,7 +340,7 @@ pub const CLAIMS: &[Claim] = &[
         paper_value: "88 < 98 < 103 µs",
         checks: &[Check::Rises(&["table4.idle_us", "table4.front_us", "table4.collecting_us"])],
         tolerance: "an order, any margin, on the means of 3 seeds",
-        finding: Some("docs/findings/swan.md#table-4-front-end-reads-wait-for-rocksdbs-writes"),
+        finding: Some("docs/findings/swan.md#buffered-writes"),
         ..claim("swan-table4-order", "ycsb", "Table 4")
     },
     Claim {

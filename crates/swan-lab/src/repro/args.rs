@@ -127,6 +127,9 @@ pub struct ReproArgs {
     /// SWAN's ycsb: every SSD's `swan sim --ssd-write-buffer` (default: the preset's, none).
     #[arg(long, value_name = "SIZE", value_parser = checked_size)]
     pub ssd_write_buffer: Option<String>,
+    /// SWAN's ycsb: every SSD's `swan sim --ssd-reads-first` (default: the preset's, on).
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub ssd_reads_first: Option<String>,
 }
 
 /// `s` itself, once it parses as a `T`: the flag is passed on to `swan sim` as given.
@@ -155,6 +158,7 @@ impl ReproArgs {
             host: None,
             ssd_suspension: None,
             ssd_write_buffer: None,
+            ssd_reads_first: None,
         }
     }
 

@@ -83,7 +83,11 @@ fn sim_args(scheme: &str, mode: &str, seed: u64, args: &ReproArgs, member: &Path
     if let Some(h) = host {
         a.extend(["--host".into(), h.into()]);
     }
-    for (flag, value) in [("--ssd-suspension", &args.ssd_suspension), ("--ssd-write-buffer", &args.ssd_write_buffer)] {
+    for (flag, value) in [
+        ("--ssd-suspension", &args.ssd_suspension),
+        ("--ssd-write-buffer", &args.ssd_write_buffer),
+        ("--ssd-reads-first", &args.ssd_reads_first),
+    ] {
         if let Some(v) = value {
             a.extend([flag.into(), v.clone()]);
         }

@@ -123,8 +123,8 @@ pub enum WriteLayout {
     /// Stay on one unit for `pages` consecutive pages, then move to the next. With `pages`
     /// equal to `pages_per_block` a block holds one run of the write stream, so a TRIM of an
     /// aligned run of a block frees it whole (chunked striping, issue 47's research memo §3
-    /// (a)); the price is that one sequential stream programs on one unit at a time, since
-    /// the model has no write buffer to spread it.
+    /// (a)); the price is that one sequential stream programs on one unit at a time unless a
+    /// write buffer of about units × block holds enough of it to spread.
     Chunked { pages: u32 },
 }
 
@@ -188,7 +188,7 @@ pub struct SsdConfig {
     #[serde(default)]
     pub gc_preemptible: bool,
     /// What a host read does about overtakable work in flight on its die ([`Suspension`]).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub suspension: Suspension,
     /// Pages of controller DRAM that hold host writes until they are programmed (0: none, a
     /// write completes when its last page is programmed). With a buffer a write completes
@@ -197,7 +197,7 @@ pub struct SsdConfig {
     /// first), and a FLUSH completes when every page written before it is programmed, as the
     /// ATA volatile write cache requires. Real drives do not publish the share of their DRAM
     /// that buffers writes, so every value is an assumption a result must name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub write_buffer_pages: u32,
     /// Where consecutive pages go, unit by unit, in a device-wide GC domain (page FTL only).
     /// The default is today's striping, and a default value is left out of the serialised
@@ -214,10 +214,23 @@ pub struct SsdConfig {
     /// reserve counts ([`SsdConfig::validate`]). Page FTL only.
     #[serde(default, skip_serializing_if = "is_default")]
     pub gc_frontier: bool,
+    /// Host reads go before buffered write-back queued on their die (MQSim's default
+    /// scheduling, reads first); otherwise write-back is served in order with them, so a read
+    /// waits for every buffered program queued on its die before it. Only with a write buffer.
+    #[serde(default = "reads_first", skip_serializing_if = "is_reads_first")]
+    pub reads_before_write_back: bool,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
+}
+
+fn reads_first() -> bool {
+    true
+}
+
+fn is_reads_first(value: &bool) -> bool {
+    *value
 }
 
 /// A configuration the model cannot run, naming the field and what would work.

@@ -28,6 +28,8 @@ fn per_unit(copy_back: bool) -> SsdConfig {
         gc_domain: GcDomain::Unit,
         placement: Placement::Static,
         copy_back,
+        // Writes complete when programmed, so a write's completion shows the clean it waited for.
+        write_buffer_pages: 0,
         ..presets::sata850pro()
     }
 }

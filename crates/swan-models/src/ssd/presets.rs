@@ -45,14 +45,24 @@ const GIB: u64 = 1 << 30;
 ///   15 % of a block's program time; real MLC spends a few percent, on larger blocks.)
 /// - GC: trigger at 0.5 % free blocks (≥ one per unit), reclaim one block per run, so
 ///   stalls are short and frequent; soft limit at 2 %.
-/// - One GC domain for the whole drive, writes striped dynamically over every die: what a
-///   consumer SATA controller does, and what makes a segment of one erase block per die
-///   (8 MiB) the unit a TRIM frees whole.
-/// - Host reads overtake the drive's own GC copies and erases (preemptible GC, erase
-///   suspension). SWAN's Table 4 measured 103 µs on average for reads of 850 PROs whose
-///   R-group was collecting; a drive whose reads queue behind its GC (1.5 ms per erase, runs
-///   of copies) cannot give that: replaying SWAN4's recorded YCSB-A trace, such reads
-///   averaged 2.8–4.1 ms over seeds 1–3, and 138–166 µs with this on (docs/findings/swan.md).
+/// - One GC domain for the whole drive, writes striped page by page over every die (as MQSim
+///   and DiskSim's SSD extension both place them): what makes a segment of one erase block
+///   per die (8 MiB) the unit a TRIM frees whole. GC copies share the host's open blocks.
+///   A separate GC write frontier (MQSim's) lifts SWAN0 at 1 MiB segments from 109 to
+///   627 MB/s (docs/findings/swan.md) but holds a second open block per die, which SSDs under
+///   376 MiB, as some reduced-scale runs use, cannot spare: a named sensitivity
+///   (`swan sim --ssd-gc-frontier on`), not the preset.
+/// - Write buffer of 16 pages (one per die). Samsung's data sheet gives 4 KB random writes at
+///   QD1 up to 36K IOPS (28 µs each), under one program here (142 µs): the drive acknowledges
+///   writes from DRAM (smartctl reports its volatile write cache on), and a FLUSH must wait for
+///   them. The buffer's size is not published (the DRAM, 1 MB per GB, is mostly mapping table);
+///   16 pages is the least that keeps one program in flight per die, MQSim's write-back bound,
+///   and what the data sheet's random-write figures need. Larger buffers are sensitivities.
+/// - Host reads go before the drive's queued GC copies and erases and its buffered write-back
+///   (MQSim's default scheduling, reads first; preemptible GC, Lee et al. 2011), but wait for
+///   the one operation already running on their die ([`Suspension::BetweenOps`]): no public
+///   source shows 850 PRO-era MLC suspending programs or erases (their data sheets list no
+///   suspend command), so suspension is a sensitivity, not the preset.
 pub fn sata850pro() -> SsdConfig {
     SsdConfig {
         name: "sata850pro".into(),
@@ -76,8 +86,9 @@ pub fn sata850pro() -> SsdConfig {
         placement: Placement::Static,
         copy_back: false,
         gc_preemptible: true,
-        suspension: Suspension::Instant,
-        write_buffer_pages: 0,
+        suspension: Suspension::BetweenOps,
+        write_buffer_pages: 16,
+        reads_before_write_back: true,
         layout: WriteLayout::PageStriped,
         gc_frontier: false,
     }
@@ -144,6 +155,7 @@ pub fn harmonia() -> SsdConfig {
         write_buffer_pages: 0,
         layout: WriteLayout::PageStriped,
         gc_frontier: false,
+        reads_before_write_back: true,
     }
 }
 
@@ -182,6 +194,7 @@ pub fn openchannel() -> SsdConfig {
         write_buffer_pages: 0,
         layout: WriteLayout::PageStriped,
         gc_frontier: false,
+        reads_before_write_back: true,
     }
 }
 
@@ -236,6 +249,33 @@ mod tests {
         let t0 = 10_000_000;
         let r = ssd.submit(t0, op(DevOpKind::Read)) - t0;
         assert_eq!(r, 25_000 + pins + host, "read: sense, pins, host link");
+    }
+
+    /// Samsung's 850 PRO data sheet: 4 KB random writes at QD1 up to 36K IOPS, random reads at
+    /// QD1 up to 10K. A write acknowledged only once programmed could not reach the first
+    /// (one program is 142 µs here): the drive's write buffer is what the figure shows.
+    #[test]
+    fn sata850pro_reaches_its_data_sheets_qd1_random_iops() {
+        use crate::{DevOp, DevOpKind, Device, IoClass};
+        let qd1_iops = |config: SsdConfig, kind: DevOpKind| {
+            let mut ssd = crate::ssd::Ssd::new(config.with_user_pages(1 << 18)).unwrap();
+            // Data sheets measure a fresh drive: writes meet no GC, reads need mapped pages.
+            if kind == DevOpKind::Read {
+                ssd.fill_sequential(1.0);
+            }
+            let (mut now, mut x, n) = (0, 0x850u64, 20_000);
+            for _ in 0..n {
+                let block = swan_testkit::rng::xorshift64(&mut x) % (1 << 18);
+                now = ssd.submit(now, DevOp { kind, block, count: 1, class: IoClass::User });
+            }
+            n as f64 / (now as f64 / 1e9)
+        };
+        let write = qd1_iops(sata850pro(), DevOpKind::Write);
+        assert!(write >= 36_000.0, "QD1 random writes at {write:.0} IOPS");
+        let unbuffered = qd1_iops(SsdConfig { write_buffer_pages: 0, ..sata850pro() }, DevOpKind::Write);
+        assert!(unbuffered < 10_000.0, "without the buffer: {unbuffered:.0} IOPS");
+        let read = qd1_iops(sata850pro(), DevOpKind::Read);
+        assert!((10_000.0..14_000.0).contains(&read), "QD1 random reads at {read:.0} IOPS");
     }
 
     #[test]

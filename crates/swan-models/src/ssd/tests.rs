@@ -165,7 +165,7 @@ fn read_wait_predicts_the_queue_a_read_would_meet() {
 
 #[test]
 fn unmapped_reads_trims_and_flushes_cost_only_the_command() {
-    let mut ssd = small(presets::sata850pro());
+    let mut ssd = small(SsdConfig { write_buffer_pages: 0, ..presets::sata850pro() });
     let lat = ssd.config().cmd_latency_ns;
     assert_eq!(ssd.submit(5, op(DevOpKind::Read, 0, 32)), 5 + lat);
     assert_eq!(ssd.submit(5, op(DevOpKind::Trim, 0, 1024)), 5 + lat);
@@ -414,7 +414,7 @@ fn payload_tokens_survive_gc_behind_a_write_buffer_with_suspension() {
 
 #[test]
 fn a_buffered_write_completes_early_and_a_flush_when_it_is_programmed() {
-    let plain = presets::sata850pro().with_user_pages(SMALL);
+    let plain = SsdConfig { write_buffer_pages: 0, ..presets::sata850pro().with_user_pages(SMALL) };
     let mut unbuffered = Ssd::new(plain.clone()).unwrap();
     let mut buffered = Ssd::new(SsdConfig { write_buffer_pages: 4096, ..plain }).unwrap();
     // 4 MiB: two pages on every die, well inside the 16 MiB buffer.
@@ -650,7 +650,7 @@ fn slow_periods_slow_the_ssd_only_while_they_last() {
 #[test]
 fn submit_split_completes_as_submit_and_tells_own_work_from_waiting() {
     let (write, read) = (op(DevOpKind::Write, 0, 1), op(DevOpKind::Read, 0, 1));
-    let mut split = small(presets::sata850pro());
+    let mut split = small(SsdConfig { write_buffer_pages: 0, ..presets::sata850pro() });
     let mut plain = split.clone();
     // Alone on the device, a write is all service.
     let w = split.submit_split(0, write);

@@ -191,6 +191,8 @@ pub(crate) struct Timing {
     pub(crate) overtakes: Overtakes,
     /// The DRAM write buffer, if the device has one.
     buffer: Option<WriteBuffer>,
+    /// The lane buffered write-back runs in: internal (reads overtake it) or the host's.
+    write_back: Option<Prio>,
 }
 
 /// How often host reads met the device's own work in flight on their die
@@ -236,6 +238,7 @@ impl Timing {
             },
             overtakes: Overtakes::default(),
             buffer: (config.write_buffer_pages > 0).then(|| WriteBuffer::new(config.write_buffer_pages)),
+            write_back: config.reads_before_write_back.then_some(Prio::Internal),
         }
     }
 
@@ -367,8 +370,8 @@ impl Timing {
     }
 
     /// A host write of one page into the DRAM write buffer: the data crosses the host link
-    /// and waits for a slot; its program then runs as write-back in the internal lane, which
-    /// host reads overtake. Returns when the page was admitted (the write may complete) and
+    /// and waits for a slot; its program then runs as write-back, in the internal lane which
+    /// host reads overtake unless the device serves them in order. Returns when the page was admitted (the write may complete) and
     /// when its program ends.
     ///
     /// # Panics
@@ -377,7 +380,7 @@ impl Timing {
         let arrived = self.host.transfer(now, now, self.host_xfer, prio);
         self.horizon = self.horizon.max(self.host.busy_until);
         let admitted = self.buffer.as_mut().expect("write_page_buffered on a device without a buffer").admit(arrived);
-        let end = self.program(now, admitted, die, Prio::Internal);
+        let end = self.program(now, admitted, die, self.write_back.unwrap_or(prio));
         self.buffer.as_mut().expect("checked above").hold(end);
         self.dies[die as usize].writeback_until = end;
         (admitted, end)
@@ -485,7 +488,9 @@ mod tests {
 
     /// An SSD whose own GC is preemptible, with ten erases (15 ms) queued on die 0.
     fn erasing(preemptible: bool) -> Timing {
-        let mut t = Timing::new(&SsdConfig { gc_preemptible: preemptible, ..presets::sata850pro() });
+        let instant = Suspension::Instant;
+        let mut t =
+            Timing::new(&SsdConfig { gc_preemptible: preemptible, suspension: instant, ..presets::sata850pro() });
         for _ in 0..10 {
             t.erase_block(0, 0);
         }
@@ -542,10 +547,25 @@ mod tests {
         let (_, first) = t.write_page_buffered(0, 0, Prio::Foreground);
         let (_, second) = t.write_page_buffered(0, 0, Prio::Foreground);
         let read = t.read_page(20_000, 0, Prio::Foreground);
-        assert_eq!(read, first + t.t_read + t.channel_xfer + t.host_xfer, "the read starts when the first program ends");
+        assert_eq!(
+            read,
+            first + t.t_read + t.channel_xfer + t.host_xfer,
+            "the read starts when the first program ends"
+        );
         assert!(read < second, "the read waited for the queued program too");
         assert_eq!(t.overtakes, Overtakes { waited: 1, suspended: 0 });
         assert_eq!(t.drained_at(), second + t.t_read + t.channel_xfer, "the queued program is pushed back");
+    }
+
+    #[test]
+    fn in_order_a_read_waits_for_every_buffered_program_queued_before_it() {
+        let config = SsdConfig { write_buffer_pages: 64, reads_before_write_back: false, ..presets::sata850pro() };
+        let mut t = Timing::new(&config);
+        let (_, first) = t.write_page_buffered(0, 0, Prio::Foreground);
+        let (_, second) = t.write_page_buffered(0, 0, Prio::Foreground);
+        let read = t.read_page(20_000, 0, Prio::Foreground);
+        assert!(read > second, "the read ({read} ns) went before the program queued to end at {second} ns");
+        assert!(first < second && t.drained_at() == second, "nothing was pushed back");
     }
 
     #[test]
