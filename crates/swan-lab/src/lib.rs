@@ -16,5 +16,6 @@ pub mod report_cmd;
 pub mod repro;
 pub mod runner;
 pub mod sim_cmd;
+mod sim_report;
 pub mod triple_a_cmd;
 pub mod verify;
