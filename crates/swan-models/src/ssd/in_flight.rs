@@ -80,12 +80,13 @@ impl DieLog {
         self.ops.push_back(Op { start: start.wrapping_sub(s), end: end.wrapping_sub(s), work, suspended: false });
     }
 
-    /// A host read submitted at `now` that the die's lanes would start at `at`.
-    pub(crate) fn read_start(&mut self, now: Nanos, at: Nanos, mode: &Suspension) -> ReadStart {
-        self.forget_before(now);
+    /// A host read that the die's lanes would start at `at` (never before it was submitted).
+    pub(crate) fn read_start(&mut self, at: Nanos, mode: &Suspension) -> ReadStart {
         self.kept = false;
-        // Work that ends by `at` is before the read: drop it, so pushing back moves only what follows.
-        let before = self.ops.partition_point(|op| op.end.wrapping_add(self.shift) <= at);
+        // Work that ends by `at` is before the read: drop it, so pushing back moves only what
+        // follows. The lanes never start a read before it is submitted, so this also forgets
+        // all work over by then.
+        let before = self.ops.partition_point(|op| self.end(op) <= at);
         self.ops.drain(..before);
         let nothing = ReadStart { from: at, sense: at, met: Met::Nothing };
         let shift = self.shift;
@@ -136,34 +137,34 @@ mod tests {
         let mut log = DieLog::default();
         log.record(0, 0, 1_000, Work::Program);
         log.record(0, 1_000, 2_000, Work::Program);
-        let r = log.read_start(0, 300, &Suspension::BetweenOps);
+        let r = log.read_start(300, &Suspension::BetweenOps);
         assert_eq!(r, ReadStart { from: 1_000, sense: 1_000, met: Met::Waited });
         log.overtaken(50);
         // The queued program moved back by the read; the one in flight did not.
-        assert_eq!(log.read_start(0, 1_020, &Suspension::BetweenOps).met, Met::Nothing);
+        assert_eq!(log.read_start(1_020, &Suspension::BetweenOps).met, Met::Nothing);
         log.overtaken(0);
-        assert_eq!(log.read_start(0, 1_060, &Suspension::BetweenOps).from, 2_050);
+        assert_eq!(log.read_start(1_060, &Suspension::BetweenOps).from, 2_050);
     }
 
     #[test]
     fn a_read_suspends_a_program_once_and_pushes_it_back() {
         let mut log = DieLog::default();
         log.record(0, 0, 1_000, Work::Program);
-        let r = log.read_start(0, 300, &NAND);
+        let r = log.read_start(300, &NAND);
         assert_eq!(r, ReadStart { from: 300, sense: 310, met: Met::Suspended });
         log.overtaken(60);
         // The program now ends at 1,060; a second read waits for it rather than suspend it again.
-        assert_eq!(log.read_start(0, 400, &NAND), ReadStart { from: 1_060, sense: 1_060, met: Met::Waited });
+        assert_eq!(log.read_start(400, &NAND), ReadStart { from: 1_060, sense: 1_060, met: Met::Waited });
     }
 
     #[test]
     fn erases_and_nearly_done_programs_are_not_suspended_here() {
         let mut log = DieLog::default();
         log.record(0, 0, 1_000, Work::Erase);
-        assert_eq!(log.read_start(0, 10, &NAND).met, Met::Waited);
+        assert_eq!(log.read_start(10, &NAND).met, Met::Waited);
         log.overtaken(5);
         log.record(0, 1_005, 2_005, Work::Program);
         // 50 ns left of the program, under the 100 ns threshold.
-        assert_eq!(log.read_start(0, 1_955, &NAND).from, 2_005);
+        assert_eq!(log.read_start(1_955, &NAND).from, 2_005);
     }
 }

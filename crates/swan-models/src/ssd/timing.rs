@@ -294,7 +294,7 @@ impl Timing {
         let tracked = !self.logs.is_empty();
         let host = prio != Prio::Internal;
         let read = if tracked && host {
-            self.logs[die as usize].read_start(now, lanes, &self.suspension)
+            self.logs[die as usize].read_start(lanes, &self.suspension)
         } else {
             ReadStart { from: lanes, sense: lanes, met: Met::Nothing }
         };
