@@ -62,8 +62,8 @@ pub struct TripleAArgs {
     /// With --rw randrw: the share of requests that are writes, in [0, 1].
     #[arg(long, default_value_t = 0.5)]
     pub write_share: f64,
-    /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 35 for a
-    /// trace: the depth calibrated on Table 2's hm row].
+    /// Requests kept outstanding (closed loop) [default: 1024 for the micro-benchmark, 215 for
+    /// a trace: the median of what Table 2's rows keep in flight, latency × IOPS].
     #[arg(long)]
     pub iodepth: Option<u32>,
     /// Open loop instead: requests arrive at this mean rate in IOPS (Poisson).
@@ -89,6 +89,14 @@ pub struct TripleAArgs {
     /// migration acts on.
     #[arg(long)]
     pub endpoint_lanes: Option<u32>,
+    /// Override the time from a buffered write's data landing in the endpoint's buffer to
+    /// its acknowledgement, in µs (the preset's: 36.7, fitted to Table 2's service times).
+    #[arg(long)]
+    pub write_ack_us: Option<f64>,
+    /// Every buffered write programs a page of its own, even when a program of the same
+    /// page still waits for its die (the preset merges them, as a write-back buffer does).
+    #[arg(long)]
+    pub no_write_merging: bool,
     /// Override Eq. 3's t_SLA, in µs (the paper's: 3.3): a FIMM lags once the requests
     /// stalled for it need longer than this. For sweeping the laggard detector.
     #[arg(long)]
@@ -168,6 +176,13 @@ pub fn run(args: &TripleAArgs) -> anyhow::Result<()> {
     if let Some(lanes) = args.endpoint_lanes {
         fabric.endpoint.link_lanes = lanes;
     }
+    if let Some(us) = args.write_ack_us {
+        if !(us.is_finite() && us >= 0.0) {
+            bail!("--write-ack-us {us}: a time in µs, 0 or more");
+        }
+        fabric.endpoint.write_ack_ns = (us * 1_000.0).round() as u64;
+    }
+    fabric.endpoint.write_merging &= !args.no_write_merging;
     if let Some(n) = args.blocks_per_plane {
         fabric.fimm.blocks_per_plane = n;
     }

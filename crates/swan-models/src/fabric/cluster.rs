@@ -10,8 +10,9 @@ use super::config::{EndpointConfig, FabricConfig};
 use super::credit::CreditQueue;
 use super::{Cause, Completion, FabricOpError, Level};
 use crate::calendar::Calendar;
-use crate::fimm::{Fimm, FimmOp, FimmOpKind};
+use crate::fimm::{Fimm, FimmOp, FimmOpKind, PageAddr};
 use crate::Nanos;
+use std::collections::HashMap;
 
 /// What the endpoint sends back up after serving an operation.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +27,13 @@ pub(crate) struct Answer {
     pub(crate) media_done: Nanos,
 }
 
+/// A buffered single-plane program, when its die takes it and when it ends.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    issued: Nanos,
+    done: Nanos,
+}
+
 /// An endpoint, its local bus and its FIMMs.
 #[derive(Clone, Debug)]
 pub struct Cluster {
@@ -34,6 +42,9 @@ pub struct Cluster {
     pub(crate) down_buffer: CreditQueue,
     pub(crate) up_buffer: CreditQueue,
     write_buffer: Option<CreditQueue>,
+    /// Buffered programs not yet taken by their die, by FIMM and flash page: a write to
+    /// the same page before then joins the program (`EndpointConfig::write_merging`).
+    waiting_programs: HashMap<(u32, PageAddr), Waiting>,
     /// The switch port → endpoint link, each direction.
     pub(crate) link_down: Calendar,
     pub(crate) link_up: Calendar,
@@ -52,6 +63,7 @@ impl Cluster {
             down_buffer: CreditQueue::new(ep.down_buffer_entries),
             up_buffer: CreditQueue::new(ep.up_buffer_entries),
             write_buffer: (ep.write_buffer_entries > 0).then(|| CreditQueue::new(ep.write_buffer_entries)),
+            waiting_programs: HashMap::new(),
             link_down: Calendar::new(),
             link_up: Calendar::new(),
             bus: Calendar::new(),
@@ -98,6 +110,9 @@ impl Cluster {
         self.link_up.prune(now);
         self.bus.prune(now);
         self.fimms[fimm as usize].prune(now);
+        if self.waiting_programs.len() > 2 * self.endpoint.write_buffer_entries as usize + 64 {
+            self.waiting_programs.retain(|_, w| w.issued > now);
+        }
     }
 
     /// The cluster as a member device: `op` for FIMM `fimm` arrives at the endpoint's PCIe
@@ -154,9 +169,30 @@ impl Cluster {
             let (buffered, _) = buffer.acquire(at, tlps);
             c.charge(Level::Endpoint, Cause::Storage, buffered - at);
             self.down_buffer.release(buffered, tlps, if buffered > at { Cause::Storage } else { Cause::Link });
-            let run = f.run(buffered, op, Some(&mut self.bus));
-            buffer.release(run.done, tlps, Cause::Storage);
-            return Answer { ready: buffered + latency, payload: 0, issued: run.issued, media_done: run.done };
+            let key = (fimm, op.addr);
+            let merging = self.endpoint.write_merging && op.planes == 1;
+            let joined = self.waiting_programs.get(&key).filter(|w| merging && w.issued > buffered).copied();
+            let (issued, done) = match joined {
+                // The page's program has not begun: it takes this data too. Its entries
+                // stay taken until that program ends, as the page's own do.
+                Some(w) => (w.issued, w.done),
+                None => {
+                    let run = f.run(buffered, op, Some(&mut self.bus));
+                    if merging {
+                        self.waiting_programs.insert(key, Waiting { issued: run.issued, done: run.done });
+                    }
+                    (run.issued, run.done)
+                }
+            };
+            buffer.release(done, tlps, Cause::Storage);
+            let ready = buffered + self.endpoint.write_ack_ns + latency;
+            return Answer { ready, payload: 0, issued, media_done: done };
+        }
+        if op.kind == FimmOpKind::Erase {
+            // A page erased is a page no waiting program may take later data for.
+            let a = op.addr;
+            self.waiting_programs
+                .retain(|&(f, p), _| f != fimm || (p.package, p.die, p.block) != (a.package, a.die, a.block));
         }
         let run = f.run(at, op, Some(&mut self.bus));
         c.charge(Level::Endpoint, Cause::Storage, run.storage_contention_ns);

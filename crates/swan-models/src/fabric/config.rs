@@ -82,10 +82,25 @@ pub struct EndpointConfig {
     /// data is here and leaves when programmed; 0 = no buffer, a write is acknowledged
     /// when programmed.
     pub write_buffer_entries: u32,
+    /// A buffered write to a flash page whose program is still waiting for its die joins
+    /// that program instead of queueing one of its own, as any write-back buffer merges
+    /// data it has not written out yet (§4.2: the buffer "evicts" to the FIMMs, so it
+    /// holds data until then). Without it every write programs a page of its own, and a
+    /// page rewritten faster than one program time queues programs without end.
+    #[serde(default = "merging_by_default")]
+    pub write_merging: bool,
+    /// Time from a buffered write's data being in the buffer to its acknowledgement
+    /// leaving the endpoint (the HAL's bookkeeping for it): pure latency, on no resource.
+    #[serde(default)]
+    pub write_ack_ns: Nanos,
     /// Time to disassemble a packet and build the NAND command, or to assemble a packet.
     pub latency_ns: Nanos,
     /// The shared local bus from the endpoint to its FIMMs.
     pub local_bus: BusConfig,
+}
+
+fn merging_by_default() -> bool {
+    true
 }
 
 /// A whole array: root complex → switches → endpoints (clusters) → FIMMs.

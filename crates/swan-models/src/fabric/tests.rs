@@ -41,6 +41,7 @@ fn unloaded_write(c: &FabricConfig, bytes: u32) -> Nanos {
     2 * c.root_complex.latency_ns
         + 2 * c.switch.latency_ns
         + 2 * c.endpoint.latency_ns
+        + c.endpoint.write_ack_ns
         + p.wire_ns(up, bytes)
         + p.wire_ns(ep, bytes)
         + p.wire_ns(ep, 0)
@@ -90,9 +91,10 @@ fn an_unloaded_write_is_acknowledged_from_the_write_buffer() {
     let mut f = fabric(config.clone());
     let c = f.submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
     assert_eq!(c.latency_ns(), unloaded_write(&config, 4096));
-    assert_eq!(c.latency_ns(), 3_921);
+    assert_eq!(c.latency_ns(), 3_921 + 36_700);
     // The page is programmed later: data into the buffer, over the bus, then t_prog.
-    let into_buffer = c.done - config.endpoint.latency_ns - config.pcie.wire_ns(4, 0) - 150 - 3 - 150;
+    let into_buffer =
+        c.done - config.endpoint.write_ack_ns - config.endpoint.latency_ns - config.pcie.wire_ns(4, 0) - 150 - 3 - 150;
     assert_eq!(c.media_done, into_buffer + 35 + 5_120 + 1_600_000);
     assert_eq!(f.busy_until(), c.media_done, "the program outlives the acknowledgement");
 }
@@ -103,7 +105,9 @@ fn without_a_write_buffer_a_write_is_acknowledged_when_programmed() {
     config.endpoint.write_buffer_entries = 0;
     let mut f = fabric(config.clone());
     let c = f.submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
-    assert_eq!(c.latency_ns(), unloaded_write(&config, 4096) + 35 + 5_120 + 1_600_000);
+    // No buffer, no acknowledgement from it: the program's end is the answer.
+    let path = unloaded_write(&config, 4096) - config.endpoint.write_ack_ns;
+    assert_eq!(c.latency_ns(), path + 35 + 5_120 + 1_600_000);
     assert_eq!(c.done, c.media_done + 1_000 + 9 + 150 + 3 + 150);
 }
 
@@ -213,11 +217,46 @@ fn a_full_write_buffer_is_storage_contention() {
     config.endpoint.write_buffer_entries = 2;
     let mut f = fabric(config.clone());
     let w: Vec<_> = (0..4).map(|i| f.submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, i), 4096)).unwrap()).collect();
-    assert!(w[0].latency_ns() < 5_000 && w[1].latency_ns() < 10_000, "{w:?}");
+    let ack = config.endpoint.write_ack_ns;
+    assert!(w[0].latency_ns() < ack + 5_000 && w[1].latency_ns() < ack + 10_000, "{w:?}");
     // The third waits for the first page's program to give its entry back.
     assert!(w[2].done >= w[0].media_done, "{:?}", w[2]);
     assert!(w[2].storage_contention_ns >= 1_600_000 - 10_000);
     assert_eq!(w[2].queue_stall.endpoint_ns, w[2].storage_contention_ns);
+}
+
+#[test]
+fn a_write_to_a_page_whose_program_waits_joins_it() {
+    // Writes to one die: page 0 programs, page 1's data waits in the cache register,
+    // page 2's program waits for both, and a second write of page 2 arrives meanwhile.
+    // Merging, it joins that program (the same end, no fourth program); without merging
+    // it programs once more, a tPROG later.
+    let run = |merging: bool| {
+        let mut config = triple_a_4x16();
+        config.endpoint.write_merging = merging;
+        let mut f = fabric(config);
+        let w: Vec<_> = [(0, 0), (1, 1), (2, 2), (2, 100_000)]
+            .into_iter()
+            .map(|(p, at)| f.submit(at, to(0, 0, 0), FimmOp::program(page(0, 0, p), 4096)).unwrap())
+            .collect();
+        assert!(w.iter().all(|c| c.latency_ns() < 50_000), "acknowledged from the buffer: {w:?}");
+        assert!(w[2].issued > 100_000, "page 2's program still waits: {:?}", w[2]);
+        (w[2].media_done, w[3].media_done)
+    };
+    let (first, second) = run(true);
+    assert_eq!(first, second, "the rewrite joins the waiting program");
+    let (first_alone, second_alone) = run(false);
+    assert_eq!(first_alone, first);
+    assert!(second_alone >= first + 1_600_000, "{second_alone} vs {first}");
+}
+
+#[test]
+fn a_write_after_its_pages_program_began_programs_again() {
+    // The die has taken page 0's program: a rewrite cannot join it, it queues its own.
+    let mut f = fabric(triple_a_4x16());
+    let a = f.submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
+    let b = f.submit(a.issued + 1, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
+    assert!(b.media_done >= a.media_done + 1_600_000, "{a:?} {b:?}");
 }
 
 #[test]
@@ -340,18 +379,36 @@ fn impossible_topologies_are_named() {
 }
 
 #[test]
-fn the_4x16_unloaded_read_lands_in_table_2s_service_range() {
-    // Table 2: latency − queue stall runs from 63 µs (websql) to 140 µs (web); web is the
-    // only row of reads alone (Table 1: 100 % reads), so a 4 KB read should sit near it,
-    // not above. docs/findings/triple-a.md has the row-by-row comparison.
+fn the_4x16_unloaded_times_match_table_2s_service_times() {
+    // Table 2's latency − queue stall is each row's unloaded service time (63–140 µs).
+    // Mixed by each row's read ratio (Table 1), the model's read and buffered write must
+    // give those rows as well as the least-squares write does (the preset's
+    // `write_ack_ns` is that fit), and the read must sit near web, the row of reads alone.
+    const ROWS: [(f64, f64); 11] = [
+        (0.765, 129.0), // cfs: read ratio, latency − stall in µs
+        (0.502, 92.0),  // fin
+        (0.551, 75.0),  // hm
+        (0.259, 72.0),  // mds
+        (0.528, 88.0),  // msnfs
+        (0.971, 85.0),  // prn
+        (0.291, 64.0),  // proj
+        (0.611, 77.0),  // prxy
+        (0.289, 70.0),  // usr
+        (1.0, 140.0),   // web
+        (0.543, 63.0),  // websql
+    ];
     let config = triple_a_4x16();
-    let read = Fabric::new(config.clone()).unwrap().submit(0, to(0, 0, 0), FimmOp::read(page(0, 0, 0), 4096)).unwrap();
-    let read_us = read.service_ns() as f64 / 1e3;
-    assert!((63.0..=140.0).contains(&read_us), "{read_us} µs");
-    assert!(read_us >= 0.85 * 140.0, "{read_us} µs is far below the web row");
-    // A buffered write is acknowledged from the endpoint: far below every row (see the doc).
-    let write = Fabric::new(config).unwrap().submit(0, to(0, 0, 0), FimmOp::program(page(0, 0, 0), 4096)).unwrap();
-    assert!(write.service_ns() < 63_000);
+    let service =
+        |op| Fabric::new(config.clone()).unwrap().submit(0, to(0, 0, 0), op).unwrap().service_ns() as f64 / 1e3;
+    let read = service(FimmOp::read(page(0, 0, 0), 4096));
+    let write = service(FimmOp::program(page(0, 0, 0), 4096));
+    assert!((0.85 * 140.0..=140.0).contains(&read), "{read} µs against web's 140");
+    // The write that fits the rows best, given the model's read.
+    let fit = ROWS.iter().map(|&(r, s)| (1.0 - r) * (s - r * read)).sum::<f64>()
+        / ROWS.iter().map(|&(r, _)| (1.0 - r) * (1.0 - r)).sum::<f64>();
+    assert!((write - fit).abs() < 1.0, "write {write} µs, Table 2's rows say {fit:.1}");
+    let rms = |w: f64| (ROWS.iter().map(|&(r, s)| (r * read + (1.0 - r) * w - s).powi(2)).sum::<f64>() / 11.0).sqrt();
+    assert!(rms(write) < 20.0 && rms(write) < 0.7 * rms(4.0), "rms {} µs (a 4 µs write: {})", rms(write), rms(4.0));
 }
 
 #[test]
@@ -366,6 +423,7 @@ fn a_migration_crosses_its_switch_only_and_stays_under_it() {
         + config.switch.latency_ns
         + p.wire_ns(ep, 4096)
         + 2 * config.endpoint.latency_ns
+        + config.endpoint.write_ack_ns
         + p.wire_ns(ep, 0)
         + config.switch.latency_ns;
     assert_eq!(c.latency_ns(), want);

@@ -28,10 +28,10 @@ use swan_core::scheme::{ReqOp, Request};
 use swan_core::triple_a::StaticLayout;
 use swan_models::Nanos;
 
-/// The closed loop's depth for traces, calibrated so that the 4x16 non-autonomic array on
-/// hm lands near Table 2's hm row (docs/triple-a.md, "Traces").
-/// `swan triple-a --help` states the value.
-pub const TRACE_DEPTH: u32 = 35;
+/// The closed loop's depth for traces: what Table 2's runs keep in flight, latency × IOPS
+/// by Little's law, the median of its eleven rows (142–300; hm 202, web 208). Not fitted to
+/// any result (docs/triple-a.md, "Traces"). `swan triple-a --help` states the value.
+pub const TRACE_DEPTH: u32 = 215;
 
 /// A trace checked and ready to replay (its first pass done: a malformed line is an error
 /// naming the file and the line before anything runs).
