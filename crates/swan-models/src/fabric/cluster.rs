@@ -27,6 +27,15 @@ pub(crate) struct Answer {
     pub(crate) media_done: Nanos,
 }
 
+/// Who sent an operation to the endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sender {
+    /// The host (through the fabric, or to the cluster as a member device).
+    Host,
+    /// Another cluster's endpoint: a migration's copy.
+    Migration,
+}
+
 /// A buffered single-plane program, when its die takes it and when it ends.
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
@@ -125,7 +134,7 @@ impl Cluster {
         let down = if op.kind == FimmOpKind::Program { op.bytes } else { 0 };
         let (admitted, cause) = self.down_buffer.acquire(now, self.tlps(down));
         c.charge(Level::Endpoint, cause, admitted - now);
-        let answer = self.serve(admitted, fimm, op, &mut c);
+        let answer = self.serve(admitted, fimm, op, &mut c, Sender::Host);
         let up = self.tlps(answer.payload);
         let (sent, cause) = self.up_buffer.acquire(answer.ready, up);
         c.charge(Level::Endpoint, cause, sent - answer.ready);
@@ -158,7 +167,7 @@ impl Cluster {
     /// buffer at `arrived` (having taken their entries there): the HAL builds the command,
     /// the FIMM runs it over the local bus, and the answer is assembled. Gives the
     /// downstream entries back when the command has taken the data (or been issued).
-    pub(crate) fn serve(&mut self, arrived: Nanos, fimm: u32, op: FimmOp, c: &mut Completion) -> Answer {
+    pub(crate) fn serve(&mut self, arrived: Nanos, fimm: u32, op: FimmOp, c: &mut Completion, from: Sender) -> Answer {
         let latency = self.endpoint.latency_ns;
         let at = arrived + latency;
         let tlps = self.tlps(if op.kind == FimmOpKind::Program { op.bytes } else { 0 });
@@ -185,7 +194,10 @@ impl Cluster {
                 }
             };
             buffer.release(done, tlps, Cause::Storage);
-            let ready = buffered + self.endpoint.write_ack_ns + latency;
+            // The acknowledgement's cost is fitted to host writes (Table 2); a migration's
+            // copy is the management module's own and is not charged it.
+            let ack = if from == Sender::Host { self.endpoint.write_ack_ns } else { 0 };
+            let ready = buffered + ack + latency;
             return Answer { ready, payload: 0, issued, media_done: done };
         }
         if op.kind == FimmOpKind::Erase {

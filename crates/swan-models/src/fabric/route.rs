@@ -6,7 +6,7 @@
 //! latency (store-and-forward of the train: with 4 KB packets a cut-through switch would
 //! save at most one packet time per hop, about 1 µs on an x4 link).
 
-use super::cluster::{Answer, Cluster};
+use super::cluster::{Answer, Cluster, Sender};
 use super::config::{FabricConfig, FabricConfigError};
 use super::credit::CreditQueue;
 use super::{Cause, Completion, FabricOpError, FimmAddr, Level};
@@ -128,7 +128,9 @@ impl Fabric {
         let ci = self.cluster_index(target.switch, target.cluster)?;
         self.clusters[ci].check(target.fimm, &op)?;
         let payload = if op.kind == FimmOpKind::Program { op.bytes } else { 0 };
-        Ok(self.route(now, target.switch, ci, target.fimm, payload, |cl, left, c| cl.serve(left, target.fimm, op, c)))
+        Ok(self.route(now, target.switch, ci, target.fimm, payload, |cl, left, c| {
+            cl.serve(left, target.fimm, op, c, Sender::Host)
+        }))
     }
 
     /// A member device behind cluster `cluster` of switch `switch` in place of its FIMMs —
@@ -248,7 +250,7 @@ impl Fabric {
             &mut c,
         );
         sw.down.release(left, tlps, why);
-        let answer = target.serve(left, to.fimm, op, &mut c);
+        let answer = target.serve(left, to.fimm, op, &mut c, Sender::Migration);
 
         // The acknowledgement back to the switch, where the management module sees it.
         let (taken, cause) = target.up_buffer.acquire(answer.ready, 1);

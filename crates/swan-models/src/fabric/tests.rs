@@ -423,10 +423,9 @@ fn a_migration_crosses_its_switch_only_and_stays_under_it() {
         + config.switch.latency_ns
         + p.wire_ns(ep, 4096)
         + 2 * config.endpoint.latency_ns
-        + config.endpoint.write_ack_ns
         + p.wire_ns(ep, 0)
         + config.switch.latency_ns;
-    assert_eq!(c.latency_ns(), want);
+    assert_eq!(c.latency_ns(), want, "a copy pays no host write's acknowledgement");
     assert_eq!(c.queue_stall, QueueStall::default());
     assert!(c.issued >= c.submitted && c.media_done > c.done, "{c:?}");
     assert_eq!(f.uplink_reserved_ns(1), Some((0, 0)), "the switch's up-link is not on the path");
