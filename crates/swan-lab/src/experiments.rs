@@ -406,6 +406,36 @@ pub fn harmonia_warmup(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
     runs
 }
 
+/// Run lengths (simulated s) `harmonia-length` measures after the paper's fill: GC starts
+/// 116–142 s into HPC(W), so the shortest sees little of it and the longest mostly GC.
+pub const HARMONIA_LENGTHS_FILL_S: [f64; 4] = [150.0, 300.0, 600.0, 1200.0];
+/// And after the steady-state warm-up (GC from the first request; measured from 3 s).
+pub const HARMONIA_LENGTHS_STEADY_S: [f64; 2] = [30.0, 150.0];
+
+/// The standard deviation's cut against run length, warm-up and array layer: baseline and
+/// reactive GGC on HPC(W), 8 SSDs, after the paper's fill for each of
+/// [`HARMONIA_LENGTHS_FILL_S`] and after [`HarmoniaScale::STEADY`]'s ageing for each of
+/// [`HARMONIA_LENGTHS_STEADY_S`], each with the SSDs on their own links and on DiskSim's
+/// shared HBA bus.
+pub fn harmonia_length(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
+    let steady = HarmoniaScale { ssd_gib: scale.ssd_gib, ..HarmoniaScale::STEADY };
+    let mut runs = Vec::new();
+    let warmups = [(scale, &HARMONIA_LENGTHS_FILL_S[..]), (steady, &HARMONIA_LENGTHS_STEADY_S[..])];
+    for bus in [None, Some(swan_models::hba::HbaBusConfig::DISKSIM_PCIE_X8)] {
+        for (warm, lengths) in warmups {
+            for &len in lengths {
+                for scheme in [HarmoniaScheme::Baseline, HarmoniaScheme::Ggc(GgcPolicy::Reactive)] {
+                    let sc = HarmoniaScale { sim_s: len, ..warm };
+                    let mut cfg = harmonia_run(scheme, 8, hpc::READ_FRACTION_W, hpc::IOPS, sc, seed);
+                    cfg.hba_bus = bus;
+                    runs.push(cfg);
+                }
+            }
+        }
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

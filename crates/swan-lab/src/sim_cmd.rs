@@ -243,6 +243,12 @@ pub struct SimArgs {
     /// and queue) or spread (members dealt round-robin over the switches).
     #[arg(long, value_name = "PLACEMENT", requires = "fabric", default_value = "switch-major")]
     pub fabric_placement: swan_sim::fabric_array::Placement,
+    /// The SSDs share one host-bus-adapter bus, as DiskSim connects an array's devices (the
+    /// paper's simulator for Harmonia): every byte any member reads or writes crosses it,
+    /// with an arbitration per member per request, and an SSD's own host link costs nothing.
+    /// `disksim` is the SSD extension's bus (2,147 MB/s, 1 µs arbitration); or MBPS[:ARB_US].
+    #[arg(long, value_name = "BUS", value_parser = parse_hba_bus, conflicts_with = "fabric")]
+    pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
     /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]
@@ -434,6 +440,7 @@ impl SimArgs {
                 pages_per_block: self.fimm_pages_per_block,
                 placement: self.fabric_placement,
             }),
+            hba_bus: self.hba_bus,
             host: match &self.host {
                 Some(path) => Some(read_host_model(path)?),
                 None => None,
@@ -742,3 +749,25 @@ pub(crate) fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_mod
 #[cfg(test)]
 #[path = "sim_cmd_tests.rs"]
 mod tests;
+
+/// `--hba-bus`: `disksim`, or a rate in MB/s with an optional arbitration in µs.
+fn parse_hba_bus(s: &str) -> Result<swan_models::hba::HbaBusConfig, String> {
+    use swan_models::hba::HbaBusConfig;
+    if s == "disksim" {
+        return Ok(HbaBusConfig::DISKSIM_PCIE_X8);
+    }
+    let (rate, arb) = s.split_once(':').map_or((s, None), |(r, a)| (r, Some(a)));
+    let mbps: u64 = rate.parse().map_err(|_| format!("`{rate}`: expected `disksim` or MBPS[:ARB_US]"))?;
+    if mbps == 0 {
+        return Err("the bus needs a rate above 0 MB/s".into());
+    }
+    let arbitration_us: f64 = match arb {
+        Some(a) => a
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or(format!("`{a}`: an arbitration time in µs, 0 or more"))?,
+        None => 0.0,
+    };
+    Ok(HbaBusConfig { mbps, arbitration_ns: (arbitration_us * 1_000.0).round() as u64 })
+}

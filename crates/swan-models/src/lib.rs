@@ -23,6 +23,7 @@
 pub mod calendar;
 pub mod fabric;
 pub mod fimm;
+pub mod hba;
 pub mod hdd;
 pub mod host;
 pub mod link;

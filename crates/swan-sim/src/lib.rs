@@ -24,6 +24,7 @@ pub mod apas;
 pub mod engine;
 pub mod fabric_array;
 pub mod ggc;
+pub mod hba_array;
 pub mod hot_clusters;
 pub mod member_trace;
 pub mod members;

@@ -203,3 +203,11 @@ fn sim_over_a_fabric_refuses_what_cannot_run_there() {
     sim_fails(&["--fabric-placement", "spread"], &["--fabric"]);
     sim_fails(&["--fabric", "4x8", "--fabric-placement", "diagonal"], &["diagonal", "switch-major", "spread"]);
 }
+
+#[test]
+fn sim_hba_bus_refuses_a_bus_that_cannot_exist() {
+    sim_fails(&["--hba-bus", "0"], &["--hba-bus", "above 0"]);
+    sim_fails(&["--hba-bus", "fast"], &["--hba-bus", "disksim", "MBPS[:ARB_US]"]);
+    sim_fails(&["--hba-bus", "2147:-1"], &["--hba-bus", "arbitration"]);
+    sim_fails(&["--hba-bus", "disksim", "--fabric", "4x8"], &["--hba-bus", "--fabric"]);
+}

@@ -37,6 +37,8 @@ pub enum Experiment {
     HarmoniaBound,
     /// Harmonia's claims under the paper's warm-up and under a steady-state one.
     HarmoniaWarmup,
+    /// Harmonia's standard-deviation cut against run length, warm-up and array layer.
+    HarmoniaLength,
     /// Triple-A Fig. 12: non-autonomic and Triple-A with 1 … 8 hot clusters (4x16, random reads).
     TripleAFig12,
     /// Triple-A Fig. 13–15: 4x8 … 4x20 networks, 4 hot clusters: IOPS, latency, contention, stalls.

@@ -7,6 +7,7 @@ mod apas_why;
 pub mod args;
 mod fig12;
 mod harmonia;
+mod harmonia_length;
 mod read_rules;
 mod spread;
 mod triple_a;
@@ -38,6 +39,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::HarmoniaFig9 => "harmonia-fig9",
         Experiment::HarmoniaBound => "harmonia-bound",
         Experiment::HarmoniaWarmup => "harmonia-warmup",
+        Experiment::HarmoniaLength => "harmonia-length",
         Experiment::TripleAFig12 => "triple-a-fig12",
         Experiment::TripleAFig13 => "triple-a-fig13",
         Experiment::TripleAFig16 => "triple-a-fig16",
@@ -85,6 +87,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             | Experiment::HarmoniaWarmup
     ) {
         return crate::repro::harmonia::run(args);
+    }
+    if args.experiment == Experiment::HarmoniaLength {
+        return crate::repro::harmonia_length::run(args);
     }
     if matches!(args.experiment, Experiment::TripleAFig12 | Experiment::TripleAFig13 | Experiment::TripleAFig16) {
         return crate::repro::triple_a::run(args, name(args.experiment));

@@ -85,6 +85,10 @@ pub struct SimConfig {
     /// (see [`crate::fabric_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric: Option<crate::fabric_array::spec::FabricSpec>,
+    /// The SSDs share one host-bus-adapter bus, as DiskSim connects an array's devices
+    /// (see [`crate::hba_array`]); `None`: each SSD has its own host link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
     /// The host's cores and the CPU cost of each stage of a request's path (client,
     /// connection reader, engine in and out, GC on the engine), as `swan host fit` measured
     /// them on a machine or a preset names them (docs/host-model.md). `None`: no host, every
@@ -126,6 +130,7 @@ impl SimConfig {
             reads_overtake_writes: false,
             gc_in_front_end: false,
             fabric: None,
+            hba_bus: None,
             host: None,
             setup_threads: 0,
         }
@@ -202,6 +207,11 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     cfg.ssd_variation.validate().map_err(SimError::Variation)?;
     if let Some(f) = &cfg.fabric {
         check_fabric_settings(cfg, &f.preset)?;
+        if cfg.hba_bus.is_some() {
+            return Err(SimError::Config(
+                "a shared HBA bus connects SSD members; a fabric's clusters have their own links".into(),
+            ));
+        }
     }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));

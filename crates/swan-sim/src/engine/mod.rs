@@ -46,8 +46,8 @@ pub use crate::members::Members;
 pub use config::{SimConfig, SimError, StopRule};
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
-pub(crate) use setup::build_ssd;
 pub use setup::{build, build_synthetic, Built};
+pub(crate) use setup::{build_ssd, build_ssds};
 pub use swan_core::scheme::ReadRules;
 pub use windows::WindowOutput;
 

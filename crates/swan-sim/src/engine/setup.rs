@@ -9,6 +9,7 @@ use super::turns::EngineThread;
 use super::{Engine, Members, RunOutput, SimConfig, SimError, NS_PER_S};
 use crate::fabric_array::FabricArray;
 use crate::ggc::GgcDriver;
+use crate::hba_array::HbaArray;
 use crate::prefill;
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, SyntheticSource};
@@ -38,18 +39,20 @@ impl Engine {
         cfg: SimConfig,
         make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
     ) -> Result<Self, SimError> {
-        if cfg.fabric.is_some() {
+        if cfg.fabric.is_some() || cfg.hba_bus.is_some() {
             return Err(SimError::Config(
-                "a run over a fabric has cluster members: build it with engine::build".into(),
+                "a run over a fabric or a shared HBA bus has its own members: build it with engine::build".into(),
             ));
         }
         Self::with_members(cfg, build_ssds, make_source)
     }
 }
 
-/// An engine over the members the run names: SSDs, or clusters behind a fabric.
+/// An engine over the members the run names: SSDs, SSDs sharing a bus, or clusters behind
+/// a fabric.
 pub enum Built {
     Ssds(Box<Engine>),
+    Hba(Box<Engine<HbaArray>>),
     Fabric(Box<Engine<FabricArray>>),
 }
 
@@ -58,6 +61,7 @@ impl Built {
     pub fn record_member_io(&mut self, sink: Box<dyn crate::member_trace::MemberIoSink>) {
         match self {
             Built::Ssds(e) => e.record_member_io(sink),
+            Built::Hba(e) => e.record_member_io(sink),
             Built::Fabric(e) => e.record_member_io(sink),
         }
     }
@@ -66,6 +70,7 @@ impl Built {
     pub fn run(self, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, SimError> {
         match self {
             Built::Ssds(e) => e.run(progress),
+            Built::Hba(e) => e.run(progress),
             Built::Fabric(e) => e.run(progress),
         }
     }
@@ -82,9 +87,13 @@ pub fn build(
     cfg: SimConfig,
     make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
 ) -> Result<Built, SimError> {
-    Ok(match cfg.fabric {
-        Some(_) => Built::Fabric(Box::new(Engine::with_members(cfg, fabric_members, make_source)?)),
-        None => Built::Ssds(Box::new(Engine::with_source(cfg, make_source)?)),
+    Ok(match (&cfg.fabric, cfg.hba_bus) {
+        (Some(_), _) => Built::Fabric(Box::new(Engine::with_members(cfg, fabric_members, make_source)?)),
+        (None, Some(bus)) => {
+            let members = |cfg: &SimConfig, n: u32| HbaArray::new(cfg, bus, n);
+            Built::Hba(Box::new(Engine::with_members(cfg, members, make_source)?))
+        }
+        (None, None) => Built::Ssds(Box::new(Engine::with_source(cfg, make_source)?)),
     })
 }
 

@@ -1,0 +1,101 @@
+//! The shared bus under an array: every member's bytes cross it, one transfer at a time,
+//! and it caps what the whole array moves however many SSDs there are.
+
+use super::*;
+use crate::engine::{build_synthetic, StopRule};
+use crate::runs::{random_writes, run_config, sata_ssd};
+use crate::workload::Pattern;
+use swan_core::geometry::RaidLevel;
+use swan_core::scheme::SchemeKind;
+use swan_models::hba::HbaBusConfig;
+
+fn config(members: u32, bus: Option<HbaBusConfig>) -> SimConfig {
+    // 128 KiB random requests, half reads, 64 outstanding.
+    let workload = crate::workload::WorkloadSpec {
+        pattern: Pattern::RandRw,
+        read_fraction: 0.5,
+        block_blocks: 32,
+        ..random_writes(64)
+    };
+    let mut cfg = run_config(
+        SchemeKind::Raid(RaidLevel::Raid0),
+        1,
+        members,
+        sata_ssd(0.25, "sata850pro"),
+        workload,
+        0.5,
+        0.0,
+        0.0,
+        1,
+    );
+    cfg.array.chunk_blocks = 1;
+    cfg.stop = StopRule { sim_seconds: Some(0.2), write_bytes: None };
+    cfg.hba_bus = bus;
+    cfg
+}
+
+fn read(block: u64) -> DevOp {
+    DevOp { kind: DevOpKind::Read, block, count: 1, class: IoClass::User }
+}
+
+#[test]
+fn two_members_finishing_together_cross_the_bus_one_after_the_other() {
+    let bus = HbaBusConfig::DISKSIM_PCIE_X8;
+    let cfg = config(2, Some(bus));
+    let written = DevOp { kind: DevOpKind::Write, ..read(7) };
+    let mut array = HbaArray::new(&cfg, bus, 2).unwrap();
+    (0..2).for_each(|m| array.apply_untimed(m, written));
+    // The same read on two idle SSDs: both finish at once, then share the bus.
+    let idle = |host_mbps: u64| {
+        let mut c = cfg.ssd.clone();
+        c.host_mbps = host_mbps;
+        let mut ssd = Ssd::new(c).unwrap();
+        ssd.apply_untimed(written);
+        ssd.submit(0, read(7))
+    };
+    let ssd_done = idle(LINK_ON_THE_BUS_MBPS);
+    let a = array.submit(0, 0, read(7));
+    let b = array.submit(1, 0, read(7));
+    let one = bus.arbitration_ns + bus.xfer_ns(4096);
+    assert_eq!(a, ssd_done + one);
+    assert_eq!(b, ssd_done + 2 * one);
+    assert!(idle(cfg.ssd.host_mbps) > ssd_done, "an SSD alone pays its own link; behind the bus it does not");
+    assert_eq!(array.bus().busy_ns(), 2 * one);
+}
+
+#[test]
+fn a_trim_moves_no_data_over_the_bus() {
+    let bus = HbaBusConfig::DISKSIM_PCIE_X8;
+    let mut array = HbaArray::new(&config(1, Some(bus)), bus, 1).unwrap();
+    array.submit(0, 0, DevOp { kind: DevOpKind::Trim, block: 0, count: 64, class: IoClass::User });
+    assert_eq!(array.bus().busy_ns(), 0);
+}
+
+#[test]
+fn the_bus_caps_what_the_whole_array_moves() {
+    // 64 outstanding 128 KiB requests on 8 SSDs move far more than 100 MB/s on their own
+    // links; behind a 100 MB/s bus they move at most that.
+    let mb_per_s = |cfg: SimConfig| {
+        let out = build_synthetic(cfg).unwrap().run(&mut |_| {}).unwrap();
+        let bytes = (out.user_write_blocks + out.user_read_blocks) * 4096;
+        bytes as f64 / (out.sim_ns as f64 / 1e9) / 1e6
+    };
+    let own = mb_per_s(config(8, None));
+    let capped = mb_per_s(config(8, Some(HbaBusConfig { mbps: 100, arbitration_ns: 0 })));
+    assert!(own > 300.0, "own links: {own:.0} MB/s");
+    assert!(capped <= 101.0 && capped > 80.0, "behind a 100 MB/s bus: {capped:.0} MB/s");
+}
+
+#[test]
+fn a_fabric_and_a_bus_together_are_refused() {
+    let mut cfg = config(2, Some(HbaBusConfig::DISKSIM_PCIE_X8));
+    cfg.fabric = Some(crate::fabric_array::FabricSpec {
+        preset: "4x16".into(),
+        gc: false,
+        blocks_per_plane: None,
+        pages_per_block: None,
+        placement: Default::default(),
+    });
+    let e = build_synthetic(cfg).err().expect("refused").to_string();
+    assert!(e.contains("HBA bus"), "{e}");
+}
