@@ -21,6 +21,9 @@ const LINK_ON_THE_BUS_MBPS: u64 = 1 << 40;
 pub struct HbaArray {
     ssds: Vec<Ssd>,
     bus: HbaBus,
+    /// Per member: when its last transfer over the bus ends (a read is not through until
+    /// its data has crossed).
+    carried_until: Vec<Nanos>,
 }
 
 impl HbaArray {
@@ -32,7 +35,7 @@ impl HbaArray {
         let mut inner = cfg.clone();
         inner.ssd.host_mbps = LINK_ON_THE_BUS_MBPS;
         let ssds = crate::engine::build_ssds(&inner, members)?;
-        Ok(Self { bus: HbaBus::new(bus, ssds.len()), ssds })
+        Ok(Self { bus: HbaBus::new(bus, ssds.len()), carried_until: vec![0; ssds.len()], ssds })
     }
 
     pub fn bus(&self) -> &HbaBus {
@@ -49,17 +52,24 @@ impl Members for HbaArray {
     fn submit(&mut self, member: u32, now: Nanos, op: DevOp) -> Nanos {
         let done = self.ssds[member as usize].submit(now, op);
         match op.kind {
-            DevOpKind::Read | DevOpKind::Write => self.bus.carry(member, now, done, u64::from(op.count) * BLOCK_BYTES),
+            DevOpKind::Read | DevOpKind::Write => {
+                let end = self.bus.carry(member, now, done, u64::from(op.count) * BLOCK_BYTES);
+                let until = &mut self.carried_until[member as usize];
+                *until = (*until).max(end);
+                end
+            }
             DevOpKind::Trim | DevOpKind::Flush => done,
         }
     }
 
+    /// The SSD's wait only: the bus, shared by all, would delay a read around a busy
+    /// member as much as one on it.
     fn read_wait(&self, member: u32, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
         self.ssds[member as usize].read_wait(now, block, count, class)
     }
 
     fn busy_until(&self, member: u32) -> Nanos {
-        self.ssds[member as usize].busy_until()
+        self.ssds[member as usize].busy_until().max(self.carried_until[member as usize])
     }
 
     fn apply_untimed(&mut self, member: u32, op: DevOp) {

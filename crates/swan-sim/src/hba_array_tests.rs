@@ -61,6 +61,7 @@ fn two_members_finishing_together_cross_the_bus_one_after_the_other() {
     assert_eq!(b, ssd_done + 2 * one);
     assert!(idle(cfg.ssd.host_mbps) > ssd_done, "an SSD alone pays its own link; behind the bus it does not");
     assert_eq!(array.bus().busy_ns(), 2 * one);
+    assert_eq!(array.busy_until(1), b, "a member is through once its data has crossed");
 }
 
 #[test]
