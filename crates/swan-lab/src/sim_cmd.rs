@@ -746,10 +746,6 @@ pub(crate) fn read_host_model(path: &std::path::Path) -> anyhow::Result<swan_mod
     Ok(model)
 }
 
-#[cfg(test)]
-#[path = "sim_cmd_tests.rs"]
-mod tests;
-
 /// `--hba-bus`: `disksim`, or a rate in MB/s with an optional arbitration in µs.
 fn parse_hba_bus(s: &str) -> Result<swan_models::hba::HbaBusConfig, String> {
     use swan_models::hba::HbaBusConfig;
@@ -771,3 +767,7 @@ fn parse_hba_bus(s: &str) -> Result<swan_models::hba::HbaBusConfig, String> {
     };
     Ok(HbaBusConfig { mbps, arbitration_ns: (arbitration_us * 1_000.0).round() as u64 })
 }
+
+#[cfg(test)]
+#[path = "sim_cmd_tests.rs"]
+mod tests;

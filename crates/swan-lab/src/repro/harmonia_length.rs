@@ -44,9 +44,14 @@ fn job_name(cfg: &SimConfig) -> String {
     )
 }
 
-/// GGC over the baseline, seed by seed: (mean, min, max) of the change (−0.7 = −70 %).
+/// GGC's change over the baseline of the same seed (−0.7 = −70 %), seed by seed.
+fn changes(cell: &Cell, f: fn(&RunSummary) -> f64) -> Vec<f64> {
+    cell.ggc.iter().zip(&cell.baseline).map(|(g, b)| f(g) / f(b) - 1.0).collect()
+}
+
+/// [`changes`] summed up: (mean, min, max).
 fn change(cell: &Cell, f: fn(&RunSummary) -> f64) -> (f64, f64, f64) {
-    let v: Vec<f64> = cell.ggc.iter().zip(&cell.baseline).map(|(g, b)| f(g) / f(b) - 1.0).collect();
+    let v = changes(cell, f);
     let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
     (mean, v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
 }
@@ -122,12 +127,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             100.0 * shi
         );
         let key = format!("{}.{}s.{}", c.warmup.replace(['+', '%'], ""), c.length_s, if c.bus { "hba" } else { "own" });
-        let per_seed = |f: fn(&RunSummary) -> f64| -> Vec<f64> {
-            c.ggc.iter().zip(&c.baseline).map(|(g, b)| f(g) / f(b) - 1.0).collect()
-        };
         let what = format!("{}, {} s, {layer}", c.warmup, c.length_s);
-        m.set_seeds(&format!("{key}.mean_change"), &format!("{what}: GGC's mean change"), "%", &per_seed(mean_us));
-        m.set_seeds(&format!("{key}.sd_change"), &format!("{what}: GGC's std dev change"), "%", &per_seed(sd_us));
+        m.set_seeds(&format!("{key}.mean_change"), &format!("{what}: GGC's mean change"), "%", &changes(c, mean_us));
+        m.set_seeds(&format!("{key}.sd_change"), &format!("{what}: GGC's std dev change"), "%", &changes(c, sd_us));
     }
     println!(
         "(GGC over RAID0 of the same seed; the paper: mean {:+.0} %, std dev {:+.0} %)",
@@ -135,25 +137,23 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         100.0 * PAPER_SD_CUT
     );
     // The cell nearest the paper's pair, and every cell within 10 points of both.
-    let distance = |c: &Cell| {
-        let (mc, sc) = (change(c, mean_us).0, change(c, sd_us).0);
-        ((mc - PAPER_MEAN_CUT).powi(2) + (sc - PAPER_SD_CUT).powi(2)).sqrt()
-    };
-    if let Some(best) = cells.iter().min_by(|a, b| distance(a).total_cmp(&distance(b))) {
+    let cuts: Vec<(f64, f64)> = cells.iter().map(|c| (change(c, mean_us).0, change(c, sd_us).0)).collect();
+    let distance = |i: usize| ((cuts[i].0 - PAPER_MEAN_CUT).powi(2) + (cuts[i].1 - PAPER_SD_CUT).powi(2)).sqrt();
+    if let Some(i) = (0..cells.len()).min_by(|&a, &b| distance(a).total_cmp(&distance(b))) {
+        let best = &cells[i];
         println!(
             "Nearest the paper's pair: {}, {} s, {} ({:.0} points away)",
             best.warmup,
             best.length_s,
             if best.bus { "HBA bus" } else { "own links" },
-            100.0 * distance(best)
+            100.0 * distance(i)
         );
     }
     let within: Vec<String> = cells
         .iter()
-        .filter(|c| {
-            (change(c, mean_us).0 - PAPER_MEAN_CUT).abs() <= 0.10 && (change(c, sd_us).0 - PAPER_SD_CUT).abs() <= 0.10
-        })
-        .map(|c| format!("{} {} s {}", c.warmup, c.length_s, if c.bus { "HBA bus" } else { "own links" }))
+        .zip(&cuts)
+        .filter(|(_, &(mc, sc))| (mc - PAPER_MEAN_CUT).abs() <= 0.10 && (sc - PAPER_SD_CUT).abs() <= 0.10)
+        .map(|(c, _)| format!("{} {} s {}", c.warmup, c.length_s, if c.bus { "HBA bus" } else { "own links" }))
         .collect();
     println!(
         "Cells within 10 points of both: {}",
