@@ -38,7 +38,7 @@ want=${1:-all}
 [[ $want == all || $want == fig12 ]] && run fig12 repro fig12
 [[ $want == all || $want == simple-ssd ]] && run simple-ssd repro simple-ssd
 [[ $want == all || $want == read-rules ]] && run read-rules repro read-rules
-for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup harmonia-length; do
+for h in harmonia-hpc harmonia-fig7 harmonia-fig8 harmonia-fig9 harmonia-bound harmonia-warmup harmonia-length harmonia-drives; do
   [[ $want == all || $want == "$h" ]] && run "$h" repro "$h"
 done
 for t in triple-a-fig12 triple-a-fig13 triple-a-fig16 triple-a-table2 triple-a-fig9 triple-a-fig10 triple-a-fig11 triple-a-gc triple-a-arrays; do

@@ -436,9 +436,114 @@ pub fn harmonia_length(scale: HarmoniaScale, seed: u64) -> Vec<SimConfig> {
     runs
 }
 
+/// Harmonia §III's measured drives as swan's presets: SSD(M) and SSD(S) (Table I).
+pub const HARMONIA_DRIVES: [&str; 2] = ["ultradrive-gx", "x25e"];
+/// Table II / IV: the write shares §III sweeps, write-heaviest first as its tables print them.
+pub const HARMONIA_DRIVES_WRITE_SHARES: [f64; 4] = [0.8, 0.6, 0.4, 0.2];
+/// §III-E, Fig. 3, Table VI: the write share the width and RAID-level comparisons use.
+pub const HARMONIA_DRIVES_WIDTH_SHARE: f64 = 0.6;
+/// Table II: 64 requests outstanding at every width.
+pub const HARMONIA_DRIVES_QD: u32 = 64;
+/// Shallower host queues tried beside Table II's 64, to test what keeps the drives apart.
+pub const HARMONIA_DRIVES_SHALLOW_QD: [u32; 2] = [1, 4];
+/// Simulated seconds of a run, and the start of what is measured: the first seconds carry
+/// the free blocks the warm-up left, at the fresh drive's rate.
+pub const HARMONIA_DRIVES_RUN_S: f64 = 70.0;
+pub const HARMONIA_DRIVES_FROM_S: f64 = 10.0;
+
+/// One §III run: `members` drives of `preset` as in-place RAID `level` with Table III's
+/// 256 KiB stripe unit, Table II's 64 closed-loop requests of 320 KiB per drive
+/// ("313 KB" = 1.25 MB / 4; 1.25 MiB on 4 drives, 1.875 MiB on 6; the paper's example of
+/// one drive taking two units of a 1.25 MB request reads its MB as MiB), `write_share` of
+/// them writes. The paper gives neither the access pattern nor the drives' state, so both
+/// ends are run: `Pattern::RandRw`, uniformly random over the whole volume after every
+/// drive is filled and 95 % overwritten at random (GC in its steady state, as in a drive long
+/// in service), and `Pattern::Rw`, fio's sequential mix, after a sequential fill alone.
+#[allow(clippy::too_many_arguments)]
+pub fn harmonia_drive_run(
+    preset: &str,
+    pattern: Pattern,
+    level: RaidLevel,
+    members: u32,
+    write_share: f64,
+    iodepth: u32,
+    ssd_gib: f64,
+    seed: u64,
+) -> SimConfig {
+    let ssd = sata_ssd(ssd_gib, preset);
+    // 320 KiB per drive of the array, parity drives included, as Table II scales it.
+    let request_blocks = 80 * members;
+    let workload = WorkloadSpec {
+        pattern,
+        read_fraction: 1.0 - write_share,
+        block_blocks: request_blocks,
+        arrival: swan_sim::workload::Arrival::Closed { iodepth },
+        ..WorkloadSpec::default()
+    };
+    let age = if pattern == Pattern::Rw { 0.0 } else { 0.95 };
+    let mut cfg = run_config(SchemeKind::Raid(level), 1, members, ssd, workload, 1.0, age, 0.0, seed);
+    cfg.array.chunk_blocks = 64;
+    cfg.fill_first = true;
+    cfg.stop = StopRule { sim_seconds: Some(HARMONIA_DRIVES_RUN_S), write_bytes: None };
+    cfg.interval_ms = 1000;
+    cfg.measure_from_s = HARMONIA_DRIVES_FROM_S;
+    cfg
+}
+
+/// Harmonia §III (Tables IV–VII, Fig. 1–3) for both drives and both access patterns: one
+/// drive at each write share; RAID-0 of 6 at each (Table V's RAID(A) and RAID(B)); RAID-0 of
+/// 4 and RAID-5 of 6 at 60 % writes (Fig. 3, Table VI, Table VII); every cell on identical
+/// drives and again on drives varied as Tail at Store measured them. Then, random only, 1 and
+/// 6 identical drives at shallower host queues.
+pub fn harmonia_drives(ssd_gib: f64, seed: u64) -> Vec<SimConfig> {
+    let mut runs = Vec::new();
+    for preset in HARMONIA_DRIVES {
+        let mut cells = Vec::new();
+        for share in HARMONIA_DRIVES_WRITE_SHARES {
+            cells.push((RaidLevel::Raid0, 1, share));
+            cells.push((RaidLevel::Raid0, 6, share));
+        }
+        cells.push((RaidLevel::Raid0, 4, HARMONIA_DRIVES_WIDTH_SHARE));
+        cells.push((RaidLevel::Raid5, 6, HARMONIA_DRIVES_WIDTH_SHARE));
+        for pattern in [Pattern::RandRw, Pattern::Rw] {
+            for variation in [swan_models::ssd::Variation::default(), swan_models::ssd::Variation::TAIL_AT_STORE] {
+                for &(level, n, share) in &cells {
+                    let mut cfg =
+                        harmonia_drive_run(preset, pattern, level, n, share, HARMONIA_DRIVES_QD, ssd_gib, seed);
+                    cfg.ssd_variation = variation;
+                    runs.push(cfg);
+                }
+            }
+        }
+        for qd in HARMONIA_DRIVES_SHALLOW_QD {
+            for n in [1, 6] {
+                let share = HARMONIA_DRIVES_WIDTH_SHARE;
+                runs.push(harmonia_drive_run(preset, Pattern::RandRw, RaidLevel::Raid0, n, share, qd, ssd_gib, seed));
+            }
+        }
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_measured_drive_runs_scale_table_iis_requests_and_warm_each_pattern_its_way() {
+        let runs = harmonia_drives(1.0, 1);
+        // Per drive: 10 cells × 2 patterns × 2 variations, and 4 shallow-queue runs.
+        assert_eq!(runs.len(), 2 * (10 * 2 * 2 + 4));
+        for cfg in &runs {
+            let members = cfg.array.members();
+            assert_eq!(cfg.workload.block_blocks, 80 * members, "320 KiB per drive");
+            assert_eq!(cfg.array.chunk_blocks, 64, "Table III's 256 KiB stripe unit");
+            assert!(cfg.fill_first);
+            let random = cfg.workload.pattern == Pattern::RandRw;
+            assert_eq!(cfg.age_fraction > 0.0, random, "only the random runs are aged");
+            assert!(random || cfg.workload.pattern == Pattern::Rw);
+        }
+    }
 
     #[test]
     fn the_harmonia_runs_prefill_only_the_logs() {

@@ -28,7 +28,7 @@ pub struct SimArgs {
     /// SSDs per R-group (4R-2SSD = --rgroups 4 --ssds-per-rgroup 2).
     #[arg(long, default_value_t = 2)]
     pub ssds_per_rgroup: u32,
-    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc.
+    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc, x25e and ultradrive-gx (Harmonia §III's SSD(S) and SSD(M)).
     #[arg(long, default_value = "sata850pro")]
     pub ssd: String,
     /// Whether host reads overtake the SSDs' own GC (its copies and erases), as preemptible
@@ -184,10 +184,10 @@ pub struct SimArgs {
     /// --rate-iops changes its mean rate.
     #[arg(long)]
     pub workload: Option<String>,
-    /// fio pattern: read, write, randread, randwrite, randrw.
+    /// fio pattern: read, write, randread, randwrite, randrw, rw (reads and writes mixed at one sequential cursor).
     #[arg(long, default_value = "randwrite", conflicts_with = "trace")]
     pub rw: Pattern,
-    /// Fraction of reads for randrw.
+    /// Fraction of reads for randrw and rw.
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true, conflicts_with = "trace")]
     pub rwmixread: f64,
     /// Request size.
@@ -672,7 +672,7 @@ impl SimArgs {
         }
         let reads_only = match self.rw {
             Pattern::Read | Pattern::RandRead => true,
-            Pattern::RandRw => self.rwmixread >= 1.0,
+            Pattern::RandRw | Pattern::Rw => self.rwmixread >= 1.0,
             Pattern::Write | Pattern::RandWrite => false,
         };
         if self.max_requests == Some(0) {

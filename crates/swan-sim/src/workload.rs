@@ -72,6 +72,8 @@ pub enum Pattern {
     RandRead,
     RandWrite,
     RandRw,
+    /// fio's `rw`: reads and writes mixed by the read fraction, both at one sequential cursor.
+    Rw,
 }
 
 impl FromStr for Pattern {
@@ -83,6 +85,7 @@ impl FromStr for Pattern {
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
             "randrw" => Pattern::RandRw,
+            "rw" => Pattern::Rw,
             _ => return Err(UnknownPattern(s.to_string())),
         })
     }
@@ -96,6 +99,7 @@ impl fmt::Display for Pattern {
             Pattern::RandRead => "randread",
             Pattern::RandWrite => "randwrite",
             Pattern::RandRw => "randrw",
+            Pattern::Rw => "rw",
         })
     }
 }
@@ -340,6 +344,12 @@ impl Generator {
                 self.seq_cursor = (self.seq_cursor + 1) % self.positions;
                 (if self.pattern == Pattern::Read { ReqOp::Read } else { ReqOp::Write }, pos)
             }
+            Pattern::Rw => {
+                let op = if self.rng.unit() < self.read_fraction { ReqOp::Read } else { ReqOp::Write };
+                let pos = self.seq_cursor;
+                self.seq_cursor = (self.seq_cursor + 1) % self.positions;
+                (op, pos)
+            }
             Pattern::RandRead => (ReqOp::Read, self.random_position()),
             Pattern::RandWrite => (ReqOp::Write, self.random_position()),
             Pattern::RandRw => {
@@ -579,5 +589,26 @@ mod tests {
         let mut g = Generator::new(&spec, 100, SimRng::new(0)).unwrap();
         let lbas: Vec<u64> = (0..3).map(|_| g.next_request().lba).collect();
         assert_eq!(lbas, vec![0, 4, 0]);
+    }
+
+    #[test]
+    fn the_sequential_mix_shares_one_cursor_between_reads_and_writes() {
+        let spec = WorkloadSpec {
+            pattern: Pattern::Rw,
+            read_fraction: 0.4,
+            region_blocks: 4000,
+            block_blocks: 4,
+            ..Default::default()
+        };
+        let mut g = Generator::new(&spec, 4000, SimRng::new(3)).unwrap();
+        let reqs: Vec<Request> = (0..1500).map(|_| g.next_request()).collect();
+        // Every request takes the next position, whatever its kind, and wraps at the region.
+        for (i, r) in reqs.iter().enumerate() {
+            assert_eq!(r.lba, (i as u64 % 1000) * 4, "request {i}");
+        }
+        let reads = reqs.iter().filter(|r| r.op == ReqOp::Read).count() as f64 / reqs.len() as f64;
+        assert!((reads - 0.4).abs() < 0.04, "{reads} of the requests read");
+        assert_eq!("rw".parse::<Pattern>().unwrap(), Pattern::Rw);
+        assert_eq!(Pattern::Rw.to_string(), "rw");
     }
 }

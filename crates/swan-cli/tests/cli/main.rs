@@ -28,7 +28,8 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 const SMALL: &[&str] = &["--ssd-capacity", "256MiB", "--footprint", "1", "--quiet"];
-const PRESETS: &[&str] = &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc"];
+const PRESETS: &[&str] =
+    &["sata850pro", "sata850pro-blockftl", "harmonia", "openchannel", "apas-slc", "x25e", "ultradrive-gx"];
 const SCHEMES: &[&str] = &["raid0", "raid4", "raid5", "lograid0", "lograid4", "lograid5", "swan0", "swan4", "swan5"];
 
 /// A fresh directory under the system temp dir, named after the test, removed when dropped.

@@ -39,6 +39,9 @@ pub enum Experiment {
     HarmoniaWarmup,
     /// Harmonia's standard-deviation cut against run length, warm-up and array layer.
     HarmoniaLength,
+    /// Harmonia §III (Tables IV–VII, Fig. 1–3): its two measured drives, alone and in RAID-0/5
+    /// of 4 and 6, bandwidth and its variation by write share, width and RAID level.
+    HarmoniaDrives,
     /// Triple-A Fig. 12: non-autonomic and Triple-A with 1 … 8 hot clusters (4x16, random reads).
     TripleAFig12,
     /// Triple-A Fig. 13–15: 4x8 … 4x20 networks, 4 hot clusters: IOPS, latency, contention, stalls.

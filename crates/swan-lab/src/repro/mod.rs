@@ -7,6 +7,7 @@ mod apas_why;
 pub mod args;
 mod fig12;
 mod harmonia;
+mod harmonia_drives;
 mod harmonia_length;
 mod read_rules;
 mod spread;
@@ -40,6 +41,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::HarmoniaBound => "harmonia-bound",
         Experiment::HarmoniaWarmup => "harmonia-warmup",
         Experiment::HarmoniaLength => "harmonia-length",
+        Experiment::HarmoniaDrives => "harmonia-drives",
         Experiment::TripleAFig12 => "triple-a-fig12",
         Experiment::TripleAFig13 => "triple-a-fig13",
         Experiment::TripleAFig16 => "triple-a-fig16",
@@ -90,6 +92,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if args.experiment == Experiment::HarmoniaLength {
         return crate::repro::harmonia_length::run(args);
+    }
+    if args.experiment == Experiment::HarmoniaDrives {
+        return crate::repro::harmonia_drives::run(args);
     }
     if matches!(args.experiment, Experiment::TripleAFig12 | Experiment::TripleAFig13 | Experiment::TripleAFig16) {
         return crate::repro::triple_a::run(args, name(args.experiment));
