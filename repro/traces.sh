@@ -37,7 +37,7 @@ swan=${CARGO_TARGET_DIR:-target}/release/swan  # where cargo just built it
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-common=(--ssd harmonia --ssd-capacity 2GiB --chunk 4KiB --fill --quiet)
+common=(--ssd harmonia --ssd-capacity 2GiB --chunk 4KiB --fill --hba-bus disksim --quiet)
 # What the two test rows at the end change.
 warmup=(--age 0.9)
 replay=(--replay recorded)

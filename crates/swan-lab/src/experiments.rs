@@ -275,6 +275,8 @@ pub fn harmonia_run(
         fill_first: true,
         measure_from_s: scale.measure_from_s,
         prefill: log.then_some(Prefill::STEADY),
+        // The paper's simulator connects its SSDs as DiskSim does: one shared HBA bus.
+        hba_bus: Some(swan_models::hba::HbaBusConfig::DISKSIM_PCIE_X8),
         ..SimConfig::new(array, ssd, hpc::workload(read_fraction, iops, volume))
     }
 }
