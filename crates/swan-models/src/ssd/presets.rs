@@ -244,19 +244,9 @@ pub fn x25e() -> SsdConfig {
         channel_mbps: 112,
         host_mbps: 300,
         cmd_latency_ns: 0,
-        gc_threshold: 0.005,
-        gc_reclaim_blocks: 1,
-        gc_soft_limit: 0.02,
-        ftl: FtlKind::Page,
-        gc_domain: GcDomain::Device,
-        placement: Placement::Static,
-        copy_back: false,
         gc_preemptible: false,
-        suspension: Suspension::BetweenOps,
         write_buffer_pages: 10,
-        reads_before_write_back: true,
-        layout: WriteLayout::PageStriped,
-        gc_frontier: false,
+        ..sata850pro()
     }
 }
 
