@@ -29,6 +29,7 @@ pub mod host;
 pub mod link;
 pub mod smr;
 pub mod ssd;
+pub mod zns;
 
 pub use swan_core::io::IoClass;
 
