@@ -268,7 +268,7 @@ pub const CLAIMS: &[Claim] = &[
         ..claim("harmonia-fig3-table6-random", "harmonia-drives", "Fig. 3, Table VI")
     },
     Claim {
-        says: "§III-E's conjecture: uncoordinated GC is what makes a RAID of SSDs lose per-drive bandwidth and vary \
+        says: "the paper's conjecture: uncoordinated GC is what makes a RAID of SSDs lose per-drive bandwidth and vary \
                with its width (identical drives, random requests, GC in its steady state, 64 deep)",
         paper_value: "0.764× (SSD(M)), 0.799× (SSD(S)) per drive, 6 ÷ 1",
         checks: &[
