@@ -99,17 +99,9 @@ fn bandwidth(dir: &std::path::Path) -> anyhow::Result<Bandwidth> {
     let t = ts.time();
     let v: Vec<f64> =
         (0..ts.len()).filter(|&i| t[i] > HARMONIA_DRIVES_FROM_S + 1e-9).filter_map(|i| Some(r[i]? + w[i]?)).collect();
-    let (mean, sd) = mean_sd(&v).ok_or_else(|| anyhow::anyhow!("{}: no interval after the warm-up", dir.display()))?;
-    Ok(Bandwidth { mean, sd })
-}
-
-fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    Some((mean, (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt()))
+    let (mean, cv) = swan_sim::metrics::mean_cv(&v)
+        .ok_or_else(|| anyhow::anyhow!("{}: no interval after the warm-up", dir.display()))?;
+    Ok(Bandwidth { mean, sd: cv * mean })
 }
 
 fn avg(v: &[f64]) -> f64 {
