@@ -37,6 +37,13 @@ impl Ord for Held {
     }
 }
 
+/// An emulated request on the model SSDs: when they were given it and when they completed it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ModelSpan {
+    pub issued: Instant,
+    pub done: Instant,
+}
+
 #[derive(Default)]
 pub(super) struct Replies {
     /// Replies of the batches served, sent once their tail record is written, each with
@@ -52,7 +59,7 @@ pub(super) struct Replies {
     held: BinaryHeap<Reverse<Held>>,
     held_seq: u64,
     /// Emulated replies whose request's later phases still wait for the model, by token
-    /// ([`super::later_phases`]), each with when it was carried out.
+    /// ([`super::later_phases`]), each with when the model was given its first phase.
     later: BTreeMap<u64, (Held, Instant)>,
     /// Emulated replies: how many, their model time and their lateness, summed in ns.
     emulated: u64,
@@ -61,22 +68,22 @@ pub(super) struct Replies {
 }
 
 impl Replies {
-    /// Reply once this batch's tail record is written, or, emulating, at `at` if that is
-    /// later than `now`. Returns the reply's index, if it joined a batch. `write`: the reply
-    /// is a write's (see [`Replies::fail_writes`]).
+    /// Reply once this batch's tail record is written, or, emulating, at the model's
+    /// completion if that is later than `now`. Returns the reply's index, if it joined a
+    /// batch. `write`: the reply is a write's (see [`Replies::fail_writes`]).
     pub fn complete(
         &mut self,
         done: Completion,
         reply: Reply,
-        at: Option<Instant>,
+        model: Option<ModelSpan>,
         now: Instant,
         write: bool,
     ) -> Option<usize> {
-        if let Some(t) = at {
+        if let Some(span) = model {
             self.emulated += 1;
-            self.model_ns = self.model_ns.saturating_add(nanos(t.saturating_duration_since(now)));
+            self.model_ns = self.model_ns.saturating_add(nanos(span.done.saturating_duration_since(span.issued)));
         }
-        match at {
+        match model.map(|span| span.done) {
             Some(t) if t > now => {
                 self.held_seq += 1;
                 let (seq, batch) = (self.held_seq, self.batch_no);
@@ -90,20 +97,20 @@ impl Replies {
         }
     }
 
-    /// Hold the reply of a request carried out at `now` whose later phases wait for the
-    /// model under `token`, until [`Replies::resolve`] says when its last completes.
-    pub fn complete_later(&mut self, done: Completion, reply: Reply, token: u64, now: Instant, write: bool) {
+    /// Hold the reply of a request given to the model at `issued` whose later phases wait
+    /// for it under `token`, until [`Replies::resolve`] says when its last completes.
+    pub fn complete_later(&mut self, done: Completion, reply: Reply, token: u64, issued: Instant, write: bool) {
         self.held_seq += 1;
-        let held = Held { at: now, seq: self.held_seq, done, reply, batch: self.batch_no, write };
-        self.later.insert(token, (held, now));
+        let held = Held { at: issued, seq: self.held_seq, done, reply, batch: self.batch_no, write };
+        self.later.insert(token, (held, issued));
     }
 
     /// Request `token`'s last phase completes on the model at `at`: its reply is held until
     /// then. (A token with no reply waiting, a FUA write's, is nothing to do.)
     pub fn resolve(&mut self, token: u64, at: Instant) {
-        let Some((mut held, carried)) = self.later.remove(&token) else { return };
+        let Some((mut held, issued)) = self.later.remove(&token) else { return };
         self.emulated += 1;
-        self.model_ns = self.model_ns.saturating_add(nanos(at.saturating_duration_since(carried)));
+        self.model_ns = self.model_ns.saturating_add(nanos(at.saturating_duration_since(issued)));
         held.at = at;
         self.held.push(Reverse(held));
     }
@@ -255,11 +262,15 @@ mod tests {
         let now = Instant::now();
         let mut r = Replies::default();
         assert_eq!(r.emulation_timing(), EmulationTiming::default());
-        // Done on the model 100 µs and 300 µs after they were carried out; the engine looks
-        // 400 µs later: 300 and 100 µs late. A reply without a model time counts in neither.
-        r.complete(record(&log, "a"), Ok(Vec::new()), Some(now + Duration::from_micros(100)), now, true);
-        r.complete(record(&log, "b"), Ok(Vec::new()), Some(now + Duration::from_micros(300)), now, true);
-        r.complete(record(&log, "c"), Ok(Vec::new()), None, now, true);
+        // Given to the model at `now`, carried out on the members by 50 µs, done on the model
+        // at 100 µs and 300 µs: 200 µs on the model on average, however long carrying them
+        // out took. The engine looks at 400 µs: 300 and 100 µs late. A reply without a model
+        // time counts in neither.
+        let span = |us| Some(ModelSpan { issued: now, done: now + Duration::from_micros(us) });
+        let carried = now + Duration::from_micros(50);
+        r.complete(record(&log, "a"), Ok(Vec::new()), span(100), carried, true);
+        r.complete(record(&log, "b"), Ok(Vec::new()), span(300), carried, true);
+        r.complete(record(&log, "c"), Ok(Vec::new()), None, carried, true);
         r.deliver_due(now + Duration::from_micros(400));
         let t = r.emulation_timing();
         assert_eq!(t.replies, 2);
@@ -272,7 +283,7 @@ mod tests {
     fn failing_a_batch_fails_its_writes_held_or_not_and_nothing_else() {
         let log = Arc::new(Mutex::new(Vec::new()));
         let now = Instant::now();
-        let later = Some(now + Duration::from_secs(1));
+        let later = Some(ModelSpan { issued: now, done: now + Duration::from_secs(1) });
         let mut r = Replies::default();
         // An earlier batch's held write: journaled, so it stays acknowledged.
         r.complete(record(&log, "earlier held write"), Ok(Vec::new()), later, now, true);

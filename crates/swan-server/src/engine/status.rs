@@ -74,15 +74,16 @@ pub struct StatusReport {
     pub threads: Vec<crate::threads::StageCpu>,
 }
 
-/// Where the time of an emulated request goes after the engine carries it out: the model
-/// SSDs' part, and the engine's lateness in sending the reply once the model is done. A
+/// Where the time of an emulated request goes: the model SSDs' part, and the engine's
+/// lateness in sending the reply once the model is done. A
 /// closed-loop client whose requests spend long outside the model keeps fewer of them in
 /// the model SSDs' queues than the simulator does at the same depth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct EmulationTiming {
     /// Requests answered at their model completion.
     pub replies: u64,
-    /// Mean time from carrying a request out to its model completion, µs.
+    /// Mean time from giving a request to the model SSDs to its completion there, µs
+    /// (carrying it out on the members overlaps it).
     pub mean_model_us: f64,
     /// Mean time a reply went out after its model completion, µs (the engine was busy
     /// with a round, or woke late).

@@ -24,7 +24,7 @@
 use super::cpu::{CpuAccount, Part};
 use super::full_stop::Probe;
 use super::gc::GcRunner;
-use super::replies::Replies;
+use super::replies::{ModelSpan, Replies};
 use super::resume::recover_in_place;
 use super::status::StatusReport;
 use super::store::Store;
@@ -71,7 +71,7 @@ pub(super) struct Worker {
 /// or the token its later phases wait for the model under ([`super::later_phases`]).
 struct CarriedOut {
     reply: Vec<u8>,
-    at: Option<Instant>,
+    model: Option<ModelSpan>,
     later: Option<u64>,
 }
 
@@ -488,7 +488,7 @@ impl Worker {
                 let carried = self.store.carry_out(&plan, &r, user);
                 self.store.exec.later.defer = false;
                 let later = self.store.exec.later.take_token();
-                let carried = carried.map(|(reply, at)| CarriedOut { reply, at, later });
+                let carried = carried.map(|(reply, model)| CarriedOut { reply, model, later });
                 self.after_carried(req.fua, writes, &r, carried, done);
             }
         }
@@ -517,14 +517,14 @@ impl Worker {
                 self.replies.sync_waiters.push(done);
                 self.store.exec.track(None, blocks.clone());
             }
-            Ok(CarriedOut { reply, later: Some(token), .. }) => {
-                let now = self.now();
-                self.replies.complete_later(done, Ok(reply), token, now, writes);
+            Ok(CarriedOut { reply, model, later: Some(token) }) => {
+                let issued = model.map_or_else(|| self.now(), |span| span.issued);
+                self.replies.complete_later(done, Ok(reply), token, issued, writes);
                 self.store.exec.track(None, blocks.clone());
             }
-            Ok(CarriedOut { reply, at, later: None }) => {
+            Ok(CarriedOut { reply, model, later: None }) => {
                 let now = self.now();
-                let index = self.replies.complete(done, Ok(reply), at, now, writes);
+                let index = self.replies.complete(done, Ok(reply), model, now, writes);
                 self.store.exec.track(index, blocks.clone());
             }
             Err(e) => {

@@ -16,6 +16,7 @@ use super::durability::{Appended, Durability};
 use super::executor::{Buffers, Executor};
 use super::gc::{GcRun, Staged};
 use super::member_io::MemberIo;
+use super::replies::ModelSpan;
 use super::{EngineError, EngineOptions, FailError, ReplaceError};
 use crate::array::{Opened, Recovered};
 use crate::member::{Member, MemberError, BLOCK};
@@ -327,8 +328,13 @@ impl Store {
     }
 
     /// Carry out a planned user request whose data (for a write) is `user`; the reply bytes
-    /// of a read, and the emulated completion, if emulating.
-    pub fn carry_out(&mut self, plan: &IoPlan, r: &Request, user: &[u8]) -> Result<(Vec<u8>, Option<Instant>), Errno> {
+    /// of a read, and, emulating, when the model SSDs were given it and completed it.
+    pub fn carry_out(
+        &mut self,
+        plan: &IoPlan,
+        r: &Request,
+        user: &[u8],
+    ) -> Result<(Vec<u8>, Option<ModelSpan>), Errno> {
         let read = r.op == ReqOp::Read;
         let mut reply = if read { vec![0u8; r.blocks as usize * BLOCK] } else { Vec::new() };
         let mut staged = Vec::new();
@@ -482,12 +488,13 @@ impl Store {
 
     /// Run `plan` on the members now; then the scheme may forget the summaries it sealed
     /// (they are on the members), and writes that failed in the pool are answered.
-    fn execute(&mut self, plan: &IoPlan, mut buffers: Buffers) -> Result<Option<Instant>, MemberError> {
-        let now = self.clock.now();
-        let res = self.exec.execute(&mut self.io, &mut self.crcs, &self.scheme, plan, &mut buffers, now);
+    /// Emulating: when the model SSDs were given the plan and when they completed it.
+    fn execute(&mut self, plan: &IoPlan, mut buffers: Buffers) -> Result<Option<ModelSpan>, MemberError> {
+        let issued = self.clock.now();
+        let res = self.exec.execute(&mut self.io, &mut self.crcs, &self.scheme, plan, &mut buffers, issued);
         self.scheme.summaries_written();
         self.answer_write_failures();
-        res
+        res.map(|done| done.map(|done| ModelSpan { issued, done }))
     }
 
     /// Why a write finds no space: what an operator needs to see.
