@@ -71,4 +71,6 @@ pub use ftl_error::FtlInvariantError;
 pub use presets::{preset, PRESET_NAMES};
 pub use stats::SsdStats;
 pub use timing::Overtakes;
+pub(crate) use timing::{NandTiming, Prio, Timing};
 pub use variation::{SlowPeriods, Variation, VariationError};
+pub(crate) use write_buffer::WriteBuffer;

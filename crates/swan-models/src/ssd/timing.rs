@@ -208,8 +208,50 @@ fn page_xfer_ns(mbps: u64) -> Nanos {
     PAGE_BYTES * 1_000 / mbps
 }
 
+/// What the timing model needs of a device: its units and channels, NAND and link times,
+/// and how host reads meet the device's own work. A conventional SSD's config gives it
+/// ([`NandTiming::from`]), and so does a zoned SSD's ([`crate::zns`]): both time NAND alike.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NandTiming {
+    pub units: u32,
+    pub channels: u32,
+    pub t_read_ns: Nanos,
+    pub t_prog_ns: Nanos,
+    pub t_erase_ns: Nanos,
+    pub channel_mbps: u64,
+    pub host_mbps: u64,
+    pub gc_preemptible: bool,
+    pub suspension: Suspension,
+    /// A write buffer shared by the whole device (0: none; a zoned SSD keeps one per zone
+    /// and hands it to [`Timing::write_page_via`]).
+    pub write_buffer_pages: u32,
+    pub reads_before_write_back: bool,
+}
+
+impl From<&SsdConfig> for NandTiming {
+    fn from(c: &SsdConfig) -> Self {
+        Self {
+            units: c.units(),
+            channels: c.channels,
+            t_read_ns: c.t_read_ns,
+            t_prog_ns: c.t_prog_ns,
+            t_erase_ns: c.t_erase_ns,
+            channel_mbps: c.channel_mbps,
+            host_mbps: c.host_mbps,
+            gc_preemptible: c.gc_preemptible,
+            suspension: c.suspension,
+            write_buffer_pages: c.write_buffer_pages,
+            reads_before_write_back: c.reads_before_write_back,
+        }
+    }
+}
+
 impl Timing {
     pub(crate) fn new(config: &SsdConfig) -> Self {
+        Self::of(&NandTiming::from(config))
+    }
+
+    pub(crate) fn of(config: &NandTiming) -> Self {
         let base = [
             config.t_read_ns,
             config.t_prog_ns,
@@ -218,7 +260,7 @@ impl Timing {
             page_xfer_ns(config.host_mbps),
         ];
         Self {
-            dies: vec![Die::default(); config.units() as usize],
+            dies: vec![Die::default(); config.units as usize],
             channels: vec![Pipe::default(); config.channels as usize],
             channel_count: Divisor::new(u64::from(config.channels)),
             host: Pipe::default(),
@@ -234,7 +276,7 @@ impl Timing {
             suspension: config.suspension,
             logs: match config.suspension {
                 Suspension::Instant => Vec::new(),
-                _ => vec![DieLog::default(); config.units() as usize],
+                _ => vec![DieLog::default(); config.units as usize],
             },
             overtakes: Overtakes::default(),
             buffer: (config.write_buffer_pages > 0).then(|| WriteBuffer::new(config.write_buffer_pages)),
@@ -377,12 +419,28 @@ impl Timing {
     /// # Panics
     /// If the device has no write buffer.
     pub(crate) fn write_page_buffered(&mut self, now: Nanos, die: u32, prio: Prio) -> (Nanos, Nanos) {
+        let mut buffer = self.buffer.take().expect("write_page_buffered on a device without a buffer");
+        let times = self.write_page_via(&mut buffer, now, die, prio);
+        self.buffer = Some(buffer);
+        times
+    }
+
+    /// As [`Timing::write_page_buffered`], through `buffer` rather than the device's own:
+    /// a zoned SSD buffers each open zone apart.
+    pub(crate) fn write_page_via(
+        &mut self,
+        buffer: &mut WriteBuffer,
+        now: Nanos,
+        die: u32,
+        prio: Prio,
+    ) -> (Nanos, Nanos) {
         let arrived = self.host.transfer(now, now, self.host_xfer, prio);
         self.horizon = self.horizon.max(self.host.busy_until);
-        let admitted = self.buffer.as_mut().expect("write_page_buffered on a device without a buffer").admit(arrived);
+        let admitted = buffer.admit(arrived);
         let end = self.program(now, admitted, die, self.write_back.unwrap_or(prio));
-        self.buffer.as_mut().expect("checked above").hold(end);
-        self.dies[die as usize].writeback_until = end;
+        buffer.hold(end);
+        let d = &mut self.dies[die as usize];
+        d.writeback_until = d.writeback_until.max(end);
         (admitted, end)
     }
 
@@ -391,12 +449,9 @@ impl Timing {
         self.buffer.is_some()
     }
 
-    /// When every page written so far is on flash: what a FLUSH waits for (0 without a buffer,
-    /// whose writes complete only once programmed). O(units).
+    /// When every page written so far is on flash: what a FLUSH waits for (0 if no write was
+    /// buffered: unbuffered writes complete only once programmed). O(units).
     pub(crate) fn drained_at(&self) -> Nanos {
-        if self.buffer.is_none() {
-            return 0;
-        }
         self.dies.iter().map(|d| d.writeback_until).max().unwrap_or(0)
     }
 

@@ -3,10 +3,19 @@
 //! SMR is the same contract). The device does no garbage collection: the host places every
 //! write and decides when a zone is reset.
 //!
-//! [`zones`] is the contract alone: zone conditions, write pointers, the open- and
-//! active-zone limits, and the errors a host that breaks them gets. Timing is layered over
-//! it separately, so a scheme can be checked against the contract without a clock.
+//! - [`zones`]: the contract alone: zone conditions, write pointers, the open- and
+//!   active-zone limits, and the errors a host that breaks them gets, so a scheme can be
+//!   checked against it without a clock.
+//! - [`config`] and [`presets`]: what a zoned SSD is made of, and the drives the ZNS RAID
+//!   papers ran on, each number with its source.
+//! - [`device`]: [`ZnsSsd`], the contract timed by the conventional SSD's NAND model.
 
+pub mod config;
+mod device;
+pub mod presets;
 pub mod zones;
 
+pub use config::{ZnsConfig, ZnsConfigError};
+pub use device::{ZnsSsd, ZnsStats};
+pub use presets::{zns_preset, ZNS_PRESET_NAMES};
 pub use zones::{Zone, ZoneCondition, ZoneError, ZoneGeometry, Zones};

@@ -101,6 +101,8 @@ pub enum ZoneError {
     Geometry(String),
     #[error("blocks {block}..{} are not on the device", block + count)]
     OutOfRange { block: u64, count: u64 },
+    #[error("zone {zone} is not on the device")]
+    NoSuchZone { zone: u32 },
     #[error("zone {zone}: a write at block {block} is not at its write pointer {write_pointer} (Zone Invalid Write)")]
     NotAtWritePointer { zone: u32, block: u64, write_pointer: u64 },
     #[error("zone {zone}: {count} blocks from {offset} cross its capacity of {capacity} (Zone Boundary Error)")]
@@ -174,9 +176,7 @@ impl Zones {
 
     /// Zone Append: `count` blocks at wherever `zone`'s write pointer is; returns that block.
     pub fn append(&mut self, zone: u32, count: u64) -> Result<u64, ZoneError> {
-        if zone >= self.geometry.zones {
-            return Err(ZoneError::OutOfRange { block: self.geometry.blocks(), count });
-        }
+        self.check(zone)?;
         if count == 0 {
             return Err(ZoneError::Empty);
         }
@@ -251,7 +251,7 @@ impl Zones {
         if zone < self.geometry.zones {
             Ok(())
         } else {
-            Err(ZoneError::OutOfRange { block: self.geometry.blocks(), count: 0 })
+            Err(ZoneError::NoSuchZone { zone })
         }
     }
 

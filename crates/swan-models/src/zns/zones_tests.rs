@@ -33,6 +33,18 @@ fn a_write_off_the_write_pointer_or_across_the_capacity_is_refused_and_changes_n
 }
 
 #[test]
+fn a_zone_the_device_does_not_have_is_named_as_such_by_every_command() {
+    let mut d = device(None, None);
+    let none = Err(ZoneError::NoSuchZone { zone: 8 });
+    assert_eq!(d.append(8, 1), none.clone().map(|()| 0));
+    assert_eq!(d.open(8), none);
+    assert_eq!(d.close(8), none);
+    assert_eq!(d.finish(8), none);
+    assert_eq!(d.reset(8), none.clone().map(|()| 0));
+    assert_eq!(d.reset(8).unwrap_err().to_string(), "zone 8 is not on the device");
+}
+
+#[test]
 fn append_places_at_the_write_pointer_and_says_where() {
     let mut d = device(None, None);
     assert_eq!(d.append(2, 5), Ok(32));

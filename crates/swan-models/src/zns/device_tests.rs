@@ -1,0 +1,178 @@
+use super::*;
+use crate::zns::presets::{pm1731a, zn540, zns_preset, ZNS_PRESET_NAMES};
+use crate::zns::ZoneCondition;
+
+const USER: IoClass = IoClass::User;
+
+fn device(config: ZnsConfig) -> ZnsSsd {
+    ZnsSsd::new(config.with_zones(64)).unwrap()
+}
+
+/// MB/s (10^6 B/s) of `bytes` over `ns`.
+fn mbps(bytes: u64, ns: Nanos) -> f64 {
+    bytes as f64 * 1e3 / ns as f64
+}
+
+/// Writes `requests` requests of `pages` in each of `zones` zones, each zone a closed loop
+/// of depth one (Linux's zoned write lock allows no more), interleaved in time order.
+/// Returns the elapsed time.
+fn write_zones(d: &mut ZnsSsd, zones: u32, requests: u64, pages: u32) -> Nanos {
+    let zone_blocks = d.config().zones.zone_blocks;
+    let mut next: Vec<(Nanos, u64)> = (0..zones).map(|z| (0, u64::from(z) * zone_blocks)).collect();
+    for _ in 0..requests * u64::from(zones) {
+        let z = (0..next.len()).min_by_key(|&z| next[z].0).unwrap();
+        let (now, block) = next[z];
+        next[z] = (d.write(now, block, pages, USER).unwrap(), block + u64::from(pages));
+    }
+    next.iter().map(|&(t, _)| t).max().unwrap()
+}
+
+#[test]
+fn every_preset_is_valid_and_found_by_name() {
+    for name in ZNS_PRESET_NAMES {
+        let config = zns_preset(name).unwrap();
+        assert_eq!(&config.name, name);
+        config.validate().unwrap();
+    }
+    assert!(zns_preset("zn541").is_none());
+    // ZRAID §2.1: 904 zones of 1077 MiB; 40,704 of 96 MiB.
+    assert_eq!(zn540().capacity_bytes(), (904 * 1077) << 20);
+    assert_eq!(pm1731a().capacity_bytes(), (40_704 * 96) << 20);
+}
+
+#[test]
+fn a_large_zone_spans_every_die_and_a_small_zone_one() {
+    let large = zn540();
+    let dies: Vec<u32> = (0..33).map(|o| large.die_of(5, o)).collect();
+    assert_eq!(dies[..32], (0..32).collect::<Vec<_>>()[..]);
+    assert_eq!(dies[32], 0);
+    let small = pm1731a();
+    assert!((0..1000).all(|o| small.die_of(5, o) == 5));
+    assert_eq!(small.die_of(128 + 5, 0), 5, "zones share dies only 128 apart");
+    assert_eq!(small.dies_written(7, 1000).collect::<Vec<_>>(), vec![7]);
+    assert_eq!(large.dies_written(7, 3).count(), 3);
+}
+
+#[test]
+fn zn540_writes_one_zone_at_the_rate_zraid_measured() {
+    // 128 KiB writes, one zone, depth one: 1230 MB/s (ZRAID §2.1).
+    let mut d = device(zn540());
+    let requests = 4096;
+    let elapsed = write_zones(&mut d, 1, requests, 32);
+    let rate = mbps(requests * 32 * 4096, elapsed);
+    assert!((rate - 1230.0).abs() < 1230.0 * 0.03, "{rate:.0} MB/s");
+}
+
+#[test]
+fn pm1731a_writes_45_mb_s_a_zone_and_zones_on_other_dies_add_up() {
+    let mut one = device(pm1731a());
+    let rate = mbps(256 * 32 * 4096, write_zones(&mut one, 1, 256, 32));
+    assert!((rate - 45.0).abs() < 45.0 * 0.03, "one zone: {rate:.1} MB/s");
+    let mut eight = device(pm1731a());
+    let rate8 = mbps(8 * 256 * 32 * 4096, write_zones(&mut eight, 8, 256, 32));
+    assert!((rate8 / rate - 8.0).abs() < 0.2, "eight zones: {rate8:.1} MB/s against {rate:.1} for one");
+}
+
+#[test]
+fn a_command_off_the_contract_is_refused_before_it_is_timed() {
+    let mut d = device(zn540());
+    d.write(0, 0, 8, USER).unwrap();
+    let (busy, stats) = (d.busy_until(), *d.stats());
+    assert!(matches!(d.write(busy, 4, 1, USER), Err(ZoneError::NotAtWritePointer { .. })));
+    assert!(matches!(d.append(busy, 64, 1, USER), Err(ZoneError::NoSuchZone { zone: 64 })));
+    assert!(matches!(d.read(busy, 64 * d.config().zones.zone_blocks, 1, USER), Err(ZoneError::OutOfRange { .. })));
+    assert_eq!((d.busy_until(), *d.stats()), (busy, stats), "a refused command changed the device");
+}
+
+#[test]
+fn appends_land_one_after_another_and_cost_what_a_write_does() {
+    let (mut a, mut w) = (device(pm1731a()), device(pm1731a()));
+    let zone_blocks = a.config().zones.zone_blocks;
+    let (first, at) = a.append(0, 3, 4, USER).unwrap();
+    assert_eq!(at, 3 * zone_blocks);
+    let (_, at2) = a.append(first, 3, 4, USER).unwrap();
+    assert_eq!(at2, 3 * zone_blocks + 4);
+    assert_eq!(first, w.write(0, 3 * zone_blocks, 4, USER).unwrap());
+    assert_eq!(a.stats().appends, 2);
+}
+
+#[test]
+fn a_reset_erases_each_die_the_zone_wrote_and_a_write_after_it_waits_for_the_erase() {
+    let mut d = device(pm1731a());
+    let written = d.write(0, 0, 8, USER).unwrap();
+    let reset = d.reset(written, 0).unwrap();
+    assert_eq!(d.stats().erases, 1, "a small zone lives on one die");
+    assert!(reset >= written + d.config().t_erase_ns, "{reset} ns");
+    assert_eq!(d.zones().zone(0).condition, ZoneCondition::Empty);
+    // Unbuffered, the next write's program waits for its die's erase.
+    let again = d.write(written, 0, 1, USER).unwrap();
+    assert!(again > reset, "write done at {again} ns before the erase ending at {reset} ns");
+    let mut large = device(zn540());
+    large.write(0, 0, 100, USER).unwrap();
+    large.reset(0, 0).unwrap();
+    assert_eq!(large.stats().erases, 32, "a large zone is erased on all 32 dies");
+    // A zone never written costs no erase.
+    large.reset(0, 1).unwrap();
+    assert_eq!((large.stats().erases, large.stats().resets), (32, 2));
+}
+
+#[test]
+fn a_flush_waits_until_every_acknowledged_write_is_programmed() {
+    let mut d = device(zn540());
+    let acked = d.write(0, 0, 64, USER).unwrap();
+    let programmed = d.timing.drained_at();
+    assert!(acked < programmed / 2, "writes acknowledged at {acked} ns wait for their programs ({programmed} ns)");
+    let flushed = d.flush(acked);
+    assert!(flushed >= programmed, "FLUSH done at {flushed} ns before the programs ending at {programmed} ns");
+    // Without a buffer, a write is acknowledged only once programmed.
+    let mut unbuffered = device(pm1731a());
+    let done = unbuffered.write(0, 0, 1, USER).unwrap();
+    assert!(done >= unbuffered.timing.drained_at().max(unbuffered.config().t_prog_ns));
+}
+
+#[test]
+fn reads_of_pages_never_written_cost_no_media_time() {
+    let mut d = device(pm1731a());
+    let written = d.write(0, 0, 1, USER).unwrap();
+    let cmd = d.config().read_cmd_ns;
+    assert_eq!(d.read(written, 1, 1, USER).unwrap(), written + cmd);
+    assert!(d.read(written, 0, 1, USER).unwrap() >= written + d.config().t_read_ns + cmd);
+    // After a Finish, the pages past the last written one still hold nothing.
+    d.finish(written, 0).unwrap();
+    assert_eq!(d.read(written, 5, 1, USER).unwrap(), written + cmd);
+}
+
+#[test]
+fn through_the_block_interface_a_trim_of_whole_zones_resets_them() {
+    let mut d = device(pm1731a());
+    let zone_blocks = d.config().zones.zone_blocks;
+    let op = |kind, block, count| DevOp { kind, block, count, class: USER };
+    let t = d.submit(0, op(DevOpKind::Write, 0, 8));
+    d.submit(t, op(DevOpKind::Write, zone_blocks, 8));
+    d.submit(t, op(DevOpKind::Trim, 0, 2 * zone_blocks as u32));
+    assert_eq!(d.stats().resets, 2);
+    assert!((0..2).all(|z| d.zones().zone(z).condition == ZoneCondition::Empty));
+}
+
+#[test]
+#[should_panic(expected = "broke the zoned device's contract")]
+fn through_the_block_interface_a_write_off_the_write_pointer_panics() {
+    let mut d = device(zn540());
+    d.submit(0, DevOp { kind: DevOpKind::Write, block: 1, count: 1, class: USER });
+}
+
+#[test]
+#[should_panic(expected = "only a Zone Reset frees space")]
+fn through_the_block_interface_a_trim_of_part_of_a_zone_panics() {
+    let mut d = device(zn540());
+    d.submit(0, DevOp { kind: DevOpKind::Trim, block: 0, count: 256, class: USER });
+}
+
+#[test]
+fn a_bad_config_is_refused_with_its_reason() {
+    let wide = ZnsConfig { zone_dies: 33, ..zn540() };
+    assert!(ZnsSsd::new(wide).err().unwrap().to_string().contains("a zone over 33 dies of 32"));
+    let mut geometry = zn540();
+    geometry.zones.capacity_blocks = geometry.zones.zone_blocks + 1;
+    assert!(ZnsSsd::new(geometry).err().unwrap().to_string().contains("exceeds the zone size"));
+}
