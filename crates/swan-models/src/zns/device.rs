@@ -8,20 +8,18 @@
 //! must never cause one, and the model checks assert it.
 
 use super::config::{ZnsConfig, ZnsConfigError};
-use super::zones::{ZoneError, Zones};
-use crate::ssd::{Prio, Timing, WriteBuffer};
+use super::zones::{Zone, ZoneError, Zones};
+use crate::ssd::{Prio, SsdStats, Timing, WriteBuffer};
 use crate::{DevOp, DevOpKind, Device, IoClass, Nanos};
 use std::collections::HashMap;
 
-/// What a zoned SSD did, counted since it was made.
+/// The zone commands a zoned SSD carried out, counted since it was made. Its pages,
+/// erases (a reset's, one per die the zone had written) and latencies are counted as an
+/// SSD's ([`ZnsSsd::stats`]), so an array's reports read them alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ZnsStats {
-    pub host_pages_written: u64,
-    pub host_pages_read: u64,
     pub appends: u64,
     pub resets: u64,
-    /// Erases a reset ran: one per die the zone had written.
-    pub erases: u64,
     pub finishes: u64,
 }
 
@@ -34,7 +32,8 @@ pub struct ZnsSsd {
     /// The write buffer of each zone written since its last reset (with
     /// [`ZnsConfig::zone_buffer_pages`]).
     buffers: HashMap<u32, WriteBuffer>,
-    stats: ZnsStats,
+    stats: SsdStats,
+    zone_stats: ZnsStats,
     /// Latest completion returned; with the media horizon, what `busy_until` reports.
     last_done: Nanos,
 }
@@ -49,7 +48,8 @@ impl ZnsSsd {
             timing: Timing::of(&config.nand()),
             zones,
             buffers: HashMap::new(),
-            stats: ZnsStats::default(),
+            stats: SsdStats::default(),
+            zone_stats: ZnsStats::default(),
             last_done: 0,
             config,
         })
@@ -64,8 +64,24 @@ impl ZnsSsd {
         &self.zones
     }
 
-    pub fn stats(&self) -> &ZnsStats {
+    /// Pages, erases and latencies, in an SSD's terms (no GC copies: there is no GC).
+    pub fn stats(&self) -> &SsdStats {
         &self.stats
+    }
+
+    pub fn zone_stats(&self) -> &ZnsStats {
+        &self.zone_stats
+    }
+
+    /// Forgets the counts and latencies (after an untimed fill), keeping the zones.
+    pub fn reset_stats(&mut self) {
+        self.stats.reset();
+        self.zone_stats = ZnsStats::default();
+    }
+
+    /// Host memory the model holds: one zone descriptor per zone, no mapping table.
+    pub fn model_bytes(&self) -> u64 {
+        u64::from(self.config.zones.zones) * std::mem::size_of::<Zone>() as u64
     }
 
     /// Mean fraction of its dies' time the flash was busy over `elapsed` from time 0.
@@ -89,7 +105,7 @@ impl ZnsSsd {
     /// completes and the block it was placed at.
     pub fn append(&mut self, now: Nanos, zone: u32, count: u32, class: IoClass) -> Result<(Nanos, u64), ZoneError> {
         let at = self.zones.append(zone, u64::from(count))?;
-        self.stats.appends += 1;
+        self.zone_stats.appends += 1;
         let done = self.program(now, zone, at - self.config.zones.start(zone), count, class);
         Ok((done, at))
     }
@@ -108,7 +124,23 @@ impl ZnsSsd {
             });
         }
         self.stats.host_pages_written += u64::from(count);
-        self.finish_at(done + self.config.write_cmd_ns)
+        let done = self.finish_at(done + self.config.write_cmd_ns);
+        self.stats.write_latency_us.saturating_record((done - now) / 1000);
+        done
+    }
+
+    /// Zone Write without time: the untimed fill before a run moves the write pointers.
+    pub fn write_untimed(&mut self, block: u64, count: u32) -> Result<(), ZoneError> {
+        self.zones.write(block, u64::from(count))?;
+        self.stats.host_pages_written += u64::from(count);
+        Ok(())
+    }
+
+    /// Zone Reset without time (the untimed fill).
+    pub fn reset_untimed(&mut self, zone: u32) -> Result<(), ZoneError> {
+        self.zones.reset(zone)?;
+        self.buffers.remove(&zone);
+        Ok(())
     }
 
     /// Reads `count` blocks from `block`; pages past a zone's written part cost no media
@@ -128,7 +160,26 @@ impl ZnsSsd {
             }
         }
         self.stats.host_pages_read += u64::from(count);
-        Ok(self.finish_at(done + self.config.read_cmd_ns))
+        let done = self.finish_at(done + self.config.read_cmd_ns);
+        self.stats.read_latency_us.saturating_record((done - now) / 1000);
+        Ok(done)
+    }
+
+    /// How long a read of `count` blocks from `block`, submitted at `now`, would wait
+    /// before its slowest page's die starts it. Changes nothing.
+    pub fn read_wait(&self, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
+        let g = self.config.zones;
+        let end = block.saturating_add(u64::from(count)).min(g.blocks());
+        let prio = Prio::of(class);
+        (block..end)
+            .filter_map(|b| {
+                let zone = (b / g.zone_blocks) as u32;
+                let offset = b - g.start(zone);
+                (offset < self.zones.zone(zone).written).then(|| self.config.die_of(zone, offset))
+            })
+            .map(|die| self.timing.read_wait(now, die, prio))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Zone Reset: `zone` is empty again once its share of every die it wrote is erased.
@@ -140,7 +191,8 @@ impl ZnsSsd {
             done = done.max(self.timing.erase_block(now, die));
             self.stats.erases += 1;
         }
-        self.stats.resets += 1;
+        self.zone_stats.resets += 1;
+        self.stats.host_pages_trimmed += written;
         Ok(self.finish_at(done + self.config.write_cmd_ns))
     }
 
@@ -148,7 +200,7 @@ impl ZnsSsd {
     /// padding for the rest of its capacity.
     pub fn finish(&mut self, now: Nanos, zone: u32) -> Result<Nanos, ZoneError> {
         self.zones.finish(zone)?;
-        self.stats.finishes += 1;
+        self.zone_stats.finishes += 1;
         Ok(self.finish_at(now + self.config.write_cmd_ns))
     }
 

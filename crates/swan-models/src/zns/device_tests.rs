@@ -77,11 +77,13 @@ fn pm1731a_writes_45_mb_s_a_zone_and_zones_on_other_dies_add_up() {
 fn a_command_off_the_contract_is_refused_before_it_is_timed() {
     let mut d = device(zn540());
     d.write(0, 0, 8, USER).unwrap();
-    let (busy, stats) = (d.busy_until(), *d.stats());
+    let (busy, pages, erases) = (d.busy_until(), d.stats().host_pages_written, d.stats().erases);
     assert!(matches!(d.write(busy, 4, 1, USER), Err(ZoneError::NotAtWritePointer { .. })));
     assert!(matches!(d.append(busy, 64, 1, USER), Err(ZoneError::NoSuchZone { zone: 64 })));
     assert!(matches!(d.read(busy, 64 * d.config().zones.zone_blocks, 1, USER), Err(ZoneError::OutOfRange { .. })));
-    assert_eq!((d.busy_until(), *d.stats()), (busy, stats), "a refused command changed the device");
+    let after = (d.busy_until(), d.stats().host_pages_written, d.stats().erases);
+    assert_eq!(after, (busy, pages, erases), "a refused command changed the device");
+    assert_eq!(d.stats().read_latency_us.len(), 0, "a refused read was counted");
 }
 
 #[test]
@@ -93,7 +95,7 @@ fn appends_land_one_after_another_and_cost_what_a_write_does() {
     let (_, at2) = a.append(first, 3, 4, USER).unwrap();
     assert_eq!(at2, 3 * zone_blocks + 4);
     assert_eq!(first, w.write(0, 3 * zone_blocks, 4, USER).unwrap());
-    assert_eq!(a.stats().appends, 2);
+    assert_eq!(a.zone_stats().appends, 2);
 }
 
 #[test]
@@ -113,7 +115,7 @@ fn a_reset_erases_each_die_the_zone_wrote_and_a_write_after_it_waits_for_the_era
     assert_eq!(large.stats().erases, 32, "a large zone is erased on all 32 dies");
     // A zone never written costs no erase.
     large.reset(0, 1).unwrap();
-    assert_eq!((large.stats().erases, large.stats().resets), (32, 2));
+    assert_eq!((large.stats().erases, large.zone_stats().resets), (32, 2));
 }
 
 #[test]
@@ -150,7 +152,7 @@ fn through_the_block_interface_a_trim_of_whole_zones_resets_them() {
     let t = d.submit(0, op(DevOpKind::Write, 0, 8));
     d.submit(t, op(DevOpKind::Write, zone_blocks, 8));
     d.submit(t, op(DevOpKind::Trim, 0, 2 * zone_blocks as u32));
-    assert_eq!(d.stats().resets, 2);
+    assert_eq!(d.zone_stats().resets, 2);
     assert!((0..2).all(|z| d.zones().zone(z).condition == ZoneCondition::Empty));
 }
 
@@ -175,4 +177,28 @@ fn a_bad_config_is_refused_with_its_reason() {
     let mut geometry = zn540();
     geometry.zones.capacity_blocks = geometry.zones.zone_blocks + 1;
     assert!(ZnsSsd::new(geometry).err().unwrap().to_string().contains("exceeds the zone size"));
+}
+
+#[test]
+fn an_untimed_fill_moves_the_write_pointers_and_takes_no_time() {
+    let mut d = device(pm1731a());
+    d.write_untimed(0, 100).unwrap();
+    assert_eq!(d.zones().zone(0).write_pointer, 100);
+    assert_eq!(d.busy_until(), 0);
+    assert!(matches!(d.write_untimed(0, 1), Err(ZoneError::NotAtWritePointer { .. })));
+    d.reset_untimed(0).unwrap();
+    assert_eq!((d.zones().zone(0).condition, d.busy_until(), d.stats().erases), (ZoneCondition::Empty, 0, 0));
+}
+
+#[test]
+fn read_wait_sees_the_programs_queued_on_a_pages_die_and_nothing_for_unwritten_pages() {
+    let mut d = ZnsSsd::new(pm1731a().with_zones(129)).unwrap();
+    d.write_untimed(0, 1).unwrap();
+    assert_eq!(d.read_wait(0, 0, 1, USER), 0, "an idle die");
+    // Zone 128 shares zone 0's die: a long write there holds the die.
+    let zone_128 = 128 * d.config().zones.zone_blocks;
+    let busy = d.write(0, zone_128, 64, USER).unwrap();
+    let wait = d.read_wait(0, 0, 1, USER);
+    assert!(wait > 0 && wait <= busy, "wait {wait} ns, die busy until {busy} ns");
+    assert_eq!(d.read_wait(0, 1, 1, USER), 0, "page 1 of zone 0 holds nothing");
 }
