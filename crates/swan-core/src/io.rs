@@ -151,6 +151,14 @@ impl IoPlan {
         &self.ios[start..end]
     }
 
+    /// Put the operations from index `from` on in (member, block) order, keeping the order
+    /// of those on the same block: each member then takes them in block order, as a zoned
+    /// member must. They must all belong to the current phase.
+    pub fn order_by_member_block(&mut self, from: usize) {
+        debug_assert!(self.phase_starts.last().is_none_or(|&start| start <= from), "ordering across a phase");
+        self.ios[from..].sort_by_key(|io| (io.member, io.block));
+    }
+
     /// Push a read or write, merging it into the previous operation of the current phase
     /// when it continues it on the same member with contiguous data.
     #[inline]

@@ -17,5 +17,6 @@ pub mod repro;
 pub mod runner;
 pub mod sim_cmd;
 mod sim_report;
+mod sim_zoned;
 pub mod triple_a_cmd;
 pub mod verify;

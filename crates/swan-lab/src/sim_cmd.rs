@@ -28,7 +28,7 @@ pub struct SimArgs {
     /// SSDs per R-group (4R-2SSD = --rgroups 4 --ssds-per-rgroup 2).
     #[arg(long, default_value_t = 2)]
     pub ssds_per_rgroup: u32,
-    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc, x25e and ultradrive-gx (Harmonia §III's SSD(S) and SSD(M)).
+    /// SSD model preset: sata850pro, sata850pro-blockftl, openchannel, harmonia, apas-slc, x25e and ultradrive-gx (Harmonia §III's SSD(S) and SSD(M)); or a zoned SSD, zn540 (large zones) or pm1731a (small zones), for log-structured schemes, one segment per zone.
     #[arg(long, default_value = "sata850pro")]
     pub ssd: String,
     /// Whether host reads overtake the SSDs' own GC (its copies and erases), as preemptible
@@ -364,20 +364,32 @@ pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
 
 impl SimArgs {
     pub fn to_config(&self) -> anyhow::Result<SimConfig> {
-        let Some(preset) = swan_models::ssd::preset(&self.ssd) else {
-            bail!("unknown SSD preset '{}': expected one of {}", self.ssd, swan_models::ssd::PRESET_NAMES.join(", "));
+        let zoned = crate::sim_zoned::zoned_model(self)?;
+        // A zoned run's members are `zoned`; the conventional model is carried unused.
+        let preset = match (swan_models::ssd::preset(&self.ssd), &zoned) {
+            (Some(preset), _) => preset,
+            (None, Some(_)) => swan_models::ssd::presets::sata850pro(),
+            (None, None) => bail!(
+                "unknown SSD preset '{}': expected one of {}, or a zoned SSD: {}",
+                self.ssd,
+                swan_models::ssd::PRESET_NAMES.join(", "),
+                swan_models::zns::ZNS_PRESET_NAMES.join(", ")
+            ),
         };
         let created = self.array.as_deref().map(created_array).transpose()?;
         let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
         self.check_flags(kind)?;
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
-        let ssd = self.ssd_model(&preset, capacity)?;
-        let array = match created {
-            Some(mut a) => {
+        let ssd = if zoned.is_some() { preset } else { self.ssd_model(&preset, capacity)? };
+        let array = match (created, &zoned) {
+            (Some(mut a), _) => {
                 a.tuning.swan_gc_max_groups = self.gc_groups.or(a.tuning.swan_gc_max_groups);
                 with_spare(a, self.spare)
             }
-            None => with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
+            (None, Some(z)) => {
+                with_spare(crate::sim_zoned::zoned_array_spec(self, z)?, Some(self.spare.unwrap_or(DEFAULT_SPARE)))
+            }
+            (None, None) => with_spare(self.array_spec(&ssd)?, Some(self.spare.unwrap_or(DEFAULT_SPARE))),
         };
         let region = self.working_region(&array)?;
         let named = self.named_workload(region)?;
@@ -415,7 +427,7 @@ impl SimArgs {
             stop: StopRule { sim_seconds: self.time, write_bytes: footprint.map(|f| (f * raw_bytes as f64) as u64) },
             interval_ms: self.interval_ms,
             seed: self.seed,
-            age_fraction: self.age_fraction()?,
+            age_fraction: self.age_fraction(zoned.is_some())?,
             stall_limit_s: 600.0,
             trace,
             fill_first: self.fill,
@@ -441,6 +453,7 @@ impl SimArgs {
                 placement: self.fabric_placement,
             }),
             hba_bus: self.hba_bus,
+            zoned,
             host: match &self.host {
                 Some(path) => Some(read_host_model(path)?),
                 None => None,
@@ -449,13 +462,15 @@ impl SimArgs {
         })
     }
 
-    /// `--age`, its default 0.6 for SSD members; refused with `--fabric`.
-    fn age_fraction(&self) -> anyhow::Result<f64> {
+    /// `--age`, its default 0.6 for conventional SSD members (none for zoned ones, which
+    /// have no mapping to age); refused with `--fabric`.
+    fn age_fraction(&self, zoned: bool) -> anyhow::Result<f64> {
         match (self.age, &self.fabric) {
             (Some(_), Some(f)) => {
                 bail!("--age ages SSD members; the clusters of --fabric {f} have FIMMs, aged by --fimm-gc")
             }
             (None, Some(_)) => Ok(0.0),
+            (None, None) if zoned => Ok(0.0),
             (age, None) => Ok(age.unwrap_or(0.6)),
         }
     }
@@ -512,14 +527,21 @@ impl SimArgs {
 
     /// The array the flags describe, over members the size of `ssd`'s user space.
     fn array_spec(&self, ssd: &SsdConfig) -> anyhow::Result<ArraySpec> {
+        let segment = self.segment.unwrap_or_else(|| ssd.erase_stripe_pages());
+        self.array_spec_with(ssd.user_pages, u32::try_from(segment).context("segment is too large")?)
+    }
+
+    /// The array the flags describe, over members of `member_blocks` in segments of
+    /// `segment_rows` blocks per member.
+    pub(crate) fn array_spec_with(&self, member_blocks: u64, segment_rows: u32) -> anyhow::Result<ArraySpec> {
         let to_u32 = |v: u64, what: &str| u32::try_from(v).with_context(|| format!("{what} is too large"));
         Ok(ArraySpec {
             kind: self.scheme.kind,
             rgroups: self.rgroups,
             ssds_per_rgroup: self.ssds_per_rgroup,
-            member_blocks: ssd.user_pages,
+            member_blocks,
             member_offset: 0,
-            segment_rows: to_u32(self.segment.unwrap_or_else(|| ssd.erase_stripe_pages()), "segment")?,
+            segment_rows,
             chunk_blocks: to_u32(self.chunk, "chunk")?,
             victim: self.victim,
             tuning: swan_core::scheme::LogTuning {
@@ -699,7 +721,7 @@ fn min_capacity(preset: &SsdConfig) -> Option<u64> {
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let cfg = args.to_config()?;
     println!("swan sim: seed {} with options {}", cfg.seed, serde_json::to_string(&cfg)?);
-    if cfg.array.kind.is_log_structured() {
+    if cfg.array.kind.is_log_structured() && cfg.zoned.is_none() {
         if let Some(why) = cfg.ssd.segment_misalignment(u64::from(cfg.array.segment_rows)) {
             eprintln!("swan sim: note: {why} (README, \"Segments must match\")");
         }

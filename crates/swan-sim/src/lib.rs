@@ -11,6 +11,7 @@
 //! - [`hot_clusters`]: Triple-A's micro-benchmark (random 4 KB I/O with N hot clusters).
 //! - [`triple_a`]: Triple-A's management driving the PCIe fabric model.
 //! - [`fabric_array`]: an array's members as Triple-A clusters behind that fabric.
+//! - [`zoned_array`]: an array's members as zoned SSDs, one segment per zone.
 //! - [`apas`]: Apas's SSD cache over shingled disks, and the HWSR baseline, replaying a trace.
 //! - [`ggc`]: Harmonia's coordinated GC carried out on the modelled SSDs.
 //! - [`member_trace`]: each member SSD's I/O recorded during a run, and replayed on one SSD
@@ -39,3 +40,4 @@ pub mod source;
 pub mod trace;
 pub mod triple_a;
 pub mod workload;
+pub mod zoned_array;

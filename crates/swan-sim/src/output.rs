@@ -262,7 +262,10 @@ impl RunSummary {
         let all_r: Vec<f64> = out.rows.iter().map(|r| r.user_read_mbps).collect();
         let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
         let sim_s = out.sim_ns as f64 / 1e9;
-        let (ssd_read_mbps, ssd_write_mbps) = swan_models::ssd::bandwidth::sequential_mbps(&cfg.ssd);
+        let (ssd_read_mbps, ssd_write_mbps) = match &cfg.zoned {
+            Some(z) => swan_models::zns::bandwidth::zone_sequential_mbps(z),
+            None => swan_models::ssd::bandwidth::sequential_mbps(&cfg.ssd),
+        };
         let nonempty = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_summary(h));
         Self {
             scheme: cfg.scheme_label(),
@@ -302,7 +305,10 @@ impl RunSummary {
             ssd_gc_copied_pages: out.ssd_gc_copied_pages,
             ssd_erases: out.ssd_erases,
             ssd_map_dram_bytes: out.ssd_map_dram_bytes,
-            ssd_ftl: format!("{:?}", cfg.ssd.ftl).to_lowercase(),
+            ssd_ftl: match &cfg.zoned {
+                Some(_) => "zoned".into(),
+                None => format!("{:?}", cfg.ssd.ftl).to_lowercase(),
+            },
             bytes_per_modelled_block: (out.scheme_heap_bytes + out.ssd_heap_bytes) as f64
                 / out.modelled_blocks.max(1) as f64,
             replay: None,

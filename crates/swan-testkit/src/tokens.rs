@@ -39,6 +39,10 @@ pub trait TokenStore {
     fn trim(&mut self, io: &MemberIo);
     /// Makes completed writes durable; nothing to do for most stores.
     fn flush(&mut self, _io: &MemberIo) {}
+    /// `io` reaches its member, in the plan's order (before the phase runs, whose parity
+    /// writes land after its data): a store whose members care about that order, as zoned
+    /// ones do, checks it here.
+    fn admit(&mut self, _io: &MemberIo) {}
     /// The token one block holds now, without it counting as I/O (parity computation and
     /// final checks).
     fn peek(&self, member: MemberId, block: MemberBlock) -> u64;
@@ -141,7 +145,8 @@ impl<S: TokenStore> Executor<S> {
     }
 
     /// Runs one phase: reads and data writes in order, then parity writes (which are defined
-    /// as the XOR of their row once the phase's data has landed). `user` is the request's
+    /// as the XOR of their row once the phase's data has landed). The store is first shown
+    /// every operation in plan order ([`TokenStore::admit`]), the order members receive them. `user` is the request's
     /// payload, `reply` its read buffer, `staged` the GC job's (or read-modify-write's)
     /// staging buffer, grown as reads fill it.
     ///
@@ -149,6 +154,9 @@ impl<S: TokenStore> Executor<S> {
     /// On a parity write of more than one block, or a buffer too small for the plan.
     pub fn run_phase(&mut self, ios: &[MemberIo], user: &[u64], reply: &mut [u64], staged: &mut Vec<u64>) {
         self.parity.clear();
+        for io in ios {
+            self.store.admit(io);
+        }
         for io in ios {
             let n = io.count as usize;
             match io.kind {

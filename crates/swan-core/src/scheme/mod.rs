@@ -166,6 +166,9 @@ pub struct LogTuning {
     /// See [`LogConfig::p2l_in_summaries`].
     #[serde(default)]
     pub p2l_in_summaries: bool,
+    /// See [`LogConfig::zoned_members`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zoned_members: bool,
     /// Expose at most this many blocks, keeping the rest of the payload as spare space for GC
     /// (the array's over-provisioning; a server records its choice in the superblock).
     #[serde(default)]
@@ -240,6 +243,7 @@ impl ArraySpec {
         cfg.lograid_gc_high = t.lograid_gc_high.unwrap_or(cfg.lograid_gc_high).max(cfg.lograid_gc_low + 1);
         cfg.defer_release = t.defer_release;
         cfg.p2l_in_summaries = t.p2l_in_summaries;
+        cfg.zoned_members = t.zoned_members;
         if let Some(v) = t.volume_blocks {
             cfg.limit_volume(v);
         }

@@ -136,6 +136,11 @@ impl ZnsSsd {
         Ok(())
     }
 
+    /// Zone Finish without time (the untimed fill).
+    pub fn finish_untimed(&mut self, zone: u32) -> Result<(), ZoneError> {
+        self.zones.finish(zone)
+    }
+
     /// Zone Reset without time (the untimed fill).
     pub fn reset_untimed(&mut self, zone: u32) -> Result<(), ZoneError> {
         self.zones.reset(zone)?;

@@ -9,7 +9,9 @@
 //! - [`config`] and [`presets`]: what a zoned SSD is made of, and the drives the ZNS RAID
 //!   papers ran on, each number with its source.
 //! - [`device`]: [`ZnsSsd`], the contract timed by the conventional SSD's NAND model.
+//! - [`bandwidth`]: what one zone of a model writes and reads, measured on it.
 
+pub mod bandwidth;
 pub mod config;
 mod device;
 pub mod presets;

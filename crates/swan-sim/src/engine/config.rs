@@ -89,6 +89,10 @@ pub struct SimConfig {
     /// (see [`crate::hba_array`]); `None`: each SSD has its own host link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
+    /// Members are zoned SSDs like this instead of `ssd`, one segment per zone
+    /// (see [`crate::zoned_array`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<swan_models::zns::ZnsConfig>,
     /// The host's cores and the CPU cost of each stage of a request's path (client,
     /// connection reader, engine in and out, GC on the engine), as `swan host fit` measured
     /// them on a machine or a preset names them (docs/host-model.md). `None`: no host, every
@@ -131,6 +135,7 @@ impl SimConfig {
             gc_in_front_end: false,
             fabric: None,
             hba_bus: None,
+            zoned: None,
             host: None,
             setup_threads: 0,
         }
@@ -213,6 +218,9 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
             ));
         }
     }
+    if let Some(z) = &cfg.zoned {
+        check_zoned_settings(cfg, &z.name)?;
+    }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
     }
@@ -247,6 +255,41 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
                     .into(),
             ));
         }
+    }
+    Ok(())
+}
+
+/// What a zoned SSD cannot be asked for: overwrites, and the conventional SSD's own GC,
+/// filling and aging (it has no FTL).
+fn check_zoned_settings(cfg: &SimConfig, name: &str) -> Result<(), SimError> {
+    let refuse = |what: String| Err(SimError::Config(format!("zoned SSDs ({name}): {what}")));
+    if !cfg.array.kind.is_log_structured() {
+        return refuse(format!(
+            "{} updates blocks in place, and a zone takes writes only at its write pointer: use a log-structured scheme (lograid0|lograid4|lograid5, swan0|swan4|swan5)",
+            cfg.array.kind
+        ));
+    }
+    if !cfg.array.tuning.zoned_members {
+        return refuse("the array must write each member in block order (ArraySpec tuning.zoned_members)".into());
+    }
+    if cfg.ggc.is_some() {
+        return refuse(
+            "Harmonia's coordinated GC (--scheme harmonia-*) coordinates the SSDs' own GC, which zoned SSDs do not run"
+                .into(),
+        );
+    }
+    if cfg.fill_first || cfg.age_fraction > 0.0 {
+        return refuse("filling or aging the SSDs (--fill, --age) shapes an FTL's mapping, which zoned SSDs do not have: use --prefill for the array's steady state".into());
+    }
+    let v = &cfg.ssd_variation;
+    if v.speed_spread != 0.0 || v.slow_fraction != 0.0 {
+        return refuse(
+            "SSD-to-SSD variation (--ssd-speed-spread, --ssd-slow-fraction) is modelled for conventional SSDs only"
+                .into(),
+        );
+    }
+    if cfg.fabric.is_some() || cfg.hba_bus.is_some() {
+        return refuse("members behind a fabric or a shared HBA bus are conventional SSDs or clusters".into());
     }
     Ok(())
 }

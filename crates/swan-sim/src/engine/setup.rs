@@ -14,6 +14,7 @@ use crate::prefill;
 use crate::rng::SimRng;
 use crate::source::{ArrivalSource, SyntheticSource};
 use crate::workload::Generator;
+use crate::zoned_array::ZonedArray;
 use swan_core::driver::GcPacing;
 use swan_core::io::IoPlan;
 use swan_core::scheme::ArrayScheme;
@@ -39,21 +40,23 @@ impl Engine {
         cfg: SimConfig,
         make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
     ) -> Result<Self, SimError> {
-        if cfg.fabric.is_some() || cfg.hba_bus.is_some() {
+        if cfg.fabric.is_some() || cfg.hba_bus.is_some() || cfg.zoned.is_some() {
             return Err(SimError::Config(
-                "a run over a fabric or a shared HBA bus has its own members: build it with engine::build".into(),
+                "a run over a fabric, a shared HBA bus or zoned SSDs has its own members: build it with engine::build"
+                    .into(),
             ));
         }
         Self::with_members(cfg, build_ssds, make_source)
     }
 }
 
-/// An engine over the members the run names: SSDs, SSDs sharing a bus, or clusters behind
-/// a fabric.
+/// An engine over the members the run names: SSDs, SSDs sharing a bus, clusters behind a
+/// fabric, or zoned SSDs.
 pub enum Built {
     Ssds(Box<Engine>),
     Hba(Box<Engine<HbaArray>>),
     Fabric(Box<Engine<FabricArray>>),
+    Zoned(Box<Engine<ZonedArray>>),
 }
 
 impl Built {
@@ -63,6 +66,7 @@ impl Built {
             Built::Ssds(e) => e.record_member_io(sink),
             Built::Hba(e) => e.record_member_io(sink),
             Built::Fabric(e) => e.record_member_io(sink),
+            Built::Zoned(e) => e.record_member_io(sink),
         }
     }
 
@@ -72,6 +76,7 @@ impl Built {
             Built::Ssds(e) => e.run(progress),
             Built::Hba(e) => e.run(progress),
             Built::Fabric(e) => e.run(progress),
+            Built::Zoned(e) => e.run(progress),
         }
     }
 }
@@ -87,6 +92,10 @@ pub fn build(
     cfg: SimConfig,
     make_source: impl FnOnce(u64) -> Result<Box<dyn ArrivalSource>, SimError>,
 ) -> Result<Built, SimError> {
+    if let Some(zoned) = cfg.zoned.clone() {
+        let members = move |cfg: &SimConfig, n: u32| ZonedArray::new(cfg, &zoned, n);
+        return Ok(Built::Zoned(Box::new(Engine::with_members(cfg, members, make_source)?)));
+    }
     Ok(match (&cfg.fabric, cfg.hba_bus) {
         (Some(_), _) => Built::Fabric(Box::new(Engine::with_members(cfg, fabric_members, make_source)?)),
         (None, Some(bus)) => {

@@ -47,6 +47,12 @@ pub struct LogConfig {
     /// [`SummarySource`]: crate::scheme::SummarySource
     #[serde(default)]
     pub p2l_in_summaries: bool,
+    /// Every member takes a plan's writes in block order, as a zoned member (which writes
+    /// only at a zone's write pointer) must: GC's run then writes each member's parity rows
+    /// between its data rows instead of after them. Off, the writes of a GC run go member by
+    /// member, data before parity, which conventional SSDs take in any order.
+    #[serde(default)]
+    pub zoned_members: bool,
 }
 
 /// The spare share a log-structured array keeps by default, in both faces: `swan create`
@@ -95,6 +101,7 @@ impl LogConfig {
             volume_blocks: 0,
             defer_release: false,
             p2l_in_summaries: false,
+            zoned_members: false,
         };
         // Expose all payload but what GC may be unable to give back, and one segment more,
         // so that any write of up to a segment always finds room (see

@@ -141,6 +141,7 @@ impl LogArray {
         // Take the destination slots from the GC segment in runs, and hand each run out
         // member by member, so each SSD's share of the run is one contiguous write.
         let total = moves.len() as u32;
+        let first_write = plan.len();
         let (mut given, mut j) = (0u32, 0usize);
         while given < total {
             let (seg, first, count) = self.gc_take(group, total - given);
@@ -175,6 +176,11 @@ impl LogArray {
             }
         }
         debug_assert_eq!(j, moves.len());
+        if self.cfg.zoned_members {
+            // The parity rows sit between a member's data rows: zoned members take them in
+            // block order or not at all.
+            plan.order_by_member_block(first_write);
+        }
         let id = self.next_job;
         self.next_job += 1;
         self.job_in_flight[group as usize] = true;

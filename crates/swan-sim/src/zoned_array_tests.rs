@@ -1,0 +1,77 @@
+//! Log-structured arrays over zoned SSDs: each scheme runs through GC with the device model
+//! refusing any write off a zone's write pointer (a panic fails the test), segments come
+//! back by zone resets, nothing copies inside the drives, and what cannot run on zones is
+//! refused with its reason.
+
+use super::*;
+use crate::engine::{build_synthetic, RunOutput, StopRule};
+use crate::runs::{random_writes, run_config, sata_ssd};
+use swan_core::geometry::RaidLevel;
+use swan_core::scheme::SchemeKind;
+use swan_models::zns::presets::{pm1731a, zn540};
+
+/// `kind` over `rgroups` × 2 zoned SSDs like `zoned` with `zones` zones each, one segment
+/// per zone, 8 KiB random writes over 60 % of the volume until twice the raw capacity
+/// is written.
+fn config(kind: SchemeKind, rgroups: u32, zoned: ZnsConfig, zones: u32) -> SimConfig {
+    let zoned = zoned.with_zones(zones);
+    let segment = zoned.zones.capacity_blocks;
+    let mut cfg = run_config(kind, rgroups, 2, sata_ssd(0.25, "sata850pro"), random_writes(32), 0.6, 0.0, 2.0, 1);
+    cfg.array.member_blocks = u64::from(zones) * segment;
+    cfg.array.segment_rows = segment as u32;
+    cfg.array.tuning.zoned_members = true;
+    cfg.workload.region_blocks = cfg.array.build().expect("a valid array").volume_blocks() * 6 / 10;
+    let raw = u64::from(rgroups) * 2 * cfg.array.member_blocks * 4096;
+    cfg.stop = StopRule { sim_seconds: None, write_bytes: Some(2 * raw) };
+    cfg.zoned = Some(zoned);
+    cfg
+}
+
+fn run(cfg: SimConfig) -> RunOutput {
+    build_synthetic(cfg).expect("a valid run").run(&mut |_| {}).expect("the run completes")
+}
+
+#[test]
+fn every_log_structured_scheme_runs_through_gc_on_zones_freed_by_resets() {
+    for kind in [
+        SchemeKind::LogRaid(RaidLevel::Raid0),
+        SchemeKind::LogRaid(RaidLevel::Raid5),
+        SchemeKind::Swan(RaidLevel::Raid0),
+        SchemeKind::Swan(RaidLevel::Raid5),
+    ] {
+        let out = run(config(kind, 3, pm1731a(), 12));
+        assert!(out.counters.victims > 20, "{kind}: GC barely ran ({} victims)", out.counters.victims);
+        assert!(out.ssd_erases > 0, "{kind}: no zone was reset");
+        assert_eq!(out.ssd_gc_copied_pages, 0, "{kind}: a zoned SSD copied pages on its own");
+        assert_eq!(out.nand_program_pages, out.ssd_host_write_pages, "{kind}: device WAF is 1");
+    }
+}
+
+#[test]
+fn one_open_zone_per_ssd_writes_at_one_zones_rate() {
+    // SWAN0 writes one segment, a zone on each of its front-end R-group's two SSDs: on the
+    // small-zone drive that is two dies; on the large-zone drive, two whole drives.
+    let mbps = |out: &RunOutput| out.user_write_blocks as f64 * 4096.0 / out.sim_ns as f64 * 1e3;
+    let small = run(config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12));
+    assert!((80.0..100.0).contains(&mbps(&small)), "swan0 over pm1731a: {:.1} MB/s", mbps(&small));
+    let mut large = config(SchemeKind::Swan(RaidLevel::Raid0), 3, zn540(), 4);
+    large.stop = StopRule { sim_seconds: Some(1.0), write_bytes: None };
+    let large = run(large);
+    assert!((2300.0..2600.0).contains(&mbps(&large)), "swan0 over zn540: {:.0} MB/s", mbps(&large));
+}
+
+#[test]
+fn in_place_raid_and_the_ssds_own_gc_settings_are_refused_over_zones() {
+    let refused = |cfg: SimConfig| build_synthetic(cfg).err().expect("refused").to_string();
+    let e = refused(config(SchemeKind::Raid(RaidLevel::Raid5), 1, pm1731a(), 12));
+    assert!(e.contains("updates blocks in place"), "{e}");
+    let mut aged = config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12);
+    aged.age_fraction = 0.5;
+    assert!(refused(aged).contains("--prefill"));
+    let mut unordered = config(SchemeKind::LogRaid(RaidLevel::Raid5), 3, pm1731a(), 12);
+    unordered.array.tuning.zoned_members = false;
+    assert!(refused(unordered).contains("block order"));
+    let mut big = config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12);
+    big.array.segment_rows *= 2;
+    assert!(refused(big).contains("does not fit a pm1731a zone"));
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SWAN and Log-RAID over the zoned presets, three seeds each (docs/zoned.md, "First
+# measurements"). A benchmark, not a test: it prints what it measured and asserts nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'USAGE'
+Usage: scripts/zoned-sweep.sh [--help]
+
+For each zoned preset (pm1731a with 2 GiB per SSD, zn540 with 16 GiB), each of swan0,
+lograid0, swan4 and lograid4 over 3 R-groups x 2 SSDs, and seeds 1, 2 and 3: `swan sim`
+with 8 KiB random writes until twice the raw capacity is written. One line per run: drive,
+scheme, seed, write MB/s (mean, after GC onset), interval CV after GC onset, array WAF and
+device WAF. About 5 minutes on 2 cores.
+
+Environment: SWAN (default target/release/swan), DIR for the runs (default /tmp/zoned).
+USAGE
+}
+
+case "${1:-}" in
+  "") ;;
+  -h|--help) usage; exit 0 ;;
+  *) echo "zoned-sweep.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+esac
+
+SWAN=${SWAN:-target/release/swan}
+DIR=${DIR:-/tmp/zoned}
+[ -x "$SWAN" ] || { echo "zoned-sweep.sh: $SWAN not found; build it with cargo build --release -p swan-cli" >&2; exit 1; }
+for dev in "pm1731a 2GiB" "zn540 16GiB"; do
+  set -- $dev
+  for scheme in swan0 lograid0 swan4 lograid4; do
+    for seed in 1 2 3; do
+      out=$DIR/$1-$scheme-$seed
+      "$SWAN" sim --scheme "$scheme" --rgroups 3 --ssds-per-rgroup 2 --ssd "$1" --ssd-capacity "$2" \
+        --footprint 2 --seed "$seed" --out "$out" --quiet > /dev/null
+      python3 - "$out/summary.json" "$1 $scheme $seed" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+after = s.get("user_write_mbps_after_gc_mean") or 0.0
+cv = (s.get("user_write_mbps_after_gc_cv") or 0.0) * 100
+print(f"{sys.argv[2]}  {s['user_write_mbps_mean']:.1f} {after:.1f} MB/s  CV {cv:.1f} %  WAF {s['waf_array'] or 0:.3f} / {s['waf_ssd'] or 0:.2f}")
+PY
+    done
+  done
+done
