@@ -8,11 +8,12 @@ usage() {
   cat <<'USAGE'
 Usage: scripts/zoned-sweep.sh [--help]
 
-For each zoned preset (pm1731a with 2 GiB per SSD, zn540 with 16 GiB), each of swan0,
-lograid0, swan4 and lograid4 over 3 R-groups x 2 SSDs, and seeds 1, 2 and 3: `swan sim`
-with 8 KiB random writes until twice the raw capacity is written. One line per run: drive,
-scheme, seed, write MB/s (mean, after GC onset), interval CV after GC onset, array WAF and
-device WAF. About 5 minutes on 2 cores.
+For each drive (pm1731a with 2 GiB per SSD and one zone a segment, pm1731a with 16 GiB and
+8 zones a segment, zn540 with 16 GiB and one zone a segment), each of swan0, lograid0,
+swan4 and lograid4 over 3 R-groups x 2 SSDs, and seeds 1, 2 and 3: `swan sim` with 8 KiB
+random writes until twice the raw capacity is written. One line per run: drive, zones per
+segment, scheme, seed, write MB/s (mean, after GC onset), interval CV after GC onset, array
+WAF and device WAF. About 8 minutes on 2 cores.
 
 Environment: SWAN (default target/release/swan), DIR for the runs (default /tmp/zoned).
 USAGE
@@ -27,14 +28,14 @@ esac
 SWAN=${SWAN:-target/release/swan}
 DIR=${DIR:-/tmp/zoned}
 [ -x "$SWAN" ] || { echo "zoned-sweep.sh: $SWAN not found; build it with cargo build --release -p swan-cli" >&2; exit 1; }
-for dev in "pm1731a 2GiB" "zn540 16GiB"; do
+for dev in "pm1731a 2GiB 1" "pm1731a 16GiB 8" "zn540 16GiB 1"; do
   set -- $dev
   for scheme in swan0 lograid0 swan4 lograid4; do
     for seed in 1 2 3; do
-      out=$DIR/$1-$scheme-$seed
+      out=$DIR/$1-$3-$scheme-$seed
       "$SWAN" sim --scheme "$scheme" --rgroups 3 --ssds-per-rgroup 2 --ssd "$1" --ssd-capacity "$2" \
-        --footprint 2 --seed "$seed" --out "$out" --quiet > /dev/null
-      python3 - "$out/summary.json" "$1 $scheme $seed" <<'PY'
+        --zones-per-segment "$3" --footprint 2 --seed "$seed" --out "$out" --quiet > /dev/null
+      python3 - "$out/summary.json" "$1 x$3 $scheme $seed" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 after = s.get("user_write_mbps_after_gc_mean") or 0.0

@@ -79,6 +79,8 @@ pub struct SimArgs {
     /// Capacity of each modelled SSD (the preset's timing and proportions are kept).
     #[arg(long, default_value = "1GiB", value_parser = parse_size, conflicts_with = "array")]
     pub ssd_capacity: u64,
+    #[command(flatten)]
+    pub zoned: crate::sim_zoned::ZonedArgs,
     /// Simulate the array `swan create` made, as `swan serve` runs it: its scheme, geometry,
     /// volume and GC tuning, read from the superblock of MEMBER (any one of its members),
     /// over modelled SSDs the size of its members. Instead of --scheme, --rgroups,

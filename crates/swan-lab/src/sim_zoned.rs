@@ -1,19 +1,44 @@
-//! `swan sim --ssd zn540|pm1731a`: an array over zoned SSDs, one segment per zone. What the
-//! flags mean there: `--ssd-capacity` is how many whole zones each SSD has, `--segment`
-//! (at most a zone's capacity) defaults to a whole zone, and the conventional SSD's
-//! FTL flags are refused rather than ignored.
+//! `swan sim --ssd zn540|pm1731a`: an array over zoned SSDs, each segment over one zone of
+//! each SSD or, with `--zones-per-segment`, several. What the flags mean there:
+//! `--ssd-capacity` is how many whole zones each SSD has, `--segment` defaults to the whole
+//! zones a segment spans, and the conventional SSD's FTL flags are refused rather than
+//! ignored.
 
 use crate::sim_cmd::SimArgs;
 use anyhow::bail;
 use swan_args::units::format_size;
 use swan_core::scheme::ArraySpec;
 use swan_models::ssd::PAGE_BYTES;
-use swan_models::zns::{zns_preset, ZnsConfig};
+use swan_models::zns::zns_preset;
+use swan_sim::zoned_array::ZonedSpec;
+
+/// How a segment lies over a zoned SSD's zones (`--ssd zn540|pm1731a` only).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ZonedArgs {
+    /// Zoned SSDs: zones one segment spans on each SSD, striped in units of
+    /// --zone-stripe, so a segment on a small-zone drive (one die per zone) writes on that
+    /// many dies. Default 1: a segment is one zone.
+    #[arg(long, value_name = "ZONES")]
+    pub zones_per_segment: Option<u32>,
+    /// Zoned SSDs with --zones-per-segment above 1: the blocks of a segment that go to one
+    /// of its zones before the next takes over (default 4KiB: page by page, as an SSD
+    /// stripes its dies). A larger unit keeps fewer zones busy for the same blocks in flight.
+    #[arg(long, value_name = "SIZE", value_parser = swan_args::units::parse_blocks)]
+    pub zone_stripe: Option<u64>,
+}
 
 /// The zoned SSD `--ssd` names, shaped by the flags that apply to it; `None` for a
 /// conventional preset.
-pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZnsConfig>> {
-    let Some(preset) = zns_preset(&args.ssd) else { return Ok(None) };
+pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
+    let Some(preset) = zns_preset(&args.ssd) else {
+        if args.zoned.zones_per_segment.is_some() || args.zoned.zone_stripe.is_some() {
+            bail!(
+                "--zones-per-segment and --zone-stripe lay segments over a zoned SSD's zones; --ssd {} is not zoned",
+                args.ssd
+            );
+        }
+        return Ok(None);
+    };
     let conventional = [
         ("--ssd-gc-preemptible", args.ssd_gc_preemptible.is_some()),
         ("--ssd-write-buffer", args.ssd_write_buffer.is_some()),
@@ -43,23 +68,38 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZnsConfig>> {
     let mut model = preset.with_zones(zones.min(preset.zones.zones));
     model.suspension = args.ssd_suspension.unwrap_or(model.suspension);
     model.reads_before_write_back = args.ssd_reads_first.unwrap_or(model.reads_before_write_back);
-    Ok(Some(model))
+    let zones_per_segment = args.zoned.zones_per_segment.unwrap_or(1);
+    if zones_per_segment == 0 {
+        bail!("--zones-per-segment must be at least 1");
+    }
+    let stripe = args.zoned.zone_stripe.unwrap_or(1);
+    let Ok(stripe_blocks) = u32::try_from(stripe) else { bail!("--zone-stripe is too large") };
+    if stripe_blocks == 0 {
+        bail!("--zone-stripe must be at least one 4 KiB block");
+    }
+    Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks }))
 }
 
-/// The array the flags describe over `zoned`: one segment per zone of each member.
-pub(crate) fn zoned_array_spec(args: &SimArgs, zoned: &ZnsConfig) -> anyhow::Result<ArraySpec> {
-    let capacity = zoned.zones.capacity_blocks;
-    let segment = args.segment.unwrap_or(capacity);
-    if segment == 0 || segment > capacity {
+/// The array the flags describe over `zoned`: its segments over the zones of each member.
+pub(crate) fn zoned_array_spec(args: &SimArgs, zoned: &ZonedSpec) -> anyhow::Result<ArraySpec> {
+    let (capacity, k) = (zoned.ssd.zones.capacity_blocks, u64::from(zoned.zones_per_segment));
+    // The default fills each zone's capacity with whole stripe units.
+    let unit = if k == 1 { 1 } else { u64::from(zoned.stripe_blocks) };
+    let segment = args.segment.unwrap_or(capacity / unit * unit * k);
+    if segment == 0 || segment > capacity * k {
         bail!(
-            "--segment {} does not fit a {} zone ({} MiB writable): a segment is one zone per SSD",
+            "--segment {} does not fit {k} {} zone(s) ({} MiB writable each): a segment spans --zones-per-segment zones per SSD",
             format_size(segment * PAGE_BYTES),
-            zoned.name,
+            zoned.ssd.name,
             (capacity * PAGE_BYTES) >> 20
         );
     }
+    let segments = u64::from(zoned.ssd.zones.zones) / k;
+    if segments == 0 {
+        bail!("--zones-per-segment {k} is more than the {} zones each SSD has", zoned.ssd.zones.zones);
+    }
     let Ok(segment_rows) = u32::try_from(segment) else { bail!("--segment is too large") };
-    let mut spec = args.array_spec_with(u64::from(zoned.zones.zones) * segment, segment_rows)?;
+    let mut spec = args.array_spec_with(segments * segment, segment_rows)?;
     spec.tuning.zoned_members = true;
     Ok(spec)
 }
@@ -84,11 +124,17 @@ mod tests {
     fn a_zoned_preset_takes_whole_zones_of_the_capacity_and_a_zone_per_segment() {
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--scheme", "swan0"]);
         let z = zoned_model(&a).unwrap().unwrap();
-        assert_eq!(z.zones.zones, 10, "1000 MiB holds ten 96 MiB zones");
+        assert_eq!(z.ssd.zones.zones, 10, "1000 MiB holds ten 96 MiB zones");
         let spec = zoned_array_spec(&a, &z).unwrap();
         assert_eq!((spec.segment_rows, spec.member_blocks), (96 * 256, 10 * 96 * 256));
         assert!(spec.tuning.zoned_members, "the scheme must write each member in block order");
         assert!(zoned_model(&args(&["--ssd", "sata850pro"])).unwrap().is_none());
+        // Four zones a segment, page by page: ten zones make two segments of four.
+        let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--zones-per-segment", "4"]);
+        let z = zoned_model(&a).unwrap().unwrap();
+        assert_eq!((z.zones_per_segment, z.stripe_blocks), (4, 1));
+        let spec = zoned_array_spec(&a, &z).unwrap();
+        assert_eq!((spec.segment_rows, spec.member_blocks), (4 * 96 * 256, 2 * 4 * 96 * 256));
     }
 
     #[test]
@@ -99,6 +145,8 @@ mod tests {
         assert!(e.contains("holds no whole zn540 zone (1077 MiB writable)"), "{e}");
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1GiB", "--segment", "128MiB"]);
         let e = zoned_array_spec(&a, &zoned_model(&a).unwrap().unwrap()).unwrap_err().to_string();
-        assert!(e.contains("does not fit a pm1731a zone (96 MiB writable)"), "{e}");
+        assert!(e.contains("does not fit 1 pm1731a zone(s) (96 MiB writable each)"), "{e}");
+        let e = zoned_model(&args(&["--zones-per-segment", "2"])).unwrap_err().to_string();
+        assert!(e.contains("--ssd sata850pro is not zoned"), "{e}");
     }
 }

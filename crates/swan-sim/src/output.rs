@@ -263,7 +263,7 @@ impl RunSummary {
         let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
         let sim_s = out.sim_ns as f64 / 1e9;
         let (ssd_read_mbps, ssd_write_mbps) = match &cfg.zoned {
-            Some(z) => swan_models::zns::bandwidth::zone_sequential_mbps(z),
+            Some(z) => swan_models::zns::bandwidth::zone_sequential_mbps(&z.ssd),
             None => swan_models::ssd::bandwidth::sequential_mbps(&cfg.ssd),
         };
         let nonempty = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_summary(h));

@@ -1,14 +1,18 @@
 //! Zoned SSDs as an array's members ([`swan_models::zns`]): each segment a scheme lays on a
-//! member is one zone of it. The scheme addresses a member's segments back to back, a
-//! zone's capacity apart at most; the device's zones sit a zone size apart, so a member
-//! block `b` of segment `s` is block `b − s × segment` of zone `s`. A segment's TRIM, which
-//! a log-structured scheme issues when its victim is released, is that zone's reset; a
-//! segment shorter than the zone's capacity is finished when its last block is written,
-//! so it gives back its open and active resources as a full zone does.
+//! member is `zones_per_segment` zones of it ([`ZonedSpec`]), striped in units of
+//! `stripe_blocks`, so that a segment on a small-zone drive can span several dies. The scheme
+//! addresses a member's segments back to back; the device's zones sit a zone size apart, so
+//! the adapter maps member block `b` of segment `s` into one of zones `s × k .. s × k + k`.
+//! With one zone per segment, `b` is block `b − s × segment` of zone `s`. A segment's TRIM,
+//! which a log-structured scheme issues when its victim is released, resets its zones; a
+//! zone whose share of its segment is shorter than the zone's capacity is finished once
+//! that share is written, so it gives back its open and active resources as a full zone does.
 //!
 //! Nothing here reorders or fixes up a scheme's writes: a write off its zone's write
 //! pointer, a TRIM of part of a segment, or more zones open than the drive allows is the
-//! scheme's bug, and the device model panics on it.
+//! scheme's bug, and the device model panics on it. Writes in block order within a segment
+//! reach every zone of it in order too, since consecutive stripe units of one zone hold
+//! increasing blocks.
 
 use crate::engine::{SimConfig, SimError};
 use crate::members::Members;
@@ -17,29 +21,53 @@ use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::zns::{ZnsConfig, ZnsSsd};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
 
-/// One zoned SSD and the segment size the scheme lays on it.
+/// An array's zoned members: the drive, and how a segment is laid over its zones.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ZonedSpec {
+    pub ssd: ZnsConfig,
+    /// Zones one segment spans on each SSD.
+    pub zones_per_segment: u32,
+    /// Blocks of a segment that go to one of its zones before the next zone takes over
+    /// (with one zone per segment, the whole segment).
+    pub stripe_blocks: u32,
+}
+
+impl ZonedSpec {
+    /// Each segment one zone.
+    pub fn one_zone_per_segment(ssd: ZnsConfig) -> Self {
+        Self { ssd, zones_per_segment: 1, stripe_blocks: 1 }
+    }
+}
+
+/// One zoned SSD and how the scheme's segments lie on it.
 #[derive(Clone)]
 struct ZonedMember {
     ssd: ZnsSsd,
-    /// Blocks of one segment on this member (at most a zone's capacity).
+    /// Blocks of one segment on this member.
     segment: u64,
+    /// Zones per segment, and the blocks of a stripe unit.
+    k: u64,
+    unit: u64,
 }
 
 impl ZonedMember {
-    /// The segment holding member block `block`, and the device block it maps to.
-    fn locate(&self, block: u64) -> (u32, u64) {
-        let segment = block / self.segment;
-        let zone = u32::try_from(segment).expect("fewer than 2^32 segments");
-        (zone, self.ssd.config().zones.start(zone) + block % self.segment)
+    /// The zone holding member block `block`, the device block it maps to, and how many
+    /// blocks from it stay in that zone contiguously (to the end of its stripe unit).
+    fn locate(&self, block: u64) -> (u32, u64, u64) {
+        let (segment, offset) = (block / self.segment, block % self.segment);
+        let (unit, within) = (offset / self.unit, offset % self.unit);
+        let zone = u32::try_from(segment * self.k + unit % self.k).expect("fewer than 2^32 zones");
+        let at = (unit / self.k) * self.unit + within;
+        (zone, self.ssd.config().zones.start(zone) + at, self.unit - within)
     }
 
-    /// `op`'s blocks cut at segment boundaries: (zone, device block, blocks).
+    /// `op`'s blocks cut where they change zone: (zone, device block, blocks).
     fn pieces(&self, op: &DevOp) -> impl Iterator<Item = (u32, u64, u32)> + '_ {
         let (mut block, end) = (op.block, op.block + u64::from(op.count));
         std::iter::from_fn(move || {
             (block < end).then(|| {
-                let (zone, at) = self.locate(block);
-                let n = (self.segment - block % self.segment).min(end - block);
+                let (zone, at, room) = self.locate(block);
+                let n = room.min(end - block);
                 block += n;
                 (zone, at, n as u32)
             })
@@ -56,13 +84,14 @@ impl ZonedMember {
                 self.segment
             ));
         }
-        (start / self.segment) as u32..((start + count) / self.segment) as u32
+        (start / self.segment * self.k) as u32..((start + count) / self.segment * self.k) as u32
     }
 
-    /// Whether `zone` holds a segment shorter than its capacity that is now fully written.
+    /// Whether `zone` holds its whole share of a segment and that share is shorter than
+    /// the zone's capacity, so the zone must be finished to give back its resources.
     fn segment_full(&self, zone: u32) -> bool {
-        let z = self.ssd.zones().zone(zone);
-        self.segment < self.ssd.config().zones.capacity_blocks && z.write_pointer == self.segment
+        let share = self.segment / self.k;
+        share < self.ssd.config().zones.capacity_blocks && self.ssd.zones().zone(zone).write_pointer == share
     }
 
     fn submit(&mut self, now: Nanos, op: DevOp) -> Nanos {
@@ -124,25 +153,36 @@ pub struct ZonedArray {
 }
 
 impl ZonedArray {
-    /// `members` zoned SSDs like `zoned`, each holding one segment of `cfg`'s array per zone.
-    pub fn new(cfg: &SimConfig, zoned: &ZnsConfig, members: u32) -> Result<Self, SimError> {
-        let segment = u64::from(cfg.array.segment_rows);
-        let zones = zoned.zones;
-        if segment > zones.capacity_blocks {
-            return Err(SimError::Config(format!(
-                "a segment of {segment} blocks per SSD does not fit a {} zone of {} writable blocks",
-                zoned.name, zones.capacity_blocks
-            )));
+    /// `members` zoned SSDs as `spec` describes, holding `cfg`'s array.
+    pub fn new(cfg: &SimConfig, spec: &ZonedSpec, members: u32) -> Result<Self, SimError> {
+        let (zoned, segment) = (&spec.ssd, u64::from(cfg.array.segment_rows));
+        let (k, unit) = (u64::from(spec.zones_per_segment), u64::from(spec.stripe_blocks));
+        let refuse = |why: String| Err(SimError::Config(why));
+        if k == 0 || unit == 0 {
+            return refuse("a segment needs at least one zone and a stripe unit of at least one block".into());
         }
-        let needed = cfg.array.member_blocks.div_ceil(segment);
+        let unit = if k == 1 { segment } else { unit };
+        if k > 1 && segment % (k * unit) != 0 {
+            return refuse(format!(
+                "a segment of {segment} blocks per SSD is not whole rows of {k} zones × {unit}-block stripe units"
+            ));
+        }
+        let zones = zoned.zones;
+        if segment / k > zones.capacity_blocks {
+            return refuse(format!(
+                "a segment of {segment} blocks per SSD over {k} zone(s) does not fit a {} zone of {} writable blocks",
+                zoned.name, zones.capacity_blocks
+            ));
+        }
+        let needed = cfg.array.member_blocks.div_ceil(segment) * k;
         if needed > u64::from(zones.zones) {
-            return Err(SimError::Config(format!(
-                "members of {} blocks in segments of {segment} need {needed} zones; the {} model has {}",
+            return refuse(format!(
+                "members of {} blocks in segments of {segment} over {k} zone(s) need {needed} zones; the {} model has {}",
                 cfg.array.member_blocks, zoned.name, zones.zones
-            )));
+            ));
         }
         let ssd = ZnsSsd::new(zoned.clone()).map_err(|e| SimError::Config(e.to_string()))?;
-        Ok(Self { members: vec![ZonedMember { ssd, segment }; members as usize] })
+        Ok(Self { members: vec![ZonedMember { ssd, segment, k, unit }; members as usize] })
     }
 
     /// Member `member`'s zoned SSD (its zone report and counts).
@@ -199,7 +239,7 @@ impl Members for ZonedArray {
 
     fn user_blocks(&self, member: u32) -> u64 {
         let m = &self.members[member as usize];
-        u64::from(m.ssd.config().zones.zones) * m.segment
+        u64::from(m.ssd.config().zones.zones) / m.k * m.segment
     }
 
     /// None: the host maps every block; the drive keeps a descriptor per zone.

@@ -23,7 +23,7 @@ fn config(kind: SchemeKind, rgroups: u32, zoned: ZnsConfig, zones: u32) -> SimCo
     cfg.workload.region_blocks = cfg.array.build().expect("a valid array").volume_blocks() * 6 / 10;
     let raw = u64::from(rgroups) * 2 * cfg.array.member_blocks * 4096;
     cfg.stop = StopRule { sim_seconds: None, write_bytes: Some(2 * raw) };
-    cfg.zoned = Some(zoned);
+    cfg.zoned = Some(ZonedSpec::one_zone_per_segment(zoned));
     cfg
 }
 
@@ -61,6 +61,28 @@ fn one_open_zone_per_ssd_writes_at_one_zones_rate() {
 }
 
 #[test]
+fn a_segment_over_several_small_zones_writes_on_that_many_dies_and_gc_keeps_their_order() {
+    // SWAN0 and SWAN5 with each segment over 8 zones (8 dies) of every SSD, through GC.
+    let mbps = |out: &RunOutput| out.user_write_blocks as f64 * 4096.0 / out.sim_ns as f64 * 1e3;
+    let striped = |kind| {
+        let mut cfg = config(kind, 3, pm1731a(), 48);
+        let spec = cfg.zoned.as_mut().unwrap();
+        (spec.zones_per_segment, spec.stripe_blocks) = (8, 1);
+        cfg.array.segment_rows *= 8;
+        cfg.array.member_blocks = 6 * u64::from(cfg.array.segment_rows);
+        cfg.workload.region_blocks = cfg.array.build().unwrap().volume_blocks() * 6 / 10;
+        cfg.stop.write_bytes = Some(6 * cfg.array.member_blocks * 4096 * 3 / 2);
+        run(cfg)
+    };
+    let swan0 = striped(SchemeKind::Swan(RaidLevel::Raid0));
+    assert!(swan0.counters.victims > 5 && swan0.ssd_erases > 0, "{} victims", swan0.counters.victims);
+    // Two SSDs × 8 dies × 45 MB/s, page by page over the dies (64 blocks in flight).
+    assert!((500.0..760.0).contains(&mbps(&swan0)), "swan0, 8 zones a segment: {:.0} MB/s", mbps(&swan0));
+    let swan5 = striped(SchemeKind::Swan(RaidLevel::Raid5));
+    assert!(swan5.counters.victims > 5, "swan5: {} victims", swan5.counters.victims);
+}
+
+#[test]
 fn in_place_raid_and_the_ssds_own_gc_settings_are_refused_over_zones() {
     let refused = |cfg: SimConfig| build_synthetic(cfg).err().expect("refused").to_string();
     let e = refused(config(SchemeKind::Raid(RaidLevel::Raid5), 1, pm1731a(), 12));
@@ -74,4 +96,7 @@ fn in_place_raid_and_the_ssds_own_gc_settings_are_refused_over_zones() {
     let mut big = config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12);
     big.array.segment_rows *= 2;
     assert!(refused(big).contains("does not fit a pm1731a zone"));
+    let mut odd = config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12);
+    odd.zoned.as_mut().unwrap().zones_per_segment = 5;
+    assert!(refused(odd).contains("not whole rows of 5 zones"));
 }

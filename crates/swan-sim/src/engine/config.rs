@@ -89,10 +89,10 @@ pub struct SimConfig {
     /// (see [`crate::hba_array`]); `None`: each SSD has its own host link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
-    /// Members are zoned SSDs like this instead of `ssd`, one segment per zone
-    /// (see [`crate::zoned_array`]).
+    /// Members are zoned SSDs instead of `ssd` (which is then unused), each segment over
+    /// zones of them as this says (see [`crate::zoned_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zoned: Option<swan_models::zns::ZnsConfig>,
+    pub zoned: Option<crate::zoned_array::ZonedSpec>,
     /// The host's cores and the CPU cost of each stage of a request's path (client,
     /// connection reader, engine in and out, GC on the engine), as `swan host fit` measured
     /// them on a machine or a preset names them (docs/host-model.md). `None`: no host, every
@@ -219,7 +219,7 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
         }
     }
     if let Some(z) = &cfg.zoned {
-        check_zoned_settings(cfg, &z.name)?;
+        check_zoned_settings(cfg, &z.ssd.name)?;
     }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));
