@@ -108,6 +108,11 @@ fn avg(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// The mean over a cell's seeds of what `f` takes from each run.
+fn avg_by(runs: &[Bandwidth], f: impl Fn(&Bandwidth) -> f64) -> f64 {
+    runs.iter().map(f).sum::<f64>() / runs.len().max(1) as f64
+}
+
 /// Every run's bandwidth, by cell, seed by seed.
 struct Results {
     cells: Vec<(Cell, Vec<Bandwidth>)>,
@@ -236,8 +241,8 @@ fn write_share_table(r: &Results, of: Of, m: &mut Measures) {
             let mut paper_line = format!("{:<32}", "  the paper");
             for (share, (pm, psd)) in HARMONIA_DRIVES_WRITE_SHARES.into_iter().zip(paper) {
                 let b = r.get(of.cell(drive, RaidLevel::Raid0, n, share, HARMONIA_DRIVES_QD, varied));
-                let mean = avg(&b.iter().map(|x| x.mean).collect::<Vec<_>>());
-                let sd = avg(&b.iter().map(|x| x.sd).collect::<Vec<_>>());
+                let mean = avg_by(b, |x| x.mean);
+                let sd = avg_by(b, |x| x.sd);
                 line += &format!(" {:>10.1} ({:>6.2})", mean, sd);
                 paper_line += &format!(" {:>10.1} ({:>6.2})", pm, psd);
             }
@@ -290,8 +295,8 @@ fn width_table(r: &Results, of: Of, m: &mut Measures) {
             let mut line = format!("{what:<30}");
             for n in [1, 4, 6] {
                 let b = r.get(at(n));
-                let per_drive = avg(&b.iter().map(|x| x.mean / f64::from(n)).collect::<Vec<_>>());
-                let cv = avg(&b.iter().map(Bandwidth::cv).collect::<Vec<_>>());
+                let per_drive = avg_by(b, |x| x.mean / f64::from(n));
+                let cv = avg_by(b, Bandwidth::cv);
                 line += &format!(" {:>8.1} {:>6.1} %", per_drive, 100.0 * cv);
                 let key = format!("{}.{drive}.{}.cv.{n}", of.key(), if varied { "varied" } else { "identical" });
                 m.set_seeds(&key, &format!("{what}: CV on {n}"), "", &b.iter().map(Bandwidth::cv).collect::<Vec<_>>());
@@ -344,10 +349,7 @@ fn level_table(r: &Results, of: Of, m: &mut Measures) {
             let mut line = format!("{what:<30}");
             for level in [RaidLevel::Raid0, RaidLevel::Raid5] {
                 let b = r.get(at(level));
-                let (mean, sd) = (
-                    avg(&b.iter().map(|x| x.mean).collect::<Vec<_>>()),
-                    avg(&b.iter().map(|x| x.sd).collect::<Vec<_>>()),
-                );
+                let (mean, sd) = (avg_by(b, |x| x.mean), avg_by(b, |x| x.sd));
                 line += &format!(" {:>8.1} ({:>6.2}) {:>4.1} %", mean, sd, 100.0 * sd / mean);
             }
             println!("{line} {:>24}", "—");
