@@ -47,6 +47,7 @@ done
 for a in apas-fig3 apas-fig4 apas-fig5 apas-sweep apas-why; do
   [[ $want == all || $want == "$a" ]] && run "$a" repro "$a"
 done
+[[ $want == all || $want == zoned ]] && run zoned repro zoned
 if [[ $want == all || $want == eq1 ]]; then
   echo "== eq1: swan plan --verify" >&2
   { echo '$ swan plan --verify'; "$swan" plan --verify; } > repro/eq1.txt

@@ -15,6 +15,7 @@ pub mod replay_cmd;
 pub mod report_cmd;
 pub mod repro;
 pub mod runner;
+pub mod sim_args;
 pub mod sim_cmd;
 mod sim_report;
 mod sim_zoned;

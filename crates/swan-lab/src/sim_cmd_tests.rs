@@ -3,6 +3,8 @@
 
 use super::*;
 use clap::Parser;
+use swan_models::ssd::SsdConfig;
+use swan_sim::engine::SimConfig;
 
 #[derive(Parser)]
 #[command(no_binary_name = true)]

@@ -4,28 +4,12 @@
 //! zones a segment spans, and the conventional SSD's FTL flags are refused rather than
 //! ignored.
 
-use crate::sim_cmd::SimArgs;
+use crate::sim_args::SimArgs;
 use anyhow::bail;
 use swan_args::units::format_size;
-use swan_core::scheme::ArraySpec;
 use swan_models::ssd::PAGE_BYTES;
 use swan_models::zns::zns_preset;
-use swan_sim::zoned_array::ZonedSpec;
-
-/// How a segment lies over a zoned SSD's zones (`--ssd zn540|pm1731a` only).
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct ZonedArgs {
-    /// Zoned SSDs: zones one segment spans on each SSD, striped in units of
-    /// --zone-stripe, so a segment on a small-zone drive (one die per zone) writes on that
-    /// many dies. Default 1: a segment is one zone.
-    #[arg(long, value_name = "ZONES")]
-    pub zones_per_segment: Option<u32>,
-    /// Zoned SSDs with --zones-per-segment above 1: the blocks of a segment that go to one
-    /// of its zones before the next takes over (default 4KiB: page by page, as an SSD
-    /// stripes its dies). A larger unit keeps fewer zones busy for the same blocks in flight.
-    #[arg(long, value_name = "SIZE", value_parser = swan_args::units::parse_blocks)]
-    pub zone_stripe: Option<u64>,
-}
+use swan_sim::engine::ZonedSpec;
 
 /// The zoned SSD `--ssd` names, shaped by the flags that apply to it; `None` for a
 /// conventional preset.
@@ -80,8 +64,9 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
     Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks }))
 }
 
-/// The array the flags describe over `zoned`: its segments over the zones of each member.
-pub(crate) fn zoned_array_spec(args: &SimArgs, zoned: &ZonedSpec) -> anyhow::Result<ArraySpec> {
+/// How the flags lay the array over `zoned`: each member's blocks and a segment's blocks
+/// per member, every segment over `zones_per_segment` zones.
+pub(crate) fn zoned_layout(args: &SimArgs, zoned: &ZonedSpec) -> anyhow::Result<(u64, u32)> {
     let (capacity, k) = (zoned.ssd.zones.capacity_blocks, u64::from(zoned.zones_per_segment));
     // The default fills each zone's capacity with whole stripe units.
     let unit = if k == 1 { 1 } else { u64::from(zoned.stripe_blocks) };
@@ -99,9 +84,7 @@ pub(crate) fn zoned_array_spec(args: &SimArgs, zoned: &ZonedSpec) -> anyhow::Res
         bail!("--zones-per-segment {k} is more than the {} zones each SSD has", zoned.ssd.zones.zones);
     }
     let Ok(segment_rows) = u32::try_from(segment) else { bail!("--segment is too large") };
-    let mut spec = args.array_spec_with(segments * segment, segment_rows)?;
-    spec.tuning.zoned_members = true;
-    Ok(spec)
+    Ok((segments * segment, segment_rows))
 }
 
 #[cfg(test)]
@@ -125,16 +108,15 @@ mod tests {
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--scheme", "swan0"]);
         let z = zoned_model(&a).unwrap().unwrap();
         assert_eq!(z.ssd.zones.zones, 10, "1000 MiB holds ten 96 MiB zones");
-        let spec = zoned_array_spec(&a, &z).unwrap();
-        assert_eq!((spec.segment_rows, spec.member_blocks), (96 * 256, 10 * 96 * 256));
-        assert!(spec.tuning.zoned_members, "the scheme must write each member in block order");
+        assert_eq!(zoned_layout(&a, &z).unwrap(), (10 * 96 * 256, 96 * 256));
+        let cfg = a.to_config().unwrap();
+        assert!(cfg.array.tuning.zoned_members, "the scheme must write each member in block order");
         assert!(zoned_model(&args(&["--ssd", "sata850pro"])).unwrap().is_none());
         // Four zones a segment, page by page: ten zones make two segments of four.
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--zones-per-segment", "4"]);
         let z = zoned_model(&a).unwrap().unwrap();
         assert_eq!((z.zones_per_segment, z.stripe_blocks), (4, 1));
-        let spec = zoned_array_spec(&a, &z).unwrap();
-        assert_eq!((spec.segment_rows, spec.member_blocks), (4 * 96 * 256, 2 * 4 * 96 * 256));
+        assert_eq!(zoned_layout(&a, &z).unwrap(), (2 * 4 * 96 * 256, 4 * 96 * 256));
     }
 
     #[test]
@@ -144,7 +126,7 @@ mod tests {
         let e = zoned_model(&args(&["--ssd", "zn540"])).unwrap_err().to_string();
         assert!(e.contains("holds no whole zn540 zone (1077 MiB writable)"), "{e}");
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1GiB", "--segment", "128MiB"]);
-        let e = zoned_array_spec(&a, &zoned_model(&a).unwrap().unwrap()).unwrap_err().to_string();
+        let e = zoned_layout(&a, &zoned_model(&a).unwrap().unwrap()).unwrap_err().to_string();
         assert!(e.contains("does not fit 1 pm1731a zone(s) (96 MiB writable each)"), "{e}");
         let e = zoned_model(&args(&["--zones-per-segment", "2"])).unwrap_err().to_string();
         assert!(e.contains("--ssd sata850pro is not zoned"), "{e}");

@@ -14,30 +14,12 @@
 //! reach every zone of it in order too, since consecutive stripe units of one zone hold
 //! increasing blocks.
 
-use crate::engine::{SimConfig, SimError};
+use crate::engine::{SimConfig, SimError, ZonedSpec};
 use crate::members::Members;
 use swan_core::io::IoClass;
 use swan_models::ssd::{Ssd, SsdStats};
-use swan_models::zns::{ZnsConfig, ZnsSsd};
+use swan_models::zns::ZnsSsd;
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
-
-/// An array's zoned members: the drive, and how a segment is laid over its zones.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ZonedSpec {
-    pub ssd: ZnsConfig,
-    /// Zones one segment spans on each SSD.
-    pub zones_per_segment: u32,
-    /// Blocks of a segment that go to one of its zones before the next zone takes over
-    /// (with one zone per segment, the whole segment).
-    pub stripe_blocks: u32,
-}
-
-impl ZonedSpec {
-    /// Each segment one zone.
-    pub fn one_zone_per_segment(ssd: ZnsConfig) -> Self {
-        Self { ssd, zones_per_segment: 1, stripe_blocks: 1 }
-    }
-}
 
 /// One zoned SSD and how the scheme's segments lie on it.
 #[derive(Clone)]

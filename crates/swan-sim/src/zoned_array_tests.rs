@@ -4,11 +4,12 @@
 //! refused with its reason.
 
 use super::*;
-use crate::engine::{build_synthetic, RunOutput, StopRule};
+use crate::engine::{build_synthetic, RunOutput, StopRule, ZonedSpec};
 use crate::runs::{random_writes, run_config, sata_ssd};
 use swan_core::geometry::RaidLevel;
 use swan_core::scheme::SchemeKind;
 use swan_models::zns::presets::{pm1731a, zn540};
+use swan_models::zns::ZnsConfig;
 
 /// `kind` over `rgroups` × 2 zoned SSDs like `zoned` with `zones` zones each, one segment
 /// per zone, 8 KiB random writes over 60 % of the volume until twice the raw capacity

@@ -74,6 +74,10 @@ pub enum Experiment {
     /// Apas: the causes apas-sweep left open, by experiment (msr-win on 8 disks, the greedy
     /// cleaner's extra cleanings on TPC-C with 8 MiB bands, what the read gains are made of).
     ApasWhy,
+    /// Zoned SSDs (issue 48): SWAN and Log-RAID over zn540 and pm1731a (one zone and eight
+    /// zones a segment) beside the same schemes and RAID5 over the 850 PRO model, one
+    /// workload, three seeds.
+    Zoned,
 }
 
 #[derive(clap::Args, Debug)]

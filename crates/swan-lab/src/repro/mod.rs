@@ -16,6 +16,7 @@ mod triple_a_arrays;
 mod triple_a_gc;
 mod triple_a_traces;
 mod ycsb;
+mod zoned;
 
 use crate::claims::Measures;
 use crate::experiments::{self, Scale};
@@ -56,6 +57,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::ApasFig5 => "apas-fig5",
         Experiment::ApasSweep => "apas-sweep",
         Experiment::ApasWhy => "apas-why",
+        Experiment::Zoned => "zoned",
     }
 }
 
@@ -119,6 +121,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if args.experiment == Experiment::ApasWhy {
         return crate::repro::apas_why::run(args);
+    }
+    if args.experiment == Experiment::Zoned {
+        return crate::repro::zoned::run(args);
     }
     if args.experiment == Experiment::SsdSpread {
         return crate::repro::spread::run(args);

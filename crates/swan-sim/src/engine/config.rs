@@ -92,7 +92,7 @@ pub struct SimConfig {
     /// Members are zoned SSDs instead of `ssd` (which is then unused), each segment over
     /// zones of them as this says (see [`crate::zoned_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zoned: Option<crate::zoned_array::ZonedSpec>,
+    pub zoned: Option<ZonedSpec>,
     /// The host's cores and the CPU cost of each stage of a request's path (client,
     /// connection reader, engine in and out, GC on the engine), as `swan host fit` measured
     /// them on a machine or a preset names them (docs/host-model.md). `None`: no host, every
@@ -104,6 +104,25 @@ pub struct SimConfig {
     /// results do not depend on it, and it is neither printed nor read back.
     #[serde(skip)]
     pub setup_threads: usize,
+}
+
+/// An array's zoned members ([`crate::zoned_array`]): the drive, and how a segment is laid
+/// over its zones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZonedSpec {
+    pub ssd: swan_models::zns::ZnsConfig,
+    /// Zones one segment spans on each SSD.
+    pub zones_per_segment: u32,
+    /// Blocks of a segment that go to one of its zones before the next zone takes over
+    /// (with one zone per segment, the whole segment).
+    pub stripe_blocks: u32,
+}
+
+impl ZonedSpec {
+    /// Each segment one zone.
+    pub fn one_zone_per_segment(ssd: swan_models::zns::ZnsConfig) -> Self {
+        Self { ssd, zones_per_segment: 1, stripe_blocks: 1 }
+    }
 }
 
 impl SimConfig {
