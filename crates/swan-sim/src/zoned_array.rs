@@ -21,6 +21,11 @@ use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::zns::ZnsSsd;
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
 
+/// Segments a log-structured scheme keeps partly written on one member at a time: its user
+/// segment, a GC segment, and one full of moves awaiting its summary. The model check over
+/// zones (`swan-testkit/tests/zoned_model_check.rs`) holds every scheme to it.
+pub const SEGMENTS_ACTIVE_PER_MEMBER: u32 = 3;
+
 /// One zoned SSD and how the scheme's segments lie on it.
 #[derive(Clone)]
 struct ZonedMember {
@@ -154,6 +159,13 @@ impl ZonedArray {
             return refuse(format!(
                 "a segment of {segment} blocks per SSD over {k} zone(s) does not fit a {} zone of {} writable blocks",
                 zoned.name, zones.capacity_blocks
+            ));
+        }
+        let active = u64::from(SEGMENTS_ACTIVE_PER_MEMBER) * k;
+        if let Some(max) = zones.max_active.filter(|&max| u64::from(max) < active) {
+            return refuse(format!(
+                "segments over {k} zone(s) keep up to {active} zones active on an SSD ({SEGMENTS_ACTIVE_PER_MEMBER} segments partly written); the {} model allows {max}",
+                zoned.name
             ));
         }
         let needed = cfg.array.member_blocks.div_ceil(segment) * k;

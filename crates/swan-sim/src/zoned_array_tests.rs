@@ -100,4 +100,11 @@ fn in_place_raid_and_the_ssds_own_gc_settings_are_refused_over_zones() {
     let mut odd = config(SchemeKind::Swan(RaidLevel::Raid0), 3, pm1731a(), 12);
     odd.zoned.as_mut().unwrap().zones_per_segment = 5;
     assert!(refused(odd).contains("not whole rows of 5 zones"));
+    let mut wide = config(SchemeKind::Swan(RaidLevel::Raid0), 3, zn540(), 20);
+    let spec = wide.zoned.as_mut().unwrap();
+    (spec.zones_per_segment, spec.stripe_blocks) = (5, 1);
+    wide.array.segment_rows *= 5;
+    wide.array.member_blocks = 4 * u64::from(wide.array.segment_rows);
+    let e = refused(wide);
+    assert!(e.contains("keep up to 15 zones active on an SSD") && e.contains("allows 14"), "{e}");
 }
