@@ -146,9 +146,9 @@ impl<S: TokenStore> Executor<S> {
 
     /// Runs one phase: reads and data writes in order, then parity writes (which are defined
     /// as the XOR of their row once the phase's data has landed). The store is first shown
-    /// every operation in plan order ([`TokenStore::admit`]), the order members receive them. `user` is the request's
-    /// payload, `reply` its read buffer, `staged` the GC job's (or read-modify-write's)
-    /// staging buffer, grown as reads fill it.
+    /// every operation in plan order ([`TokenStore::admit`]), the order members receive
+    /// them. `user` is the request's payload, `reply` its read buffer, `staged` the GC job's
+    /// (or read-modify-write's) staging buffer, grown as reads fill it.
     ///
     /// # Panics
     /// On a parity write of more than one block, or a buffer too small for the plan.
