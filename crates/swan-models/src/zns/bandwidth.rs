@@ -6,9 +6,7 @@
 //! zones open per drive to have more.
 
 use super::{ZnsConfig, ZnsSsd};
-use crate::{IoClass, Nanos};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::{DevOpKind, IoClass, Nanos};
 
 const OP_PAGES: u32 = 32;
 
@@ -21,16 +19,8 @@ pub fn zone_sequential_mbps(cfg: &ZnsConfig) -> (f64, f64) {
         now = ssd.write(now, i * u64::from(OP_PAGES), OP_PAGES, IoClass::User).expect("a zone written in order");
     }
     let write = mbps(ops, now);
-    let start = ssd.flush(now);
-    let mut inflight: BinaryHeap<Reverse<Nanos>> = (0..32).map(|_| Reverse(start)).collect();
-    let mut last = start;
-    for i in 0..ops {
-        let Reverse(at) = inflight.pop().expect("depth > 0");
-        let done = ssd.read(at, i * u64::from(OP_PAGES), OP_PAGES, IoClass::User).expect("written blocks");
-        last = last.max(done);
-        inflight.push(Reverse(done));
-    }
-    (mbps(ops, last - start), write)
+    let read = crate::ssd::bandwidth::run(&mut ssd, DevOpKind::Read, ops * u64::from(OP_PAGES));
+    (read, write)
 }
 
 fn mbps(ops: u64, ns: Nanos) -> f64 {

@@ -97,7 +97,7 @@ impl ZnsSsd {
     pub fn write(&mut self, now: Nanos, block: u64, count: u32, class: IoClass) -> Result<Nanos, ZoneError> {
         self.zones.write(block, u64::from(count))?;
         let g = self.config.zones;
-        let zone = (block / g.zone_blocks) as u32;
+        let zone = g.zone_of(block).expect("a block the write just landed on");
         Ok(self.program(now, zone, block - g.start(zone), count, class))
     }
 
@@ -158,10 +158,8 @@ impl ZnsSsd {
         let prio = Prio::of(class);
         let mut done = now;
         for b in block..block + u64::from(count) {
-            let zone = (b / g.zone_blocks) as u32;
-            let offset = b - g.start(zone);
-            if offset < self.zones.zone(zone).written {
-                done = done.max(self.timing.read_page(now, self.config.die_of(zone, offset), prio));
+            if let Some(die) = self.written_die(b) {
+                done = done.max(self.timing.read_page(now, die, prio));
             }
         }
         self.stats.host_pages_read += u64::from(count);
@@ -173,18 +171,21 @@ impl ZnsSsd {
     /// How long a read of `count` blocks from `block`, submitted at `now`, would wait
     /// before its slowest page's die starts it. Changes nothing.
     pub fn read_wait(&self, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
-        let g = self.config.zones;
-        let end = block.saturating_add(u64::from(count)).min(g.blocks());
+        let end = block.saturating_add(u64::from(count)).min(self.config.zones.blocks());
         let prio = Prio::of(class);
         (block..end)
-            .filter_map(|b| {
-                let zone = (b / g.zone_blocks) as u32;
-                let offset = b - g.start(zone);
-                (offset < self.zones.zone(zone).written).then(|| self.config.die_of(zone, offset))
-            })
+            .filter_map(|b| self.written_die(b))
             .map(|die| self.timing.read_wait(now, die, prio))
             .max()
             .unwrap_or(0)
+    }
+
+    /// The die holding `block`, if the device has it and it was written since its zone's
+    /// last reset (past that, a read costs no media time).
+    fn written_die(&self, block: u64) -> Option<u32> {
+        let zone = self.config.zones.zone_of(block)?;
+        let offset = block - self.config.zones.start(zone);
+        (offset < self.zones.zone(zone).written).then(|| self.config.die_of(zone, offset))
     }
 
     /// Zone Reset: `zone` is empty again once its share of every die it wrote is erased.
