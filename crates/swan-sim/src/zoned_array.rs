@@ -26,30 +26,32 @@ use swan_models::{DevOp, DevOpKind, Device, Nanos};
 /// zones (`swan-testkit/tests/zoned_model_check.rs`) holds every scheme to it.
 pub const SEGMENTS_ACTIVE_PER_MEMBER: u32 = 3;
 
-/// One zoned SSD and how the scheme's segments lie on it.
-#[derive(Clone)]
-struct ZonedMember {
-    ssd: ZnsSsd,
-    /// Blocks of one segment on this member.
+/// How the scheme's segments lie on a member's zones: pure arithmetic, apart from the device,
+/// so that a member's operation is cut into zone pieces while the device is being driven.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// Blocks of one segment on the member.
     segment: u64,
     /// Zones per segment, and the blocks of a stripe unit.
     k: u64,
     unit: u64,
+    /// The device's zone size: where each zone starts.
+    zone_blocks: u64,
 }
 
-impl ZonedMember {
+impl Layout {
     /// The zone holding member block `block`, the device block it maps to, and how many
     /// blocks from it stay in that zone contiguously (to the end of its stripe unit).
-    fn locate(&self, block: u64) -> (u32, u64, u64) {
+    fn locate(self, block: u64) -> (u32, u64, u64) {
         let (segment, offset) = (block / self.segment, block % self.segment);
         let (unit, within) = (offset / self.unit, offset % self.unit);
-        let zone = u32::try_from(segment * self.k + unit % self.k).expect("fewer than 2^32 zones");
+        let zone = segment * self.k + unit % self.k;
         let at = (unit / self.k) * self.unit + within;
-        (zone, self.ssd.config().zones.start(zone) + at, self.unit - within)
+        (u32::try_from(zone).expect("fewer than 2^32 zones"), zone * self.zone_blocks + at, self.unit - within)
     }
 
     /// `op`'s blocks cut where they change zone: (zone, device block, blocks).
-    fn pieces(&self, op: &DevOp) -> impl Iterator<Item = (u32, u64, u32)> + '_ {
+    fn pieces(self, op: &DevOp) -> impl Iterator<Item = (u32, u64, u32)> {
         let (mut block, end) = (op.block, op.block + u64::from(op.count));
         std::iter::from_fn(move || {
             (block < end).then(|| {
@@ -61,23 +63,32 @@ impl ZonedMember {
         })
     }
 
-    /// The zones a TRIM of `op` resets: it must cover whole segments.
-    fn trimmed(&self, op: &DevOp) -> std::ops::Range<u32> {
+    /// The zones a TRIM of `op` resets, if it covers whole segments.
+    fn trimmed(self, op: &DevOp) -> Result<std::ops::Range<u32>, String> {
         let (start, count) = (op.block, u64::from(op.count));
         if start % self.segment != 0 || count % self.segment != 0 || count == 0 {
-            self.broken(format!(
+            return Err(format!(
                 "a TRIM of blocks {start}..{} is not whole segments of {}",
                 start + count,
                 self.segment
             ));
         }
-        (start / self.segment * self.k) as u32..((start + count) / self.segment * self.k) as u32
+        Ok((start / self.segment * self.k) as u32..((start + count) / self.segment * self.k) as u32)
     }
+}
 
+/// One zoned SSD and how the scheme's segments lie on it.
+#[derive(Clone)]
+struct ZonedMember {
+    ssd: ZnsSsd,
+    layout: Layout,
+}
+
+impl ZonedMember {
     /// Whether `zone` holds its whole share of a segment and that share is shorter than
     /// the zone's capacity, so the zone must be finished to give back its resources.
     fn segment_full(&self, zone: u32) -> bool {
-        let share = self.segment / self.k;
+        let share = self.layout.segment / self.layout.k;
         share < self.ssd.config().zones.capacity_blocks && self.ssd.zones().zone(zone).write_pointer == share
     }
 
@@ -85,13 +96,13 @@ impl ZonedMember {
         let mut done = now;
         match op.kind {
             DevOpKind::Read => {
-                for (_, at, n) in self.pieces(&op).collect::<Vec<_>>() {
+                for (_, at, n) in self.layout.pieces(&op) {
                     let t = self.ssd.read(now, at, n, op.class).unwrap_or_else(|e| self.broken(e));
                     done = done.max(t);
                 }
             }
             DevOpKind::Write => {
-                for (zone, at, n) in self.pieces(&op).collect::<Vec<_>>() {
+                for (zone, at, n) in self.layout.pieces(&op) {
                     let t = self.ssd.write(now, at, n, op.class).unwrap_or_else(|e| self.broken(e));
                     done = done.max(t);
                     if self.segment_full(zone) {
@@ -100,7 +111,7 @@ impl ZonedMember {
                 }
             }
             DevOpKind::Trim => {
-                for zone in self.trimmed(&op) {
+                for zone in self.layout.trimmed(&op).unwrap_or_else(|e| self.broken(e)) {
                     done = done.max(self.ssd.reset(now, zone).unwrap_or_else(|e| self.broken(e)));
                 }
             }
@@ -112,7 +123,7 @@ impl ZonedMember {
     fn apply_untimed(&mut self, op: DevOp) {
         match op.kind {
             DevOpKind::Write => {
-                for (zone, at, n) in self.pieces(&op).collect::<Vec<_>>() {
+                for (zone, at, n) in self.layout.pieces(&op) {
                     self.ssd.write_untimed(at, n).unwrap_or_else(|e| self.broken(e));
                     if self.segment_full(zone) {
                         self.ssd.finish_untimed(zone).unwrap_or_else(|e| self.broken(e));
@@ -120,7 +131,7 @@ impl ZonedMember {
                 }
             }
             DevOpKind::Trim => {
-                for zone in self.trimmed(&op) {
+                for zone in self.layout.trimmed(&op).unwrap_or_else(|e| self.broken(e)) {
                     self.ssd.reset_untimed(zone).unwrap_or_else(|e| self.broken(e));
                 }
             }
@@ -176,7 +187,8 @@ impl ZonedArray {
             ));
         }
         let ssd = ZnsSsd::new(zoned.clone()).map_err(|e| SimError::Config(e.to_string()))?;
-        Ok(Self { members: vec![ZonedMember { ssd, segment, k, unit }; members as usize] })
+        let layout = Layout { segment, k, unit, zone_blocks: zones.zone_blocks };
+        Ok(Self { members: vec![ZonedMember { ssd, layout }; members as usize] })
     }
 
     /// Member `member`'s zoned SSD (its zone report and counts).
@@ -199,7 +211,7 @@ impl Members for ZonedArray {
     fn read_wait(&self, member: u32, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
         let m = &self.members[member as usize];
         let op = DevOp { kind: DevOpKind::Read, block, count, class };
-        m.pieces(&op).map(|(_, at, n)| m.ssd.read_wait(now, at, n, class)).max().unwrap_or(0)
+        m.layout.pieces(&op).map(|(_, at, n)| m.ssd.read_wait(now, at, n, class)).max().unwrap_or(0)
     }
 
     fn busy_until(&self, member: u32) -> Nanos {
@@ -233,7 +245,7 @@ impl Members for ZonedArray {
 
     fn user_blocks(&self, member: u32) -> u64 {
         let m = &self.members[member as usize];
-        u64::from(m.ssd.config().zones.zones) / m.k * m.segment
+        u64::from(m.ssd.config().zones.zones) / m.layout.k * m.layout.segment
     }
 
     /// None: the host maps every block; the drive keeps a descriptor per zone.
