@@ -70,12 +70,13 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             if scheme.starts_with("raid") && drive.2.is_some() {
                 continue;
             }
-            cells.push((drive, scheme));
+            let first = jobs.len();
             for seed in args.seed..args.seed + seeds {
                 let f = flags(drive, scheme, seed);
                 let name = format!("{}-{scheme}-s{seed}", row_name(drive).replace(' ', "-"));
                 jobs.push(Job { dir: out.join(&name), name, cfg: sim_config(&f)? });
             }
+            cells.push((drive, scheme, first..jobs.len()));
         }
     }
     println!(
@@ -96,14 +97,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         "{:<16} {:<10} {:>26} {:>8} {:>8} {:>8}",
         "drive", "scheme", "write MB/s after GC", "CV", "WAF-a", "WAF-d"
     );
-    for (drive, scheme) in cells {
-        let runs: Vec<&RunSummary> = jobs
-            .iter()
-            .zip(&summaries)
-            .filter(|(j, _)| j.name.starts_with(&format!("{}-{scheme}-s", row_name(drive).replace(' ', "-"))))
-            .map(|(_, s)| s)
-            .collect();
-        let of = |f: &dyn Fn(&RunSummary) -> Option<f64>| runs.iter().filter_map(|s| f(s)).collect::<Vec<f64>>();
+    for (drive, scheme, seeds) in cells {
+        let runs = &summaries[seeds];
+        let of = |f: &dyn Fn(&RunSummary) -> Option<f64>| runs.iter().filter_map(f).collect::<Vec<f64>>();
         let mbps = of(&|s| s.user_write_mbps_after_gc_mean);
         let cv = of(&|s| s.user_write_mbps_after_gc_cv);
         let (waf_a, waf_d) = (of(&|s| s.waf_array), of(&|s| s.waf_ssd));
