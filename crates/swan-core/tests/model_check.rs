@@ -14,48 +14,15 @@
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
-use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::victim::VictimPolicy;
-use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore};
+use swan_core::scheme::SchemeKind;
+use swan_testkit::tokens::{check_parity, drive, model_check_spec, Executor, MemStore, SchemeChecks};
 
 fn ops_per_scheme() -> u64 {
     std::env::var("SWAN_MODEL_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
 }
 
-fn spec(kind: SchemeKind) -> ArraySpec {
-    let (rgroups, ssds) = match kind {
-        SchemeKind::Swan(RaidLevel::Raid0) => (4, 2),
-        SchemeKind::Swan(_) => (3, 3),
-        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => (1, 6),
-    };
-    ArraySpec {
-        kind,
-        rgroups,
-        ssds_per_rgroup: ssds,
-        member_blocks: 8 * 48,
-        member_offset: 0,
-        segment_rows: 8,
-        chunk_blocks: 4,
-        victim: if matches!(kind, SchemeKind::Swan(RaidLevel::Raid5)) {
-            VictimPolicy::CostBenefit
-        } else {
-            VictimPolicy::Greedy
-        },
-        tuning: Default::default(),
-    }
-}
-
-/// The in-memory store has no invariants of its own: check the scheme's.
-struct SchemeChecks;
-
-impl DriveHooks<MemStore> for SchemeChecks {
-    fn check(&mut self, scheme: &dyn Scheme, _exec: &Executor<MemStore>, when: &str) {
-        scheme.check().unwrap_or_else(|e| panic!("{}: invariant broken {when}: {e}", scheme.kind()));
-    }
-}
-
 fn model_check(kind: SchemeKind, seed: u64) {
-    let spec = spec(kind);
+    let spec = model_check_spec(kind);
     let mut scheme = spec.build().unwrap();
     let mut exec = Executor::new(MemStore::new(spec.members(), spec.member_blocks), spec.parity_group_width());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

@@ -10,17 +10,9 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::l2p::{PackedMap, UNMAPPED};
-use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, RestoreError, Scheme};
+use swan_core::scheme::{ArrayScheme, Layout, LogArray, LogConfig, MapChange, RestoreError};
 use swan_core::victim::VictimPolicy;
-use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore};
-
-struct SchemeChecks;
-
-impl DriveHooks<MemStore> for SchemeChecks {
-    fn check(&mut self, scheme: &dyn Scheme, _exec: &Executor<MemStore>, when: &str) {
-        scheme.check().unwrap_or_else(|e| panic!("{}: invariant broken {when}: {e}", scheme.kind()));
-    }
-}
+use swan_testkit::tokens::{check_parity, drive, Executor, MemStore, SchemeChecks};
 
 fn config(layout: Layout, raid: RaidLevel, groups: u32, per_group: u32) -> LogConfig {
     let geo = Geometry::new(groups, per_group, raid, 8 * 48, 0, 8).unwrap();

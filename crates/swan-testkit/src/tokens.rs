@@ -495,6 +495,43 @@ pub trait DriveHooks<S> {
     }
 }
 
+/// Hooks that check the scheme's own invariants and nothing else: for a store with none of
+/// its own to check.
+pub struct SchemeChecks;
+
+impl<S> DriveHooks<S> for SchemeChecks {
+    fn check(&mut self, scheme: &dyn Scheme, _exec: &Executor<S>, when: &str) {
+        scheme.check().unwrap_or_else(|e| panic!("{}: invariant broken {when}: {e}", scheme.kind()));
+    }
+}
+
+/// The array every model check runs `kind` on: 48 segments of 8 blocks per member, SWAN0 as
+/// 4 R-groups × 2, SWAN4/5 as 3 × 3, Log-RAID and RAID over 6 members; SWAN5 picks victims
+/// cost-benefit, the others greedily.
+pub fn model_check_spec(kind: SchemeKind) -> ArraySpec {
+    use swan_core::geometry::RaidLevel;
+    let (rgroups, ssds) = match kind {
+        SchemeKind::Swan(RaidLevel::Raid0) => (4, 2),
+        SchemeKind::Swan(_) => (3, 3),
+        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => (1, 6),
+    };
+    ArraySpec {
+        kind,
+        rgroups,
+        ssds_per_rgroup: ssds,
+        member_blocks: 8 * 48,
+        member_offset: 0,
+        segment_rows: 8,
+        chunk_blocks: 4,
+        victim: if matches!(kind, SchemeKind::Swan(RaidLevel::Raid5)) {
+            swan_core::victim::VictimPolicy::CostBenefit
+        } else {
+            swan_core::victim::VictimPolicy::Greedy
+        },
+        tuning: Default::default(),
+    }
+}
+
 /// The model checks' drive: format the array, then `ops` random requests from
 /// [`random_request`] over 90 % of the volume, GC jobs kept in flight (up to 4) and advanced
 /// a phase at a time between requests, every read checked against a [`Reference`],

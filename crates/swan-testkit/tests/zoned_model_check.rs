@@ -11,11 +11,10 @@
 
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{IoKind, MemberBlock, MemberId, MemberIo};
-use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::victim::VictimPolicy;
+use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_models::zns::{ZoneGeometry, Zones};
 use swan_testkit::rng::SplitMix64;
-use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, MemStore, TokenStore};
+use swan_testkit::tokens::{check_parity, drive, model_check_spec, Executor, MemStore, SchemeChecks, TokenStore};
 
 fn ops_per_scheme() -> u64 {
     std::env::var("SWAN_MODEL_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
@@ -25,28 +24,11 @@ const SEGMENT: u32 = 8;
 const SEGMENTS_PER_MEMBER: u64 = 48;
 const ACTIVE_PER_MEMBER: u32 = swan_sim::zoned_array::SEGMENTS_ACTIVE_PER_MEMBER;
 
+/// The plain model check's array, set to write each member in block order.
 fn spec(kind: SchemeKind) -> ArraySpec {
-    let (rgroups, ssds) = match kind {
-        SchemeKind::Swan(RaidLevel::Raid0) => (4, 2),
-        SchemeKind::Swan(_) => (3, 3),
-        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => (1, 6),
-    };
-    let tuning = swan_core::scheme::LogTuning { zoned_members: true, ..Default::default() };
-    ArraySpec {
-        kind,
-        rgroups,
-        ssds_per_rgroup: ssds,
-        member_blocks: u64::from(SEGMENT) * SEGMENTS_PER_MEMBER,
-        member_offset: 0,
-        segment_rows: SEGMENT,
-        chunk_blocks: 4,
-        victim: if matches!(kind, SchemeKind::Swan(RaidLevel::Raid5)) {
-            VictimPolicy::CostBenefit
-        } else {
-            VictimPolicy::Greedy
-        },
-        tuning,
-    }
+    let mut spec = model_check_spec(kind);
+    spec.tuning.zoned_members = true;
+    spec
 }
 
 /// Tokens in memory behind each member's zones, one segment per zone.
@@ -122,14 +104,6 @@ impl TokenStore for ZonedStore {
 
     fn peek(&self, member: MemberId, block: MemberBlock) -> u64 {
         self.tokens.peek(member, block)
-    }
-}
-
-struct SchemeChecks;
-
-impl DriveHooks<ZonedStore> for SchemeChecks {
-    fn check(&mut self, scheme: &dyn Scheme, _exec: &Executor<ZonedStore>, when: &str) {
-        scheme.check().unwrap_or_else(|e| panic!("{}: invariant broken {when}: {e}", scheme.kind()));
     }
 }
 
