@@ -48,6 +48,7 @@ for a in apas-fig3 apas-fig4 apas-fig5 apas-sweep apas-why; do
   [[ $want == all || $want == "$a" ]] && run "$a" repro "$a"
 done
 [[ $want == all || $want == zoned ]] && run zoned repro zoned
+[[ $want == all || $want == zapraid ]] && run zapraid repro zapraid
 if [[ $want == all || $want == eq1 ]]; then
   echo "== eq1: swan plan --verify" >&2
   { echo '$ swan plan --verify'; "$swan" plan --verify; } > repro/eq1.txt

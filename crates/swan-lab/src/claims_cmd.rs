@@ -39,6 +39,7 @@ pub const PLACES: &[(&str, &str)] = &[
     ("harmonia", "repro/README.md"),
     ("triple-a", "repro/README.md"),
     ("apas", "repro/README.md"),
+    ("zoned", "repro/README.md"),
 ];
 
 fn file_of(name: &str) -> &'static str {

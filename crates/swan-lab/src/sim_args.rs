@@ -373,6 +373,15 @@ pub struct ZonedArgs {
     /// stripes its dies). A larger unit keeps fewer zones busy for the same blocks in flight.
     #[arg(long, value_name = "SIZE", value_parser = swan_args::units::parse_blocks)]
     pub zone_stripe: Option<u64>,
+    /// Zoned SSDs: the command writes reach their zones with. `append` (default): Zone
+    /// Append, any number per zone in flight, the drive placing each at the write pointer
+    /// (ZapRAID's primitive). `write`: Zone Write, one per zone in flight, the next handed to
+    /// the drive when the last completes, as Linux's zone write locking keeps it (without
+    /// merging queued writes). Zone Write is exact while each SSD has one zone being
+    /// written; with more, another zone's work waits behind the writes the lock holds
+    /// (docs/zoned.md).
+    #[arg(long, value_name = "write|append")]
+    pub zone_primitive: Option<swan_sim::zoned_array::ZonePrimitive>,
 }
 
 /// `--hba-bus`: `disksim`, or a rate in MB/s with an optional arbitration in µs.

@@ -15,9 +15,12 @@ use swan_sim::engine::ZonedSpec;
 /// conventional preset.
 pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
     let Some(preset) = zns_preset(&args.ssd) else {
-        if args.zoned.zones_per_segment.is_some() || args.zoned.zone_stripe.is_some() {
+        if args.zoned.zones_per_segment.is_some()
+            || args.zoned.zone_stripe.is_some()
+            || args.zoned.zone_primitive.is_some()
+        {
             bail!(
-                "--zones-per-segment and --zone-stripe lay segments over a zoned SSD's zones; --ssd {} is not zoned",
+                "--zones-per-segment, --zone-stripe and --zone-primitive lay segments over a zoned SSD's zones; --ssd {} is not zoned",
                 args.ssd
             );
         }
@@ -61,7 +64,8 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
     if stripe_blocks == 0 {
         bail!("--zone-stripe must be at least one 4 KiB block");
     }
-    Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks }))
+    let primitive = args.zoned.zone_primitive.unwrap_or_default();
+    Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks, primitive }))
 }
 
 /// How the flags lay the array over `zoned`: each member's blocks and a segment's blocks

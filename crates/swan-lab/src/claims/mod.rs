@@ -13,6 +13,7 @@ pub mod harmonia;
 mod measures;
 pub mod swan;
 pub mod triple_a;
+pub mod zapraid;
 
 pub use measures::{Measure, Measures, MeasuresError};
 
@@ -26,12 +27,18 @@ pub enum Paper {
     Harmonia,
     TripleA,
     Apas,
+    ZapRaid,
 }
 
 /// Every declared claim, by the README table it is shown in (the table's name marks its
 /// place: `<!-- claims: NAME ... -->`). A paper's claims live in a module of their own.
-pub const TABLES: &[(&str, &[Claim])] =
-    &[("swan", swan::CLAIMS), ("harmonia", harmonia::CLAIMS), ("triple-a", triple_a::CLAIMS), ("apas", apas::CLAIMS)];
+pub const TABLES: &[(&str, &[Claim])] = &[
+    ("swan", swan::CLAIMS),
+    ("harmonia", harmonia::CLAIMS),
+    ("triple-a", triple_a::CLAIMS),
+    ("apas", apas::CLAIMS),
+    ("zoned", zapraid::CLAIMS),
+];
 
 /// The command that writes `experiment`'s measures: `swan repro NAME`, but for the
 /// reproductions run by a script of their own.
@@ -324,6 +331,7 @@ pub fn summary(measures_of: &dyn Fn(&str) -> Option<Measures>, places: &dyn Fn(&
             Some(Paper::Harmonia) => "Harmonia (MSST '11)",
             Some(Paper::TripleA) => "Triple-A (ASPLOS '14)",
             Some(Paper::Apas) => "Apas",
+            Some(Paper::ZapRaid) => "ZapRAID (APSys '23)",
             None => name,
         };
         let _ = writeln!(t, "| {paper} | {} | {a} | {p} | {d} | {c} | {n} | {} |", claims.len(), places(name));
@@ -446,6 +454,7 @@ mod tests {
                     "swan" => Paper::Swan,
                     "harmonia" => Paper::Harmonia,
                     "apas" => Paper::Apas,
+                    "zoned" => Paper::ZapRaid,
                     _ => Paper::TripleA,
                 };
                 assert_eq!(c.paper, paper, "{} in the {name} table", c.id);

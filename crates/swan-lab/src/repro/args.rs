@@ -78,6 +78,9 @@ pub enum Experiment {
     /// zones a segment) beside the same schemes and RAID5 over the 850 PRO model, one
     /// workload, three seeds.
     Zoned,
+    /// ZapRAID's Zone Append against Zone Write: Log-RAID5 (3+1) over four zn540s, 4 KiB
+    /// random writes before GC, by each primitive, three seeds.
+    Zapraid,
 }
 
 #[derive(clap::Args, Debug)]

@@ -16,6 +16,7 @@ mod triple_a_arrays;
 mod triple_a_gc;
 mod triple_a_traces;
 mod ycsb;
+mod zapraid;
 mod zoned;
 
 use crate::claims::Measures;
@@ -58,6 +59,7 @@ fn name(e: Experiment) -> &'static str {
         Experiment::ApasSweep => "apas-sweep",
         Experiment::ApasWhy => "apas-why",
         Experiment::Zoned => "zoned",
+        Experiment::Zapraid => "zapraid",
     }
 }
 
@@ -124,6 +126,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     }
     if args.experiment == Experiment::Zoned {
         return crate::repro::zoned::run(args);
+    }
+    if args.experiment == Experiment::Zapraid {
+        return crate::repro::zapraid::run(args);
     }
     if args.experiment == Experiment::SsdSpread {
         return crate::repro::spread::run(args);

@@ -28,8 +28,17 @@ pub struct ZnsConfig {
     pub host_mbps: u64,
     /// Firmware time every read pays on top of its media time.
     pub read_cmd_ns: Nanos,
-    /// Firmware time every write and zone management command pays.
+    /// Firmware time every Zone Write and zone management command pays, after its data is in.
     pub write_cmd_ns: Nanos,
+    /// Firmware time a Zone Append pays instead, after its data is in (the drive chooses
+    /// its place).
+    #[serde(default)]
+    pub append_cmd_ns: Nanos,
+    /// The controller's time taking in one Zone Write or one Zone Append, one command at a
+    /// time across the whole drive: the ceiling on how many small writes per second it
+    /// accepts, whatever the zones or queue depth. 0: no ceiling.
+    #[serde(default)]
+    pub intake: CommandIntake,
     /// DRAM pages buffering each open zone's writes: a write completes once its pages are
     /// in the buffer and a FLUSH waits until they are programmed. 0: a write completes when
     /// its last page is programmed.
@@ -39,6 +48,13 @@ pub struct ZnsConfig {
     pub suspension: Suspension,
     /// Host reads go before queued write-back (else they wait behind it, in order).
     pub reads_before_write_back: bool,
+}
+
+/// [`ZnsConfig::intake`]: the controller's time per command, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommandIntake {
+    pub write_ns: Nanos,
+    pub append_ns: Nanos,
 }
 
 /// Why a [`ZnsConfig`] cannot be modelled.

@@ -36,6 +36,9 @@ pub struct ZnsSsd {
     zone_stats: ZnsStats,
     /// Latest completion returned; with the media horizon, what `busy_until` reports.
     last_done: Nanos,
+    /// When the controller is free to take in the next write or append
+    /// ([`ZnsConfig::intake`]).
+    intake_free: Nanos,
 }
 
 impl ZnsSsd {
@@ -51,6 +54,7 @@ impl ZnsSsd {
             stats: SsdStats::default(),
             zone_stats: ZnsStats::default(),
             last_done: 0,
+            intake_free: 0,
             config,
         })
     }
@@ -98,7 +102,9 @@ impl ZnsSsd {
         self.zones.write(block, u64::from(count))?;
         let g = self.config.zones;
         let zone = g.zone_of(block).expect("a block the write just landed on");
-        Ok(self.program(now, zone, block - g.start(zone), count, class))
+        let start = self.take_in(now, self.config.intake.write_ns);
+        let done = self.program(start, zone, block - g.start(zone), count, class) + self.config.write_cmd_ns;
+        Ok(self.completed(now, done))
     }
 
     /// Zone Append: `count` blocks wherever `zone`'s write pointer is. Returns when it
@@ -106,10 +112,27 @@ impl ZnsSsd {
     pub fn append(&mut self, now: Nanos, zone: u32, count: u32, class: IoClass) -> Result<(Nanos, u64), ZoneError> {
         let at = self.zones.append(zone, u64::from(count))?;
         self.zone_stats.appends += 1;
-        let done = self.program(now, zone, at - self.config.zones.start(zone), count, class);
-        Ok((done, at))
+        let start = self.take_in(now, self.config.intake.append_ns);
+        let done =
+            self.program(start, zone, at - self.config.zones.start(zone), count, class) + self.config.append_cmd_ns;
+        Ok((self.completed(now, done), at))
     }
 
+    /// When a command arriving at `now` is taken in, the controller busy `ns` with it.
+    fn take_in(&mut self, now: Nanos, ns: Nanos) -> Nanos {
+        let start = now.max(self.intake_free) + ns;
+        self.intake_free = start;
+        start
+    }
+
+    /// A write or append that arrived at `now` completes at `done`.
+    fn completed(&mut self, now: Nanos, done: Nanos) -> Nanos {
+        self.stats.write_latency_us.saturating_record((done - now) / 1000);
+        self.finish_at(done)
+    }
+
+    /// Hands `count` pages of `zone` from `offset` to its buffer (or its dies): when the
+    /// last is in.
     fn program(&mut self, now: Nanos, zone: u32, offset: u64, count: u32, class: IoClass) -> Nanos {
         let prio = Prio::of(class);
         let mut done = now;
@@ -124,8 +147,6 @@ impl ZnsSsd {
             });
         }
         self.stats.host_pages_written += u64::from(count);
-        let done = self.finish_at(done + self.config.write_cmd_ns);
-        self.stats.write_latency_us.saturating_record((done - now) / 1000);
         done
     }
 

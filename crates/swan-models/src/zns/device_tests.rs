@@ -63,6 +63,48 @@ fn zn540_writes_one_zone_at_the_rate_zraid_measured() {
     assert!((rate - 1230.0).abs() < 1230.0 * 0.03, "{rate:.0} MB/s");
 }
 
+/// Appends `requests` of `pages` to one zone, `depth` in flight (a closed loop). Returns the
+/// elapsed time.
+fn append_zone(d: &mut ZnsSsd, depth: usize, requests: u64, pages: u32) -> Nanos {
+    let mut free: Vec<Nanos> = vec![0; depth];
+    for _ in 0..requests {
+        let slot = (0..depth).min_by_key(|&i| free[i]).unwrap();
+        free[slot] = d.append(free[slot], 0, pages, USER).unwrap().0;
+    }
+    free.into_iter().max().unwrap()
+}
+
+/// MiB/s, the unit fio reports.
+fn mib_s(bytes: u64, ns: Nanos) -> f64 {
+    bytes as f64 / 1048576.0 * 1e9 / ns as f64
+}
+
+#[test]
+fn zn540_commands_take_what_the_characterisation_measured() {
+    // Doekemeijer et al.'s ZN540 data (SPDK, 4 KiB format), which the preset's command
+    // times are derived from: each figure within 3 %, or 5 % for a rate.
+    let near = |got: f64, want: f64, tol: f64, what: &str| {
+        assert!((got - want).abs() <= want * tol, "{what}: {got:.1} against {want}");
+    };
+    let mut d = device(zn540());
+    let elapsed = write_zones(&mut d, 1, 200, 1);
+    near(elapsed as f64 / 200.0 / 1000.0, 11.4, 0.03, "4 KiB Zone Write at depth 1, µs");
+    let mut d = device(zn540());
+    near(append_zone(&mut d, 1, 200, 1) as f64 / 200.0 / 1000.0, 14.8, 0.03, "4 KiB Zone Append at depth 1, µs");
+    let mut d = device(zn540());
+    near(mib_s(8 * 2000 * 4096, write_zones(&mut d, 8, 2000, 1)), 726.0, 0.05, "4 KiB writes, 8 zones, MiB/s");
+    for depth in [4, 16] {
+        let mut d = device(zn540());
+        near(mib_s(8000 * 4096, append_zone(&mut d, depth, 8000, 1)), 516.0, 0.05, "4 KiB appends, one zone, MiB/s");
+    }
+    // Where the model is known short: its intake costs a command the same whatever its size,
+    // so 8 KiB appends at depth 4 stop at 8 KiB per 7.57 µs, about 10 % below the 1145 MiB/s
+    // the drive reaches. The ZapRAID comparison runs at 4 KiB, where the intake is measured.
+    let mut d = device(zn540());
+    let eight = mib_s(8000 * 8192, append_zone(&mut d, 4, 8000, 2));
+    assert!((0.85..0.95).contains(&(eight / 1145.0)), "8 KiB appends, depth 4: {eight:.0} MiB/s");
+}
+
 #[test]
 fn pm1731a_writes_45_mb_s_a_zone_and_zones_on_other_dies_add_up() {
     let mut one = device(pm1731a());

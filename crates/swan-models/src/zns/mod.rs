@@ -17,7 +17,7 @@ mod device;
 pub mod presets;
 pub mod zones;
 
-pub use config::{ZnsConfig, ZnsConfigError};
+pub use config::{CommandIntake, ZnsConfig, ZnsConfigError};
 pub use device::{ZnsSsd, ZnsStats};
 pub use presets::{zns_preset, ZNS_PRESET_NAMES};
 pub use zones::{Zone, ZoneCondition, ZoneError, ZoneGeometry, Zones};

@@ -5,7 +5,7 @@
 //! "real device" 96 MiB zones). Where the two disagree the measurement wins, and the NAND
 //! time it implies is derived here, not fitted to any result of swan's.
 
-use super::config::ZnsConfig;
+use super::config::{CommandIntake, ZnsConfig};
 use super::zones::ZoneGeometry;
 use crate::ssd::Suspension;
 
@@ -29,8 +29,16 @@ const MIB_BLOCKS: u64 = 256;
 ///   §2.1 and §3.1; ZapRAID's public source hard-codes the same 1077 MiB for this drive).
 /// - NAND: 8 channels × 4 dies, a zone striped over all 32 (NVMeVirt's `WD_ZN540`:
 ///   `DIES_PER_ZONE` is every die). Channels 450 MB/s, PCIe 3050 MB/s, 4 KiB sense 50 µs,
-///   firmware 20 µs per read and 5.6 µs per write, and a write buffer of ten 96 KiB one-shot
-///   pages per zone with early completion (NVMeVirt's `ZONE_WB_SIZE`).
+///   firmware 20 µs per read, and a write buffer of ten 96 KiB one-shot pages per zone with
+///   early completion (NVMeVirt's `ZONE_WB_SIZE`).
+/// - Commands, from the raw fio results Doekemeijer et al. published with their ZN540
+///   characterisation (arXiv 2310.19094; `stonet-research/NVMeBenchmarks`, SPDK, 4 KiB
+///   format): a 4 KiB Zone Write at depth 1 takes 11.4 µs and a Zone Append 14.8 µs; 4 KiB
+///   writes over 8 zones stop at 726 MiB/s (186 k/s) and 4 KiB appends at 516 MiB/s
+///   (132 k/s) however deep or spread. So the controller takes in one write per 5.38 µs and
+///   one append per 7.57 µs, and the rest of each latency, less the 1.34 µs link transfer,
+///   follows it: 4.68 µs after a write, 5.89 µs after an append. (NVMeVirt's 5.6 µs per
+///   write has no such ceiling.)
 /// - Program: 97.46 µs per 4 KiB (2.34 ms per 96 KiB one-shot), what makes the 32 dies write
 ///   the 1230 MB/s ZRAID measured: 32 × 4096 B / (9.10 µs channel + 97.46 µs) = 1230 MB/s.
 ///   NVMeVirt's 561 µs one-shot would give 3 GB/s, far above the measured drive.
@@ -59,7 +67,9 @@ pub fn zn540() -> ZnsConfig {
         channel_mbps: 450,
         host_mbps: 3050,
         read_cmd_ns: 20_000,
-        write_cmd_ns: 5_600,
+        write_cmd_ns: 4_677,
+        append_cmd_ns: 5_887,
+        intake: CommandIntake { write_ns: 5_380, append_ns: 7_570 },
         zone_buffer_pages: 10 * 24,
         suspension: Suspension::BetweenOps,
         reads_before_write_back: true,
@@ -73,7 +83,8 @@ pub fn zn540() -> ZnsConfig {
 /// - NAND: 8 channels × 16 dies, one die per zone, channels 800 MB/s, PCIe 3200 MB/s, 4 KiB
 ///   sense 25.5 µs, 32.15 µs of firmware per read, none per write, and no early completion:
 ///   a write completes when programmed (NVMeVirt's `ZNS_PROTOTYPE`, whose real-device zone
-///   of 96 MiB is this drive's).
+///   of 96 MiB is this drive's). No per-command measurement is published: appends cost as
+///   writes, and the controller sets no ceiling of its own.
 /// - Program: 85.9 µs per 4 KiB, what makes one zone, one die, write the "around 45 MB/s"
 ///   ZRAID measured: 4096 B / (5.12 µs channel + 85.9 µs) = 45 MB/s. NVMeVirt's 1.91 ms per
 ///   192 KiB one-shot would give 100 MB/s. Zones on different dies then add up, as ZRAID
@@ -99,6 +110,8 @@ pub fn pm1731a() -> ZnsConfig {
         host_mbps: 3200,
         read_cmd_ns: 32_150,
         write_cmd_ns: 0,
+        append_cmd_ns: 0,
+        intake: CommandIntake::default(),
         zone_buffer_pages: 0,
         suspension: Suspension::BetweenOps,
         reads_before_write_back: true,

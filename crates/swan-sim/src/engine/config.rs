@@ -116,12 +116,15 @@ pub struct ZonedSpec {
     /// Blocks of a segment that go to one of its zones before the next zone takes over
     /// (with one zone per segment, the whole segment).
     pub stripe_blocks: u32,
+    /// The command writes reach their zones with.
+    #[serde(default)]
+    pub primitive: crate::zoned_array::ZonePrimitive,
 }
 
 impl ZonedSpec {
     /// Each segment one zone.
     pub fn one_zone_per_segment(ssd: swan_models::zns::ZnsConfig) -> Self {
-        Self { ssd, zones_per_segment: 1, stripe_blocks: 1 }
+        Self { ssd, zones_per_segment: 1, stripe_blocks: 1, primitive: Default::default() }
     }
 }
 
