@@ -375,12 +375,10 @@ pub struct ZonedArgs {
     pub zone_stripe: Option<u64>,
     /// Zoned SSDs: the command writes reach their zones with. `append` (default): Zone
     /// Append, any number per zone in flight, the drive placing each at the write pointer
-    /// (ZapRAID's primitive). `write`: Zone Write, one per zone in flight, the next handed to
-    /// the drive when the last completes, as Linux's zone write locking keeps it (without
-    /// merging queued writes). Zone Write is exact while each SSD has one zone being
-    /// written; with more, another zone's work waits behind the writes the lock holds
-    /// (docs/zoned.md).
-    #[arg(long, value_name = "write|append")]
+    /// (ZapRAID's primitive). `write`: Zone Write as SPDK issues it, one per zone in flight,
+    /// the next going to the drive when the last completes (Linux's merging of the writes
+    /// waiting for a zone is not modelled; docs/zoned.md).
+    #[arg(long, value_name = "append|write")]
     pub zone_primitive: Option<swan_sim::zoned_array::ZonePrimitive>,
 }
 

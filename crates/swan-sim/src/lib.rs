@@ -40,4 +40,5 @@ pub mod source;
 pub mod trace;
 pub mod triple_a;
 pub mod workload;
+mod zone_lock;
 pub mod zoned_array;

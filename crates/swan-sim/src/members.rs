@@ -10,11 +10,28 @@
 //! do later (a FIMM's collections, carried out step by step): they say when through
 //! [`Members::wakeup`] and the engine calls [`Members::wake`] then.
 //!
+//! A member may also hold an operation back and hand it to its device later, when something
+//! it waits for is done (a zone's one write in flight, [`crate::zoned_array`]): then its
+//! completion is not known when it is submitted ([`Completion::Later`]), and the member
+//! reports it, under the token the engine gave it, once it is ([`Members::completed`], asked
+//! after each [`Members::wake`]). Timing an operation from when it reaches the device, not
+//! from when it was submitted, keeps the devices' shared parts serving work in the order it
+//! arrives.
+//!
 //! The engine is generic over the set (static dispatch: the member calls are the hot path).
 
 use swan_core::io::IoClass;
 use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::{DevOp, Device, Nanos};
+
+/// When a member operation completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// Known when it was submitted.
+    At(Nanos),
+    /// Reported later by [`Members::completed`] under the operation's token.
+    Later,
+}
 
 /// The member devices of an array, as the engine uses them.
 pub trait Members {
@@ -23,6 +40,20 @@ pub trait Members {
 
     /// Submit `op` to member `member` at `now`; returns when it completes.
     fn submit(&mut self, member: u32, now: Nanos, op: DevOp) -> Nanos;
+
+    /// Submit `op` as [`Members::submit`] does, letting the member hold it back and report
+    /// its completion later under `token` (the engine's way in; the default never holds).
+    #[inline]
+    fn submit_tracked(&mut self, member: u32, now: Nanos, op: DevOp, _token: u64) -> Completion {
+        Completion::At(self.submit(member, now, op))
+    }
+
+    /// An operation held back by [`Members::submit_tracked`] whose completion is now known:
+    /// its token and when it completes (not before the wake that found it).
+    #[inline]
+    fn completed(&mut self) -> Option<(u64, Nanos)> {
+        None
+    }
 
     /// How long a read of `count` blocks from `block` would wait on `member` before its
     /// slowest block starts, if submitted at `now` (reads around a busy member). Changes

@@ -24,16 +24,13 @@
 //! flight learns their places on completion (ZapRAID's group layout exists for that); the
 //! simulator's scheme knows them in advance, which changes no timing.
 //!
-//! Approximation: a write the lock holds is handed to the drive at once, timed from when
-//! its zone's last write completes, because the engine needs each operation's completion
-//! when it submits it. The drive's shared parts (its command intake, link and dies) then
-//! serve commands in the order they were handed over, so work for another zone that comes
-//! later waits behind held writes it would overtake on a real drive. It is exact while a
-//! drive has one zone being written, as ZapRAID's runs before GC do; completion-driven
-//! dispatch in the engine would lift it.
+//! Zone Write's waiting is [`crate::zone_lock`]'s: a write for a zone whose last write has
+//! not completed is held there and handed to the drive when it has, its operation's
+//! completion reported to the engine then.
 
 use crate::engine::{SimConfig, SimError, ZonedSpec};
-use crate::members::Members;
+use crate::members::{Completion, Members};
+use crate::zone_lock::{Piece, ZoneLocks};
 use swan_core::io::IoClass;
 use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::zns::ZnsSsd;
@@ -99,7 +96,7 @@ impl Layout {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ZonePrimitive {
-    /// Zone Write at the write pointer, one per zone in flight.
+    /// Zone Write at the write pointer, one per zone in flight, as SPDK issues it.
     Write,
     /// Zone Append, any number per zone in flight: the default, as the ZNS command set's own
     /// way to keep a zone's writes in flight together (Zone Write gets there only through a
@@ -135,7 +132,7 @@ struct ZonedMember {
     layout: Layout,
     primitive: ZonePrimitive,
     /// When each zone's last write handed to the drive completes: Zone Write's next one
-    /// starts there, and a Zone Finish waits for it.
+    /// goes then, and a Zone Finish waits for it.
     zone_done: Vec<Nanos>,
 }
 
@@ -158,16 +155,12 @@ impl ZonedMember {
             }
             DevOpKind::Write => {
                 for (zone, at, n) in self.layout.pieces(&op) {
-                    let t = self.write(now, zone, at, n, op.class);
-                    done = done.max(t);
-                    if self.segment_full(zone) {
-                        let last = self.zone_done[zone as usize];
-                        self.ssd.finish(last, zone).unwrap_or_else(|e| self.broken(e));
-                    }
+                    done = done.max(self.write(now, zone, at, n, op.class));
                 }
             }
             DevOpKind::Trim => {
                 for zone in self.layout.trimmed(&op).unwrap_or_else(|e| self.broken(e)) {
+                    debug_assert!(self.zone_done[zone as usize] <= now, "a zone reset with a write in flight");
                     done = done.max(self.ssd.reset(now, zone).unwrap_or_else(|e| self.broken(e)));
                     self.zone_done[zone as usize] = 0;
                 }
@@ -177,13 +170,15 @@ impl ZonedMember {
         done
     }
 
-    /// `n` blocks at device block `at` of `zone`, by this member's primitive.
+    /// `n` blocks at device block `at` of `zone` go to the drive at `now` by this member's
+    /// primitive (Zone Write only once the zone's last write has completed); the zone is
+    /// finished after them if they complete its share of a segment. Returns when they
+    /// complete.
     fn write(&mut self, now: Nanos, zone: u32, at: u64, n: u32, class: IoClass) -> Nanos {
-        let last = &mut self.zone_done[zone as usize];
         let done = match self.primitive {
             ZonePrimitive::Write => {
-                let start = now.max(*last);
-                self.ssd.write(start, at, n, class)
+                debug_assert!(self.zone_done[zone as usize] <= now, "two Zone Writes in flight in zone {zone}");
+                self.ssd.write(now, at, n, class)
             }
             ZonePrimitive::Append => self.ssd.append(now, zone, n, class).map(|(done, placed)| {
                 assert_eq!(placed, at, "a Zone Append landed off the block the scheme planned");
@@ -193,7 +188,15 @@ impl ZonedMember {
         let done = done.unwrap_or_else(|e| self.broken(e));
         let last = &mut self.zone_done[zone as usize];
         *last = (*last).max(done);
+        if self.segment_full(zone) {
+            self.ssd.finish(done, zone).unwrap_or_else(|e| self.broken(e));
+        }
         done
+    }
+
+    /// Whether a Zone Write for `zone` must wait: its last write is still in flight.
+    fn zone_busy(&self, zone: u32, now: Nanos) -> bool {
+        self.primitive != ZonePrimitive::Append && self.zone_done[zone as usize] > now
     }
 
     fn apply_untimed(&mut self, op: DevOp) {
@@ -224,6 +227,8 @@ impl ZonedMember {
 #[derive(Clone)]
 pub struct ZonedArray {
     members: Vec<ZonedMember>,
+    /// Zone Writes waiting for their zones.
+    locks: ZoneLocks,
 }
 
 impl ZonedArray {
@@ -266,7 +271,7 @@ impl ZonedArray {
         let layout = Layout { segment, k, unit, zone_blocks: zones.zone_blocks };
         let zone_done = vec![0; zones.zones as usize];
         let member = ZonedMember { ssd, layout, primitive: spec.primitive, zone_done };
-        Ok(Self { members: vec![member; members as usize] })
+        Ok(Self { members: vec![member; members as usize], locks: ZoneLocks::default() })
     }
 
     /// Member `member`'s zoned SSD (its zone report and counts).
@@ -281,9 +286,56 @@ impl Members for ZonedArray {
         self.members.len()
     }
 
-    #[inline]
+    /// Only while no write waits for its zone: the engine submits through
+    /// [`Members::submit_tracked`].
     fn submit(&mut self, member: u32, now: Nanos, op: DevOp) -> Nanos {
-        self.members[member as usize].submit(now, op)
+        match self.submit_tracked(member, now, op, u64::MAX) {
+            Completion::At(done) => done,
+            Completion::Later => {
+                panic!("a Zone Write had to wait for its zone, and this caller cannot be told when it completes")
+            }
+        }
+    }
+
+    fn submit_tracked(&mut self, member: u32, now: Nanos, op: DevOp, token: u64) -> Completion {
+        let m = &mut self.members[member as usize];
+        if op.kind != DevOpKind::Write || m.primitive == ZonePrimitive::Append {
+            return Completion::At(m.submit(now, op));
+        }
+        // Each piece goes now if its zone is free and nothing waits for it; else it waits.
+        let (mut done, mut held) = (now, None);
+        for (zone, at, n) in m.layout.pieces(&op) {
+            if m.zone_busy(zone, now) || self.locks.waiting(member, zone) {
+                let id = *held.get_or_insert_with(|| self.locks.open(token));
+                let free_at = m.zone_done[zone as usize];
+                self.locks.hold(id, (member, zone), free_at, Piece::new(at, n, op.class));
+            } else {
+                done = done.max(m.write(now, zone, at, n, op.class));
+            }
+        }
+        match held {
+            None => Completion::At(done),
+            Some(id) => {
+                self.locks.sent(id, done);
+                Completion::Later
+            }
+        }
+    }
+
+    fn completed(&mut self) -> Option<(u64, Nanos)> {
+        self.locks.completed()
+    }
+
+    fn wakeup(&mut self) -> Option<Nanos> {
+        self.locks.wakeup()
+    }
+
+    /// Zones whose last write has completed take their next.
+    fn wake(&mut self, now: Nanos) {
+        while let Some((member, zone, piece)) = self.locks.next_free(now) {
+            let done = self.members[member as usize].write(now, zone, piece.at, piece.n, piece.class);
+            self.locks.went(member, zone, piece, done);
+        }
     }
 
     fn read_wait(&self, member: u32, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {

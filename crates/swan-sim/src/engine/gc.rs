@@ -6,7 +6,7 @@
 //! (Harmonia's coordination of the SSDs' internal GC is [`crate::ggc`]'s.)
 
 use super::clock::{gc_key, GcKey, What};
-use super::{Engine, IoFrom, Members};
+use super::{Engine, IoFrom, Members, Owner};
 use std::collections::VecDeque;
 use swan_core::io::MemberIo;
 use swan_core::scheme::GcJobId;
@@ -20,8 +20,14 @@ pub(super) struct SimGc {
     phase_end: Nanos,
     /// Operations handed out and not yet gone to their members.
     to_submit: VecDeque<MemberIo>,
-    /// The current phase is handed out whole: it lands once all of it is submitted.
+    /// The current phase is handed out whole: it lands once all of it is submitted (and
+    /// every batch of it a member held back has completed).
     phase_out: bool,
+    /// Batches of the current phase a member holds back, not yet complete
+    /// ([`crate::members::Completion::Later`]): the phase lands through the face then.
+    held: u32,
+    /// Some batch of the current phase was held back: the driver waits for the face to land it.
+    phase_held: bool,
 }
 
 impl<M: Members> Engine<M> {
@@ -45,8 +51,22 @@ impl<M: Members> Engine<M> {
         let pending = self.thread.driver.gc().get(id).job.pending();
         if !self.gc_on_engine() {
             let n = if whole { pending.len() } else { 1 };
-            let done = self.submit_ios(0, n, IoFrom::GcJob(id));
-            self.thread.driver.handed_out(id, n, Some(done));
+            let done = self.submit_ios(0, n, IoFrom::GcJob(id), Owner::GcJob(id));
+            let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+            if done.is_none() {
+                face.held += 1;
+                face.phase_held = true;
+            }
+            // A phase with a batch held back lands through the face; else the driver knows
+            // its end now.
+            let held = face.phase_held;
+            let ended = self.thread.driver.handed_out(id, n, if held { None } else { done });
+            if held {
+                let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+                face.phase_end = face.phase_end.max(done.unwrap_or(now));
+                face.phase_out = ended;
+                self.land_if_complete(id);
+            }
             return;
         }
         debug_assert!(!whole, "GC on the engine thread goes an operation at a time");
@@ -68,11 +88,32 @@ impl<M: Members> Engine<M> {
     /// Once the phase's last has gone, the phase lands when they all complete.
     pub(super) fn gc_submit(&mut self, id: GcJobId) {
         let io = self.thread.driver.gc_mut().get_mut(id).face.to_submit.pop_front().expect("a booked GC operation");
-        let done = self.submit_io(io);
+        let batch = self.held.open(self.clock.now);
+        self.submit_io(io, batch);
+        let done = self.held.close(batch, Owner::GcJob(id));
+        let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+        match done {
+            Some(done) => face.phase_end = face.phase_end.max(done),
+            None => face.held += 1,
+        }
+        self.land_if_complete(id);
+    }
+
+    /// A batch of job `id` a member held back completes at `done`.
+    pub(super) fn gc_batch_done(&mut self, id: GcJobId, done: Nanos) {
         let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
         face.phase_end = face.phase_end.max(done);
-        if face.phase_out && face.to_submit.is_empty() {
+        face.held -= 1;
+        self.land_if_complete(id);
+    }
+
+    /// Land job `id`'s phase with the driver once it is handed out whole, all of it has gone
+    /// to the members, and nothing of it is held back.
+    fn land_if_complete(&mut self, id: GcJobId) {
+        let face = &mut self.thread.driver.gc_mut().get_mut(id).face;
+        if face.phase_out && face.to_submit.is_empty() && face.held == 0 {
             face.phase_out = false;
+            face.phase_held = false;
             let end = face.phase_end;
             self.thread.driver.phase_landed(id, end);
             self.wake_engine(end);
@@ -85,7 +126,7 @@ impl<M: Members> Engine<M> {
         self.thread.driver.finish(id);
         self.scheme.finish_gc(id, &mut self.plan);
         let n = self.plan.len();
-        self.submit_ios(0, n, IoFrom::Plan);
+        self.submit_ios(0, n, IoFrom::Plan, Owner::Nobody);
         self.thread.driver.finished(self.clock.now, &self.scheme);
     }
 
@@ -95,6 +136,6 @@ impl<M: Members> Engine<M> {
     pub(super) fn release(&mut self) {
         self.thread.driver.release(&mut self.scheme, &mut self.plan);
         let n = self.plan.len();
-        self.submit_ios(0, n, IoFrom::Plan);
+        self.submit_ios(0, n, IoFrom::Plan, Owner::Nobody);
     }
 }

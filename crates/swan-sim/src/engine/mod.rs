@@ -34,6 +34,7 @@
 mod clock;
 mod config;
 mod gc;
+mod held;
 mod inflight;
 mod meter;
 mod reads;
@@ -53,9 +54,11 @@ pub use windows::WindowOutput;
 
 use crate::ggc::GgcDriver;
 use crate::member_trace::MemberIoSink;
+use crate::members::Completion;
 use crate::prefill::PrefillReport;
 use crate::source::Pacing;
 use clock::{Clock, What};
+use held::{Held, Owner};
 use meter::Meter;
 use requests::Requests;
 use swan_core::io::{IoClass, IoKind, IoPlan, MemberIo};
@@ -93,6 +96,8 @@ pub struct Engine<M: Members = Vec<Ssd>> {
     /// Per member, when the user writes handed to it so far complete: whether a read found
     /// writes ahead of it (SWAN's Table 4 by cause).
     user_writes_until: Vec<Nanos>,
+    /// Batches of member operations some member holds back, and who waits for each.
+    held: Held,
     /// The host's cores and threads a request crosses, when the run models them
     /// ([`SimConfig::host`]); `None`: requests reach the scheme as they are sent.
     host: Option<Host>,
@@ -156,7 +161,7 @@ impl<M: Members> Engine<M> {
             self.scheme.format(&mut self.plan);
             self.thread.driver.scheme_changed();
             let n = self.plan.len();
-            self.submit_ios(0, n, IoFrom::Plan);
+            self.submit_ios(0, n, IoFrom::Plan, Owner::Nobody);
         }
         match self.reqs.pacing {
             Pacing::Closed { depth } => {
@@ -187,6 +192,7 @@ impl<M: Members> Engine<M> {
                 }
                 What::Members => {
                     self.members.wake(self.clock.now);
+                    self.take_completions();
                     self.schedule_members();
                 }
                 What::Tick => {
@@ -248,19 +254,20 @@ impl<M: Members> Engine<M> {
         Ok(false)
     }
 
-    /// Submit `[start..end]` of the I/O held `from` to the members at `now`; returns when
-    /// the last completes.
-    fn submit_ios(&mut self, start: usize, end: usize, from: IoFrom) -> Nanos {
-        let mut done = self.clock.now;
+    /// Submit `[start..end]` of the I/O held `from` to the members at `now`, as one batch
+    /// `owner` waits for; returns when the last completes, or `None` when a member held one
+    /// back: then `owner` hears when it completes ([`Engine::resume`]).
+    fn submit_ios(&mut self, start: usize, end: usize, from: IoFrom, owner: Owner) -> Option<Nanos> {
+        let batch = self.held.open(self.clock.now);
         match from {
             IoFrom::Plan => {
                 for i in start..end {
-                    done = done.max(self.submit_io(self.plan.ios()[i]));
+                    self.submit_io(self.plan.ios()[i], batch);
                 }
             }
             IoFrom::Request(s) => {
                 for i in start..end {
-                    done = done.max(self.submit_io(self.reqs.slots[s].pending.ios[i]));
+                    self.submit_io(self.reqs.slots[s].pending.ios[i], batch);
                 }
             }
             IoFrom::GcJob(id) => {
@@ -270,19 +277,39 @@ impl<M: Members> Engine<M> {
                 ios.clear();
                 ios.extend_from_slice(&self.thread.driver.gc().get(id).job.pending()[start..end]);
                 for &io in &ios {
-                    done = done.max(self.submit_io(io));
+                    self.submit_io(io, batch);
                 }
                 if let Some(host) = &mut self.host {
                     // A host whose GC has a thread of its own (GC on the engine thread books
                     // each operation there first, `gc.rs`): the phase is not done before its
                     // CPU work is.
                     let bytes: u64 = ios.iter().map(gc_bytes).sum();
-                    done = done.max(host.gc(self.clock.now, ios.len() as u64, bytes));
+                    self.held.done_at(batch, host.gc(self.clock.now, ios.len() as u64, bytes));
                 }
                 self.gc_ios = ios;
             }
         }
-        done
+        self.held.close(batch, owner)
+    }
+
+    /// Completions the members now know of operations they held back: each batch that
+    /// completes with them resumes its owner.
+    fn take_completions(&mut self) {
+        while let Some((batch, at)) = self.members.completed() {
+            debug_assert!(at >= self.clock.now, "a completion reported after it happened");
+            if let Some((owner, done)) = self.held.reported(batch, at) {
+                self.resume(owner, done);
+            }
+        }
+    }
+
+    /// The batch `owner` waited for completes at `done`.
+    fn resume(&mut self, owner: Owner, done: Nanos) {
+        match owner {
+            Owner::Request(slot) => self.clock.push(done, What::ReqPhase(slot)),
+            Owner::GcJob(id) => self.gc_batch_done(id, done),
+            Owner::Nobody => {}
+        }
     }
 
     /// Whether this run's GC member operations are carried out by the engine thread, paced
@@ -291,8 +318,9 @@ impl<M: Members> Engine<M> {
         self.host.as_ref().is_some_and(|h| h.model().gc_on_engine)
     }
 
+    /// Submit `io` to its member as part of `batch`.
     #[inline(always)]
-    fn submit_io(&mut self, io: MemberIo) -> Nanos {
+    fn submit_io(&mut self, io: MemberIo, batch: u64) -> Completion {
         let kind = match io.kind {
             IoKind::Read(_) => DevOpKind::Read,
             IoKind::Write(_) => DevOpKind::Write,
@@ -310,16 +338,24 @@ impl<M: Members> Engine<M> {
             // The class the array gave it: who issued it, whatever lane it is queued in.
             sink.record(now, io.member, &DevOp { class: io.class, ..op });
         }
-        let done = self.members.submit(io.member, now, op);
-        if user_write {
-            let until = &mut self.user_writes_until[io.member as usize];
-            *until = (*until).max(done);
-        }
-        if let Some(at) = self.ggc.after_member_io(self.members.ssds(), io.member, kind, io.class, now, done) {
-            self.clock.push(at, What::Ggc);
+        let completion = self.members.submit_tracked(io.member, now, op, batch);
+        match completion {
+            Completion::At(done) => {
+                self.held.done_at(batch, done);
+                if user_write {
+                    let until = &mut self.user_writes_until[io.member as usize];
+                    *until = (*until).max(done);
+                }
+                if let Some(at) = self.ggc.after_member_io(self.members.ssds(), io.member, kind, io.class, now, done) {
+                    self.clock.push(at, What::Ggc);
+                }
+            }
+            // Held back: Harmonia's GGC, which needs each completion now, runs only over
+            // members that hold nothing; a read behind it is not told of the held write.
+            Completion::Later => self.held.held(batch),
         }
         self.schedule_members();
-        done
+        completion
     }
 
     /// Schedule the members' own work, if they want a time not yet scheduled.

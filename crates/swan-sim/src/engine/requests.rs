@@ -9,7 +9,7 @@
 
 use super::clock::What;
 use super::inflight::{Pending, Slots};
-use super::{Engine, IoFrom, Members, NO_IO_LATENCY_NS};
+use super::{Engine, IoFrom, Members, Owner, NO_IO_LATENCY_NS};
 use crate::source::{ArrivalSource, Next, Pacing};
 use swan_core::scheme::{ReqOp, Request};
 use swan_core::BLOCK_BYTES;
@@ -212,7 +212,7 @@ impl<M: Members> Engine<M> {
             return;
         }
         let n0 = self.plan.phase(0).len();
-        let done = self.submit_ios(0, n0, IoFrom::Plan);
+        let done = self.submit_ios(0, n0, IoFrom::Plan, Owner::Request(slot));
         if self.plan.phase_count() > 1 {
             let plan = std::mem::take(&mut self.plan);
             self.reqs.slots[slot].pending.load(&plan);
@@ -220,7 +220,10 @@ impl<M: Members> Engine<M> {
         } else {
             self.reqs.slots[slot].pending.clear();
         }
-        self.clock.push(done, What::ReqPhase(slot));
+        // Else a member holds some of it back and the phase ends when it says.
+        if let Some(done) = done {
+            self.clock.push(done, What::ReqPhase(slot));
+        }
     }
 
     /// The engine thread's work on a request it took is done: hand its I/O, kept whole in its
@@ -236,8 +239,9 @@ impl<M: Members> Engine<M> {
     pub(super) fn req_phase_done(&mut self, slot: u32) {
         if self.reqs.slots[slot].pending.has_next() {
             let (a, b) = self.reqs.slots[slot].pending.take_next();
-            let done = self.submit_ios(a, b, IoFrom::Request(slot));
-            self.clock.push(done, What::ReqPhase(slot));
+            if let Some(done) = self.submit_ios(a, b, IoFrom::Request(slot), Owner::Request(slot)) {
+                self.clock.push(done, What::ReqPhase(slot));
+            }
             return;
         }
         if let Some(host) = &mut self.host {

@@ -168,6 +168,7 @@ impl<M: Members> Engine<M> {
             ggc,
             meter: Meter::new(measure_from, prefilled, counters_at_start, count, windows),
             user_writes_until: vec![0; count],
+            held: Default::default(),
             host: match &cfg.host {
                 Some(m) => Some(swan_models::host::Host::new(m.clone()).map_err(SimError::Host)?),
                 None => None,
