@@ -247,6 +247,11 @@ pub struct SimArgs {
     /// `disksim` is the SSD extension's bus (2,147 MB/s, 1 µs arbitration); or MBPS[:ARB_US].
     #[arg(long, value_name = "BUS", value_parser = parse_hba_bus, conflicts_with = "fabric")]
     pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
+    /// With --hba-bus: at most N operations outstanding at each SSD, the rest waiting in
+    /// arrival order, as DiskSim's per-device queue holds them (its SSD extension sets
+    /// `Max queue length = 20`); default: no bound.
+    #[arg(long, value_name = "N", requires = "hba_bus")]
+    pub member_queue: Option<u32>,
     /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]

@@ -108,6 +108,7 @@ impl SimArgs {
                 placement: self.fabric_placement,
             }),
             hba_bus: self.hba_bus,
+            member_queue: self.member_queue,
             zoned,
             host: match &self.host {
                 Some(path) => Some(read_host_model(path)?),

@@ -2,9 +2,17 @@
 //! builds for Harmonia's simulator, where every member's data crosses the same bus. The
 //! SSDs keep everything else (FTL, elements, GC); their own host link is the bus, so it
 //! costs nothing inside them.
+//!
+//! With a member queue bound ([`SimConfig::member_queue`]), at most that many requests are
+//! outstanding at an SSD (a request's operations on it count once, as DiskSim's one
+//! sub-request per member); the rest wait in arrival order and go to it as earlier ones
+//! complete, each timed from then ([`Completion::Later`]), as DiskSim's per-device queue
+//! holds them. DiskSim orders that queue by its scheduler (the extension's CYCLE_LBN); here
+//! it is first come, first served.
 
 use crate::engine::{SimConfig, SimError};
-use crate::members::Members;
+use crate::members::{Completion, Dispatched, Members};
+use std::collections::VecDeque;
 use swan_core::io::IoClass;
 use swan_models::hba::{HbaBus, HbaBusConfig};
 use swan_models::ssd::{Ssd, SsdStats};
@@ -24,6 +32,39 @@ pub struct HbaArray {
     /// Per member: when its last transfer over the bus ends (a read is not through until
     /// its data has crossed).
     carried_until: Vec<Nanos>,
+    /// The per-device queues, when their depth is bounded.
+    queues: Option<MemberQueues>,
+}
+
+/// DiskSim's per-device queues: at most `depth` requests outstanding at each member. A
+/// request's operations on one member are one entry, as DiskSim gives a member one
+/// sub-request per request: here, the operations of one batch (one token).
+#[derive(Debug)]
+struct MemberQueues {
+    depth: usize,
+    /// Per member, the entries outstanding at it: token and when its last operation completes.
+    outstanding: Vec<Vec<(u64, Nanos)>>,
+    /// Per member, the operations waiting for room, oldest first, with their tokens.
+    waiting: Vec<VecDeque<(u64, DevOp)>>,
+    /// Operations that left a queue for their SSD, not yet reported.
+    reported: VecDeque<Dispatched>,
+    /// The time the engine was last asked to wake the array at.
+    asked: Option<Nanos>,
+}
+
+impl MemberQueues {
+    /// Forget `member`'s entries complete by `now`.
+    fn retire(&mut self, member: usize, now: Nanos) {
+        self.outstanding[member].retain(|&(_, done)| done > now);
+    }
+
+    /// The earliest completion that would make room where operations wait.
+    fn next_room(&self) -> Option<Nanos> {
+        (0..self.waiting.len())
+            .filter(|&m| !self.waiting[m].is_empty())
+            .filter_map(|m| self.outstanding[m].iter().map(|&(_, done)| done).min())
+            .min()
+    }
 }
 
 impl HbaArray {
@@ -35,7 +76,15 @@ impl HbaArray {
         let mut inner = cfg.clone();
         inner.ssd.host_mbps = LINK_ON_THE_BUS_MBPS;
         let ssds = crate::engine::build_ssds(&inner, members)?;
-        Ok(Self { bus: HbaBus::new(bus, ssds.len()), carried_until: vec![0; ssds.len()], ssds })
+        let n = ssds.len();
+        let queues = cfg.member_queue.map(|depth| MemberQueues {
+            depth: depth as usize,
+            outstanding: vec![Vec::new(); n],
+            waiting: vec![VecDeque::new(); n],
+            reported: VecDeque::new(),
+            asked: None,
+        });
+        Ok(Self { bus: HbaBus::new(bus, n), carried_until: vec![0; n], ssds, queues })
     }
 
     pub fn bus(&self) -> &HbaBus {
@@ -59,6 +108,73 @@ impl Members for HbaArray {
                 end
             }
             DevOpKind::Trim | DevOpKind::Flush => done,
+        }
+    }
+
+    fn submit_tracked(&mut self, member: u32, now: Nanos, op: DevOp, token: u64) -> Completion {
+        let Some(q) = &mut self.queues else { return Completion::At(self.submit(member, now, op)) };
+        let m = member as usize;
+        q.retire(m, now);
+        // Behind others waiting, or with its request's entry waiting: it waits too.
+        if !q.waiting[m].is_empty() {
+            q.waiting[m].push_back((token, op));
+            return Completion::Later;
+        }
+        // Its request's entry is out, or there is room for one: it goes now.
+        let entry = q.outstanding[m].iter().position(|&(t, _)| t == token);
+        if entry.is_none() && q.outstanding[m].len() >= q.depth {
+            q.waiting[m].push_back((token, op));
+            return Completion::Later;
+        }
+        let done = self.submit(member, now, op);
+        let out = &mut self.queues.as_mut().expect("queues").outstanding[m];
+        match entry {
+            Some(i) => out[i].1 = out[i].1.max(done),
+            None => out.push((token, done)),
+        }
+        Completion::At(done)
+    }
+
+    fn completed(&mut self) -> Option<Dispatched> {
+        self.queues.as_mut()?.reported.pop_front()
+    }
+
+    fn wakeup(&mut self) -> Option<Nanos> {
+        let q = self.queues.as_mut()?;
+        let next = q.next_room()?;
+        if q.asked == Some(next) {
+            return None;
+        }
+        q.asked = Some(next);
+        Some(next)
+    }
+
+    /// Requests waiting go to their SSDs as room is made, oldest first, each with all its
+    /// operations there.
+    fn wake(&mut self, now: Nanos) {
+        let Some(members) = self.queues.as_ref().map(|q| q.waiting.len()) else { return };
+        for m in 0..members {
+            loop {
+                let q = self.queues.as_mut().expect("queues");
+                q.retire(m, now);
+                let Some(&(token, _)) = q.waiting[m].front() else { break };
+                if q.outstanding[m].len() >= q.depth {
+                    break;
+                }
+                q.outstanding[m].push((token, now));
+                while let Some(&(t, op)) = self.queues.as_ref().expect("queues").waiting[m].front() {
+                    if t != token {
+                        break;
+                    }
+                    let member = m as u32;
+                    let done = self.submit(member, now, op);
+                    let q = self.queues.as_mut().expect("queues");
+                    q.waiting[m].pop_front();
+                    let entry = q.outstanding[m].last_mut().expect("the entry just made");
+                    entry.1 = entry.1.max(done);
+                    q.reported.push_back(Dispatched { token, member, kind: op.kind, class: op.class, at: now, done });
+                }
+            }
         }
     }
 

@@ -100,3 +100,58 @@ fn a_fabric_and_a_bus_together_are_refused() {
     let e = build_synthetic(cfg).err().expect("refused").to_string();
     assert!(e.contains("HBA bus"), "{e}");
 }
+
+#[test]
+fn a_member_queue_lets_depth_operations_out_and_the_rest_go_as_they_complete() {
+    // Depth 2, six reads handed to one SSD at once: two go now, each other one when an
+    // earlier one completes, oldest first, timed from then; every one is reported once.
+    let mut cfg = config(2, Some(HbaBusConfig::DISKSIM_PCIE_X8));
+    cfg.member_queue = Some(2);
+    let mut a = HbaArray::new(&cfg, HbaBusConfig::DISKSIM_PCIE_X8, 2).unwrap();
+    let first: Vec<Completion> = (0..6).map(|i| a.submit_tracked(0, 0, read(i * 64), i)).collect();
+    assert!(matches!(first[0], Completion::At(_)) && matches!(first[1], Completion::At(_)), "{first:?}");
+    assert!(first[2..].iter().all(|c| *c == Completion::Later), "{first:?}");
+    // Another member's queue is its own.
+    assert!(matches!(a.submit_tracked(1, 0, read(0), 9), Completion::At(_)));
+    let mut reported = Vec::new();
+    while let Some(at) = a.wakeup() {
+        a.wake(at);
+        while let Some(d) = a.completed() {
+            assert_eq!((d.member, d.at), (0, at));
+            reported.push(d);
+        }
+    }
+    assert_eq!(reported.iter().map(|d| d.token).collect::<Vec<_>>(), vec![2, 3, 4, 5]);
+    let Completion::At(t0) = first[0] else { unreachable!() };
+    assert!(reported[0].at >= t0, "it went only when room was made");
+    assert!(reported.windows(2).all(|p| p[1].at >= p[0].at));
+}
+
+#[test]
+fn a_member_queue_needs_the_bus_and_room_for_one() {
+    let mut cfg = config(2, None);
+    cfg.member_queue = Some(20);
+    assert!(build_synthetic(cfg.clone()).err().unwrap().to_string().contains("--hba-bus"));
+    cfg.hba_bus = Some(HbaBusConfig::DISKSIM_PCIE_X8);
+    cfg.member_queue = Some(0);
+    assert!(build_synthetic(cfg).err().unwrap().to_string().contains("at least one"));
+}
+
+#[test]
+fn a_requests_operations_on_one_member_are_one_entry_of_its_queue() {
+    // Depth 1: the three reads one request (token 7) has on member 0 go together; the next
+    // request's waits for them all, and goes with all of its own.
+    let mut cfg = config(2, Some(HbaBusConfig::DISKSIM_PCIE_X8));
+    cfg.member_queue = Some(1);
+    let mut a = HbaArray::new(&cfg, HbaBusConfig::DISKSIM_PCIE_X8, 2).unwrap();
+    let first: Vec<Completion> = (0..3).map(|i| a.submit_tracked(0, 0, read(i * 64), 7)).collect();
+    assert!(first.iter().all(|c| matches!(c, Completion::At(_))), "{first:?}");
+    let last = first.iter().map(|c| if let Completion::At(t) = c { *t } else { 0 }).max().unwrap();
+    assert_eq!(a.submit_tracked(0, 0, read(512), 8), Completion::Later);
+    assert_eq!(a.submit_tracked(0, 0, read(576), 8), Completion::Later);
+    let at = a.wakeup().expect("a wake-up when the first request is through");
+    assert_eq!(at, last);
+    a.wake(at);
+    let went: Vec<_> = std::iter::from_fn(|| a.completed()).collect();
+    assert_eq!(went.iter().map(|d| (d.token, d.at)).collect::<Vec<_>>(), vec![(8, last), (8, last)]);
+}

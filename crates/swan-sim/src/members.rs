@@ -33,6 +33,20 @@ pub enum Completion {
     Later,
 }
 
+/// An operation a member held back, once it has gone to its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatched {
+    /// The token it was submitted under.
+    pub token: u64,
+    pub member: u32,
+    pub kind: swan_models::DevOpKind,
+    pub class: IoClass,
+    /// When it went to the device (no sooner than the wake that sent it).
+    pub at: Nanos,
+    /// When it completes.
+    pub done: Nanos,
+}
+
 /// The member devices of an array, as the engine uses them.
 pub trait Members {
     /// How many members there are.
@@ -48,10 +62,10 @@ pub trait Members {
         Completion::At(self.submit(member, now, op))
     }
 
-    /// An operation held back by [`Members::submit_tracked`] whose completion is now known:
-    /// its token and when it completes (not before the wake that found it).
+    /// An operation held back by [`Members::submit_tracked`] that has now gone to its
+    /// device: when, and when it completes.
     #[inline]
-    fn completed(&mut self) -> Option<(u64, Nanos)> {
+    fn completed(&mut self) -> Option<Dispatched> {
         None
     }
 

@@ -7,10 +7,11 @@
 //!
 //! This keeps the waiting only; [`crate::zoned_array`] hands pieces to the drive.
 
+use crate::members::Dispatched;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use swan_core::io::IoClass;
-use swan_models::Nanos;
+use swan_models::{DevOpKind, Nanos};
 
 /// A piece of a member operation that waits for its zone: `n` blocks at device block `at`.
 #[derive(Clone, Copy, Debug)]
@@ -49,8 +50,8 @@ pub(crate) struct ZoneLocks {
     asked: Option<Nanos>,
     ops: Vec<HeldOp>,
     free: Vec<u32>,
-    /// Operations whose every piece has gone to the drive: token and completion.
-    reported: VecDeque<(u64, Nanos)>,
+    /// Operations whose every piece has gone to the drive.
+    reported: VecDeque<Dispatched>,
 }
 
 impl ZoneLocks {
@@ -104,10 +105,10 @@ impl ZoneLocks {
         Some((member, zone, piece))
     }
 
-    /// The write `piece` taken from `zone` of `member` went to the drive and completes at
-    /// `done`: the zone's next write waits until then; its operation completes, if that was
+    /// The write `piece` taken from `zone` of `member` went to the drive at `at` and
+    /// completes at `done`: the zone's next write waits until then; its operation completes, if that was
     /// its last piece.
-    pub(crate) fn went(&mut self, member: u32, zone: u32, piece: Piece, done: Nanos) {
+    pub(crate) fn went(&mut self, member: u32, zone: u32, piece: Piece, at: Nanos, done: Nanos) {
         match self.queues.get(&(member, zone)) {
             Some(q) if !q.is_empty() => self.due.push(Reverse((done, member, zone))),
             _ => {
@@ -118,7 +119,8 @@ impl ZoneLocks {
         o.done = o.done.max(done);
         o.waiting -= 1;
         if o.waiting == 0 {
-            self.reported.push_back((o.token, o.done));
+            let kind = DevOpKind::Write;
+            self.reported.push_back(Dispatched { token: o.token, member, kind, class: piece.class, at, done: o.done });
             self.free.push(piece.op);
         }
     }
@@ -134,8 +136,9 @@ impl ZoneLocks {
         Some(next)
     }
 
-    /// An operation whose pieces have all gone to the drive: its token and completion.
-    pub(crate) fn completed(&mut self) -> Option<(u64, Nanos)> {
+    /// An operation whose pieces have all gone to the drive: its token, when its last went
+    /// and when it completes.
+    pub(crate) fn completed(&mut self) -> Option<Dispatched> {
         self.reported.pop_front()
     }
 

@@ -29,7 +29,7 @@
 //! completion reported to the engine then.
 
 use crate::engine::{SimConfig, SimError, ZonedSpec};
-use crate::members::{Completion, Members};
+use crate::members::{Completion, Dispatched, Members};
 use crate::zone_lock::{Piece, ZoneLocks};
 use swan_core::io::IoClass;
 use swan_models::ssd::{Ssd, SsdStats};
@@ -322,7 +322,7 @@ impl Members for ZonedArray {
         }
     }
 
-    fn completed(&mut self) -> Option<(u64, Nanos)> {
+    fn completed(&mut self) -> Option<Dispatched> {
         self.locks.completed()
     }
 
@@ -334,7 +334,7 @@ impl Members for ZonedArray {
     fn wake(&mut self, now: Nanos) {
         while let Some((member, zone, piece)) = self.locks.next_free(now) {
             let done = self.members[member as usize].write(now, zone, piece.at, piece.n, piece.class);
-            self.locks.went(member, zone, piece, done);
+            self.locks.went(member, zone, piece, now, done);
         }
     }
 

@@ -140,9 +140,9 @@ fn drain(a: &mut ZonedArray) -> Vec<(u64, Nanos)> {
     let mut reported = Vec::new();
     while let Some(at) = a.wakeup() {
         a.wake(at);
-        while let Some(c) = a.completed() {
-            assert!(c.1 >= at, "reported after it completed");
-            reported.push(c);
+        while let Some(d) = a.completed() {
+            assert!(d.done >= at && d.at == at, "reported after it completed");
+            reported.push((d.token, d.done));
         }
     }
     assert!(a.locks.idle());
@@ -229,8 +229,8 @@ fn one_zone_closed_loop(primitive: ZonePrimitive, depth: u64) -> f64 {
     while let Some(Reverse((now, token))) = events.pop() {
         if token == u64::MAX {
             a.wake(now);
-            while let Some((t, at)) = a.completed() {
-                events.push(Reverse((at, t)));
+            while let Some(d) = a.completed() {
+                events.push(Reverse((d.done, d.token)));
             }
             while let Some(t) = a.wakeup() {
                 events.push(Reverse((t, u64::MAX)));
@@ -285,7 +285,7 @@ fn random_writes_over_zones_keep_one_in_flight_per_zone_and_each_completes_once(
         events.push(Reverse((t, 2u8, token)));
     }
     let mut done: HashMap<u64, Nanos> = HashMap::new();
-    let mut complete = |token: u64, at: Nanos, done: &mut HashMap<u64, Nanos>| {
+    let complete = |token: u64, at: Nanos, done: &mut HashMap<u64, Nanos>| {
         assert!(done.insert(token, at).is_none(), "write {token} completed twice");
     };
     while let Some(Reverse((now, kind, token))) = events.pop() {
@@ -298,9 +298,9 @@ fn random_writes_over_zones_keep_one_in_flight_per_zone_and_each_completes_once(
             }
             0 => {
                 a.wake(now);
-                while let Some((tok, at)) = a.completed() {
-                    assert!(at >= now);
-                    complete(tok, at, &mut done);
+                while let Some(d) = a.completed() {
+                    assert!(d.done >= now && d.at == now);
+                    complete(d.token, d.done, &mut done);
                 }
             }
             _ => unreachable!(),

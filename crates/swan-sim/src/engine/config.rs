@@ -89,6 +89,11 @@ pub struct SimConfig {
     /// (see [`crate::hba_array`]); `None`: each SSD has its own host link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
+    /// At most this many operations outstanding at each SSD behind the HBA bus, the rest
+    /// waiting in arrival order (DiskSim's per-device queue; see [`crate::hba_array`]);
+    /// `None`: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_queue: Option<u32>,
     /// Members are zoned SSDs instead of `ssd` (which is then unused), each segment over
     /// zones of them as this says (see [`crate::zoned_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,6 +162,7 @@ impl SimConfig {
             gc_in_front_end: false,
             fabric: None,
             hba_bus: None,
+            member_queue: None,
             zoned: None,
             host: None,
             setup_threads: 0,
@@ -242,6 +248,15 @@ pub(super) fn check_run_settings(cfg: &SimConfig) -> Result<(), SimError> {
     }
     if let Some(z) = &cfg.zoned {
         check_zoned_settings(cfg, &z.ssd.name)?;
+    }
+    match (cfg.member_queue, cfg.hba_bus) {
+        (Some(0), _) => return Err(SimError::Config("a member queue must let at least one operation through".into())),
+        (Some(_), None) => {
+            return Err(SimError::Config(
+                "a member queue bound is DiskSim's per-device queue, modelled behind its HBA bus (--hba-bus)".into(),
+            ))
+        }
+        _ => {}
     }
     if !(cfg.measure_from_s.is_finite() && cfg.measure_from_s >= 0.0) {
         return Err(SimError::Config(format!("measurement start must be ≥ 0 s, got {}", cfg.measure_from_s)));

@@ -21,6 +21,9 @@ pub(super) enum Owner {
 
 #[derive(Debug)]
 struct Batch {
+    /// Which batch the slot holds: a token names the slot and this, so no two batches
+    /// share one even when a slot is reused (a member may group by token).
+    generation: u32,
     owner: Owner,
     /// The latest completion known so far.
     done: Nanos,
@@ -33,13 +36,15 @@ struct Batch {
 pub(super) struct Held {
     batches: Vec<Batch>,
     free: Vec<u32>,
+    generation: u32,
 }
 
 impl Held {
     /// A new batch, submitted from `now`: its token.
     pub(super) fn open(&mut self, now: Nanos) -> u64 {
-        let batch = Batch { owner: Owner::Nobody, done: now, held: 0 };
-        let token = match self.free.pop() {
+        self.generation = self.generation.wrapping_add(1);
+        let batch = Batch { generation: self.generation, owner: Owner::Nobody, done: now, held: 0 };
+        let slot = match self.free.pop() {
             Some(t) => {
                 self.batches[t as usize] = batch;
                 t
@@ -49,30 +54,37 @@ impl Held {
                 u32::try_from(self.batches.len() - 1).expect("fewer than 2^32 batches in flight")
             }
         };
-        u64::from(token)
+        u64::from(self.generation) << 32 | u64::from(slot)
+    }
+
+    fn batch(&mut self, token: u64) -> &mut Batch {
+        let b = &mut self.batches[(token & u64::from(u32::MAX)) as usize];
+        debug_assert_eq!(b.generation, (token >> 32) as u32, "token {token:#x} names a batch done with");
+        b
     }
 
     /// One of the batch's operations completes at `at`.
     #[inline]
     pub(super) fn done_at(&mut self, token: u64, at: Nanos) {
-        let b = &mut self.batches[token as usize];
+        let b = self.batch(token);
         b.done = b.done.max(at);
     }
 
     /// One of the batch's operations was held back.
     #[inline]
     pub(super) fn held(&mut self, token: u64) {
-        self.batches[token as usize].held += 1;
+        self.batch(token).held += 1;
     }
 
     /// Every operation of the batch was submitted; `owner` waits for it. Its completion,
     /// if every operation's was known, and the batch is done with; else `None`, and
     /// [`Held::reported`] says when.
     pub(super) fn close(&mut self, token: u64, owner: Owner) -> Option<Nanos> {
-        let b = &mut self.batches[token as usize];
+        let b = self.batch(token);
         if b.held == 0 {
+            let done = b.done;
             self.free.push(token as u32);
-            return Some(b.done);
+            return Some(done);
         }
         b.owner = owner;
         None
@@ -81,18 +93,19 @@ impl Held {
     /// A held operation of batch `token` completes at `at`: the batch's owner and its
     /// completion, if that was its last.
     pub(super) fn reported(&mut self, token: u64, at: Nanos) -> Option<(Owner, Nanos)> {
-        let b = &mut self.batches[token as usize];
-        assert!(b.held > 0, "a completion reported for batch {token}, which holds nothing");
+        let b = self.batch(token);
+        assert!(b.held > 0, "a completion reported for batch {token:#x}, which holds nothing");
         b.done = b.done.max(at);
         b.held -= 1;
         if b.held > 0 {
             return None;
         }
+        let (owner, done) = (b.owner, b.done);
         self.free.push(token as u32);
-        Some((b.owner, b.done))
+        Some((owner, done))
     }
 
-    /// Batches open or waited for (none, between runs of a test).
+    /// Batches open or waited for.
     #[cfg(test)]
     pub(super) fn outstanding(&self) -> usize {
         self.batches.len() - self.free.len()
@@ -111,7 +124,9 @@ mod tests {
         h.done_at(t, 30);
         assert_eq!(h.close(t, Owner::Request(3)), Some(50));
         assert_eq!(h.outstanding(), 0);
-        assert_eq!(h.open(60), t, "the token is reused");
+        let u = h.open(60);
+        assert_eq!(u as u32, t as u32, "the slot is reused");
+        assert_ne!(u, t, "under a token of its own");
     }
 
     #[test]
@@ -123,7 +138,7 @@ mod tests {
         h.held(t);
         assert_eq!(h.close(t, Owner::Request(7)), None);
         let other = h.open(5);
-        assert_ne!(other, t, "a batch waited for keeps its token");
+        assert_ne!(other as u32, t as u32, "a batch waited for keeps its slot");
         assert_eq!(h.reported(t, 90), None);
         assert_eq!(h.reported(t, 70), Some((Owner::Request(7), 90)));
         assert_eq!(h.close(other, Owner::Nobody), Some(5));

@@ -295,11 +295,24 @@ impl<M: Members> Engine<M> {
     /// Completions the members now know of operations they held back: each batch that
     /// completes with them resumes its owner.
     fn take_completions(&mut self) {
-        while let Some((batch, at)) = self.members.completed() {
-            debug_assert!(at >= self.clock.now, "a completion reported after it happened");
-            if let Some((owner, done)) = self.held.reported(batch, at) {
+        while let Some(d) = self.members.completed() {
+            debug_assert!(d.done >= self.clock.now, "a completion reported after it happened");
+            self.member_io_timed(d.member, d.kind, d.class, d.at, d.done);
+            if let Some((owner, done)) = self.held.reported(d.token, d.done) {
                 self.resume(owner, done);
             }
+        }
+    }
+
+    /// What follows a member operation's timing, once known: the record of when each
+    /// member's user writes complete, and Harmonia's GGC, which watches each SSD's writes.
+    fn member_io_timed(&mut self, member: u32, kind: DevOpKind, class: IoClass, at: Nanos, done: Nanos) {
+        if kind == DevOpKind::Write && class == IoClass::User {
+            let until = &mut self.user_writes_until[member as usize];
+            *until = (*until).max(done);
+        }
+        if let Some(t) = self.ggc.after_member_io(self.members.ssds(), member, kind, class, at, done) {
+            self.clock.push(t, What::Ggc);
         }
     }
 
@@ -342,16 +355,9 @@ impl<M: Members> Engine<M> {
         match completion {
             Completion::At(done) => {
                 self.held.done_at(batch, done);
-                if user_write {
-                    let until = &mut self.user_writes_until[io.member as usize];
-                    *until = (*until).max(done);
-                }
-                if let Some(at) = self.ggc.after_member_io(self.members.ssds(), io.member, kind, io.class, now, done) {
-                    self.clock.push(at, What::Ggc);
-                }
+                self.member_io_timed(io.member, kind, io.class, now, done);
             }
-            // Held back: Harmonia's GGC, which needs each completion now, runs only over
-            // members that hold nothing; a read behind it is not told of the held write.
+            // Held back: timed when it goes to its device (`take_completions`).
             Completion::Later => self.held.held(batch),
         }
         self.schedule_members();
