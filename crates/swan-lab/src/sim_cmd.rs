@@ -299,6 +299,18 @@ impl SimArgs {
 }
 
 impl SimArgs {
+    /// The run `swan sim FLAGS` makes: how a reproduction turns the command it prints into
+    /// the configuration it runs.
+    pub(crate) fn config_of(flags: &[String]) -> anyhow::Result<swan_sim::engine::SimConfig> {
+        #[derive(clap::Parser)]
+        struct Sim {
+            #[command(flatten)]
+            sim: SimArgs,
+        }
+        let argv = std::iter::once("swan-sim".to_string()).chain(flags.iter().cloned());
+        <Sim as clap::Parser>::try_parse_from(argv)?.sim.to_config()
+    }
+
     /// Flags that are wrong on their own (or together, or for an array of scheme `kind`),
     /// named in the error.
     fn check_flags(&self, kind: SchemeKind) -> anyhow::Result<()> {

@@ -11,7 +11,6 @@ use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
 use crate::runner::{default_parallelism, run_all, Job};
 use crate::sim_cmd::SimArgs;
-use clap::Parser;
 use std::path::PathBuf;
 use swan_models::zns::{presets::zn540, ZnsSsd};
 use swan_models::{IoClass, Nanos};
@@ -49,16 +48,6 @@ fn flags(primitive: ZonePrimitive, depth: u32, seed: u64) -> Vec<String> {
     f
 }
 
-fn sim_config(flags: &[String]) -> anyhow::Result<swan_sim::engine::SimConfig> {
-    #[derive(Parser)]
-    struct Sim {
-        #[command(flatten)]
-        sim: SimArgs,
-    }
-    let argv = std::iter::once("swan-sim".to_string()).chain(flags.iter().cloned());
-    Sim::try_parse_from(argv)?.sim.to_config()
-}
-
 /// One zn540 model alone, 4 KiB at a time into one zone: (Zone Write one in flight, Zone
 /// Append four in flight) in MiB/s, the two settings of ZapRAID's motivating experiment.
 pub(crate) fn one_drive_mib_s() -> (f64, f64) {
@@ -92,7 +81,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             let first = jobs.len();
             for seed in args.seed..args.seed + seeds {
                 let name = format!("qd{depth}-{}-s{seed}", primitive.name());
-                jobs.push(Job { dir: out.join(&name), name, cfg: sim_config(&flags(primitive, depth, seed))? });
+                jobs.push(Job { dir: out.join(&name), name, cfg: SimArgs::config_of(&flags(primitive, depth, seed))? });
             }
             cells.push((depth, primitive, first..jobs.len()));
         }
@@ -148,7 +137,7 @@ mod tests {
     fn every_run_is_a_swan_sim_command_that_builds() {
         for depth in DEPTHS {
             for primitive in [ZonePrimitive::Write, ZonePrimitive::Append] {
-                let cfg = sim_config(&flags(primitive, depth, 1)).unwrap();
+                let cfg = SimArgs::config_of(&flags(primitive, depth, 1)).unwrap();
                 let zoned = cfg.zoned.as_ref().expect("zoned members");
                 assert_eq!((zoned.primitive, cfg.array.members()), (primitive, 4));
             }

@@ -8,7 +8,6 @@ use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
 use crate::runner::{default_parallelism, run_all, Job};
 use crate::sim_cmd::SimArgs;
-use clap::Parser;
 use std::path::PathBuf;
 use swan_sim::output::RunSummary;
 
@@ -39,17 +38,6 @@ fn flags(drive: (&str, &str, Option<u32>), scheme: &str, seed: u64) -> Vec<Strin
     f
 }
 
-/// The configuration `swan sim FLAGS` runs.
-fn sim_config(flags: &[String]) -> anyhow::Result<swan_sim::engine::SimConfig> {
-    #[derive(Parser)]
-    struct Sim {
-        #[command(flatten)]
-        sim: SimArgs,
-    }
-    let argv = std::iter::once("swan-sim".to_string()).chain(flags.iter().cloned());
-    Sim::try_parse_from(argv)?.sim.to_config()
-}
-
 fn row_name(drive: (&str, &str, Option<u32>)) -> String {
     match drive {
         (ssd, _, None) => ssd.to_string(),
@@ -74,7 +62,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
             for seed in args.seed..args.seed + seeds {
                 let f = flags(drive, scheme, seed);
                 let name = format!("{}-{scheme}-s{seed}", row_name(drive).replace(' ', "-"));
-                jobs.push(Job { dir: out.join(&name), name, cfg: sim_config(&f)? });
+                jobs.push(Job { dir: out.join(&name), name, cfg: SimArgs::config_of(&f)? });
             }
             cells.push((drive, scheme, first..jobs.len()));
         }
@@ -143,7 +131,7 @@ mod tests {
                 if scheme.starts_with("raid") && drive.2.is_some() {
                     continue;
                 }
-                let cfg = sim_config(&flags(drive, scheme, 1)).unwrap();
+                let cfg = SimArgs::config_of(&flags(drive, scheme, 1)).unwrap();
                 assert_eq!(cfg.zoned.is_some(), drive.2.is_some(), "{drive:?} {scheme}");
                 assert_eq!(cfg.array.members(), 6);
             }
