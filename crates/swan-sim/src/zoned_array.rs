@@ -34,6 +34,7 @@ use crate::zone_lock::{Piece, ZoneLocks};
 use swan_core::io::IoClass;
 use swan_models::ssd::{Ssd, SsdStats};
 use swan_models::zns::ZnsSsd;
+pub use swan_models::zns::ZonePrimitive;
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
 
 /// Segments a log-structured scheme keeps partly written on one member at a time: its user
@@ -89,39 +90,6 @@ impl Layout {
             ));
         }
         Ok((start / self.segment * self.k) as u32..((start + count) / self.segment * self.k) as u32)
-    }
-}
-
-/// The command a scheme's writes reach their zones with. See the [module docs](self).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ZonePrimitive {
-    /// Zone Write at the write pointer, one per zone in flight, as SPDK issues it.
-    Write,
-    /// Zone Append, any number per zone in flight: the default, as the ZNS command set's own
-    /// way to keep a zone's writes in flight together (Zone Write gets there only through a
-    /// host scheduler that merges queued writes into one command, which is not modelled).
-    #[default]
-    Append,
-}
-
-impl ZonePrimitive {
-    pub fn name(self) -> &'static str {
-        match self {
-            ZonePrimitive::Write => "write",
-            ZonePrimitive::Append => "append",
-        }
-    }
-}
-
-impl std::str::FromStr for ZonePrimitive {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "write" => Ok(ZonePrimitive::Write),
-            "append" => Ok(ZonePrimitive::Append),
-            other => Err(format!("no zone primitive {other:?}: write or append")),
-        }
     }
 }
 

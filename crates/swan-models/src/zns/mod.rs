@@ -20,4 +20,4 @@ pub mod zones;
 pub use config::{CommandIntake, ZnsConfig, ZnsConfigError};
 pub use device::{ZnsSsd, ZnsStats};
 pub use presets::{zns_preset, ZNS_PRESET_NAMES};
-pub use zones::{Zone, ZoneCondition, ZoneError, ZoneGeometry, Zones};
+pub use zones::{Zone, ZoneCondition, ZoneError, ZoneGeometry, ZonePrimitive, Zones};

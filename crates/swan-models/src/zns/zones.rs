@@ -316,6 +316,41 @@ impl Zones {
     }
 }
 
+/// The two commands that write a zone, as a host chooses between them: Zone Write, at the
+/// write pointer the host names, and Zone Append, placed by the drive. (How an array in the
+/// simulator keeps each in flight is `swan_sim::zoned_array`'s.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZonePrimitive {
+    /// Zone Write at the write pointer; a host keeps one per zone in flight.
+    Write,
+    /// Zone Append, any number per zone in flight: the default, as the ZNS command set's own
+    /// way to keep a zone's writes in flight together (Zone Write gets there only through a
+    /// host scheduler that merges queued writes into one command, which is not modelled).
+    #[default]
+    Append,
+}
+
+impl ZonePrimitive {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZonePrimitive::Write => "write",
+            ZonePrimitive::Append => "append",
+        }
+    }
+}
+
+impl std::str::FromStr for ZonePrimitive {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "write" => Ok(ZonePrimitive::Write),
+            "append" => Ok(ZonePrimitive::Append),
+            other => Err(format!("no zone primitive {other:?}: write or append")),
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "zones_tests.rs"]
 mod tests;

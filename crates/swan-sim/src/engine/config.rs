@@ -123,7 +123,7 @@ pub struct ZonedSpec {
     pub stripe_blocks: u32,
     /// The command writes reach their zones with.
     #[serde(default)]
-    pub primitive: crate::zoned_array::ZonePrimitive,
+    pub primitive: swan_models::zns::ZonePrimitive,
 }
 
 impl ZonedSpec {
