@@ -2,8 +2,12 @@ use super::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// A trace file of `lines`, at a path of its own: tests run in parallel threads of one
+/// process, and two writing the same trace to one path would change it under each other.
 fn trace_file(name: &str, lines: &[String]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("swan-apas-{}-{name}", std::process::id()));
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("swan-apas-{}-{name}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(format!("{name}.heimdall"));
     let mut f = std::fs::File::create(&p).unwrap();
