@@ -27,10 +27,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use swan_core::geometry::RaidLevel;
 use swan_core::io::{MemberBlock, MemberId, MemberIo};
 use swan_core::scheme::{ArraySpec, Scheme, SchemeKind};
-use swan_core::victim::VictimPolicy;
 use swan_models::ssd::{presets, FtlKind, Ssd, SsdConfig};
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
-use swan_testkit::tokens::{check_parity, drive, DriveHooks, Executor, TokenStore};
+use swan_testkit::tokens::{check_parity, drive, model_check_spec, DriveHooks, Executor, TokenStore};
 
 /// Members' user capacity in 4 KiB pages: just above the smallest 850 PRO the page FTL
 /// accepts (16 units each holding back a free and an open block), a multiple of the
@@ -90,27 +89,9 @@ fn ssd_config(ftl: FtlKind) -> SsdConfig {
     preset.with_user_pages(MEMBER_PAGES)
 }
 
+/// The model checks' array ([`model_check_spec`]) over larger members and segments.
 fn spec(kind: SchemeKind) -> ArraySpec {
-    let (rgroups, ssds) = match kind {
-        SchemeKind::Swan(RaidLevel::Raid0) => (4, 2),
-        SchemeKind::Swan(_) => (3, 3),
-        SchemeKind::LogRaid(_) | SchemeKind::Raid(_) => (1, 6),
-    };
-    ArraySpec {
-        kind,
-        rgroups,
-        ssds_per_rgroup: ssds,
-        member_blocks: MEMBER_PAGES,
-        member_offset: 0,
-        segment_rows: 16,
-        chunk_blocks: 4,
-        victim: if matches!(kind, SchemeKind::Swan(RaidLevel::Raid5)) {
-            VictimPolicy::CostBenefit
-        } else {
-            VictimPolicy::Greedy
-        },
-        tuning: Default::default(),
-    }
+    ArraySpec { member_blocks: MEMBER_PAGES, segment_rows: 16, ..model_check_spec(kind) }
 }
 
 fn check_all(kind: SchemeKind, scheme: &dyn Scheme, store: &SsdStore, when: &str) {

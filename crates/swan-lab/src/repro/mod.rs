@@ -63,6 +63,16 @@ fn name(e: Experiment) -> &'static str {
     }
 }
 
+/// The mean of a reproduction's values over seeds (0 for none).
+pub(crate) fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The least and the greatest of a reproduction's values over seeds.
+pub(crate) fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+}
+
 fn run_label(s: &swan_sim::engine::SimConfig) -> String {
     let a = &s.array;
     let shape = match a.kind {

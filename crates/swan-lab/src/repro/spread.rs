@@ -11,6 +11,7 @@
 use crate::claims::Measures;
 use crate::experiments;
 use crate::repro::args::ReproArgs;
+use crate::repro::min_max;
 use crate::runner::{default_parallelism, run_all, Job};
 use anyhow::Context;
 use std::path::PathBuf;
@@ -272,10 +273,6 @@ fn summarise(s: &[RunSummary], figs: &[&str]) -> Vec<Cell> {
         cell.busiest_is_slowest += usize::from(c.busiest_is_slowest);
     }
     cells
-}
-
-fn min_max(v: &[f64]) -> (f64, f64) {
-    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
 fn print_cells(cells: &[Cell]) {

@@ -8,6 +8,7 @@
 
 use crate::claims::Measures;
 use crate::repro::args::{Experiment, ReproArgs};
+use crate::repro::mean;
 use crate::runner::default_parallelism;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -235,10 +236,6 @@ fn lowest(v: &[f64]) -> f64 {
 
 fn highest(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 fn lat(r: &TripleAReport) -> f64 {

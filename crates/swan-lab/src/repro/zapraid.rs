@@ -9,6 +9,7 @@
 
 use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
+use crate::repro::{mean, min_max};
 use crate::runner::{default_parallelism, run_all, Job};
 use crate::sim_cmd::SimArgs;
 use std::path::PathBuf;
@@ -108,8 +109,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         let runs = &summaries[range];
         let mbps: Vec<f64> = runs.iter().map(|s| s.user_write_mbps_mean).collect();
         let p99: Vec<f64> = runs.iter().filter_map(|s| s.write_latency_us.as_ref()).map(|l| l.p99 as f64).collect();
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let (lo, hi) = mbps.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        let (lo, hi) = min_max(&mbps);
         println!("{depth:>6} {:<8} {:>9.1} [{lo:>6.1}–{hi:>6.1}] {:>10.0}", primitive.name(), mean(&mbps), mean(&p99));
         let key = format!("qd{depth}.{}", primitive.name());
         let what =
@@ -121,8 +121,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     for depth in DEPTHS {
         let ratio: Vec<f64> =
             rates[&(depth, "append")].iter().zip(&rates[&(depth, "write")]).map(|(a, w)| a / w).collect();
-        let mean = ratio.iter().sum::<f64>() / ratio.len() as f64;
-        println!("depth {depth}: Zone Append ÷ Zone Write {mean:.3}");
+        println!("depth {depth}: Zone Append ÷ Zone Write {:.3}", mean(&ratio));
         m.set_seeds(&format!("qd{depth}.append_over_write"), &format!("Append ÷ Write, depth {depth}"), "", &ratio);
     }
     crate::claims::publish(&out, &m)?;

@@ -6,6 +6,7 @@
 
 use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
+use crate::repro::{mean, min_max};
 use crate::runner::{default_parallelism, run_all, Job};
 use crate::sim_cmd::SimArgs;
 use std::path::PathBuf;
@@ -91,8 +92,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
         let mbps = of(&|s| s.user_write_mbps_after_gc_mean);
         let cv = of(&|s| s.user_write_mbps_after_gc_cv);
         let (waf_a, waf_d) = (of(&|s| s.waf_array), of(&|s| s.waf_ssd));
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let (lo, hi) = mbps.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        let (lo, hi) = min_max(&mbps);
         println!(
             "{:<16} {:<10} {:>9.1} [{:>6.1}–{:>6.1}] {:>7.1}% {:>8.3} {:>8.3}",
             row_name(drive),
