@@ -23,6 +23,8 @@ Environment:
   SWAN_FUZZ_SECONDS  how long the fuzz target runs (default 45)
   SWAN_TRACES     the trace excerpts the replay tests read (default data/traces)
   SWAN_PY_VENV    the Python package's virtualenv (default target/py-venv)
+  TMPDIR          where tests put member files (default: a new directory on /dev/shm when
+                  it has 8 GiB free, else /tmp; 6 GiB free is required)
 EOF2
 }
 # shellcheck source=scripts/lib/cli.sh
@@ -71,10 +73,26 @@ fi
 # The real trace excerpts the tests replay are in the repository (data/traces).
 export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/data/traces}"
 
+# The server's tests write member files of up to 2 GiB each, two tests at a time. They go
+# to tmpfs when it has room: the disk under a clone may be shared and nearly full, and a
+# full file system under the members makes the server refuse writes with ENOSPC (as it
+# must), which would fail the tests for the machine's sake, not swan's.
+test_tmp=
+if [[ -z ${TMPDIR:-} && -d /dev/shm ]] && (($(df --output=avail -k /dev/shm | tail -1) > 8 * 1024 * 1024)); then
+  test_tmp=$(mktemp -d /dev/shm/swan-test.XXXXXX)
+  export TMPDIR=$test_tmp
+fi
+tmp_free_kib=$(df --output=avail -k "${TMPDIR:-/tmp}" | tail -1)
+echo "test.sh: temporary files in ${TMPDIR:-/tmp}, $((tmp_free_kib / 1024)) MiB free there"
+if ((tmp_free_kib < 6 * 1024 * 1024)); then
+  echo "test.sh: the tests need about 6 GiB free for temporary files; ${TMPDIR:-/tmp} has $((tmp_free_kib / 1024)) MiB (set TMPDIR to a roomier place)" >&2
+  exit 1
+fi
+
 set -x
 cargo build --release --workspace --all-targets --locked
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; [[ -z $test_tmp ]] || rm -rf "$test_tmp"' EXIT
 # --lib --bins --tests: every unit and integration test (the crates have no doc tests);
 # --no-fail-fast: one failing test binary does not hide the others' results.
 set +e
@@ -152,7 +170,7 @@ fi
 fuzz_seconds=${SWAN_FUZZ_SECONDS:-45}
 fuzz_corpus=$(mktemp -d)
 fuzz_log=$(mktemp)
-trap 'rm -rf "$log" "$fuzz_corpus" "$fuzz_log"' EXIT
+trap 'rm -rf "$log" "$py_log" "$fuzz_corpus" "$fuzz_log"; [[ -z $test_tmp ]] || rm -rf "$test_tmp"' EXIT
 if (cd fuzz && cargo fuzz run -s none nbd_protocol "$fuzz_corpus" corpus/nbd_protocol -- \
   -max_total_time="$fuzz_seconds" -print_final_stats=1) >"$fuzz_log" 2>&1; then
   runs=$(grep -o 'number_of_executed_units: [0-9]*' "$fuzz_log" | awk '{print $2}')

@@ -176,3 +176,18 @@ impl Server {
         log
     }
 }
+
+/// A test failing while the server runs shows the server's log: what the client saw (an
+/// ENOSPC, say) has its cause there (a full file system under the members, say).
+impl Drop for Server {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!("--- the server's log (last {} lines) ---", tail.len());
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
