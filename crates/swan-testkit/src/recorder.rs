@@ -290,6 +290,18 @@ impl Backing for Recorded {
     fn is_recorded(&self) -> bool {
         true
     }
+
+    fn zoned(&self) -> Option<swan_server::member::ZonedLayout> {
+        self.inner.zoned()
+    }
+
+    fn report_zones(&self) -> io::Result<Vec<swan_server::member::Zone>> {
+        self.inner.report_zones()
+    }
+
+    fn finish_zone(&self, zone: u32) -> io::Result<()> {
+        self.inner.finish_zone(zone)
+    }
 }
 
 /// Members from `inner` with the recorder under those it was told the image index of

@@ -144,6 +144,43 @@ impl Zones {
         })
     }
 
+    /// The device as it comes back after losing power, from each zone's write pointer and
+    /// blocks written (`(write_pointer, written)`, in zone order): a zone written to its
+    /// capacity is full, one never written empty, and every other closed, for a power cycle
+    /// ends every open state (the NVMe ZNS specification's zone state machine). Fails on a
+    /// state no device could have kept: a pointer past the capacity, more blocks written
+    /// than it passed, or more zones active than the device allows.
+    pub fn power_cycled(geometry: ZoneGeometry, state: &[(u64, u64)]) -> Result<Self, ZoneError> {
+        let mut zones = Self::new(geometry)?;
+        if state.len() != geometry.zones as usize {
+            return Err(ZoneError::Geometry(format!("{} zone states for {} zones", state.len(), geometry.zones)));
+        }
+        for (i, &(write_pointer, written)) in state.iter().enumerate() {
+            if write_pointer > geometry.capacity_blocks || written > write_pointer {
+                return Err(ZoneError::Geometry(format!(
+                    "zone {i}: write pointer {write_pointer} with {written} blocks written, in a zone of capacity {}",
+                    geometry.capacity_blocks
+                )));
+            }
+            let condition = match write_pointer {
+                0 => ZoneCondition::Empty,
+                wp if wp == geometry.capacity_blocks => ZoneCondition::Full,
+                _ => ZoneCondition::Closed,
+            };
+            zones.zones[i] = Zone { condition, write_pointer, written };
+            if condition == ZoneCondition::Closed {
+                zones.active += 1;
+            }
+        }
+        if let Some(max) = geometry.max_active.filter(|&max| zones.active > max) {
+            return Err(ZoneError::Geometry(format!(
+                "{} zones closed, more than the {max} active allowed",
+                zones.active
+            )));
+        }
+        Ok(zones)
+    }
+
     pub fn geometry(&self) -> &ZoneGeometry {
         &self.geometry
     }

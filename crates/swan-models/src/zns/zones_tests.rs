@@ -159,3 +159,33 @@ fn random_commands_keep_the_counts_true_and_within_the_limits() {
     }
     assert!(refused > 1_000, "the limits were exercised ({refused} refusals)");
 }
+
+#[test]
+fn a_power_cycle_closes_what_was_open_and_keeps_every_write_pointer() {
+    let mut z = device(Some(2), Some(3));
+    let cap = z.geometry().capacity_blocks;
+    z.write(0, 3).unwrap();
+    z.open(1).unwrap();
+    z.write(z.geometry().start(2), cap).unwrap();
+    z.write(z.geometry().start(3), 1).unwrap();
+    z.finish(3).unwrap();
+    let state: Vec<(u64, u64)> =
+        (0..z.geometry().zones).map(|i| (z.zone(i).write_pointer, z.zone(i).written)).collect();
+    let back = Zones::power_cycled(*z.geometry(), &state).unwrap();
+    assert_eq!(back.zone(0).condition, ZoneCondition::Closed);
+    assert_eq!(back.zone(0).write_pointer, 3);
+    assert_eq!(back.zone(1).condition, ZoneCondition::Empty, "an explicit open with nothing written is lost");
+    assert_eq!(back.zone(2).condition, ZoneCondition::Full);
+    assert_eq!((back.zone(3).condition, back.zone(3).written), (ZoneCondition::Full, 1));
+    assert_eq!((back.open_count(), back.active_count()), (0, 1));
+    let mut back = back;
+    back.write(3, 1).unwrap();
+    assert_eq!(back.zone(0).condition, ZoneCondition::ImplicitlyOpen);
+    // A state no device keeps is refused.
+    let mut bad = state.clone();
+    bad[0] = (cap + 1, 0);
+    assert!(Zones::power_cycled(*z.geometry(), &bad).is_err());
+    bad[0] = (2, 3);
+    assert!(Zones::power_cycled(*z.geometry(), &bad).is_err());
+    assert!(Zones::power_cycled(*z.geometry(), &state[1..]).is_err());
+}

@@ -263,6 +263,19 @@ impl Backing for Deadline {
     fn overrun(&self) -> Option<Duration> {
         self.lanes.lock().overrun_since.map(|s| s.elapsed())
     }
+
+    fn zoned(&self) -> Option<super::ZonedLayout> {
+        self.inner.zoned()
+    }
+
+    /// The zone table is in memory: no device is asked.
+    fn report_zones(&self) -> io::Result<Vec<swan_models::zns::zones::Zone>> {
+        self.inner.report_zones()
+    }
+
+    fn finish_zone(&self, zone: u32) -> io::Result<()> {
+        self.run(move |b| b.finish_zone(zone))
+    }
 }
 
 #[cfg(test)]

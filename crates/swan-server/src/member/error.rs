@@ -91,6 +91,14 @@ pub enum MemberError {
         .path.display()
     )]
     Full { path: PathBuf, op: Op, error: io::Error },
+    /// A command the member's zones refuse (a write off a zone's write pointer, a TRIM of
+    /// part of a zone): the array broke the zoned contract, a fault of swan's, not the
+    /// member's, which still holds every block it held.
+    #[error("member {}: {op}: the zoned device refuses it: {error}", .path.display())]
+    Zoned { path: PathBuf, op: Op, error: swan_models::zns::zones::ZoneError },
+    /// A file that says it emulates a zoned device and cannot be one.
+    #[error("member {}: open: {why}", .path.display())]
+    BadZonedDevice { path: PathBuf, why: String },
     #[error("member {}: {op} failed: {error}", .path.display())]
     Io { path: PathBuf, op: Op, error: io::Error },
 }
@@ -137,6 +145,8 @@ impl MemberError {
             | MemberError::Lost { path, .. }
             | MemberError::Hung { path, .. }
             | MemberError::Full { path, .. }
+            | MemberError::Zoned { path, .. }
+            | MemberError::BadZonedDevice { path, .. }
             | MemberError::Io { path, .. } => path,
         }
     }
@@ -153,11 +163,13 @@ impl MemberError {
             | MemberError::Lost { op, .. }
             | MemberError::Hung { op, .. }
             | MemberError::Full { op, .. }
+            | MemberError::Zoned { op, .. }
             | MemberError::Io { op, .. } => *op,
             MemberError::BadSize { .. } | MemberError::AlreadyExists { .. } => Op::Create,
-            MemberError::DirectUnsupported { .. } | MemberError::DeviceBusy { .. } | MemberError::InUse { .. } => {
-                Op::Open
-            }
+            MemberError::DirectUnsupported { .. }
+            | MemberError::DeviceBusy { .. }
+            | MemberError::InUse { .. }
+            | MemberError::BadZonedDevice { .. } => Op::Open,
         }
     }
 

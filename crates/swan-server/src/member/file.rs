@@ -158,6 +158,17 @@ pub(super) fn open(
     Ok((FileBacking { file, cached, direct: opts.direct, nowait, behind: Mutex::default() }, kind, bytes, id))
 }
 
+/// Whether the block device at `path` is zoned, as its queue says in sysfs
+/// (`queue/zoned`: `host-managed` or `host-aware`; `none` for the rest).
+pub(super) fn is_zoned_device(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::metadata(path) else { return false };
+    let (major, minor) = (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev()));
+    let zoned = fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/queue/zoned"))
+        .or_else(|_| fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/../queue/zoned")));
+    zoned.is_ok_and(|z| z.trim() != "none")
+}
+
 impl Backing for FileBacking {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         if !self.direct || is_aligned(buf) {

@@ -23,11 +23,15 @@ mod deadline;
 mod error;
 mod file;
 mod memory;
+mod zoned;
 
 pub use deadline::{Deadline, Hung};
 pub use error::{MemberError, Op};
 pub use file::{gap_to_boundary, FileBacking};
 pub use memory::{MemoryBacking, MemoryMembers};
+pub use zoned::{ZonedFile, ZonedLayout};
+
+pub use swan_models::zns::zones::{Zone, ZoneError};
 
 use std::fmt;
 use std::io;
@@ -155,6 +159,18 @@ pub trait Backing: Send + Sync + fmt::Debug {
     fn space_wait(&self) -> std::time::Duration {
         std::time::Duration::ZERO
     }
+    /// A zoned device's layout (`zoned.rs`); None for a device written anywhere.
+    fn zoned(&self) -> Option<ZonedLayout> {
+        None
+    }
+    /// Each sequential zone as a zone report shows it (zoned devices only).
+    fn report_zones(&self) -> io::Result<Vec<Zone>> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "not a zoned device"))
+    }
+    /// Finish Zone (zoned devices only): the zone becomes full where its pointer is.
+    fn finish_zone(&self, _zone: u32) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "not a zoned device"))
+    }
 }
 
 /// ENOSPC, or EDQUOT (a quota is a full file system to this member).
@@ -257,6 +273,12 @@ impl Member {
         file::create(path, bytes, overwrite)
     }
 
+    /// Create a regular file that emulates an empty zoned device of `layout` (`zoned.rs`),
+    /// as [`Member::create_file`] creates a plain one.
+    pub fn create_zoned(path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), MemberError> {
+        zoned::create(path, layout, overwrite)
+    }
+
     /// Open an existing regular file or block device as a member: read-write, or read-only if
     /// `opts.read_only`; with `O_DIRECT` if `opts.direct`.
     ///
@@ -267,11 +289,31 @@ impl Member {
     /// A block device opened read-write is claimed exclusively (`O_EXCL`), so a mounted device,
     /// or one another array (or this one, listed twice) already holds, is refused with
     /// [`MemberError::DeviceBusy`] instead of being scribbled over.
+    ///
+    /// A regular file made by [`Member::create_zoned`] opens as the zoned device it emulates
+    /// (`zoned.rs`), its size the device's blocks. A zoned block device is refused: the
+    /// kernel's zone interface is not driven yet.
     pub fn open(path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
         let (backing, kind, bytes, id) = file::open(path, opts)?;
+        if kind == MemberKind::BlockDevice && file::is_zoned_device(path) {
+            return Err(MemberError::BadZonedDevice {
+                path: path.to_owned(),
+                why: "a zoned block device: swan serves zoned members emulated in files (`swan create --zone-size`), \
+                      not yet through the kernel's zone interface"
+                    .into(),
+            });
+        }
+        let zoned = match kind {
+            MemberKind::File => zoned::probe(&backing, bytes, path)?,
+            _ => None,
+        };
+        let (backing, bytes): (Arc<dyn Backing>, u64) = match zoned {
+            Some(layout) => (Arc::new(ZonedFile::open(backing, layout, path)?), layout.member_blocks() * BLOCK_U64),
+            None => (Arc::new(backing), bytes),
+        };
         Ok(Member {
             path: path.to_owned(),
-            backing: Some(Arc::new(backing)),
+            backing: Some(backing),
             kind,
             blocks: bytes / BLOCK_U64,
             direct: opts.direct,
@@ -386,8 +428,33 @@ impl Member {
     /// (a block device) it lets the drive erase them without copying; on a regular file it
     /// only punches holes that the log's next lap fills again, allocating the blocks anew at
     /// a cost the file system charges every write (docs/server-speed.md, "File members").
+    /// On a zoned member the TRIM of a free segment is its zones' reset, without which they
+    /// could not be written again.
     pub fn trims_free_space(&self) -> bool {
-        self.kind != MemberKind::File
+        self.kind != MemberKind::File || self.zoned().is_some()
+    }
+
+    /// The zoned device this member is, if it is one.
+    pub fn zoned(&self) -> Option<ZonedLayout> {
+        self.backing.as_ref().and_then(|b| b.zoned())
+    }
+
+    /// Each sequential zone of a zoned member, as a zone report shows it.
+    pub fn report_zones(&self) -> Result<Vec<Zone>, MemberError> {
+        let op = Op::Read { block: 0, count: 0 };
+        self.backing_for(op)?.report_zones().map_err(|e| self.io_err(op, e))
+    }
+
+    /// Finish Zone on a zoned member: `zone` becomes full where its write pointer is.
+    pub fn finish_zone(&self, zone: u32) -> Result<(), MemberError> {
+        let layout = self.zoned();
+        let block = layout.map_or(0, |l| l.zone_start(zone));
+        let count = layout.map_or(0, |l| l.zones.zone_blocks);
+        let op = Op::Write { block, count };
+        if self.read_only {
+            return Err(MemberError::ReadOnly { path: self.path.clone(), op });
+        }
+        self.backing_for(op)?.finish_zone(zone).map_err(|e| self.io_err(op, e))
     }
 
     /// The usable size in blocks.
@@ -603,6 +670,9 @@ impl Member {
     fn io_err(&self, op: Op, error: io::Error) -> MemberError {
         if let Some(&hung) = error.get_ref().and_then(|e| e.downcast_ref::<Hung>()) {
             return MemberError::Hung { path: self.path.clone(), op, hung };
+        }
+        if let Some(zone) = error.get_ref().and_then(|e| e.downcast_ref::<ZoneError>()) {
+            return MemberError::Zoned { path: self.path.clone(), op, error: zone.clone() };
         }
         MemberError::Io { path: self.path.clone(), op, error }
     }
