@@ -8,3 +8,4 @@ pub mod docs_cmd;
 pub mod serve_cmd;
 pub mod serve_config;
 pub mod server_cmd;
+pub mod zones_cmd;

@@ -4,7 +4,7 @@
 //! paper's Fig. 5 (RAID0, Log-RAID0 and SWAN0 on 8 modelled SSDs), prints the comparison
 //! and writes the figures.
 
-use swan_cli::{alloc, docs_cmd, serve_cmd, server_cmd};
+use swan_cli::{alloc, docs_cmd, serve_cmd, server_cmd, zones_cmd};
 #[cfg(feature = "lab")]
 use swan_lab::{apas_cmd, claims_cmd, host_cmd, plan, replay_cmd, report_cmd, repro, sim_cmd, triple_a_cmd, verify};
 
@@ -68,6 +68,8 @@ enum Command {
     Replace(server_cmd::ReplaceArgs),
     /// Rewrite one member's damaged superblock from its peers', offline (RAID0's only way back).
     RepairSuperblock(server_cmd::RepairSuperblockArgs),
+    /// Report a zoned member's zones: condition and write pointer of each.
+    Zones(zones_cmd::ZonesArgs),
     #[cfg(feature = "lab")]
     /// Replay a block trace against an NBD server (swan serve, or any other).
     Replay(Box<replay_cmd::ReplayArgs>),
@@ -96,6 +98,7 @@ fn main() -> ExitCode {
         Some(Command::Fail(args)) => server_cmd::fail(&args),
         Some(Command::Replace(args)) => server_cmd::replace(&args),
         Some(Command::RepairSuperblock(args)) => server_cmd::repair_superblock(&args),
+        Some(Command::Zones(args)) => zones_cmd::zones(&args),
         Some(Command::Completions(args)) => docs_cmd::completions(&args, Cli::command()),
         Some(Command::Man(args)) => docs_cmd::man(&args, Cli::command()),
         #[cfg(feature = "lab")]

@@ -470,6 +470,12 @@ fn report_trace(r: &TraceRecorder) {
 /// `--emulate-age` says); a warning if the array's segments do not fit its erase blocks.
 fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulate::Emulator>> {
     let Some(preset) = &a.emulate else { return Ok(None) };
+    if sb.zoned {
+        bail!(
+            "--emulate puts the conventional SSD model in front of each member; this array's members are zoned, and \
+             the zoned SSD model (zn540, pm1731a) is not in front of served members yet"
+        );
+    }
     let mut e = swan_server::emulate::Emulator::configured(
         preset,
         a.emulate_gc_preemptible,

@@ -169,7 +169,9 @@ impl Soak {
     }
 
     fn start(&mut self) {
-        let mut args = vec!["--member-timeout", MEMBER_TIMEOUT];
+        // Verbose: each connection's end and its reason are in the log, for a cycle whose
+        // writer fails with no fault to blame.
+        let mut args = vec!["--member-timeout", MEMBER_TIMEOUT, "--verbose"];
         // `SWAN_FAULT_DIRECT=1`: O_DIRECT members, whose user data the pool writes while the
         // engine serves the next batch.
         if std::env::var("SWAN_FAULT_DIRECT").is_ok_and(|v| v == "1") {
@@ -574,7 +576,10 @@ fn fault_soak(scheme: &str, rgroups: u32, ssds: u32, cycles: u32, seed: u64, mus
             assert!(
                 st.success() && job_error(&w) == 0 && problems.is_empty(),
                 "{}",
-                writer.output(&format!("cycle {cycle}: the writer failed with no kill"))
+                writer.output(&format!(
+                    "cycle {cycle}: the writer failed with no kill\n--- server log ---\n{}",
+                    soak.server().log()
+                ))
             );
         }
         for f in state_files(&aux) {

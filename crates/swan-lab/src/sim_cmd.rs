@@ -412,6 +412,13 @@ fn created_array(member: &std::path::Path) -> anyhow::Result<ArraySpec> {
             .with_context(|| format!("--array {}", member.display()))?;
     let sb = swan_server::array::read_superblock(&m)
         .with_context(|| format!("--array {}: not a member of a swan array", member.display()))?;
+    if sb.zoned {
+        anyhow::bail!(
+            "--array {}: the array's members are zoned, and --array runs it over the conventional SSD model; run it \
+             over a zoned one with --scheme and --ssd zn540 or pm1731a (docs/zoned.md)",
+            member.display()
+        );
+    }
     Ok(sb.array_spec())
 }
 

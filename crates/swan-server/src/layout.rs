@@ -69,6 +69,10 @@ pub struct Superblock {
     /// Members known failed (array indexes), as the members that wrote this saw it. A failed
     /// member is never read again; only `swan replace` brings its index back.
     pub failed: BTreeSet<u32>,
+    /// The members are zoned devices: the metadata area is their conventional zones and
+    /// each segment one sequential zone of each member of its R-group
+    /// (`member/zoned.rs`).
+    pub zoned: bool,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -136,6 +140,7 @@ impl Superblock {
             VictimPolicy::Greedy => 0,
             VictimPolicy::CostBenefit => 1,
         };
+        b[61] = u8::from(self.zoned);
         for (at, v) in [
             (64, self.member_blocks),
             (72, self.meta_blocks),
@@ -194,6 +199,11 @@ impl Superblock {
             1 => VictimPolicy::CostBenefit,
             v => return Err(SuperblockError::Field { field: "victim policy", value: u64::from(v) }),
         };
+        let zoned = match b[61] {
+            0 => false,
+            1 => true,
+            v => return Err(SuperblockError::Field { field: "zoned", value: u64::from(v) }),
+        };
         let sb = Superblock {
             uuid: b[16..32].try_into().expect("16 bytes"),
             member_index: u32_at(32),
@@ -215,6 +225,7 @@ impl Superblock {
             failed: (0..u32_at(36).min(MAX_MEMBERS))
                 .filter(|&m| b[FAILED_AT + m as usize / 8] & (1 << (m % 8)) != 0)
                 .collect(),
+            zoned,
         };
         sb.sanity()?;
         Ok(sb)
@@ -238,6 +249,9 @@ impl Superblock {
         }
         if self.segment_rows == 0 || self.chunk_blocks == 0 {
             return bad("segment rows or chunk", u64::from(self.segment_rows.min(self.chunk_blocks)));
+        }
+        if self.zoned && (!self.kind.is_log_structured() || self.meta_blocks % u64::from(self.segment_rows) != 0) {
+            return bad("zoned", 1);
         }
         Ok(())
     }
@@ -274,7 +288,10 @@ impl Superblock {
             chunk_blocks: self.chunk_blocks,
             victim: self.victim,
             // Zero while `create` works out the largest volume the geometry allows.
-            tuning: LogTuning::served((self.volume_blocks > 0).then_some(self.volume_blocks)),
+            tuning: LogTuning {
+                zoned_members: self.zoned,
+                ..LogTuning::served((self.volume_blocks > 0).then_some(self.volume_blocks))
+            },
         }
     }
 
@@ -312,6 +329,7 @@ mod tests {
             created: 1_790_000_000,
             events: 3,
             failed: BTreeSet::from([1, 5]),
+            zoned: false,
         }
     }
 
@@ -319,6 +337,8 @@ mod tests {
     fn superblock_round_trips() {
         let sb = sample();
         assert_eq!(Superblock::decode(&sb.encode()), Ok(sb));
+        let zoned = Superblock { zoned: true, meta_blocks: 1024, segment_rows: 256, ..sample() };
+        assert_eq!(Superblock::decode(&zoned.encode()), Ok(zoned));
     }
 
     #[test]

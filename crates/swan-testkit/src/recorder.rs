@@ -261,6 +261,14 @@ impl Backing for Recorded {
         self.recorder.after(self.index, op, buf)
     }
 
+    fn write_back(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let (block, count) = blocks(offset, buf.len());
+        let op = Op::Write { block, count };
+        self.recorder.before(self.index, op)?;
+        self.inner.write_back(offset, buf)?;
+        self.recorder.after(self.index, op, buf)
+    }
+
     fn write_behind(&self, offset: u64, len: u64) {
         self.inner.write_behind(offset, len);
     }

@@ -152,6 +152,26 @@ impl ArrayScheme {
         self.log().map_or_else(Vec::new, |la| la.adopted_segments().collect())
     }
 
+    /// The live blocks of `segment` as (slot, logical block), from the map: what a server
+    /// moves out of an adopted segment it cannot seal where it lies (a zone written past
+    /// its live blocks takes no summary after them); none for in-place RAID.
+    pub fn live_blocks(&self, segment: u64) -> Vec<(u32, u64)> {
+        let Some(la) = self.log() else { return Vec::new() };
+        let entries = la.summary_of(segment).entries;
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.lba != crate::summary::DEAD)
+            .map(|(i, e)| (i as u32, e.lba))
+            .collect()
+    }
+
+    /// Where logical block `lba` lives (a slot), if anywhere; none for in-place RAID.
+    pub fn slot_of(&self, lba: u64) -> Option<u64> {
+        let pba = self.log()?.l2p().get(lba);
+        (pba != crate::l2p::UNMAPPED).then_some(pba)
+    }
+
     /// Whether GC's work on the members yields to user reads (SWAN's reads preempt GC).
     pub fn gc_preemptible(&self) -> bool {
         self.log().is_some_and(LogArray::read_priority)

@@ -211,6 +211,37 @@ impl Zones {
         self.append(zone, count).map(|_| ())
     }
 
+    /// Whether [`Zones::write`] of `count` blocks at `block` would be taken, changing
+    /// nothing: for a host that must know before it moves the data (and must not have moved
+    /// the write pointer if moving the data then fails).
+    pub fn can_write(&self, block: u64, count: u64) -> Result<(), ZoneError> {
+        let zone = self.geometry.zone_of(block).ok_or(ZoneError::OutOfRange { block, count })?;
+        let z = self.zones[zone as usize];
+        let write_pointer = self.geometry.start(zone) + z.write_pointer;
+        match z.condition {
+            ZoneCondition::Full => return Err(ZoneError::Full { zone }),
+            _ if block != write_pointer => return Err(ZoneError::NotAtWritePointer { zone, block, write_pointer }),
+            _ if count == 0 => return Err(ZoneError::Empty),
+            _ => {}
+        }
+        let capacity = self.geometry.capacity_blocks;
+        if z.write_pointer + count > capacity {
+            return Err(ZoneError::CrossesCapacity { zone, offset: z.write_pointer, count, capacity });
+        }
+        if z.condition.is_open() {
+            return Ok(());
+        }
+        if z.condition == ZoneCondition::Empty {
+            if let Some(max) = self.geometry.max_active.filter(|&max| self.active >= max) {
+                return Err(ZoneError::TooManyActive { zone, max });
+            }
+        }
+        match self.geometry.max_open.filter(|&max| self.open >= max) {
+            Some(max) if self.implicit.is_empty() => Err(ZoneError::TooManyOpen { zone, max }),
+            _ => Ok(()),
+        }
+    }
+
     /// Zone Append: `count` blocks at wherever `zone`'s write pointer is; returns that block.
     pub fn append(&mut self, zone: u32, count: u64) -> Result<u64, ZoneError> {
         self.check(zone)?;

@@ -189,3 +189,42 @@ fn a_power_cycle_closes_what_was_open_and_keeps_every_write_pointer() {
     assert!(Zones::power_cycled(*z.geometry(), &bad).is_err());
     assert!(Zones::power_cycled(*z.geometry(), &state[1..]).is_err());
 }
+
+#[test]
+fn can_write_answers_as_write_does_and_changes_nothing() {
+    // Random commands on a device with both limits: whenever can_write says yes, write
+    // succeeds; whenever it says no, write fails with the same error and changes nothing.
+    let mut z = device(Some(2), Some(3));
+    let mut seed = 12345u64;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for _ in 0..20_000 {
+        let zone = next(8) as u32;
+        let wp = z.zone(zone).write_pointer;
+        let block = z.geometry().start(zone) + if next(5) == 0 { next(16) } else { wp };
+        let count = next(5);
+        match next(12) {
+            0 => {
+                z.reset(zone).unwrap();
+            }
+            1 => {
+                let _ = z.finish(zone);
+            }
+            2 => {
+                let _ = z.open(zone);
+            }
+            _ => {
+                let before = format!("{z:?}");
+                let asked = z.can_write(block, count);
+                assert_eq!(format!("{z:?}"), before, "can_write changed the device");
+                let done = z.write(block, count);
+                assert_eq!(asked, done, "write of {count} at {block}");
+                if done.is_err() {
+                    assert_eq!(format!("{z:?}"), before, "a refused write changed the device");
+                }
+            }
+        }
+    }
+}

@@ -24,6 +24,10 @@ pub struct CreateOptions {
     pub force: bool,
     /// Seconds since the epoch, recorded in the superblock.
     pub created: u64,
+    /// The members are zoned devices with zones of this many bytes, each segment one zone
+    /// of each member (`--segment` must then be unset or the same); members `create` makes
+    /// are emulated in files (`member/zoned.rs`). None: members written anywhere.
+    pub zone_bytes: Option<u64>,
 }
 
 pub use swan_core::scheme::log::DEFAULT_SPARE;
@@ -122,30 +126,31 @@ fn create_inner(
         blocks_of(bytes, "the segment size (per SSD)")?;
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
+    let spare = spare_share(o)?;
+    let (zoned, o) = match o.zone_bytes {
+        Some(zone_bytes) => {
+            let (layout, o) = zoned_options(o, members, zone_bytes, spare)?;
+            (Some(layout), o)
+        }
+        None => (None, o.clone()),
+    };
+    let o = &o;
     let mut opened: Vec<Member> = Vec::with_capacity(paths.len());
     for p in paths {
-        let m = open_new_member(source, p, o, &opened, created)?;
+        let m = open_new_member(source, p, o, zoned.as_ref(), &opened, created)?;
         opened.push(m);
     }
     let member_blocks = match o.member_bytes {
         Some(b) => b / BLOCK as u64,
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
     };
-    let spare = spare_share(o)?;
-    let sb = match lay_out(o, members, member_blocks, spare, uuid) {
-        Ok(sb) if sb.volume_blocks > 0 => sb,
-        Ok(sb) => {
-            return Err(CreateError::NoRoom {
-                member_mib: (member_blocks * BLOCK as u64) >> 20,
-                meta_mib: (sb.meta_blocks * BLOCK as u64) >> 20,
-                advice: size_advice(o, members, spare),
-            })
+    let mut sb = laid_out(o, members, member_blocks, spare, uuid)?;
+    if o.zone_bytes.is_some() {
+        sb.zoned = true;
+        for m in &opened {
+            check_zoned_member(m, &sb)?;
         }
-        Err(error @ GeometryError::MemberTooSmall { .. }) => {
-            return Err(CreateError::MembersTooSmall { error, advice: size_advice(o, members, spare) })
-        }
-        Err(e) => return Err(e.into()),
-    };
+    }
     format_members(&opened, &sb)?;
     for m in &opened {
         m.sync()?;
@@ -154,20 +159,102 @@ fn create_inner(
     Ok(sb)
 }
 
-/// Open (creating the file if `o` gives a size, and noting it in `created`) and lock one
-/// member of a new array, and refuse it if it is one of the `earlier` members under
-/// another name, too small or, unless `o.force`, a member of another swan array.
+/// The superblock [`lay_out`] gives, or the error that says what to change.
+fn laid_out(
+    o: &CreateOptions,
+    members: u32,
+    member_blocks: u64,
+    spare: f64,
+    uuid: [u8; 16],
+) -> Result<Superblock, CreateError> {
+    match lay_out(o, members, member_blocks, spare, uuid) {
+        Ok(sb) if sb.volume_blocks > 0 => Ok(sb),
+        Ok(sb) => Err(CreateError::NoRoom {
+            member_mib: (member_blocks * BLOCK as u64) >> 20,
+            meta_mib: (sb.meta_blocks * BLOCK as u64) >> 20,
+            advice: size_advice(o, members, spare),
+        }),
+        Err(error @ GeometryError::MemberTooSmall { .. }) => {
+            Err(CreateError::MembersTooSmall { error, advice: size_advice(o, members, spare) })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A zoned array's options: the segment is one zone, and members made here are emulated
+/// zoned devices whose conventional zones are exactly the metadata area and whose
+/// sequential zones fill the rest (the member size rounds down to whole zones). Returns the
+/// layout of such a member (meaningful when `o` gives a member size) and the options with
+/// the segment and member size so settled.
+fn zoned_options(
+    o: &CreateOptions,
+    members: u32,
+    zone_bytes: u64,
+    spare: f64,
+) -> Result<(ZonedLayout, CreateOptions), CreateError> {
+    let zone_blocks = u64::from(blocks_of(zone_bytes, "the zone size")?);
+    if !o.kind.is_log_structured() {
+        return Err(CreateError::ZonedInPlace);
+    }
+    if o.kind.raid() != RaidLevel::Raid0 {
+        return Err(CreateError::ZonedParity { kind: o.kind.to_string() });
+    }
+    if o.segment_bytes.is_some_and(|s| s != zone_bytes) {
+        return Err(CreateError::ZonedSegment { segment: o.segment_bytes.unwrap_or(0), zone: zone_bytes });
+    }
+    let mut o = CreateOptions { segment_bytes: Some(zone_bytes), ..o.clone() };
+    let mut layout = ZonedLayout {
+        conventional_blocks: 0,
+        zones: ZoneGeometry { zones: 0, zone_blocks, capacity_blocks: zone_blocks, max_open: None, max_active: None },
+    };
+    if let Some(bytes) = o.member_bytes {
+        // The metadata shrinks (never grows) as the member does, so this settles in a step
+        // or two on a member size that is the metadata and whole zones.
+        let mut member_blocks = bytes / BLOCK as u64;
+        loop {
+            let sb = laid_out(&o, members, member_blocks, spare, [0; 16])?;
+            let zones = (member_blocks - sb.meta_blocks) / zone_blocks;
+            let whole = sb.meta_blocks + zones * zone_blocks;
+            if whole == member_blocks {
+                layout.conventional_blocks = sb.meta_blocks;
+                layout.zones.zones =
+                    u32::try_from(zones).map_err(|_| CreateError::TooLarge { what: "the zone count", bytes: zones })?;
+                break;
+            }
+            member_blocks = whole;
+        }
+        o.member_bytes = Some(layout.member_blocks() * BLOCK as u64);
+    }
+    Ok((layout, o))
+}
+
+/// Refuse a member of a zoned array `sb` that is not the zoned device it needs.
+fn check_zoned_member(m: &Member, sb: &Superblock) -> Result<(), CreateError> {
+    match zoned_mismatch(m, sb) {
+        Some(why) => Err(CreateError::ZonedMember { path: m.path().to_path_buf(), why }),
+        None => Ok(()),
+    }
+}
+
+/// Open (creating the file if `o` gives a size, and noting it in `created`; an emulated
+/// zoned device of `zoned` if given) and lock one member of a new array, and refuse it if
+/// it is one of the `earlier` members under another name, too small or, unless `o.force`,
+/// a member of another swan array.
 fn open_new_member(
     source: &dyn MemberSource,
     p: &std::path::Path,
     o: &CreateOptions,
+    zoned: Option<&ZonedLayout>,
     earlier: &[Member],
     created: &mut Vec<PathBuf>,
 ) -> Result<Member, CreateError> {
     let path = || p.to_path_buf();
     if !source.exists(p) {
         let bytes = o.member_bytes.ok_or_else(|| CreateError::MemberMissing { path: path() })?;
-        source.create(p, bytes, false)?;
+        match zoned {
+            Some(layout) => source.create_zoned(p, layout, false)?,
+            None => source.create(p, bytes, false)?,
+        }
         created.push(path());
     }
     let m = source.open(p, OpenOptions { direct: false, read_only: false }).map_err(|e| dangling(p, e))?;
@@ -316,6 +403,7 @@ fn lay_out(
         created: o.created,
         events: 0,
         failed: Default::default(),
+        zoned: false,
     };
     let largest = sb.array_spec().volume_blocks()?;
     if let Some(cfg) = sb.array_spec().log_config()? {

@@ -47,6 +47,19 @@ pub enum CreateError {
     TooLarge { what: &'static str, bytes: u64 },
     #[error("--spare applies to log-structured schemes; in-place RAID has no GC to leave room for")]
     SpareInPlace,
+    #[error(
+        "in-place RAID cannot run over zoned members: a zone takes no overwrite (choose a SWAN or Log-RAID scheme)"
+    )]
+    ZonedInPlace,
+    #[error(
+        "{kind} over zoned members is not served yet: a stripe row's parity is rewritten in place while the row \
+         fills (at a clean stop, after a crash), which a zone forbids; swan0 and lograid0 are served over zones"
+    )]
+    ZonedParity { kind: String },
+    #[error("over zoned members a segment is one zone: --segment {segment} differs from --zone-size {zone} (leave --segment out)")]
+    ZonedSegment { segment: u64, zone: u64 },
+    #[error("member {}: cannot serve in this zoned array: {why}", .path.display())]
+    ZonedMember { path: PathBuf, why: String },
     #[error("the spare share must be at least 0 % and below 90 % (got {:.1} %)", .share * 100.0)]
     SpareRange { share: f64 },
     #[error("member {} does not exist; give --member-size to create member files", .path.display())]
@@ -85,6 +98,8 @@ pub enum CreateError {
 /// Why the members given do not open as one array (or not as the tool needs it).
 #[derive(Debug, Error)]
 pub enum OpenError {
+    #[error("member {}: cannot serve in this array: {why}", .path.display())]
+    Zoned { path: PathBuf, why: String },
     #[error("no members given")]
     NoMembers,
     #[error("every member was given as `{MISSING}`: at least one member must be there to say what the array is")]

@@ -17,7 +17,7 @@ pub use repair::{repair_superblock, Repaired};
 
 use crate::checkpoint;
 use crate::layout::{Superblock, SuperblockError, META_COPIES};
-use crate::member::{Files, Member, MemberError, MemberSource, OpenOptions, BLOCK};
+use crate::member::{Files, Member, MemberError, MemberSource, OpenOptions, ZonedLayout, BLOCK};
 use crate::members::{Health, Members};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use swan_core::geometry::{GeometryError, RaidLevel};
 use swan_core::io::{IoKind, IoPlan};
 use swan_core::scheme::{ArrayScheme, SchemeKind};
 use swan_core::victim::VictimPolicy;
+use swan_models::zns::zones::ZoneGeometry;
 
 /// Read a member's superblock, if it has one.
 pub fn read_superblock(m: &Member) -> Result<Superblock, SuperblockError> {
@@ -103,6 +104,31 @@ fn put_superblocks<'a>(
     Ok(())
 }
 
+/// Why member `m` cannot be a member of `sb`'s array as a zoned device, or as a device
+/// written anywhere: None if it fits.
+fn zoned_mismatch(m: &Member, sb: &Superblock) -> Option<String> {
+    match (m.zoned(), sb.zoned) {
+        (None, false) => None,
+        (None, true) => {
+            Some("it is not a zoned device (an emulated one is made only for a member that does not exist yet)".into())
+        }
+        (Some(_), false) => Some("it is a zoned device, and the array was made for members written anywhere".into()),
+        (Some(l), true)
+            if l.zones.zone_blocks != u64::from(sb.segment_rows) || l.zones.capacity_blocks != l.zones.zone_blocks =>
+        {
+            Some(format!(
+                "its zones are {} blocks with {} writable; the array needs zones of {} blocks, all writable",
+                l.zones.zone_blocks, l.zones.capacity_blocks, sb.segment_rows
+            ))
+        }
+        (Some(l), true) if l.conventional_blocks != sb.meta_blocks => Some(format!(
+            "it has {} conventional blocks; the array's metadata needs exactly {}",
+            l.conventional_blocks, sb.meta_blocks
+        )),
+        (Some(_), true) => None,
+    }
+}
+
 /// What stands in the member list for a member that is gone (a dead device), as in mdadm.
 pub const MISSING: &str = "missing";
 
@@ -162,6 +188,11 @@ pub fn open_from(
              array's updates since, so it is counted failed (rebuild it: swan replace --member {m} NEW ...)",
             paths[m as usize].display()
         );
+    }
+    for (m, _) in found.iter().flatten() {
+        if let Some(why) = zoned_mismatch(m, &sb) {
+            return Err(OpenError::Zoned { path: m.path().to_path_buf(), why });
+        }
     }
     let members: Vec<Member> = found
         .into_iter()
@@ -397,6 +428,7 @@ mod tests {
             spare: None,
             force: false,
             created: 0,
+            zone_bytes: None,
         }
     }
 

@@ -34,6 +34,9 @@ pub enum EngineError {
     Member(#[from] MemberError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// Zoned members that cannot be brought to where the map says before serving.
+    #[error("opening zoned members: {0}")]
+    Zoned(String),
     /// Recovering in-process after a full file system ([`super::resume`]).
     #[error("recovering the array: {0}")]
     Recover(#[from] crate::array::RecoverError),

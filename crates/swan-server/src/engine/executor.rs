@@ -193,6 +193,14 @@ impl Executor {
                     self.gather(io, crcs, scheme, p, src, b);
                     continue;
                 }
+                if matches!(p.kind, IoKind::Write(_))
+                    && !self.runs.is_empty()
+                    && io.members[p.member as usize].zoned().is_some()
+                {
+                    // A zone takes its writes in block order: the user data gathered before
+                    // this write (a summary after the segment's last blocks) goes first.
+                    self.flush_runs(io);
+                }
                 if let Some(done) = self.do_io(io, crcs, scheme, p, b, t)? {
                     end = end.max(done);
                 }
@@ -263,9 +271,12 @@ impl Executor {
         let count = (g.data.len() / BLOCK) as u64;
         match &self.pool {
             // With O_DIRECT every write waits for the device: hand them to the pool, so the
-            // engine does not wait out each device write in turn.
+            // engine does not wait out each device write in turn. Not on a zoned member: two
+            // threads could reach a zone's write pointer in the other order.
             Some(pool)
-                if io.members[g.member as usize].is_direct() && io.members.health(g.member) != Health::Failed =>
+                if io.members[g.member as usize].is_direct()
+                    && io.members[g.member as usize].zoned().is_none()
+                    && io.members.health(g.member) != Health::Failed =>
             {
                 let (data, range) = g.data.into_parts();
                 let data = Arc::new(data);

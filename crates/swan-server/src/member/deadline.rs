@@ -219,6 +219,11 @@ impl Backing for Deadline {
         self.run(move |b| b.write_cached(offset, &own))
     }
 
+    fn write_back(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let own = buf.to_vec();
+        self.run(move |b| b.write_back(offset, &own))
+    }
+
     fn write_behind(&self, offset: u64, len: u64) {
         // Advisory: handed to a lane and not waited for (it can block where the device stops
         // taking requests, and the next operation that is waited for notices that).

@@ -129,6 +129,11 @@ pub trait Backing: Send + Sync + fmt::Debug {
     fn write_cached(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
         self.write_at(offset, buf)
     }
+    /// Write `buf`, which is what `offset` holds already (a probe for room on a full file
+    /// system): a zoned device takes it anywhere, since nothing changes.
+    fn write_back(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.write_at(offset, buf)
+    }
     /// Start writing back a range without waiting: a hint, never a durability step.
     fn write_behind(&self, _offset: u64, _len: u64) {}
     /// Forget a range: afterwards it reads as zeroes.
@@ -186,6 +191,13 @@ pub trait MemberSource: Send + Sync + fmt::Debug {
     fn exists(&self, path: &Path) -> bool;
     /// Create a blank member of `bytes` bytes (see [`Member::create_file`]).
     fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError>;
+    /// Create an empty emulated zoned device of `layout` (see [`Member::create_zoned`]).
+    fn create_zoned(&self, path: &Path, _layout: &ZonedLayout, _overwrite: bool) -> Result<(), MemberError> {
+        Err(MemberError::BadZonedDevice {
+            path: path.to_owned(),
+            why: "this member source makes no zoned devices".into(),
+        })
+    }
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError>;
     /// Undo a [`MemberSource::create`] of an array that failed to come together.
     fn remove(&self, path: &Path);
@@ -204,6 +216,10 @@ impl MemberSource for Files {
 
     fn create(&self, path: &Path, bytes: u64, overwrite: bool) -> Result<(), MemberError> {
         Member::create_file(path, bytes, overwrite)
+    }
+
+    fn create_zoned(&self, path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), MemberError> {
+        Member::create_zoned(path, layout, overwrite)
     }
 
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
@@ -232,6 +248,10 @@ impl MemberSource for Timed {
         self.inner.create(path, bytes, overwrite)
     }
 
+    fn create_zoned(&self, path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), MemberError> {
+        self.inner.create_zoned(path, layout, overwrite)
+    }
+
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
         let timeout = self.timeout;
         Ok(self.inner.open(path, opts)?.layered(|b| Arc::new(Deadline::new(b, timeout))))
@@ -258,6 +278,8 @@ pub struct Member {
     /// (for `swan status`, on the engine's thread) would wait on a member that hangs, and
     /// every request would wait with it.
     canonical: Option<PathBuf>,
+    /// The zoned device it is, if it is one (asked on every write the engine gathers).
+    zoned: Option<ZonedLayout>,
 }
 
 impl Member {
@@ -320,6 +342,7 @@ impl Member {
             read_only: opts.read_only,
             id: Some(id),
             canonical: std::fs::canonicalize(path).ok(),
+            zoned,
         })
     }
 
@@ -335,6 +358,7 @@ impl Member {
             read_only,
             id: None,
             canonical: None,
+            zoned: None,
         }
     }
 
@@ -370,6 +394,7 @@ impl Member {
             read_only: false,
             id: None,
             canonical: None,
+            zoned: None,
         }
     }
 
@@ -436,7 +461,7 @@ impl Member {
 
     /// The zoned device this member is, if it is one.
     pub fn zoned(&self) -> Option<ZonedLayout> {
-        self.backing.as_ref().and_then(|b| b.zoned())
+        self.zoned
     }
 
     /// Each sequential zone of a zoned member, as a zone report shows it.
@@ -632,7 +657,7 @@ impl Member {
         let backing = self.backing_for(op)?;
         let mut buf = vec![0u8; count as usize * BLOCK];
         self.read_result(op, backing.read_at(block * BLOCK_U64, &mut buf))?;
-        match backing.write_at(block * BLOCK_U64, &buf) {
+        match backing.write_back(block * BLOCK_U64, &buf) {
             Ok(()) => Ok(true),
             Err(e) if is_full(&e) => Ok(false),
             Err(e) => Err(self.io_err(op, e)),

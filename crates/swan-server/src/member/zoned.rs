@@ -278,8 +278,11 @@ impl Backing for ZonedFile {
             };
             let mut zones = self.zones();
             let block = at / BLOCK_U64 - self.layout.conventional_blocks;
-            zones.write(block, len / BLOCK_U64).map_err(Self::refused)?;
+            // The pointer moves only once the data is there: a write the file system could
+            // not take (full, say) is tried again at the same place.
+            zones.can_write(block, len / BLOCK_U64).map_err(Self::refused)?;
             self.inner.write_at(self.base + at, data)?;
+            zones.write(block, len / BLOCK_U64).map_err(Self::refused)?;
             self.record(&zones, zone)?;
         }
         Ok(())
@@ -291,6 +294,11 @@ impl Backing for ZonedFile {
             return self.write_at(offset, buf);
         }
         self.inner.write_cached(self.base + offset, buf)
+    }
+
+    /// Bytes already there, written again at the file (a probe for room): no zone changes.
+    fn write_back(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_at(self.base + offset, buf)
     }
 
     fn write_behind(&self, offset: u64, len: u64) {

@@ -9,6 +9,7 @@
 
 mod adopt;
 mod at_risk;
+mod zoned;
 
 use super::clock::Clock;
 use super::crcs::Crcs;
@@ -197,6 +198,19 @@ impl Store {
             return Ok(());
         }
         let adopted = self.scheme.adopted_segments();
+        if self.io.sb.zoned {
+            let z = self.open_zoned(&adopted)?;
+            if self.verbose || z.unreadable > 0 || z.zones_reset > 0 {
+                eprintln!(
+                    "swan: zoned members: {} zone(s) of free segments reset; {} segment(s) open at the last stop \
+                     emptied: {} live block(s) moved, {} matched the journal, {} unreadable",
+                    z.zones_reset, z.segments, z.moved, z.verified, z.unreadable
+                );
+            }
+            self.sync_all()?;
+            self.checkpoint()?;
+            return Ok(());
+        }
         let sealed = self.seal_adopted(&adopted)?;
         if sealed.segments > 0 && (self.verbose || sealed.repaired + sealed.unreadable > 0) {
             eprintln!(

@@ -1,0 +1,101 @@
+//! Arrays over zoned members (`swan create --zone-size`, emulated zoned devices): what is
+//! refused and why, a member that is not the zoned device the array needs, GC's resets
+//! under fio, and the zone report after a clean stop. The crash test
+//! (`server_crash.rs`, `kill9_during_fio_writes_swan0_zoned`) and the file-system test
+//! (`server_fs.rs`) run the same members through kill -9 and ext4 with RocksDB.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn zones(member: &Path, dir: &Path) -> Value {
+    let out = swan(&["zones", "--json", member.to_str().expect("utf-8 path")], dir);
+    assert!(out.status.success(), "{}", describe("swan zones --json", &out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("swan zones --json: {e}"))
+}
+
+fn refused(dir: &Path, scheme: &str, extra: &[&str], members: &[PathBuf], says: &str) {
+    let out = create(dir, scheme, 1, members.len() as u32, "64M", members, extra);
+    assert!(!out.status.success(), "swan create {scheme} {extra:?} was not refused");
+    let err = text(&out.stderr);
+    assert!(err.contains(says), "swan create {scheme} {extra:?}: the error does not say {says:?}:\n{err}");
+    for m in members {
+        assert!(
+            !m.exists() || m.to_str().is_some_and(|p| p.ends_with("plain")),
+            "a refused create left {}",
+            m.display()
+        );
+    }
+}
+
+#[test]
+fn what_zones_cannot_take_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let two = [d.join("a0"), d.join("a1")];
+    refused(d, "raid5", &["--zone-size", "2M"], &[d.join("a0"), d.join("a1"), d.join("a2")], "takes no overwrite");
+    refused(d, "swan5", &["--zone-size", "2M"], &[d.join("a0"), d.join("a1"), d.join("a2")], "not served yet");
+    refused(d, "swan0", &["--zone-size", "2M", "--segment", "1M"], &two, "a segment is one zone");
+    refused(d, "swan0", &["--zone-size", "3000"], &two, "multiple of 4 KiB");
+    // A file that exists is used as it is: a plain one is not a zoned device.
+    let plain = d.join("plain");
+    std::fs::write(&plain, vec![0u8; 64 << 20]).expect("a plain member");
+    refused(d, "swan0", &["--zone-size", "2M"], &[plain, d.join("a1")], "not a zoned device");
+}
+
+#[test]
+fn a_member_that_is_not_the_zoned_device_the_array_needs_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let members = create_array(d, "swan0", 1, 2, "64M", &["--zone-size", "2M"]);
+    let layout = zones(&members[1], d);
+    // The same superblock on a plain file of the member's size: the bytes say swan, the
+    // device is not zoned.
+    let base = 4096 * (1 + (layout["zones"].as_u64().unwrap() * 16).div_ceil(4096));
+    let whole = std::fs::read(&members[1]).expect("read the member");
+    std::fs::write(&members[1], &whole[base as usize..]).expect("write a plain copy");
+    let args: Vec<&str> =
+        ["serve", "--listen", "127.0.0.1:0"].into_iter().chain(members.iter().map(|m| m.to_str().unwrap())).collect();
+    let out = run(swan_in(d).args(&args), "swan serve", std::time::Duration::from_secs(60));
+    assert!(!out.status.success(), "a plain member was served in a zoned array");
+    assert!(text(&out.stderr).contains("is not a zoned device"), "{}", describe("swan serve", &out));
+}
+
+#[test]
+fn gc_resets_zones_under_fio_and_the_report_holds_after_a_clean_stop() {
+    require("fio", "fio");
+    for (scheme, rgroups, ssds) in [("swan0", 3, 2), ("lograid0", 1, 4)] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let members = create_array(d, scheme, rgroups, ssds, "128M", &["--zone-size", "2M"]);
+        let server = Server::start(d, &members);
+        let volume = u64_of(&status(&members[0], d), "volume_bytes");
+        let raw = u64::from(rgroups * ssds) * (128 << 20);
+        // Twice the raw capacity of 8 KiB writes at random over half the volume: GC collects,
+        // and every victim's zones are reset before they are written again.
+        let written = fio_randwrite(d, &server.uri(), 8192, volume / 2 / 8192 * 8192, 2 * raw, 7);
+        assert_eq!(written, 2 * raw);
+        let st = status(&members[0], d);
+        let victims = u64_of(&st, "victims");
+        assert!(victims > 0, "{scheme}: GC never collected: nothing was reset\n{st:#}");
+        for m in st["members"].as_array().expect("members in the status") {
+            assert!(u64_of(m, "trims") > 0, "{scheme}: no zone of member {} was reset\n{st:#}", m["path"]);
+        }
+        server.stop();
+        check_clean(&members, d, &format!("{scheme} over zones after fio"));
+        for m in &members {
+            let z = zones(m, d);
+            let capacity = z["capacity_blocks"].as_u64().unwrap();
+            let report = z["report"].as_array().unwrap();
+            let full = report.iter().filter(|z| z["condition"] == "Full").count();
+            assert!(full > 0, "{scheme}, {}: no full zone after twice the raw capacity", m.display());
+            for z in report {
+                let wp = z["write_pointer"].as_u64().unwrap();
+                assert!(wp <= capacity && (wp == 0) == (z["condition"] == "Empty"), "{scheme}: zone {z}");
+            }
+        }
+        println!("{scheme} {rgroups}x{ssds} over 2 MiB zones: {} MiB written, {victims} victims reset", written >> 20);
+    }
+}
