@@ -100,7 +100,7 @@ impl ZonedLayout {
         b[36..44].copy_from_slice(&self.zones.capacity_blocks.to_le_bytes());
         b[44..48].copy_from_slice(&self.zones.max_open.unwrap_or(0).to_le_bytes());
         b[48..52].copy_from_slice(&self.zones.max_active.unwrap_or(0).to_le_bytes());
-        let crc = crate::layout::crc_with_field_zeroed(0, &b, 12);
+        let crc = block_crc(&b);
         b[12..16].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -117,7 +117,7 @@ impl ZonedLayout {
         if version != DEVICE_VERSION {
             return Err(format!("an emulated zoned device of version {version}; this swan reads {DEVICE_VERSION}"));
         }
-        let (stored, computed) = (u32_at(12), crate::layout::crc_with_field_zeroed(0, b, 12));
+        let (stored, computed) = (u32_at(12), block_crc(b));
         if stored != computed {
             return Err(format!(
                 "the emulated zoned device block's checksum does not hold ({stored:#010x}, computed {computed:#010x})"
@@ -134,6 +134,13 @@ impl ZonedLayout {
         zones.validate().map_err(|e| e.to_string())?;
         Ok(Some(ZonedLayout { conventional_blocks: u64_at(16), zones }))
     }
+}
+
+/// CRC32C of a device block with its checksum field (bytes 12..16) taken as zero.
+fn block_crc(b: &[u8]) -> u32 {
+    let crc = crc32c::crc32c_append(0, &b[..12]);
+    let crc = crc32c::crc32c_append(crc, &[0; 4]);
+    crc32c::crc32c_append(crc, &b[16..BLOCK])
 }
 
 /// Create the file `path` as an empty emulated zoned device of `layout` (sparse: every zone
