@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use swan_args::units::parse_size;
 use swan_core::scheme::SchemeKind;
 use swan_core::victim::VictimPolicy;
-use swan_server::array::{self, CreateOptions};
+use swan_server::array::{self, CreateOptions, ZonedMembers};
 use swan_server::control::ExportEntry;
 use swan_server::layout::Superblock;
 use swan_server::member::FileId;
@@ -49,6 +49,13 @@ pub struct CreateArgs {
     /// place, which zones forbid. Kernel zoned block devices are not served yet.
     #[arg(long, value_parser = size)]
     pub zone_size: Option<u64>,
+    /// Zones each emulated zoned member lets be open or active at once, as a drive limits
+    /// them (a ZN540 allows 14; ZNS Max Active Resources): a write that would exceed it is
+    /// refused by the member. The array keeps at most three segments partly written on a
+    /// member (the user's, GC's, one awaiting its summary), so 3 is the least that works.
+    /// Default: no limit.
+    #[arg(long, requires = "zone_size", value_parser = clap::value_parser!(u32).range(3..))]
+    pub max_active_zones: Option<u32>,
     /// Chunk size (in-place RAID).
     #[arg(long, default_value = "512K", value_parser = size)]
     pub chunk: u64,
@@ -339,7 +346,7 @@ pub fn create_array(a: &CreateArgs) -> Result<Superblock> {
         spare: a.spare,
         force: a.force,
         created,
-        zone_bytes: a.zone_size,
+        zoned: a.zone_size.map(|zone_bytes| ZonedMembers { zone_bytes, max_active: a.max_active_zones }),
     };
     Ok(array::create(&a.members, &o)?)
 }

@@ -311,13 +311,20 @@ fn kill9_during_fio_writes_swan0_direct() {
     crash_cycles(&Array { scheme: "swan0", rgroups: 3, ssds: 2, made: &[], serve: &["--direct"] }, 4, 6, 0x5741_4e44);
 }
 
-/// Over emulated zoned members (2 MiB zones, a segment each): a restart resets the zones of
-/// free segments that a killed write had begun and moves the live blocks out of segments
-/// open at the kill, since a zone takes no summary after them (`engine/store/zoned.rs`).
+/// Over emulated zoned members (2 MiB zones, a segment each, three active at most): a restart
+/// resets the zones of free segments that a killed write had begun, finishes those of
+/// segments open at the kill and moves their live blocks out, since a zone takes no summary
+/// after them (`engine/store/zoned.rs`).
 #[test]
 fn kill9_during_fio_writes_swan0_zoned() {
     crash_cycles(
-        &Array { scheme: "swan0", rgroups: 3, ssds: 2, made: &["--zone-size", "2M"], serve: &["--direct"] },
+        &Array {
+            scheme: "swan0",
+            rgroups: 3,
+            ssds: 2,
+            made: &["--zone-size", "2M", "--max-active-zones", "3"],
+            serve: &["--direct"],
+        },
         4,
         8,
         0x5741_4e5a,
@@ -340,7 +347,7 @@ fn kill9_during_fio_writes_raid5() {
 /// The soak (issue 5, item 3): at least 1,000 kill -9 cycles under fio verify, run by hand
 /// through `scripts/crash-soak.sh` (`SWAN_SOAK_CYCLES`, default 1000; `SWAN_SOAK_SCHEME`,
 /// default swan0; `SWAN_SOAK_SEED`; `SWAN_SOAK_DIRECT=1` serves O_DIRECT members;
-/// `SWAN_SOAK_ZONE_SIZE` makes them emulated zoned devices). The first twentieth of the cycles run on the fresh
+/// `SWAN_SOAK_ZONE_SIZE` makes them emulated zoned devices, three zones active at most). The first twentieth of the cycles run on the fresh
 /// array, the rest on an 85 % full one with GC running; every fourth cycle also stops the
 /// server cleanly and runs `swan check`. The suite runs the short versions above.
 #[test]
@@ -356,7 +363,7 @@ fn kill9_soak() {
     };
     let serve: &[&str] = if std::env::var("SWAN_SOAK_DIRECT").is_ok_and(|v| v == "1") { &["--direct"] } else { &[] };
     let zone = std::env::var("SWAN_SOAK_ZONE_SIZE").unwrap_or_default();
-    let made: &[&str] = if zone.is_empty() { &[] } else { &["--zone-size", &zone] };
+    let made: &[&str] = if zone.is_empty() { &[] } else { &["--zone-size", &zone, "--max-active-zones", "3"] };
     let fresh = (cycles / 20).max(1);
     crash_cycles(&Array { scheme: &scheme, rgroups, ssds, made, serve }, fresh, cycles.saturating_sub(fresh), seed);
 }

@@ -314,7 +314,10 @@ fn ext4_and_rocksdb_over_nbdfuse_survive_a_restart() {
 /// finds the zones as the write pointers left them.
 #[test]
 fn ext4_and_rocksdb_over_zoned_members_survive_a_restart() {
-    two_lives("swan0 3x2 (256 MiB emulated zoned members, 4 MiB zones)", &["--zone-size", "4M"]);
+    two_lives(
+        "swan0 3x2 (256 MiB emulated zoned members, 4 MiB zones, 3 active)",
+        &["--zone-size", "4M", "--max-active-zones", "3"],
+    );
 }
 
 /// Format, fill, overwrite and read ext4 and RocksDB over an array made with `made` flags;

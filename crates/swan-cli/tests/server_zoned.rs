@@ -69,7 +69,8 @@ fn gc_resets_zones_under_fio_and_the_report_holds_after_a_clean_stop() {
     for (scheme, rgroups, ssds) in [("swan0", 3, 2), ("lograid0", 1, 4)] {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
-        let members = create_array(d, scheme, rgroups, ssds, "128M", &["--zone-size", "2M"]);
+        // Three active zones a member, the least the array needs: a write past it is refused.
+        let members = create_array(d, scheme, rgroups, ssds, "128M", &["--zone-size", "2M", "--max-active-zones", "3"]);
         let server = Server::start(d, &members);
         let volume = u64_of(&status(&members[0], d), "volume_bytes");
         let raw = u64::from(rgroups * ssds) * (128 << 20);
@@ -87,6 +88,7 @@ fn gc_resets_zones_under_fio_and_the_report_holds_after_a_clean_stop() {
         check_clean(&members, d, &format!("{scheme} over zones after fio"));
         for m in &members {
             let z = zones(m, d);
+            assert_eq!(z["max_active"], 3, "{scheme}: the limit asked for at create");
             let capacity = z["capacity_blocks"].as_u64().unwrap();
             let report = z["report"].as_array().unwrap();
             let full = report.iter().filter(|z| z["condition"] == "Full").count();

@@ -95,7 +95,7 @@ fn create(shape: Shape) -> (Arc<MemoryMembers>, Vec<PathBuf>, swan_server::layou
         spare: None,
         force: false,
         created: 0,
-        zone_bytes: None,
+        zoned: None,
     };
     let sb = array::create_in(&*images, &paths, &o, [7; 16]).expect("create");
     (images, paths, sb)

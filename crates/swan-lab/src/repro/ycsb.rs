@@ -60,7 +60,7 @@ fn create_array(scheme: &str, member_size: &str, dir: &Path) -> anyhow::Result<P
         spare: None,
         force: true,
         created: 0,
-        zone_bytes: None,
+        zoned: None,
     };
     let sb = swan_server::array::create(&members, &options)
         .with_context(|| format!("creating a {scheme} array over {}", dir.display()))?;

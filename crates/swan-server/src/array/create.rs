@@ -24,10 +24,19 @@ pub struct CreateOptions {
     pub force: bool,
     /// Seconds since the epoch, recorded in the superblock.
     pub created: u64,
-    /// The members are zoned devices with zones of this many bytes, each segment one zone
-    /// of each member (`--segment` must then be unset or the same); members `create` makes
-    /// are emulated in files (`member/zoned.rs`). None: members written anywhere.
-    pub zone_bytes: Option<u64>,
+    /// The members are zoned devices, each segment one zone of each member (`--segment`
+    /// must then be unset or the zone size); members `create` makes are emulated in files
+    /// (`member/zoned.rs`). None: members written anywhere.
+    pub zoned: Option<ZonedMembers>,
+}
+
+/// What zoned members `swan create` makes (and expects).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZonedMembers {
+    pub zone_bytes: u64,
+    /// Zones each emulated member lets be open or active at once (a ZN540 allows 14);
+    /// None: no limit.
+    pub max_active: Option<u32>,
 }
 
 pub use swan_core::scheme::log::DEFAULT_SPARE;
@@ -127,9 +136,9 @@ fn create_inner(
     }
     blocks_of(o.chunk_bytes, "the chunk size")?;
     let spare = spare_share(o)?;
-    let (zoned, o) = match o.zone_bytes {
-        Some(zone_bytes) => {
-            let (layout, o) = zoned_options(o, members, zone_bytes, spare)?;
+    let (zoned, o) = match o.zoned {
+        Some(z) => {
+            let (layout, o) = zoned_options(o, members, z, spare)?;
             (Some(layout), o)
         }
         None => (None, o.clone()),
@@ -145,7 +154,7 @@ fn create_inner(
         None => opened.iter().map(Member::blocks).min().unwrap_or(0),
     };
     let mut sb = laid_out(o, members, member_blocks, spare, uuid)?;
-    if o.zone_bytes.is_some() {
+    if o.zoned.is_some() {
         sb.zoned = true;
         for m in &opened {
             check_zoned_member(m, &sb)?;
@@ -189,9 +198,10 @@ fn laid_out(
 fn zoned_options(
     o: &CreateOptions,
     members: u32,
-    zone_bytes: u64,
+    zoned: ZonedMembers,
     spare: f64,
 ) -> Result<(ZonedLayout, CreateOptions), CreateError> {
+    let zone_bytes = zoned.zone_bytes;
     let zone_blocks = u64::from(blocks_of(zone_bytes, "the zone size")?);
     if !o.kind.is_log_structured() {
         return Err(CreateError::ZonedInPlace);
@@ -205,7 +215,13 @@ fn zoned_options(
     let mut o = CreateOptions { segment_bytes: Some(zone_bytes), ..o.clone() };
     let mut layout = ZonedLayout {
         conventional_blocks: 0,
-        zones: ZoneGeometry { zones: 0, zone_blocks, capacity_blocks: zone_blocks, max_open: None, max_active: None },
+        zones: ZoneGeometry {
+            zones: 0,
+            zone_blocks,
+            capacity_blocks: zone_blocks,
+            max_open: zoned.max_active,
+            max_active: zoned.max_active,
+        },
     };
     if let Some(bytes) = o.member_bytes {
         // The metadata shrinks (never grows) as the member does, so this settles in a step

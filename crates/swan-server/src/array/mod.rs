@@ -10,7 +10,7 @@ mod error;
 mod recover;
 mod repair;
 
-pub use create::{create, create_in, default_segment_bytes, metadata_sizes, CreateOptions};
+pub use create::{create, create_in, default_segment_bytes, metadata_sizes, CreateOptions, ZonedMembers};
 pub use error::{CreateError, OpenError, RecoverError, RepairError, TornWhy};
 pub use recover::{recover, Recovered};
 pub use repair::{repair_superblock, Repaired};
@@ -428,7 +428,7 @@ mod tests {
             spare: None,
             force: false,
             created: 0,
-            zone_bytes: None,
+            zoned: None,
         }
     }
 

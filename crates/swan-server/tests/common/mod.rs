@@ -24,7 +24,7 @@ pub fn small_array(dir: &Path, scheme: &str, rgroups: u32, ssds: u32) -> (Vec<Pa
         spare: None,
         force: false,
         created: 0,
-        zone_bytes: None,
+        zoned: None,
     };
     let sb = array::create(&paths, &o).unwrap();
     (paths, sb)

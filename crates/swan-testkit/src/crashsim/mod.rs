@@ -130,7 +130,7 @@ impl Run {
             spare: None,
             force: false,
             created: 0,
-            zone_bytes: None,
+            zoned: None,
         };
         let mut uuid = [0u8; 16];
         let mut r = SplitMix64(cfg.seed ^ 0x0a1d);

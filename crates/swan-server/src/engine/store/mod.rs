@@ -203,8 +203,8 @@ impl Store {
             if self.verbose || z.unreadable > 0 || z.zones_reset > 0 {
                 eprintln!(
                     "swan: zoned members: {} zone(s) of free segments reset; {} segment(s) open at the last stop \
-                     emptied: {} live block(s) moved, {} matched the journal, {} unreadable",
-                    z.zones_reset, z.segments, z.moved, z.verified, z.unreadable
+                     emptied ({} zone(s) finished): {} live block(s) moved, {} matched the journal, {} unreadable",
+                    z.zones_reset, z.segments, z.zones_finished, z.moved, z.verified, z.unreadable
                 );
             }
             self.sync_all()?;

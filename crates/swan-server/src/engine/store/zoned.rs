@@ -9,9 +9,10 @@
 //! - **An adopted segment's live blocks move out.** A segment open at the last stop comes
 //!   back with live blocks and no summary (`adopt.rs`), and where the members are written
 //!   anywhere it is sealed in place. A zone takes no summary after the last block the crash
-//!   left there, so here each live block is read, checked against the CRC the journal
-//!   named for it, and written again as a user write into a fresh segment; the adopted
-//!   segment is then left with nothing live, for GC to reset. A block that does not match
+//!   left there, so here its zones are finished (they hold active resources a device
+//!   limits), and each live block is read, checked against the CRC the journal named for
+//!   it, and written again as a user write into a fresh segment; the adopted segment is
+//!   then left with nothing live, for GC to reset. A block that does not match
 //!   its named CRC moves with that CRC, so it still reads as EIO rather than be blessed
 //!   (RAID0 has no parity to rebuild it from).
 
@@ -19,12 +20,15 @@ use super::Store;
 use crate::engine::EngineError;
 use crate::member::BLOCK;
 use swan_core::io::IoPlan;
+use swan_models::zns::zones::ZoneCondition;
 
 /// What opening zoned members found.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ZonedOpen {
     /// Zones of free segments that held something and were reset.
     pub zones_reset: u64,
+    /// Zones of adopted segments finished (made full where their pointers were).
+    pub zones_finished: u64,
     /// Adopted segments emptied.
     pub segments: u64,
     /// Live blocks moved out of them.
@@ -54,6 +58,19 @@ impl Store {
             if reports[io.member as usize].get(zone as usize).is_some_and(|z| z.write_pointer > 0) {
                 m.trim(io.block, u64::from(io.count))?;
                 out.zones_reset += 1;
+            }
+        }
+        // The adopted segments' zones are finished first: nothing more is written there,
+        // and a device that limits its active zones has room for the moves' new segment.
+        for &seg in adopted {
+            for m in geo.group_members(geo.group_of_segment(seg)) {
+                let member = &self.io.members[m as usize];
+                let Some(zone) = member.zoned().and_then(|l| l.zone_of(geo.row_block(seg, 0))) else { continue };
+                let z = reports[m as usize].get(zone as usize);
+                if z.is_some_and(|z| z.write_pointer > 0 && z.condition != ZoneCondition::Full) {
+                    member.finish_zone(zone)?;
+                    out.zones_finished += 1;
+                }
             }
         }
         let mut block = vec![0u8; BLOCK];
