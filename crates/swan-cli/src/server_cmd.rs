@@ -486,10 +486,12 @@ fn export_line(e: &ExportEntry, of: usize) -> String {
 /// One array's status report, as tables.
 fn print_array(v: &serde_json::Value) {
     let g = |k: &str| v.get(k).cloned().unwrap_or_default();
+    let zoned = g("zone_bytes").as_u64().map(|z| format!(" over zoned members (zones of {} KiB)", z >> 10));
     println!(
-        "array {} ({}), volume {} MiB, up {:.0} s, free segments {}/{}{}",
+        "array {} ({}{}), volume {} MiB, up {:.0} s, free segments {}/{}{}",
         g("uuid").as_str().unwrap_or("?"),
         g("scheme").as_str().unwrap_or("?"),
+        zoned.unwrap_or_default(),
         g("volume_bytes").as_u64().unwrap_or(0) >> 20,
         g("uptime_s").as_f64().unwrap_or(0.0),
         g("free_segments"),

@@ -79,6 +79,7 @@ fn gc_resets_zones_under_fio_and_the_report_holds_after_a_clean_stop() {
         let written = fio_randwrite(d, &server.uri(), 8192, volume / 2 / 8192 * 8192, 2 * raw, 7);
         assert_eq!(written, 2 * raw);
         let st = status(&members[0], d);
+        assert_eq!(st["zone_bytes"], 2 << 20, "{scheme}: swan status says the members are zoned");
         let victims = u64_of(&st, "victims");
         assert!(victims > 0, "{scheme}: GC never collected: nothing was reset\n{st:#}");
         for m in st["members"].as_array().expect("members in the status") {

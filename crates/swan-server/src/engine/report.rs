@@ -45,6 +45,7 @@ pub(super) fn report(
         uuid: store.io.sb.uuid_string(),
         scheme: store.kind.to_string(),
         volume_bytes: store.scheme.volume_blocks() * BLOCK as u64,
+        zone_bytes: store.io.sb.zoned.then(|| u64::from(store.io.sb.segment_rows) * BLOCK as u64),
         uptime_s: uptime.as_secs_f64(),
         groups,
         members: store

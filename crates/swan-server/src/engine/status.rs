@@ -8,6 +8,10 @@ pub struct StatusReport {
     pub uuid: String,
     pub scheme: String,
     pub volume_bytes: u64,
+    /// Zoned members: their zone size, which is the segment per member (a member's
+    /// `trims` count its zones' resets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_bytes: Option<u64>,
     pub uptime_s: f64,
     pub groups: Vec<GroupStatus>,
     pub members: Vec<MemberStatus>,

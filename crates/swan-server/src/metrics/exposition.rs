@@ -548,6 +548,7 @@ mod tests {
             uuid: "u".into(),
             scheme: "swan5".into(),
             volume_bytes: 1 << 30,
+            zone_bytes: None,
             uptime_s: 2.5,
             groups: vec![
                 GroupStatus { group: 0, gc_jobs: 3, role: "back-end GC".into(), free_segments: 4 },
