@@ -29,13 +29,7 @@ pub const MAX_MEMBERS: u32 = 4096;
 /// Where the superblock's failed-member bitmap starts (one bit per member index).
 const FAILED_AT: usize = 512;
 
-/// CRC32C (continuing `seed`) of `bytes` as if the 4-byte checksum field at `at` held zero:
-/// how every on-disk structure here checks itself, without copying it to zero the field.
-pub(crate) fn crc_with_field_zeroed(seed: u32, bytes: &[u8], at: usize) -> u32 {
-    let crc = crc32c::crc32c_append(seed, &bytes[..at]);
-    let crc = crc32c::crc32c_append(crc, &[0; 4]);
-    crc32c::crc32c_append(crc, &bytes[at + 4..])
-}
+pub(crate) use crate::field_crc::crc_with_field_zeroed;
 
 /// What every member's block 0 says.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,6 +30,7 @@ pub mod checkpoint;
 pub mod control;
 pub mod emulate;
 pub mod engine;
+mod field_crc;
 pub mod journal;
 pub mod layout;
 pub mod member;

@@ -138,9 +138,7 @@ impl ZonedLayout {
 
 /// CRC32C of a device block with its checksum field (bytes 12..16) taken as zero.
 fn block_crc(b: &[u8]) -> u32 {
-    let crc = crc32c::crc32c_append(0, &b[..12]);
-    let crc = crc32c::crc32c_append(crc, &[0; 4]);
-    crc32c::crc32c_append(crc, &b[16..BLOCK])
+    crate::field_crc::crc_with_field_zeroed(0, &b[..BLOCK], 12)
 }
 
 /// Create the file `path` as an empty emulated zoned device of `layout` (sparse: every zone
