@@ -299,10 +299,6 @@ impl Backing for Recorded {
         true
     }
 
-    fn zoned(&self) -> Option<swan_server::member::ZonedLayout> {
-        self.inner.zoned()
-    }
-
     fn report_zones(&self) -> io::Result<Vec<swan_server::member::Zone>> {
         self.inner.report_zones()
     }

@@ -269,10 +269,6 @@ impl Backing for Deadline {
         self.lanes.lock().overrun_since.map(|s| s.elapsed())
     }
 
-    fn zoned(&self) -> Option<super::ZonedLayout> {
-        self.inner.zoned()
-    }
-
     /// The zone table is in memory: no device is asked.
     fn report_zones(&self) -> io::Result<Vec<swan_models::zns::zones::Zone>> {
         self.inner.report_zones()

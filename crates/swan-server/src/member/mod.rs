@@ -164,10 +164,6 @@ pub trait Backing: Send + Sync + fmt::Debug {
     fn space_wait(&self) -> std::time::Duration {
         std::time::Duration::ZERO
     }
-    /// A zoned device's layout (`zoned.rs`); None for a device written anywhere.
-    fn zoned(&self) -> Option<ZonedLayout> {
-        None
-    }
     /// Each sequential zone as a zone report shows it (zoned devices only).
     fn report_zones(&self) -> io::Result<Vec<Zone>> {
         Err(io::Error::new(io::ErrorKind::Unsupported, "not a zoned device"))

@@ -242,11 +242,6 @@ impl ZonedFile {
         io::Error::new(io::ErrorKind::InvalidInput, e)
     }
 
-    /// The layout this device emulates.
-    pub fn layout(&self) -> ZonedLayout {
-        self.layout
-    }
-
     /// Every sequential zone as a zone report shows it.
     pub fn report(&self) -> Vec<Zone> {
         let zones = self.zones();
@@ -350,10 +345,6 @@ impl Backing for ZonedFile {
 
     // No direct_fd: a reader submitting its own reads would use member offsets on a file
     // whose member blocks start after the device block and table.
-
-    fn zoned(&self) -> Option<ZonedLayout> {
-        Some(self.layout)
-    }
 
     fn report_zones(&self) -> io::Result<Vec<Zone>> {
         Ok(self.report())
