@@ -15,7 +15,8 @@ use swan_sim::workload::{Distribution, Pattern};
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
     /// Array scheme: raid0|raid4|raid5 (in place), lograid0|lograid4|lograid5, swan0|swan4|swan5,
-    /// or RAID0 under Harmonia's coordinated GC: harmonia-reactive|harmonia-proactive|harmonia-idle.
+    /// RAID0 under Harmonia's coordinated GC: harmonia-reactive|harmonia-proactive|harmonia-idle,
+    /// or over zoned SSDs raizn (Log-RAID5 logging each partly filled row's parity, as RAIZN does).
     #[arg(long, default_value = "swan0", value_parser = parse_scheme)]
     pub scheme: SchemeChoice,
     /// R-groups (SWAN's 2-D array); Log-RAID and RAID use rgroups × ssds-per-rgroup SSDs as one stripe.
@@ -324,6 +325,9 @@ pub struct SimArgs {
 pub struct SchemeChoice {
     pub kind: SchemeKind,
     pub ggc: Option<GgcPolicy>,
+    /// RAIZN (`--scheme raizn`): Log-RAID5 that logs each partly filled stripe row's parity
+    /// (`swan-core/src/scheme/log/parity_log.rs`), over zoned SSDs only.
+    pub partial_parity_log: bool,
 }
 
 /// `--ssd-layout`: a chunk of whole blocks is resolved against the preset's block size.
@@ -357,11 +361,18 @@ pub fn parse_layout(s: &str) -> Result<LayoutChoice, String> {
 
 pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
     if let Ok(policy) = s.parse::<GgcPolicy>() {
-        return Ok(SchemeChoice { kind: SchemeKind::Raid(RaidLevel::Raid0), ggc: Some(policy) });
+        return Ok(SchemeChoice {
+            kind: SchemeKind::Raid(RaidLevel::Raid0),
+            ggc: Some(policy),
+            partial_parity_log: false,
+        });
+    }
+    if s.eq_ignore_ascii_case("raizn") {
+        return Ok(SchemeChoice { kind: SchemeKind::LogRaid(RaidLevel::Raid5), ggc: None, partial_parity_log: true });
     }
     match s.parse::<SchemeKind>() {
-        Ok(kind) => Ok(SchemeChoice { kind, ggc: None }),
-        Err(e) => Err(format!("{e}, harmonia-reactive, harmonia-proactive, harmonia-idle")),
+        Ok(kind) => Ok(SchemeChoice { kind, ggc: None, partial_parity_log: false }),
+        Err(e) => Err(format!("{e}, harmonia-reactive, harmonia-proactive, harmonia-idle, raizn")),
     }
 }
 

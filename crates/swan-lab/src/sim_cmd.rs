@@ -28,6 +28,12 @@ impl SimArgs {
                 swan_models::zns::ZNS_PRESET_NAMES.join(", ")
             ),
         };
+        if self.scheme.partial_parity_log && zoned.is_none() {
+            bail!(
+                "--scheme raizn is an array of zoned SSDs (it logs partial parity in a zone of its own): give --ssd {}; over conventional SSDs, lograid5 is the same log without it",
+                swan_models::zns::ZNS_PRESET_NAMES.join(" or --ssd ")
+            );
+        }
         let created = self.array.as_deref().map(created_array).transpose()?;
         let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
         self.check_flags(kind)?;
@@ -205,6 +211,7 @@ impl SimArgs {
                 swan_gc_max_groups: self.gc_groups,
                 lograid_gc_low: self.gc_low,
                 lograid_gc_high: self.gc_high,
+                partial_parity_log: self.scheme.partial_parity_log,
                 ..Default::default()
             },
         })
@@ -231,14 +238,21 @@ impl SimArgs {
             SchemeKind::Swan(_) => u64::from(array.rgroups) * u64::from(array.ssds_per_rgroup.saturating_sub(parity)),
             _ => u64::from(array.members().saturating_sub(parity)),
         };
-        let region = (array.member_blocks as f64 * data_members as f64 * self.working_set) as u64;
+        // The share is of the blocks the segments take: RAIZN's partial-parity log is not data.
+        let log_blocks = if array.tuning.partial_parity_log {
+            u64::from(swan_core::scheme::PARTIAL_PARITY_LOG_SEGMENTS) * u64::from(array.segment_rows)
+        } else {
+            0
+        };
+        let member_blocks = array.member_blocks.saturating_sub(log_blocks);
+        let region = (member_blocks as f64 * data_members as f64 * self.working_set) as u64;
         if region > volume {
             // Rounded down, so that the value suggested is one that fits.
-            let fits = (volume as f64 / (array.member_blocks * data_members) as f64 * 1e4).floor() / 1e4;
+            let fits = (volume as f64 / (member_blocks * data_members) as f64 * 1e4).floor() / 1e4;
             bail!(
                 "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {fits:.4} or less",
                 self.working_set,
-                kind,
+                if array.tuning.partial_parity_log { "raizn".to_string() } else { kind.to_string() },
             );
         }
         Ok(region)

@@ -52,13 +52,22 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
         );
     }
     let Ok(zones) = u32::try_from(zones) else { bail!("--ssd-capacity is too large") };
-    let mut model = preset.with_zones(zones.min(preset.zones.zones));
-    model.suspension = args.ssd_suspension.unwrap_or(model.suspension);
-    model.reads_before_write_back = args.ssd_reads_first.unwrap_or(model.reads_before_write_back);
     let zones_per_segment = args.zoned.zones_per_segment.unwrap_or(1);
     if zones_per_segment == 0 {
         bail!("--zones-per-segment must be at least 1");
     }
+    // RAIZN's partial-parity log takes zones of its own beside the capacity the segments
+    // take, as its metadata zones do on a drive (5 of a ZN540's 904): a scaled-down drive
+    // would otherwise lose a large share of its segments to them.
+    let log_zones = if args.scheme.partial_parity_log {
+        swan_core::scheme::PARTIAL_PARITY_LOG_SEGMENTS.saturating_mul(zones_per_segment)
+    } else {
+        0
+    };
+    let zones = zones.min(preset.zones.zones.saturating_sub(log_zones)).saturating_add(log_zones);
+    let mut model = preset.with_zones(zones);
+    model.suspension = args.ssd_suspension.unwrap_or(model.suspension);
+    model.reads_before_write_back = args.ssd_reads_first.unwrap_or(model.reads_before_write_back);
     let stripe = args.zoned.zone_stripe.unwrap_or(1);
     let Ok(stripe_blocks) = u32::try_from(stripe) else { bail!("--zone-stripe is too large") };
     if stripe_blocks == 0 {
@@ -121,6 +130,36 @@ mod tests {
         let z = zoned_model(&a).unwrap().unwrap();
         assert_eq!((z.zones_per_segment, z.stripe_blocks), (4, 1));
         assert_eq!(zoned_layout(&a, &z).unwrap(), (2 * 4 * 96 * 256, 4 * 96 * 256));
+    }
+
+    #[test]
+    fn raizn_is_lograid5_with_its_partial_parity_log_over_zoned_ssds_only() {
+        let cfg = args(&[
+            "--ssd",
+            "pm1731a",
+            "--ssd-capacity",
+            "2GiB",
+            "--scheme",
+            "raizn",
+            "--rgroups",
+            "1",
+            "--ssds-per-rgroup",
+            "4",
+        ])
+        .to_config()
+        .unwrap();
+        assert_eq!(cfg.array.kind.to_string(), "lograid5");
+        assert!(cfg.array.tuning.partial_parity_log);
+        assert_eq!(cfg.scheme_label(), "raizn");
+        // The log's two zones come beside the 21 the capacity holds, and the working set is a
+        // share of the segments' blocks.
+        let g = cfg.array.log_config().unwrap().unwrap().geometry;
+        assert_eq!(g.segments_per_group, 21);
+        assert_eq!(cfg.zoned.as_ref().unwrap().ssd.zones.zones, 23);
+        let e = args(&["--scheme", "raizn"]).to_config().unwrap_err().to_string();
+        assert!(e.contains("--scheme raizn is an array of zoned SSDs"), "{e}");
+        let e = crate::sim_args::parse_scheme("raizm").unwrap_err();
+        assert!(e.ends_with(", raizn"), "{e}");
     }
 
     #[test]

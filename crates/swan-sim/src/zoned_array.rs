@@ -221,10 +221,13 @@ impl ZonedArray {
                 zoned.name, zones.capacity_blocks
             ));
         }
-        let active = u64::from(SEGMENTS_ACTIVE_PER_MEMBER) * k;
+        // A partial-parity log (RAIZN's) keeps one zone more active: the one it appends to.
+        let log_zones = u64::from(cfg.array.tuning.partial_parity_log) * k;
+        let active = u64::from(SEGMENTS_ACTIVE_PER_MEMBER) * k + log_zones;
         if let Some(max) = zones.max_active.filter(|&max| u64::from(max) < active) {
             return refuse(format!(
-                "segments over {k} zone(s) keep up to {active} zones active on an SSD ({SEGMENTS_ACTIVE_PER_MEMBER} segments partly written); the {} model allows {max}",
+                "segments over {k} zone(s) keep up to {active} zones active on an SSD ({SEGMENTS_ACTIVE_PER_MEMBER} segments partly written{}); the {} model allows {max}",
+                if log_zones > 0 { ", and the partial-parity log" } else { "" },
                 zoned.name
             ));
         }

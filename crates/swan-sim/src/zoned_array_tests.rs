@@ -54,6 +54,30 @@ fn every_log_structured_scheme_runs_through_gc_on_zones_freed_by_resets() {
 }
 
 #[test]
+fn raizn_logs_partial_parity_in_zones_of_its_own_on_top_of_lograid5s_writes() {
+    // 8 KiB writes over 6 SSDs (5 data blocks a row) nearly always leave their row partly
+    // filled, so RAIZN logs a header and a parity block for each: about one member block more
+    // per user block than Log-RAID5 writes, in zones the drive resets as the log moves on.
+    for primitive in [ZonePrimitive::Append, ZonePrimitive::Write] {
+        let waf = |raizn: bool| {
+            let mut cfg = config(SchemeKind::LogRaid(RaidLevel::Raid5), 3, pm1731a(), 14);
+            cfg.array.tuning.partial_parity_log = raizn;
+            cfg.workload.region_blocks = cfg.array.build().unwrap().volume_blocks() * 6 / 10;
+            cfg.zoned.as_mut().unwrap().primitive = primitive;
+            let out = run(cfg);
+            assert!(out.counters.victims > 10, "raizn {raizn}: GC barely ran");
+            assert_eq!(out.ssd_gc_copied_pages, 0);
+            out.member_write_blocks as f64 / out.user_write_blocks as f64
+        };
+        let (lograid5, raizn) = (waf(false), waf(true));
+        assert!(
+            raizn - lograid5 > 0.8 && raizn - lograid5 < 1.2,
+            "{primitive:?}: Log-RAID5 {lograid5:.3}, RAIZN {raizn:.3}"
+        );
+    }
+}
+
+#[test]
 fn one_open_zone_per_ssd_writes_at_one_zones_rate() {
     // SWAN0 writes one segment, a zone on each of its front-end R-group's two SSDs: on the
     // small-zone drive that is two dies; on the large-zone drive, two whole drives, each

@@ -203,7 +203,10 @@ impl<S: TokenStore> Executor<S> {
         for k in 0..self.parity.len() {
             let io = self.parity[k];
             assert_eq!(io.count, 1, "parity is written one row at a time");
-            let value = self.row_xor(io.member, io.block);
+            // The row's parity as it stands, at the row's own block or, for a partial-parity
+            // log entry (RAIZN's), elsewhere on the parity member.
+            let IoKind::Write(Src::Parity { row, .. }) = io.kind else { unreachable!("only parity is deferred") };
+            let value = self.row_xor(io.member, row);
             self.store.write(&io, &[value]);
         }
     }
@@ -627,9 +630,17 @@ pub fn check_parity<S: TokenStore>(label: &str, spec: &ArraySpec, exec: &Executo
         return 0;
     }
     let width = exec.group_width();
+    // Rows of the segments: a partial-parity log after them holds no stripe rows.
+    let rows = match spec.log_config() {
+        Ok(Some(cfg)) => {
+            let g = cfg.geometry;
+            g.member_offset + g.segments_per_group * u64::from(g.segment_rows)
+        }
+        _ => spec.member_blocks,
+    };
     let (mut checked, mut bad) = (0u64, 0u64);
     for group_first in (0..spec.members()).step_by(width) {
-        for row in 0..spec.member_blocks {
+        for row in 0..rows {
             checked += 1;
             bad += u64::from(exec.row_parity(group_first, row) != 0);
         }

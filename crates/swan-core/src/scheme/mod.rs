@@ -31,7 +31,7 @@ pub use error::{ConsistencyError, GcSettingError, RestoreError};
 pub use inplace::InPlaceRaid;
 pub use log::{
     prefer_row, Layout, LogArray, LogConfig, Move, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal,
-    DEFAULT_MIN_GAIN_NS, GC_WRITE_PHASE,
+    DEFAULT_MIN_GAIN_NS, GC_WRITE_PHASE, PARTIAL_PARITY_LOG_SEGMENTS,
 };
 
 /// What a user asks of the volume.
@@ -169,6 +169,12 @@ pub struct LogTuning {
     /// See [`LogConfig::zoned_members`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zoned_members: bool,
+    /// RAIZN's partial-parity log (see [`LogConfig::partial_parity_log`]): the log takes
+    /// [`PARTIAL_PARITY_LOG_SEGMENTS`] segments' worth of blocks at the end of each member.
+    ///
+    /// [`PARTIAL_PARITY_LOG_SEGMENTS`]: crate::scheme::PARTIAL_PARITY_LOG_SEGMENTS
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial_parity_log: bool,
     /// Expose at most this many blocks, keeping the rest of the payload as spare space for GC
     /// (the array's over-provisioning; a server records its choice in the superblock).
     #[serde(default)]
@@ -228,11 +234,17 @@ impl ArraySpec {
             SchemeKind::Swan(_) => (self.rgroups, self.ssds_per_rgroup, Layout::Swan),
             SchemeKind::LogRaid(_) => (1, self.members(), Layout::LogRaid),
         };
+        // The partial-parity log lies after the segments, so they give it room.
+        let log_blocks = if self.tuning.partial_parity_log {
+            u64::from(log::PARTIAL_PARITY_LOG_SEGMENTS) * u64::from(self.segment_rows)
+        } else {
+            0
+        };
         let geometry = Geometry::new(
             groups,
             per_group,
             self.kind.raid(),
-            self.member_blocks,
+            self.member_blocks.saturating_sub(log_blocks),
             self.member_offset,
             self.segment_rows,
         )?;
@@ -244,6 +256,7 @@ impl ArraySpec {
         cfg.defer_release = t.defer_release;
         cfg.p2l_in_summaries = t.p2l_in_summaries;
         cfg.zoned_members = t.zoned_members;
+        cfg.partial_parity_log = t.partial_parity_log;
         if let Some(v) = t.volume_blocks {
             cfg.limit_volume(v);
         }

@@ -177,6 +177,7 @@ impl SimConfig {
                 let bound = g.force_victims.map(|v| format!("/{v}v")).unwrap_or_default();
                 format!("{}{target}{bound}", g.policy.scheme_name())
             }
+            None if self.array.tuning.partial_parity_log => "raizn".into(),
             None => self.array.kind.to_string(),
         }
     }
@@ -308,6 +309,9 @@ fn check_zoned_settings(cfg: &SimConfig, name: &str) -> Result<(), SimError> {
     }
     if !cfg.array.tuning.zoned_members {
         return refuse("the array must write each member in block order (ArraySpec tuning.zoned_members)".into());
+    }
+    if cfg.array.tuning.partial_parity_log && cfg.array.kind.raid() == swan_core::geometry::RaidLevel::Raid0 {
+        return refuse(format!("a partial-parity log (RAIZN's) logs parity: {} has none", cfg.array.kind));
     }
     if cfg.ggc.is_some() {
         return refuse(

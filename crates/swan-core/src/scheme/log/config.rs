@@ -53,6 +53,14 @@ pub struct LogConfig {
     /// member, data before parity, which conventional SSDs take in any order.
     #[serde(default)]
     pub zoned_members: bool,
+    /// RAIZN: a write that leaves a stripe row partly filled logs the row's parity as it
+    /// stands in a log after the member's segments ([`PARTIAL_PARITY_LOG_SEGMENTS`] segments
+    /// long on every member; `scheme/log/parity_log.rs`), so no filling row is without
+    /// redundancy on the members. Off, a filling row's parity waits in memory for the row.
+    ///
+    /// [`PARTIAL_PARITY_LOG_SEGMENTS`]: super::PARTIAL_PARITY_LOG_SEGMENTS
+    #[serde(default)]
+    pub partial_parity_log: bool,
 }
 
 /// The spare share a log-structured array keeps by default, in both faces: `swan create`
@@ -102,6 +110,7 @@ impl LogConfig {
             defer_release: false,
             p2l_in_summaries: false,
             zoned_members: false,
+            partial_parity_log: false,
         };
         // Expose all payload but what GC may be unable to give back, and one segment more,
         // so that any write of up to a segment always finds room (see

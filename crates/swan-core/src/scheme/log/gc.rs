@@ -268,6 +268,12 @@ impl LogArray {
             }
         });
         self.gc_full[g] = full;
+        // RAIZN logs a write's partial parity with the write; a job's moves are written
+        // when it finishes, and logging here keeps the log in the order its plans reach the
+        // members (a job's writes go out after user writes planned later).
+        if let Some(c) = self.gc_open[g].filter(|c| c.next > 0) {
+            self.log_partial_parity(plan, c.seg, c.next - 1, IoClass::Gc);
+        }
         assert_eq!(self.segs.valid(victim), 0, "victim {victim} still holds live blocks after GC");
         if self.cfg.defer_release {
             self.releasing.push((group, victim));

@@ -33,7 +33,8 @@
 //! The parts, one job each: `config` (tunables and the volume they leave), `append`
 //! (where writes go: open segments, parity, seals, front-end rotation), `degraded` (rows
 //! holding a failed member's block, completed before a sync), `map` (the L2P,
-//! P2L and live bits kept in step), `gc` (victims and their moves), `scheme` (the
+//! P2L and live bits kept in step), `gc` (victims and their moves), `parity_log` (RAIZN's
+//! partial-parity log), `scheme` (the
 //! [`Scheme`](super::Scheme) interface: user requests to plans), `parity_read` (reads
 //! served around a busy member from the rest of their stripe row), and `restore` (rebuilding
 //! from a recovered map, and the consistency check).
@@ -43,6 +44,7 @@ mod config;
 mod degraded;
 mod gc;
 mod map;
+mod parity_log;
 mod parity_read;
 mod restore;
 mod scheme;
@@ -51,6 +53,7 @@ mod tests;
 
 pub use config::{Layout, LogConfig, DEFAULT_SPARE, LEAST_SWAN_GC_TARGET};
 pub use gc::GC_WRITE_PHASE;
+pub use parity_log::PARTIAL_PARITY_LOG_SEGMENTS;
 pub use parity_read::{prefer_row, ParityReadPolicy, ReadRules, ReadWaits, RowRefusal, DEFAULT_MIN_GAIN_NS};
 
 use super::p2l::ReverseMap;
@@ -137,6 +140,8 @@ pub struct LogArray {
     /// SWAN, an experiment: GC may take victims in the front-end R-group too
     /// ([`LogArray::set_gc_in_front_end`]).
     gc_in_front_end: bool,
+    /// RAIZN's partial-parity log, when [`LogConfig::partial_parity_log`] asks for it.
+    parity_log: Option<parity_log::ParityLog>,
 }
 
 impl LogArray {
@@ -182,6 +187,7 @@ impl LogArray {
             read_priority: true,
             gc_written: vec![false; geo.segments() as usize],
             gc_in_front_end: false,
+            parity_log: cfg.partial_parity_log.then(|| parity_log::ParityLog::new(&geo)),
             geo,
             cfg,
         }

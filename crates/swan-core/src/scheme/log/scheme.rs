@@ -104,6 +104,7 @@ impl Scheme for LogArray {
                 }
                 self.starved_for = 0;
                 self.counters.user_blocks_written += n;
+                let mut last = None;
                 for i in 0..req.blocks {
                     let lba = req.lba + u64::from(i);
                     let pba = self.user_slot(plan);
@@ -111,6 +112,10 @@ impl Scheme for LogArray {
                     self.remap(lba, pba);
                     let (seg, slot) = self.geo.split_pba(pba);
                     self.push_slot_write(plan, seg, slot, Src::User { offset: i }, IoClass::User);
+                    last = Some((seg, slot));
+                }
+                if let Some((seg, slot)) = last {
+                    self.log_partial_parity(plan, seg, slot, IoClass::User);
                 }
                 if req.fua {
                     push_flushes(plan, self.geo.members());
