@@ -71,6 +71,14 @@ impl ParityLog {
     /// Append the entry for stripe row `row` of R-group `group`, whose parity `member` holds.
     fn append(&mut self, plan: &mut IoPlan, member: u32, group: u32, row: MemberBlock, class: IoClass) {
         let (segment, next) = self.at[member as usize];
+        // A handover logs the member's filling rows again before the entry that caused it:
+        // at most the user segment's, a GC segment's and one awaiting its summary, then that
+        // entry, so a log segment must hold four entries.
+        assert!(
+            next + ENTRY_BLOCKS <= self.rows,
+            "a log segment of {} blocks cannot hold the rows still filling",
+            self.rows
+        );
         let block = self.segment_block(segment) + u64::from(next);
         plan.push(MemberIo { member, block, count: 1, kind: IoKind::Write(Src::Zero), class });
         plan.push(MemberIo {
