@@ -234,6 +234,11 @@ impl Geometry {
         self.data_slots - self.summary_blocks
     }
 
+    /// The first member block past the segments (where a partial-parity log begins).
+    pub fn segments_end(&self) -> MemberBlock {
+        self.member_offset + self.segments_per_group * u64::from(self.segment_rows)
+    }
+
     /// Blocks of user data the whole array can hold physically.
     pub fn payload_blocks(&self) -> u64 {
         self.segments() * u64::from(self.payload_slots())

@@ -239,12 +239,7 @@ impl SimArgs {
             _ => u64::from(array.members().saturating_sub(parity)),
         };
         // The share is of the blocks the segments take: RAIZN's partial-parity log is not data.
-        let log_blocks = if array.tuning.partial_parity_log {
-            u64::from(swan_core::scheme::PARTIAL_PARITY_LOG_SEGMENTS) * u64::from(array.segment_rows)
-        } else {
-            0
-        };
-        let member_blocks = array.member_blocks.saturating_sub(log_blocks);
+        let member_blocks = array.segment_member_blocks();
         let region = (member_blocks as f64 * data_members as f64 * self.working_set) as u64;
         if region > volume {
             // Rounded down, so that the value suggested is one that fits.
@@ -252,7 +247,7 @@ impl SimArgs {
             bail!(
                 "--working-set {} covers {region} blocks but {} exposes {volume}; use --working-set {fits:.4} or less",
                 self.working_set,
-                if array.tuning.partial_parity_log { "raizn".to_string() } else { kind.to_string() },
+                array.label(),
             );
         }
         Ok(region)

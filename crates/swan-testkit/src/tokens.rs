@@ -632,10 +632,7 @@ pub fn check_parity<S: TokenStore>(label: &str, spec: &ArraySpec, exec: &Executo
     let width = exec.group_width();
     // Rows of the segments: a partial-parity log after them holds no stripe rows.
     let rows = match spec.log_config() {
-        Ok(Some(cfg)) => {
-            let g = cfg.geometry;
-            g.member_offset + g.segments_per_group * u64::from(g.segment_rows)
-        }
+        Ok(Some(cfg)) => cfg.geometry.segments_end(),
         _ => spec.member_blocks,
     };
     let (mut checked, mut bad) = (0u64, 0u64);

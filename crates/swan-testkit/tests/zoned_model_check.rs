@@ -253,9 +253,7 @@ impl DriveHooks<RaiznStore> for RaiznChecks {
 fn raizn_model_check(seed: u64) {
     let mut spec = spec(SchemeKind::LogRaid(RaidLevel::Raid5));
     spec.tuning.partial_parity_log = true;
-    let cfg = spec.log_config().unwrap().unwrap();
-    let g = cfg.geometry;
-    let log_base = g.member_offset + g.segments_per_group * u64::from(g.segment_rows);
+    let log_base = spec.log_config().unwrap().unwrap().geometry.segments_end();
     assert!(log_base < spec.member_blocks, "the log lies after the segments, inside the members");
     let mut scheme = spec.build().unwrap();
     let store = RaiznStore {

@@ -205,6 +205,22 @@ impl ArraySpec {
         }
     }
 
+    /// Blocks of each member the segments may take: all of it but a partial-parity log,
+    /// which lies after them.
+    pub fn segment_member_blocks(&self) -> u64 {
+        let log_segments = if self.tuning.partial_parity_log { log::PARTIAL_PARITY_LOG_SEGMENTS } else { 0 };
+        self.member_blocks.saturating_sub(u64::from(log_segments) * u64::from(self.segment_rows))
+    }
+
+    /// The scheme's name in reports: RAIZN for Log-RAID5 with a partial-parity log.
+    pub fn label(&self) -> String {
+        if self.tuning.partial_parity_log {
+            "raizn".into()
+        } else {
+            self.kind.to_string()
+        }
+    }
+
     /// Build the scheme. Log-RAID and in-place RAID use every member as one stripe;
     /// SWAN uses the 2-D grid.
     pub fn build(&self) -> Result<ArrayScheme, GeometryError> {
@@ -234,17 +250,11 @@ impl ArraySpec {
             SchemeKind::Swan(_) => (self.rgroups, self.ssds_per_rgroup, Layout::Swan),
             SchemeKind::LogRaid(_) => (1, self.members(), Layout::LogRaid),
         };
-        // The partial-parity log lies after the segments, so they give it room.
-        let log_blocks = if self.tuning.partial_parity_log {
-            u64::from(log::PARTIAL_PARITY_LOG_SEGMENTS) * u64::from(self.segment_rows)
-        } else {
-            0
-        };
         let geometry = Geometry::new(
             groups,
             per_group,
             self.kind.raid(),
-            self.member_blocks.saturating_sub(log_blocks),
+            self.segment_member_blocks(),
             self.member_offset,
             self.segment_rows,
         )?;

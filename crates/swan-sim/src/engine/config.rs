@@ -177,8 +177,7 @@ impl SimConfig {
                 let bound = g.force_victims.map(|v| format!("/{v}v")).unwrap_or_default();
                 format!("{}{target}{bound}", g.policy.scheme_name())
             }
-            None if self.array.tuning.partial_parity_log => "raizn".into(),
-            None => self.array.kind.to_string(),
+            None => self.array.label(),
         }
     }
 }

@@ -44,7 +44,7 @@ pub(super) struct ParityLog {
 impl ParityLog {
     pub(super) fn new(geo: &Geometry) -> Self {
         Self {
-            base: geo.member_offset + geo.segments_per_group * u64::from(geo.segment_rows),
+            base: geo.segments_end(),
             rows: geo.segment_rows,
             at: vec![(0, 0); geo.members() as usize],
             entries: 0,
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn a_write_that_leaves_its_row_partly_filled_logs_the_row_on_its_parity_member() {
         let mut a = raizn();
-        let base = a.geo.segments_per_group * 8;
+        let base = a.geo.segments_end();
         // One block of row 0: header then the row's parity, on the row's parity member.
         let plan = write(&mut a, 0, 1);
         let parity_member = a.geo.member(0, a.geo.parity_column(0).unwrap());
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn a_full_log_segment_hands_over_to_the_other_reset_first_with_the_filling_row_logged_again() {
         let mut a = raizn();
-        let base = a.geo.segments_per_group * 8;
+        let base = a.geo.segments_end();
         // Rows rotate their parity over the members. A one-block write that leaves its row
         // partly filled logs an entry of 2 blocks on the row's parity member; 4 fill an
         // 8-block log segment.

@@ -39,10 +39,9 @@ impl Scheme for LogArray {
     fn format(&mut self, plan: &mut IoPlan) {
         plan.clear();
         let g = &self.geo;
-        let blocks = g.segments_per_group * u64::from(g.segment_rows);
         for member in 0..g.members() {
             let mut block = g.member_offset;
-            let end = g.member_offset + blocks;
+            let end = g.segments_end();
             while block < end {
                 let count = (end - block).min(u64::from(u32::MAX)) as u32;
                 plan.push(MemberIo { member, block, count, kind: IoKind::Trim, class: IoClass::Gc });
