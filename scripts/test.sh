@@ -89,8 +89,19 @@ if ((tmp_free_kib < 6 * 1024 * 1024)); then
   exit 1
 fi
 
+# Each phase's wall time is printed at the end, so a suite that outgrows its budget says where.
+phase_start=$SECONDS
+phases=()
+phase_done() {
+  phases+=("$1 $((SECONDS - phase_start)) s")
+  phase_start=$SECONDS
+}
+
 set -x
 cargo build --release --workspace --all-targets --locked
+{ set +x; } 2>/dev/null
+phase_done build
+set -x
 log=$(mktemp)
 trap 'rm -f "$log"; [[ -z $test_tmp ]] || rm -rf "$test_tmp"' EXIT
 # --lib --bins --tests: every unit and integration test (the crates have no doc tests);
@@ -100,6 +111,7 @@ cargo test --release --workspace --locked --no-fail-fast --lib --bins --tests 2>
 status=${PIPESTATUS[0]}
 set -e
 { set +x; } 2>/dev/null
+phase_done "cargo test"
 passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -o '[0-9]* failed' "$log" | awk '{s += $1} END {print s + 0}')
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
@@ -132,6 +144,7 @@ echo "python: $py_passed passed, $py_failed failed"
 passed=$((passed + py_passed))
 failed=$((failed + py_failed))
 [[ $py_status -eq 0 ]] || status=1
+phase_done python
 
 # The product apart from the laboratory: the server's commands and their tests build with
 # swan-cli's `lab` feature off, nothing of the lab or the simulator is in that build, and the
@@ -160,6 +173,7 @@ else
   status=1
 fi
 rm -rf "$install_root"
+phase_done "lab-free check and install"
 
 # The NBD protocol fuzz target (fuzz/README.md), for a bounded time from the committed seeds
 # (real client transcripts) into a scratch corpus. Stable Rust: no sanitizer, coverage on.
@@ -182,5 +196,7 @@ else
   failed=$((failed + 1))
   status=1
 fi
+phase_done fuzz
+echo "test.sh: wall time by phase: $(IFS=,; echo "${phases[*]}" | sed 's/,/, /g')"
 echo "swan: $passed passed, $failed failed"
 exit "$status"
