@@ -16,7 +16,8 @@ use swan_sim::workload::{Distribution, Pattern};
 pub struct SimArgs {
     /// Array scheme: raid0|raid4|raid5 (in place), lograid0|lograid4|lograid5, swan0|swan4|swan5,
     /// RAID0 under Harmonia's coordinated GC: harmonia-reactive|harmonia-proactive|harmonia-idle,
-    /// or over zoned SSDs raizn (Log-RAID5 logging each partly filled row's parity, as RAIZN does).
+    /// or over zoned SSDs raizn (Log-RAID5 logging each partly filled row's parity, as RAIZN does)
+    /// and zapraid (Log-RAID5 appending in ZapRAID's groups: --append-group).
     #[arg(long, default_value = "swan0", value_parser = parse_scheme)]
     pub scheme: SchemeChoice,
     /// R-groups (SWAN's 2-D array); Log-RAID and RAID use rgroups × ssds-per-rgroup SSDs as one stripe.
@@ -328,6 +329,9 @@ pub struct SchemeChoice {
     /// RAIZN (`--scheme raizn`): Log-RAID5 that logs each partly filled stripe row's parity
     /// (`swan-core/src/scheme/log/parity_log.rs`), over zoned SSDs only.
     pub partial_parity_log: bool,
+    /// ZapRAID (`--scheme zapraid`): Log-RAID5 whose Zone Appends keep ZapRAID's group
+    /// layout (`swan-sim/src/append_group.rs`), over zoned SSDs only.
+    pub append_groups: bool,
 }
 
 /// `--ssd-layout`: a chunk of whole blocks is resolved against the preset's block size.
@@ -365,14 +369,24 @@ pub fn parse_scheme(s: &str) -> Result<SchemeChoice, String> {
             kind: SchemeKind::Raid(RaidLevel::Raid0),
             ggc: Some(policy),
             partial_parity_log: false,
+            append_groups: false,
         });
     }
+    let lograid5 = SchemeChoice {
+        kind: SchemeKind::LogRaid(RaidLevel::Raid5),
+        ggc: None,
+        partial_parity_log: false,
+        append_groups: false,
+    };
     if s.eq_ignore_ascii_case("raizn") {
-        return Ok(SchemeChoice { kind: SchemeKind::LogRaid(RaidLevel::Raid5), ggc: None, partial_parity_log: true });
+        return Ok(SchemeChoice { partial_parity_log: true, ..lograid5 });
+    }
+    if s.eq_ignore_ascii_case("zapraid") {
+        return Ok(SchemeChoice { append_groups: true, ..lograid5 });
     }
     match s.parse::<SchemeKind>() {
-        Ok(kind) => Ok(SchemeChoice { kind, ggc: None, partial_parity_log: false }),
-        Err(e) => Err(format!("{e}, harmonia-reactive, harmonia-proactive, harmonia-idle, raizn")),
+        Ok(kind) => Ok(SchemeChoice { kind, ggc: None, partial_parity_log: false, append_groups: false }),
+        Err(e) => Err(format!("{e}, harmonia-reactive, harmonia-proactive, harmonia-idle, raizn, zapraid")),
     }
 }
 
@@ -396,6 +410,15 @@ pub struct ZonedArgs {
     /// waiting for a zone is not modelled; docs/zoned.md).
     #[arg(long, value_name = "append|write")]
     pub zone_primitive: Option<swan_sim::zoned_array::ZonePrimitive>,
+    /// Zoned SSDs, Zone Append: keep ZapRAID's group layout, the appends of STRIPES stripes
+    /// to a group of that many blocks in each zone, the next group going only once the last
+    /// has completed (default with --scheme zapraid: 256, its code's `groupSize`).
+    #[arg(long, value_name = "STRIPES")]
+    pub append_group: Option<u32>,
+    /// Zoned SSDs, with a group layout: appends one zone may have in flight (default 16, the
+    /// stripes ZapRAID's code lets a segment have in flight).
+    #[arg(long, value_name = "APPENDS")]
+    pub append_in_flight: Option<u32>,
 }
 
 /// `--hba-bus`: `disksim`, or a rate in MB/s with an optional arbitration in µs.

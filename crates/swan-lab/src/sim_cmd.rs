@@ -34,6 +34,12 @@ impl SimArgs {
                 swan_models::zns::ZNS_PRESET_NAMES.join(" or --ssd ")
             );
         }
+        if self.scheme.append_groups && zoned.is_none() {
+            bail!(
+                "--scheme zapraid is an array of zoned SSDs (it groups its Zone Appends): give --ssd {}; over conventional SSDs, lograid5 is the same log without it",
+                swan_models::zns::ZNS_PRESET_NAMES.join(" or --ssd ")
+            );
+        }
         let created = self.array.as_deref().map(created_array).transpose()?;
         let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
         self.check_flags(kind)?;

@@ -9,7 +9,8 @@ use anyhow::bail;
 use swan_args::units::format_size;
 use swan_models::ssd::PAGE_BYTES;
 use swan_models::zns::zns_preset;
-use swan_sim::engine::ZonedSpec;
+use swan_sim::engine::{AppendGroups, ZonedSpec};
+use swan_sim::zoned_array::ZonePrimitive;
 
 /// The zoned SSD `--ssd` names, shaped by the flags that apply to it; `None` for a
 /// conventional preset.
@@ -18,9 +19,11 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
         if args.zoned.zones_per_segment.is_some()
             || args.zoned.zone_stripe.is_some()
             || args.zoned.zone_primitive.is_some()
+            || args.zoned.append_group.is_some()
+            || args.zoned.append_in_flight.is_some()
         {
             bail!(
-                "--zones-per-segment, --zone-stripe and --zone-primitive lay segments over a zoned SSD's zones; --ssd {} is not zoned",
+                "--zones-per-segment, --zone-stripe, --zone-primitive, --append-group and --append-in-flight lay segments over a zoned SSD's zones; --ssd {} is not zoned",
                 args.ssd
             );
         }
@@ -74,7 +77,28 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
         bail!("--zone-stripe must be at least one 4 KiB block");
     }
     let primitive = args.zoned.zone_primitive.unwrap_or_default();
-    Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks, primitive }))
+    let groups = append_groups(args, primitive)?;
+    Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks, primitive, groups }))
+}
+
+/// ZapRAID's group layout, if `--scheme zapraid` or `--append-group` asks for it.
+fn append_groups(args: &SimArgs, primitive: ZonePrimitive) -> anyhow::Result<Option<AppendGroups>> {
+    let z = &args.zoned;
+    if !args.scheme.append_groups && z.append_group.is_none() {
+        if z.append_in_flight.is_some() {
+            bail!("--append-in-flight bounds the appends of a group layout: give --append-group or --scheme zapraid");
+        }
+        return Ok(None);
+    }
+    if primitive == ZonePrimitive::Write {
+        bail!("a group layout (--scheme zapraid, --append-group) orders Zone Appends; --zone-primitive write keeps one write per zone in flight already");
+    }
+    let stripes = z.append_group.unwrap_or(AppendGroups::ZAPRAID.stripes);
+    let in_flight = z.append_in_flight.unwrap_or(AppendGroups::ZAPRAID.in_flight);
+    if stripes == 0 || in_flight == 0 {
+        bail!("--append-group and --append-in-flight must be at least 1");
+    }
+    Ok(Some(AppendGroups { stripes, in_flight }))
 }
 
 /// How the flags lay the array over `zoned`: each member's blocks and a segment's blocks
@@ -159,7 +183,35 @@ mod tests {
         let e = args(&["--scheme", "raizn"]).to_config().unwrap_err().to_string();
         assert!(e.contains("--scheme raizn is an array of zoned SSDs"), "{e}");
         let e = crate::sim_args::parse_scheme("raizm").unwrap_err();
-        assert!(e.ends_with(", raizn"), "{e}");
+        assert!(e.ends_with(", raizn, zapraid"), "{e}");
+    }
+
+    #[test]
+    fn zapraid_is_lograid5_appending_in_its_groups_over_zoned_ssds_only() {
+        let zoned = ["--ssd", "zn540", "--ssd-capacity", "16GiB", "--rgroups", "1", "--ssds-per-rgroup", "4"];
+        let cfg = args(&[&zoned[..], &["--scheme", "zapraid"]].concat()).to_config().unwrap();
+        assert_eq!(cfg.array.kind.to_string(), "lograid5");
+        assert!(!cfg.array.tuning.partial_parity_log);
+        let z = cfg.zoned.as_ref().unwrap();
+        assert_eq!((z.primitive, z.groups), (ZonePrimitive::Append, Some(AppendGroups::ZAPRAID)));
+        assert_eq!(cfg.scheme_label(), "zapraid");
+        let tuned = [&zoned[..], &["--scheme", "zapraid", "--append-group", "64", "--append-in-flight", "4"]].concat();
+        let z = args(&tuned).to_config().unwrap().zoned.unwrap();
+        assert_eq!(z.groups, Some(AppendGroups { stripes: 64, in_flight: 4 }));
+        // Plain Log-RAID5 appends with no groups, and keeps its name.
+        let cfg = args(&[&zoned[..], &["--scheme", "lograid5"]].concat()).to_config().unwrap();
+        assert_eq!((cfg.zoned.as_ref().unwrap().groups, cfg.scheme_label().as_str()), (None, "lograid5"));
+        let refused = |extra: &[&str]| args(&[&zoned[..], extra].concat()).to_config().unwrap_err().to_string();
+        let e = refused(&["--scheme", "zapraid", "--zone-primitive", "write"]);
+        assert!(e.contains("orders Zone Appends"), "{e}");
+        let e = refused(&["--append-in-flight", "4"]);
+        assert!(e.contains("give --append-group or --scheme zapraid"), "{e}");
+        let e = refused(&["--append-group", "0"]);
+        assert!(e.contains("must be at least 1"), "{e}");
+        let e = args(&["--scheme", "zapraid"]).to_config().unwrap_err().to_string();
+        assert!(e.contains("--scheme zapraid is an array of zoned SSDs"), "{e}");
+        let e = args(&["--append-group", "8"]).to_config().unwrap_err().to_string();
+        assert!(e.contains("--ssd sata850pro is not zoned"), "{e}");
     }
 
     #[test]

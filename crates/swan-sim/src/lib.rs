@@ -20,6 +20,7 @@
 //! - [`metrics`]: interval rows and latency histograms.
 //! - [`output`]: writes a run directory (`summary.json`, CSVs).
 //! - [`report`]: draws the paper's figures from run directories.
+mod append_group;
 
 pub mod apas;
 pub mod engine;

@@ -1,6 +1,8 @@
 //! Zone Write's lock: one write per zone in flight. A write for a zone whose last write has
 //! not completed waits here, in arrival order, and goes to the drive when it has; the
 //! engine learns its operation's completion then ([`crate::members::Completion::Later`]).
+//! Appends under ZapRAID's group layout wait here the same way, for the time
+//! [`crate::append_group`] names.
 //! Timing a held write from when it reaches the drive, not from when the scheme issued
 //! it, keeps the drive's shared parts (command intake, link, dies) serving work in the order
 //! it arrives: another zone's write or a read is not queued behind writes still held here.
@@ -105,13 +107,25 @@ impl ZoneLocks {
         Some((member, zone, piece))
     }
 
+    /// The write waiting first for `zone` of `member`, if any.
+    pub(crate) fn head(&self, member: u32, zone: u32) -> Option<Piece> {
+        self.queues.get(&(member, zone)).and_then(|q| q.front().copied())
+    }
+
     /// The write `piece` taken from `zone` of `member` went to the drive at `at` and
-    /// completes at `done`: the zone's next write waits until then; its operation completes, if that was
-    /// its last piece.
-    pub(crate) fn went(&mut self, member: u32, zone: u32, piece: Piece, at: Nanos, done: Nanos) {
-        match self.queues.get(&(member, zone)) {
-            Some(q) if !q.is_empty() => self.due.push(Reverse((done, member, zone))),
-            _ => {
+    /// completes at `done`; the zone's next write, if one waits, may go at `next` (for Zone
+    /// Write, `done`). Its operation completes, if that was its last piece.
+    pub(crate) fn went(
+        &mut self,
+        (member, zone): (u32, u32),
+        piece: Piece,
+        at: Nanos,
+        done: Nanos,
+        next: Option<Nanos>,
+    ) {
+        match next {
+            Some(next) => self.due.push(Reverse((next, member, zone))),
+            None => {
                 self.queues.remove(&(member, zone));
             }
         }

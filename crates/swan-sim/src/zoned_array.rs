@@ -26,8 +26,11 @@
 //!
 //! Zone Write's waiting is [`crate::zone_lock`]'s: a write for a zone whose last write has
 //! not completed is held there and handed to the drive when it has, its operation's
-//! completion reported to the engine then.
+//! completion reported to the engine then. Appends under ZapRAID's group layout
+//! ([`crate::append_group`]) wait there too: for a group to drain, or for room among the
+//! appends a zone may have in flight.
 
+use crate::append_group::GroupedAppends;
 use crate::engine::{SimConfig, SimError, ZonedSpec};
 use crate::members::{Completion, Dispatched, Members};
 use crate::zone_lock::{Piece, ZoneLocks};
@@ -102,6 +105,8 @@ struct ZonedMember {
     /// When each zone's last write handed to the drive completes: Zone Write's next one
     /// goes then, and a Zone Finish waits for it.
     zone_done: Vec<Nanos>,
+    /// ZapRAID's group layout over the appends, if the host keeps one.
+    groups: Option<GroupedAppends>,
 }
 
 impl ZonedMember {
@@ -131,6 +136,9 @@ impl ZonedMember {
                     debug_assert!(self.zone_done[zone as usize] <= now, "a zone reset with a write in flight");
                     done = done.max(self.ssd.reset(now, zone).unwrap_or_else(|e| self.broken(e)));
                     self.zone_done[zone as usize] = 0;
+                    if let Some(groups) = &mut self.groups {
+                        groups.reset(zone);
+                    }
                 }
             }
             DevOpKind::Flush => done = self.ssd.flush(now),
@@ -154,6 +162,9 @@ impl ZonedMember {
             }),
         };
         let done = done.unwrap_or_else(|e| self.broken(e));
+        if let Some(groups) = &mut self.groups {
+            groups.sent(zone, at - u64::from(zone) * self.layout.zone_blocks, done);
+        }
         let last = &mut self.zone_done[zone as usize];
         *last = (*last).max(done);
         if self.segment_full(zone) {
@@ -162,9 +173,41 @@ impl ZonedMember {
         done
     }
 
-    /// Whether a Zone Write for `zone` must wait: its last write is still in flight.
-    fn zone_busy(&self, zone: u32, now: Nanos) -> bool {
-        self.primitive != ZonePrimitive::Append && self.zone_done[zone as usize] > now
+    /// Whether a write may have to wait for its zone: by Zone Write, or by appends in groups.
+    fn writes_wait(&self) -> bool {
+        self.primitive == ZonePrimitive::Write || self.groups.is_some()
+    }
+
+    /// `None` if a write at device block `at` of `zone` may go to the drive at `now`; else
+    /// when it may: by Zone Write once the zone's last write has completed, by appends in
+    /// groups when [`GroupedAppends::free_at`] says.
+    fn free_at(&mut self, zone: u32, at: u64, now: Nanos) -> Option<Nanos> {
+        match (self.primitive, &mut self.groups) {
+            (ZonePrimitive::Write, _) => Some(self.zone_done[zone as usize]).filter(|&t| t > now),
+            (ZonePrimitive::Append, None) => None,
+            (ZonePrimitive::Append, Some(groups)) => {
+                groups.free_at(zone, at - u64::from(zone) * self.layout.zone_blocks, now)
+            }
+        }
+    }
+
+    /// The pieces of write `op` as they go to the drive: cut where they change zone, and
+    /// where a group ends. Owns what it reads, so the member can be driven meanwhile.
+    fn write_pieces(&self, op: &DevOp) -> impl Iterator<Item = (u32, u64, u32)> + 'static {
+        let layout = self.layout;
+        let (zone_blocks, group) = (layout.zone_blocks, self.groups.as_ref().map_or(u64::MAX, |g| g.group_blocks()));
+        layout.pieces(op).flat_map(move |(zone, mut at, n)| {
+            let end = at + u64::from(n);
+            std::iter::from_fn(move || {
+                (at < end).then(|| {
+                    let offset = at - u64::from(zone) * zone_blocks;
+                    let cut = end.min(at.saturating_add(group - offset % group));
+                    let piece = (zone, at, (cut - at) as u32);
+                    at = cut;
+                    piece
+                })
+            })
+        })
     }
 
     fn apply_untimed(&mut self, op: DevOp) {
@@ -241,7 +284,19 @@ impl ZonedArray {
         let ssd = ZnsSsd::new(zoned.clone()).map_err(|e| SimError::Config(e.to_string()))?;
         let layout = Layout { segment, k, unit, zone_blocks: zones.zone_blocks };
         let zone_done = vec![0; zones.zones as usize];
-        let member = ZonedMember { ssd, layout, primitive: spec.primitive, zone_done };
+        let groups = match (spec.groups, spec.primitive) {
+            (None, _) => None,
+            (Some(g), ZonePrimitive::Append) if g.stripes > 0 && g.in_flight > 0 => {
+                Some(GroupedAppends::new(g, zones.zones))
+            }
+            (Some(_), ZonePrimitive::Append) => {
+                return refuse("a group layout needs at least one stripe a group and one append in flight".into())
+            }
+            (Some(_), ZonePrimitive::Write) => {
+                return refuse("a group layout orders Zone Appends; Zone Write keeps one write per zone already".into())
+            }
+        };
+        let member = ZonedMember { ssd, layout, primitive: spec.primitive, zone_done, groups };
         Ok(Self { members: vec![member; members as usize], locks: ZoneLocks::default() })
     }
 
@@ -270,15 +325,16 @@ impl Members for ZonedArray {
 
     fn submit_tracked(&mut self, member: u32, now: Nanos, op: DevOp, token: u64) -> Completion {
         let m = &mut self.members[member as usize];
-        if op.kind != DevOpKind::Write || m.primitive == ZonePrimitive::Append {
+        if op.kind != DevOpKind::Write || !m.writes_wait() {
             return Completion::At(m.submit(now, op));
         }
-        // Each piece goes now if its zone is free and nothing waits for it; else it waits.
+        // Each piece goes now if its zone lets it and nothing waits for it; else it waits.
         let (mut done, mut held) = (now, None);
-        for (zone, at, n) in m.layout.pieces(&op) {
-            if m.zone_busy(zone, now) || self.locks.waiting(member, zone) {
+        for (zone, at, n) in m.write_pieces(&op) {
+            // Behind writes already waiting, it goes when they have (the time is theirs).
+            let wait = if self.locks.waiting(member, zone) { Some(now) } else { m.free_at(zone, at, now) };
+            if let Some(free_at) = wait {
                 let id = *held.get_or_insert_with(|| self.locks.open(token));
-                let free_at = m.zone_done[zone as usize];
                 self.locks.hold(id, (member, zone), free_at, Piece::new(at, n, op.class));
             } else {
                 done = done.max(m.write(now, zone, at, n, op.class));
@@ -304,8 +360,12 @@ impl Members for ZonedArray {
     /// Zones whose last write has completed take their next.
     fn wake(&mut self, now: Nanos) {
         while let Some((member, zone, piece)) = self.locks.next_free(now) {
-            let done = self.members[member as usize].write(now, zone, piece.at, piece.n, piece.class);
-            self.locks.went(member, zone, piece, now, done);
+            let m = &mut self.members[member as usize];
+            let early = m.free_at(zone, piece.at, now);
+            debug_assert!(early.is_none(), "a write held until {early:?} was woken at {now}");
+            let done = m.write(now, zone, piece.at, piece.n, piece.class);
+            let next = self.locks.head(member, zone).map(|p| m.free_at(zone, p.at, now).unwrap_or(now));
+            self.locks.went((member, zone), piece, now, done, next);
         }
     }
 

@@ -4,8 +4,10 @@
 //! setting; ZapRAID's public scripts give one (RAID-5, three data chunks and one parity
 //! over four drives hard-coded as ZN540s, 4 KiB chunks, fio 4 KiB random writes 16 deep,
 //! one open segment), and its extended version runs the same 64 deep. swan runs Log-RAID5
-//! over four zn540 models the same way, by each primitive (`--zone-primitive`), before
-//! any GC, three seeds; and one drive alone, to show what the primitive is worth there.
+//! over four zn540 models the same way before any GC, three seeds, three ways: by Zone
+//! Write, by Zone Append with no layout (what appends alone give), and as ZapRAID
+//! (`--scheme zapraid`: appends in its groups); and one drive alone, to show what the
+//! primitive is worth there.
 
 use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
@@ -15,7 +17,6 @@ use crate::sim_cmd::SimArgs;
 use std::path::PathBuf;
 use swan_models::zns::{presets::zn540, ZnsSsd};
 use swan_models::{IoClass, Nanos};
-use swan_sim::zoned_array::ZonePrimitive;
 
 /// The client depths: ZapRAID's APSys scripts, then its extended version's.
 const DEPTHS: [u32; 2] = [16, 64];
@@ -23,9 +24,7 @@ const DEPTHS: [u32; 2] = [16, 64];
 /// What every run shares: 4 KiB random writes over a Log-RAID5 of four zn540s large enough
 /// (60 zones each) that 5 s of writing never starts GC, as ZapRAID's 64 GiB never does on
 /// four 4 TB drives.
-const COMMON: [&str; 16] = [
-    "--scheme",
-    "lograid5",
+const COMMON: [&str; 14] = [
     "--rgroups",
     "1",
     "--ssds-per-rgroup",
@@ -42,10 +41,17 @@ const COMMON: [&str; 16] = [
     "5",
 ];
 
-fn flags(primitive: ZonePrimitive, depth: u32, seed: u64) -> Vec<String> {
-    let mut f: Vec<String> = COMMON.map(String::from).into();
-    f.extend(["--zone-primitive", primitive.name(), "--iodepth"].map(String::from));
-    f.extend([depth.to_string(), "--seed".into(), seed.to_string()]);
+/// The ways the array writes its zones: (key, flags, what the row is).
+const ARRAYS: [(&str, [&str; 4], &str); 3] = [
+    ("write", ["--scheme", "lograid5", "--zone-primitive", "write"], "Zone Write"),
+    ("append", ["--scheme", "lograid5", "--zone-primitive", "append"], "Zone Append, no group layout"),
+    ("zapraid", ["--scheme", "zapraid", "--zone-primitive", "append"], "ZapRAID, Zone Append in groups"),
+];
+
+fn flags(array: [&str; 4], depth: u32, seed: u64) -> Vec<String> {
+    let mut f: Vec<String> = array.map(String::from).into();
+    f.extend(COMMON.map(String::from));
+    f.extend(["--iodepth".into(), depth.to_string(), "--seed".into(), seed.to_string()]);
     f
 }
 
@@ -78,18 +84,19 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     let mut jobs = Vec::new();
     let mut cells = Vec::new();
     for depth in DEPTHS {
-        for primitive in [ZonePrimitive::Write, ZonePrimitive::Append] {
+        for (key, array, what) in ARRAYS {
             let first = jobs.len();
             for seed in args.seed..args.seed + seeds {
-                let name = format!("qd{depth}-{}-s{seed}", primitive.name());
-                jobs.push(Job { dir: out.join(&name), name, cfg: SimArgs::config_of(&flags(primitive, depth, seed))? });
+                let name = format!("qd{depth}-{key}-s{seed}");
+                jobs.push(Job { dir: out.join(&name), name, cfg: SimArgs::config_of(&flags(array, depth, seed))? });
             }
-            cells.push((depth, primitive, first..jobs.len()));
+            cells.push((depth, key, what, first..jobs.len()));
         }
     }
     println!(
-        "swan repro zapraid: {} runs, each `swan sim {} --zone-primitive P --iodepth D --seed N` for seeds {}..={} (results in {})",
+        "swan repro zapraid: {} runs, each `swan sim {{{}}} {} --iodepth D --seed N` for seeds {}..={} (results in {})",
         jobs.len(),
+        ARRAYS.map(|(_, a, _)| a.join(" ")).join(" | "),
         COMMON.join(" "),
         args.seed,
         args.seed + seeds - 1,
@@ -103,26 +110,31 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
     m.set("drive.append_mib_s", "one drive, Zone Append 4 KiB four in flight", "MiB/s", append);
     m.set("drive.append_over_write", "one drive, Append ÷ Write", "", append / write);
     println!("\nLog-RAID5 (3+1) over four zn540s, 4 KiB random writes: user write MB/s (mean over seeds, [min–max]) and p99 latency");
-    println!("{:>6} {:<8} {:>24} {:>10}", "depth", "command", "write MB/s", "p99 µs");
+    println!("{:>6} {:<8} {:>24} {:>10}", "depth", "array", "write MB/s", "p99 µs");
     let mut rates = std::collections::BTreeMap::new();
-    for (depth, primitive, range) in cells {
+    for (depth, key, what, range) in cells {
         let runs = &summaries[range];
         let mbps: Vec<f64> = runs.iter().map(|s| s.user_write_mbps_mean).collect();
         let p99: Vec<f64> = runs.iter().filter_map(|s| s.write_latency_us.as_ref()).map(|l| l.p99 as f64).collect();
         let (lo, hi) = min_max(&mbps);
-        println!("{depth:>6} {:<8} {:>9.1} [{lo:>6.1}–{hi:>6.1}] {:>10.0}", primitive.name(), mean(&mbps), mean(&p99));
-        let key = format!("qd{depth}.{}", primitive.name());
-        let what =
-            format!("Zone {}, depth {depth}", if primitive == ZonePrimitive::Write { "Write" } else { "Append" });
-        m.set_seeds(&format!("{key}.write_mbps"), &format!("{what}: write MB/s"), "MB/s", &mbps);
-        m.set_seeds(&format!("{key}.p99_us"), &format!("{what}: write p99"), "µs", &p99);
-        rates.insert((depth, primitive.name()), mbps);
+        println!("{depth:>6} {key:<8} {:>9.1} [{lo:>6.1}–{hi:>6.1}] {:>10.0}", mean(&mbps), mean(&p99));
+        let what = format!("{what}, depth {depth}");
+        m.set_seeds(&format!("qd{depth}.{key}.write_mbps"), &format!("{what}: write MB/s"), "MB/s", &mbps);
+        m.set_seeds(&format!("qd{depth}.{key}.p99_us"), &format!("{what}: write p99"), "µs", &p99);
+        rates.insert((depth, key), mbps);
     }
     for depth in DEPTHS {
-        let ratio: Vec<f64> =
-            rates[&(depth, "append")].iter().zip(&rates[&(depth, "write")]).map(|(a, w)| a / w).collect();
-        println!("depth {depth}: Zone Append ÷ Zone Write {:.3}", mean(&ratio));
-        m.set_seeds(&format!("qd{depth}.append_over_write"), &format!("Append ÷ Write, depth {depth}"), "", &ratio);
+        for (key, name) in [("append", "Zone Append"), ("zapraid", "ZapRAID")] {
+            let ratio: Vec<f64> =
+                rates[&(depth, key)].iter().zip(&rates[&(depth, "write")]).map(|(a, w)| a / w).collect();
+            println!("depth {depth}: {name} ÷ Zone Write {:.3}", mean(&ratio));
+            m.set_seeds(
+                &format!("qd{depth}.{key}_over_write"),
+                &format!("{name} ÷ Zone Write, depth {depth}"),
+                "",
+                &ratio,
+            );
+        }
     }
     crate::claims::publish(&out, &m)?;
     Ok(())
@@ -131,14 +143,20 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use swan_sim::zoned_array::ZonePrimitive;
 
     #[test]
     fn every_run_is_a_swan_sim_command_that_builds() {
         for depth in DEPTHS {
-            for primitive in [ZonePrimitive::Write, ZonePrimitive::Append] {
-                let cfg = SimArgs::config_of(&flags(primitive, depth, 1)).unwrap();
+            for (key, array, _) in ARRAYS {
+                let cfg = SimArgs::config_of(&flags(array, depth, 1)).unwrap();
                 let zoned = cfg.zoned.as_ref().expect("zoned members");
-                assert_eq!((zoned.primitive, cfg.array.members()), (primitive, 4));
+                let primitive = if key == "write" { ZonePrimitive::Write } else { ZonePrimitive::Append };
+                assert_eq!(
+                    (zoned.primitive, zoned.groups.is_some(), cfg.array.members()),
+                    (primitive, key == "zapraid", 4)
+                );
+                assert_eq!(cfg.array.kind.to_string(), "lograid5");
             }
         }
     }

@@ -1,6 +1,6 @@
-//! `swan repro zoned`: SWAN, Log-RAID and RAIZN over zoned SSDs beside the same log schemes
-//! (and in-place RAID5) over the conventional 850 PRO model, under one workload: the comparison
-//! no paper made (issue 48). Every run is a `swan sim` command, printed, so any row can be
+//! `swan repro zoned`: SWAN, Log-RAID, RAIZN and ZapRAID over zoned SSDs beside the same log
+//! schemes (and in-place RAID5) over the conventional 850 PRO model, under one workload: the
+//! comparison no paper made (issue 48). Every run is a `swan sim` command, printed, so any row can be
 //! rerun on its own; three seeds each. No paper made this comparison, so there is no claim
 //! to judge (ZapRAID's is `swan repro zapraid`'s); the measures are recorded.
 
@@ -21,14 +21,16 @@ const DRIVES: [(&str, &str, Option<u32>); 4] = [
     ("zn540", "16GiB", Some(1)),
 ];
 
-/// The schemes; in-place RAID runs on the conventional drive only, RAIZN on zoned ones only.
-const SCHEMES: [&str; 7] = ["swan0", "lograid0", "swan4", "lograid4", "lograid5", "raizn", "raid5"];
+/// The schemes; in-place RAID runs on the conventional drive only, RAIZN and ZapRAID on
+/// zoned ones only.
+const SCHEMES: [&str; 8] = ["swan0", "lograid0", "swan4", "lograid4", "lograid5", "raizn", "zapraid", "raid5"];
 
-/// Whether `scheme` runs on `drive`: a zone takes no overwrite, and RAIZN is an array of zones.
+/// Whether `scheme` runs on `drive`: a zone takes no overwrite, and RAIZN and ZapRAID are
+/// arrays of zones.
 fn runs_on(drive: (&str, &str, Option<u32>), scheme: &str) -> bool {
     match scheme {
         "raid5" => drive.2.is_none(),
-        "raizn" => drive.2.is_some(),
+        "raizn" | "zapraid" => drive.2.is_some(),
         _ => true,
     }
 }

@@ -5,8 +5,9 @@ use crate::ggc::TimelineWindow;
 use crate::prefill::Prefill;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
+use swan_core::geometry::RaidLevel;
 use swan_core::ggc::GgcConfig;
-use swan_core::scheme::ArraySpec;
+use swan_core::scheme::{ArraySpec, SchemeKind};
 use swan_models::ssd::{SsdConfig, Variation};
 use thiserror::Error;
 
@@ -124,12 +125,35 @@ pub struct ZonedSpec {
     /// The command writes reach their zones with.
     #[serde(default)]
     pub primitive: swan_models::zns::ZonePrimitive,
+    /// ZapRAID's group layout over Zone Append, when the host keeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<AppendGroups>,
+}
+
+/// ZapRAID's group layout (APSys '23 and arXiv 2402.17963; its public code
+/// `adslabcuhk/zapraid`, `Segment::Append` and `Segment::StateTransition`). A host that appends learns where each block
+/// landed only when it completes, so ZapRAID confines the appends of `stripes` consecutive
+/// stripes to that many blocks of each zone, where a degraded read can search for a
+/// stripe by the ID each block carries. The next group starts only once every append of
+/// the last one has completed, and each zone takes at most `in_flight` appends at once:
+/// the stripes a segment may have in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppendGroups {
+    /// Stripes in a group: blocks of one group in each zone (`groupSize`, 256 by default).
+    pub stripes: u32,
+    /// Appends one zone may have in flight (the segment's pool of 16 stripe contexts).
+    pub in_flight: u32,
+}
+
+impl AppendGroups {
+    /// ZapRAID's defaults, from its code: groups of 256 stripes, 16 stripes in flight.
+    pub const ZAPRAID: AppendGroups = AppendGroups { stripes: 256, in_flight: 16 };
 }
 
 impl ZonedSpec {
     /// Each segment one zone.
     pub fn one_zone_per_segment(ssd: swan_models::zns::ZnsConfig) -> Self {
-        Self { ssd, zones_per_segment: 1, stripe_blocks: 1, primitive: Default::default() }
+        Self { ssd, zones_per_segment: 1, stripe_blocks: 1, primitive: Default::default(), groups: None }
     }
 }
 
@@ -176,6 +200,13 @@ impl SimConfig {
                 let target = g.force_target.map(|t| format!("@{}%", t * 100.0)).unwrap_or_default();
                 let bound = g.force_victims.map(|v| format!("/{v}v")).unwrap_or_default();
                 format!("{}{target}{bound}", g.policy.scheme_name())
+            }
+            // ZapRAID is Log-RAID5 whose appends keep its group layout.
+            None if self.zoned.as_ref().is_some_and(|z| z.groups.is_some())
+                && self.array.kind == SchemeKind::LogRaid(RaidLevel::Raid5)
+                && !self.array.tuning.partial_parity_log =>
+            {
+                "zapraid".into()
             }
             None => self.array.label(),
         }
