@@ -287,7 +287,8 @@ pub struct SimArgs {
     /// Stop after this many simulated seconds.
     #[arg(long, allow_negative_numbers = true)]
     pub time: Option<f64>,
-    /// Stop after writing this many multiples of the array's raw capacity (default 3 when --time is not given).
+    /// Stop after writing this many multiples of the array's raw capacity, the members' blocks
+    /// its segments take (default 3 when --time is not given).
     #[arg(long, allow_negative_numbers = true)]
     pub footprint: Option<f64>,
     /// Reporting interval in simulated milliseconds.

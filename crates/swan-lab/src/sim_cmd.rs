@@ -85,7 +85,9 @@ impl SimArgs {
             max_requests: self.max_requests,
             windows,
         });
-        let raw_bytes = u64::from(array.members()) * array.member_blocks * swan_core::BLOCK_BYTES;
+        // The segments' capacity: a RAIZN log's zones are not space the user writes fill, and
+        // counting them would make its runs write more than the other schemes' at one footprint.
+        let raw_bytes = u64::from(array.members()) * array.segment_member_blocks() * swan_core::BLOCK_BYTES;
         Ok(SimConfig {
             array,
             ssd,

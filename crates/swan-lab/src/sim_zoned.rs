@@ -180,6 +180,14 @@ mod tests {
         let g = cfg.array.log_config().unwrap().unwrap().geometry;
         assert_eq!(g.segments_per_group, 21);
         assert_eq!(cfg.zoned.as_ref().unwrap().ssd.zones.zones, 23);
+        // A footprint counts the segments' capacity, so RAIZN writes what Log-RAID5 writes.
+        let flags = ["--ssd", "pm1731a", "--ssd-capacity", "2GiB", "--rgroups", "1", "--ssds-per-rgroup", "4"];
+        let stop = |scheme: &str| {
+            let cfg = args(&[&flags[..], &["--footprint", "2", "--scheme", scheme]].concat()).to_config().unwrap();
+            cfg.stop.write_bytes
+        };
+        assert_eq!(stop("raizn"), stop("lograid5"));
+        assert_eq!(stop("lograid5"), Some(2 * 4 * 21 * 96 << 20));
         let e = args(&["--scheme", "raizn"]).to_config().unwrap_err().to_string();
         assert!(e.contains("--scheme raizn is an array of zoned SSDs"), "{e}");
         let e = crate::sim_args::parse_scheme("raizm").unwrap_err();
