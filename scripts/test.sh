@@ -25,6 +25,9 @@ Environment:
   SWAN_PY_VENV    the Python package's virtualenv (default target/py-venv)
   TMPDIR          where tests put member files (default: a new directory on /dev/shm when
                   it has 8 GiB free, else /tmp; 6 GiB free is required)
+  CARGO_PROFILE_RELEASE_LTO, CARGO_PROFILE_RELEASE_DEBUG
+                  the suite's release builds (default off and line-tables-only: linking
+                  the test binaries with Cargo.toml's thin LTO takes four times as long)
 EOF2
 }
 # shellcheck source=scripts/lib/cli.sh
@@ -69,6 +72,13 @@ if ! need_cmd cargo; then
   echo "test.sh: cargo not found; install the Rust toolchain (rustup) first" >&2
   exit 1
 fi
+# The suite builds the release profile without its thin LTO, and with line tables only for
+# debug information: linking some fifty test binaries with LTO took 999 s of a 1761 s run on
+# two cores, against 273 s without. LTO changes the code's speed, not its behaviour, and no
+# test times anything; what ships (`cargo install`, repro/run.sh, the benches) keeps the
+# profile in Cargo.toml. Set either variable to build the suite as shipped.
+export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-off}
+export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}
 
 # The real trace excerpts the tests replay are in the repository (data/traces).
 export SWAN_TRACES="${SWAN_TRACES:-$(pwd)/data/traces}"
@@ -161,7 +171,8 @@ else
 fi
 
 # What a newcomer types to install the tool, from this clone: `cargo install --path
-# crates/swan-cli` (into a scratch root, reusing this build), then the installed binary runs.
+# crates/swan-cli` (into a scratch root, reusing this build, so with the suite's profile
+# settings above), then the installed binary runs.
 install_root=$(mktemp -d)
 if cargo install --locked --quiet --path crates/swan-cli --root "$install_root" --target-dir target &&
   "$install_root/bin/swan" --version | grep -q '^swan .*(commit '; then
