@@ -27,7 +27,7 @@ Environment:
                   it has 8 GiB free, else /tmp; 6 GiB free is required)
   CARGO_PROFILE_RELEASE_LTO, CARGO_PROFILE_RELEASE_DEBUG
                   the suite's release builds (default off and line-tables-only: linking
-                  the test binaries with Cargo.toml's thin LTO takes four times as long)
+                  the test binaries with Cargo.toml's thin LTO took 3.7 times as long)
 EOF2
 }
 # shellcheck source=scripts/lib/cli.sh
