@@ -131,10 +131,10 @@ pub struct ZonedSpec {
 }
 
 /// ZapRAID's group layout (APSys '23 and arXiv 2402.17963; its public code
-/// `adslabcuhk/zapraid`, `Segment::Append` and `Segment::StateTransition`). A host that appends learns where each block
-/// landed only when it completes, so ZapRAID confines the appends of `stripes` consecutive
-/// stripes to that many blocks of each zone, where a degraded read can search for a
-/// stripe by the ID each block carries. The next group starts only once every append of
+/// `adslabcuhk/zapraid`, `Segment::Append` and `Segment::StateTransition`). A host that
+/// appends learns where each block landed only when it completes, so ZapRAID confines the
+/// appends of `stripes` consecutive stripes to that many blocks of each zone, where a
+/// degraded read can search for a stripe by the ID each block carries. The next group starts only once every append of
 /// the last one has completed, and each zone takes at most `in_flight` appends at once:
 /// the stripes a segment may have in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
