@@ -1,8 +1,8 @@
 //! `swan repro zoned`: SWAN, Log-RAID, RAIZN and ZapRAID over zoned SSDs beside the same log
 //! schemes (and in-place RAID5) over the conventional 850 PRO model, under one workload: the
-//! comparison no paper made (issue 48). Every run is a `swan sim` command, printed, so any row can be
-//! rerun on its own; three seeds each. No paper made this comparison, so there is no claim
-//! to judge (ZapRAID's is `swan repro zapraid`'s); the measures are recorded.
+//! comparison no paper made (issue 48). Every run is a `swan sim` command, printed, so any
+//! row can be rerun on its own; three seeds each. No paper made this comparison, so there is
+//! no claim to judge (ZapRAID's is `swan repro zapraid`'s); the measures are recorded.
 
 use crate::claims::Measures;
 use crate::repro::args::ReproArgs;
