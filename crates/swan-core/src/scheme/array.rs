@@ -199,9 +199,11 @@ impl ArrayScheme {
     }
 
     /// R-group `group`'s GC outlook: its free segments, and the valid blocks of its best
-    /// victim out of a segment's payload slots; `None` for in-place RAID.
+    /// victim out of a segment's payload slots; `None` for in-place RAID, and for a group
+    /// the log does not have (a striped log is one R-group of every member, whatever R-groups
+    /// the array was created with).
     pub fn victim_outlook(&self, group: u32) -> Option<VictimOutlook> {
-        self.log().map(|la| {
+        self.log().filter(|la| group < la.segments().groups()).map(|la| {
             let segs = la.segments();
             VictimOutlook {
                 free_segments: segs.free_count(group),

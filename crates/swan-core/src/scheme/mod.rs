@@ -506,4 +506,26 @@ mod tests {
         assert_eq!("SWAN-0".parse::<SchemeKind>(), Ok(SchemeKind::Swan(RaidLevel::Raid0)));
         assert!("raid6".parse::<SchemeKind>().unwrap_err().to_string().contains("swan0"));
     }
+
+    /// A striped log created with several R-groups (as `swan create --scheme lograid0
+    /// --rgroups 3` makes one) is one R-group of every member: asked of the others, its GC
+    /// outlook is None, not a panic (the server asks of each when it reports no space).
+    #[test]
+    fn a_striped_log_has_one_rgroup_whatever_it_was_created_with() {
+        let spec = ArraySpec {
+            kind: SchemeKind::LogRaid(RaidLevel::Raid0),
+            rgroups: 3,
+            ssds_per_rgroup: 2,
+            member_blocks: 8 * 48,
+            member_offset: 0,
+            segment_rows: 8,
+            chunk_blocks: 4,
+            victim: crate::victim::VictimPolicy::Greedy,
+            tuning: Default::default(),
+        };
+        let a = spec.build().expect("a valid array");
+        assert_eq!(a.log_geometry().map(|g| g.rgroups), Some(1));
+        assert!(a.victim_outlook(0).is_some());
+        assert!(a.victim_outlook(1).is_none() && a.victim_outlook(2).is_none());
+    }
 }

@@ -522,7 +522,9 @@ impl Store {
             self.scheme.pending_release(),
             gc_broken.map(|e| format!(", GC stopped after an error: {e}")).unwrap_or_default()
         );
-        for g in 0..self.io.sb.rgroups {
+        // The log's R-groups: one for a striped log, whatever the superblock was created with.
+        let groups = self.scheme.log_geometry().map_or(0, |g| g.rgroups);
+        for g in 0..groups {
             if let Some(o) = self.scheme.victim_outlook(g) {
                 eprintln!(
                     "swan:   R-group {g}: {} free, best victim holds {:?} of {} blocks",
