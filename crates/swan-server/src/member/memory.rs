@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, BLOCK};
+use super::{Backing, Layer, Member, MemberError, MemberSource, Op, OpenOptions, ZonedLayout, BLOCK};
 
 /// One in-memory member image. Cloning the `Arc` shares it; [`MemoryBacking::fork`] copies it.
 #[derive(Debug)]
@@ -169,13 +169,30 @@ impl MemberSource for MemoryMembers {
         Ok(())
     }
 
+    /// An image laid out as `zoned::create` lays out a file: the device block, an empty
+    /// zone table, the member's blocks.
+    fn create_zoned(&self, path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), MemberError> {
+        layout.zones.validate().map_err(|e| MemberError::Zoned { path: path.to_owned(), op: Op::Create, error: e })?;
+        self.create(path, layout.file_bytes(), overwrite)?;
+        let image = self.image(path).expect("just created");
+        image.write_at(0, &layout.encode()).map_err(|error| MemberError::Io {
+            path: path.to_owned(),
+            op: Op::Create,
+            error,
+        })
+    }
+
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
+        self.open_under(path, opts, Box::new(|bytes| bytes))
+    }
+
+    fn open_under(&self, path: &Path, opts: OpenOptions, layer: Layer<'_>) -> Result<Member, MemberError> {
         let image = self.image(path).ok_or_else(|| MemberError::Io {
             path: path.to_owned(),
             op: Op::Open,
             error: io::Error::from(io::ErrorKind::NotFound),
         })?;
-        Ok(Member::in_memory(path, image, opts.read_only))
+        Member::in_memory_under(path, image, opts.read_only, layer)
     }
 
     fn remove(&self, path: &Path) {

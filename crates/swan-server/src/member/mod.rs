@@ -8,8 +8,11 @@
 //!   blocks become system calls; what `swan serve` runs on.
 //! - [`MemoryBacking`] (`memory.rs`): an image in memory, so crash and fault tests build,
 //!   cut and reopen arrays without a file system.
+//! - [`ZonedFile`] (`zoned.rs`): the zoned contract emulated over either, its zone table in
+//!   the bytes under it.
 //! - a recording backing that wraps either, logging every write, trim and sync in order and
-//!   failing chosen ones (crash replay's recorder).
+//!   failing chosen ones (crash replay's recorder), put under the zoned emulation by
+//!   [`MemberSource::open_under`].
 //!
 //! Two rules hold for every backing, and the layers above rely on them: a discarded range
 //! reads as zeroes (a trimmed block must never resurrect old data), and a read that would
@@ -174,6 +177,9 @@ pub trait Backing: Send + Sync + fmt::Debug {
     }
 }
 
+/// A layer put over a member's bytes: a recorder, a time limit.
+pub type Layer<'a> = Box<dyn FnOnce(Arc<dyn Backing>) -> Arc<dyn Backing> + 'a>;
+
 /// ENOSPC, or EDQUOT (a quota is a full file system to this member).
 fn is_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
@@ -195,6 +201,13 @@ pub trait MemberSource: Send + Sync + fmt::Debug {
         })
     }
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError>;
+    /// Open `path` with `layer` directly over its bytes, under an emulated zoned device's
+    /// zone table, which lives in those bytes: what the layer does to them (records them,
+    /// loses them in a power cut) it then does to the table too. By default the layer goes
+    /// over the member, as [`Member::layered`] puts it.
+    fn open_under(&self, path: &Path, opts: OpenOptions, layer: Layer<'_>) -> Result<Member, MemberError> {
+        Ok(self.open(path, opts)?.layered(layer))
+    }
     /// Undo a [`MemberSource::create`] of an array that failed to come together.
     fn remove(&self, path: &Path);
 }
@@ -251,6 +264,11 @@ impl MemberSource for Timed {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
         let timeout = self.timeout;
         Ok(self.inner.open(path, opts)?.layered(|b| Arc::new(Deadline::new(b, timeout))))
+    }
+
+    fn open_under(&self, path: &Path, opts: OpenOptions, layer: Layer<'_>) -> Result<Member, MemberError> {
+        let timeout = self.timeout;
+        Ok(self.inner.open_under(path, opts, layer)?.layered(|b| Arc::new(Deadline::new(b, timeout))))
     }
 
     fn remove(&self, path: &Path) {
@@ -325,9 +343,10 @@ impl Member {
             MemberKind::File => zoned::probe(&backing, bytes, path)?,
             _ => None,
         };
+        let backing: Arc<dyn Backing> = Arc::new(backing);
         let (backing, bytes): (Arc<dyn Backing>, u64) = match zoned {
             Some(layout) => (Arc::new(ZonedFile::open(backing, layout, path)?), layout.member_blocks() * BLOCK_U64),
-            None => (Arc::new(backing), bytes),
+            None => (backing, bytes),
         };
         Ok(Member {
             path: path.to_owned(),
@@ -342,7 +361,7 @@ impl Member {
         })
     }
 
-    /// A member named `path` over an in-memory image.
+    /// A member named `path` over an in-memory image, taken as a plain one.
     pub fn in_memory(path: &Path, image: Arc<MemoryBacking>, read_only: bool) -> Member {
         let blocks = image.blocks();
         Member {
@@ -356,6 +375,35 @@ impl Member {
             canonical: None,
             zoned: None,
         }
+    }
+
+    /// A member named `path` over an in-memory image with `layer` over its bytes: the zoned
+    /// device the image emulates if [`MemoryMembers::create_zoned`] made it one (its zone
+    /// table then under `layer` too), else a plain member.
+    pub fn in_memory_under(
+        path: &Path,
+        image: Arc<MemoryBacking>,
+        read_only: bool,
+        layer: Layer<'_>,
+    ) -> Result<Member, MemberError> {
+        let bytes = image.blocks() * BLOCK_U64;
+        let bytes_of: Arc<dyn Backing> = layer(image);
+        let zoned = zoned::probe(&*bytes_of, bytes, path)?;
+        let (backing, blocks): (Arc<dyn Backing>, u64) = match zoned {
+            Some(layout) => (Arc::new(ZonedFile::open(bytes_of, layout, path)?), layout.member_blocks()),
+            None => (bytes_of, bytes / BLOCK_U64),
+        };
+        Ok(Member {
+            path: path.to_owned(),
+            backing: Some(backing),
+            kind: MemberKind::Memory,
+            blocks,
+            direct: false,
+            read_only,
+            id: None,
+            canonical: None,
+            zoned,
+        })
     }
 
     /// The same member with its backing wrapped by `layer` (e.g. a recorder), which sees every

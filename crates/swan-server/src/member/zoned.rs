@@ -1,6 +1,7 @@
 //! An emulated zoned member: a regular file that keeps the zoned contract (NVMe ZNS, or a
 //! host-managed SMR disk), so that arrays over zones are served and tested on a machine
-//! with no zoned device.
+//! with no zoned device. The crash tests put the same emulation over an in-memory image,
+//! with their recorder between the two, so that a power cut cuts the zone table too.
 //!
 //! The file holds what such a device holds, and the device's own state after it:
 //!
@@ -29,11 +30,10 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use swan_models::zns::zones::{Zone, ZoneCondition, ZoneError, ZoneGeometry, Zones};
 
-use super::file::FileBacking;
 use super::{Backing, MemberError, Op, BLOCK};
 
 const BLOCK_U64: u64 = BLOCK as u64;
@@ -90,7 +90,7 @@ impl ZonedLayout {
     /// The device block, little-endian: magic, version, CRC32C at 12 (over the block with it
     /// zeroed), conventional blocks, zones, zone size, capacity, open and active limits
     /// (0: none).
-    fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         let mut b = vec![0u8; BLOCK];
         b[..8].copy_from_slice(&DEVICE_MAGIC);
         b[8..12].copy_from_slice(&DEVICE_VERSION.to_le_bytes());
@@ -154,7 +154,7 @@ pub fn create(path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), 
 }
 
 /// What the first block of a file of `bytes` bytes says it emulates: None for a plain file.
-pub fn probe(file: &FileBacking, bytes: u64, path: &Path) -> Result<Option<ZonedLayout>, MemberError> {
+pub fn probe(file: &dyn Backing, bytes: u64, path: &Path) -> Result<Option<ZonedLayout>, MemberError> {
     if bytes < BLOCK_U64 {
         return Ok(None);
     }
@@ -173,7 +173,8 @@ pub fn probe(file: &FileBacking, bytes: u64, path: &Path) -> Result<Option<Zoned
 /// An open emulated zoned device.
 #[derive(Debug)]
 pub struct ZonedFile {
-    inner: FileBacking,
+    /// The file's bytes (or an image's, in the crash tests).
+    inner: Arc<dyn Backing>,
     layout: ZonedLayout,
     /// The zones' state, taken for every write and reset, so that the check at the write
     /// pointer and the data that moves it happen as one.
@@ -185,7 +186,7 @@ pub struct ZonedFile {
 impl ZonedFile {
     /// Open over `inner` (the file), reading back each zone's pointer as a power cycle
     /// leaves it: nothing open, the zones written in part closed.
-    pub fn open(inner: FileBacking, layout: ZonedLayout, path: &Path) -> Result<ZonedFile, MemberError> {
+    pub fn open(inner: Arc<dyn Backing>, layout: ZonedLayout, path: &Path) -> Result<ZonedFile, MemberError> {
         let bad = |why: String| MemberError::BadZonedDevice { path: path.to_owned(), why };
         let mut table = vec![0u8; (layout.table_blocks() * BLOCK_U64) as usize];
         inner.read_at(BLOCK_U64, &mut table).map_err(|error| MemberError::Io {
@@ -341,6 +342,14 @@ impl Backing for ZonedFile {
 
     fn lock(&self, exclusive: bool) -> io::Result<()> {
         self.inner.lock(exclusive)
+    }
+
+    fn mark(&self, what: &'static str) {
+        self.inner.mark(what);
+    }
+
+    fn is_recorded(&self) -> bool {
+        self.inner.is_recorded()
     }
 
     // No direct_fd: a reader submitting its own reads would use member offsets on a file
