@@ -3,7 +3,10 @@
 # the real engine over recorded members (crates/swan-testkit/src/crashsim/), replayed to every
 # FLUSH/FUA point and to random points between them with the last writes torn, each recovered,
 # `swan check`ed and read back; then seeded I/O errors and crashes during GC, front-end
-# rotation and checkpoints. A failure prints its seeds; the same seeds give the same run.
+# rotation and checkpoints. A third of the replay runs, and a share of the fault runs, put
+# the array on emulated zoned members, whose zone tables the power cut cuts too; those are
+# also checked serving writes after the restart. A failure prints its seeds; the same seeds
+# give the same run.
 #
 #   scripts/crash-replay.sh [RUNS [FAULT_SEEDS [OPS [FIRST_SEED]]]]   # default 10 500 12000 1
 #

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use swan_server::member::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, BLOCK};
+use swan_server::member::{Backing, Member, MemberError, MemberSource, Op, OpenOptions, ZonedLayout, BLOCK};
 
 /// One recorded event.
 #[derive(Clone, Debug)]
@@ -241,6 +241,21 @@ fn blocks(offset: u64, len: usize) -> (u64, u64) {
     (offset / BLOCK as u64, (len / BLOCK) as u64)
 }
 
+impl Recorded {
+    /// A write of part of a block (an emulated zoned device's table entry), logged as the
+    /// whole blocks it leaves, read back: a power cut keeps or loses a sector, never less.
+    fn write_in_part(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let first = offset / BLOCK as u64;
+        let end = (offset + buf.len() as u64).div_ceil(BLOCK as u64);
+        let op = Op::Write { block: first, count: end - first };
+        self.recorder.before(self.index, op)?;
+        self.inner.write_at(offset, buf)?;
+        let mut whole = vec![0u8; ((end - first) as usize) * BLOCK];
+        self.inner.read_at(first * BLOCK as u64, &mut whole)?;
+        self.recorder.after(self.index, op, &whole)
+    }
+}
+
 impl Backing for Recorded {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let (block, count) = blocks(offset, buf.len());
@@ -254,6 +269,9 @@ impl Backing for Recorded {
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        if !offset.is_multiple_of(BLOCK as u64) || !buf.len().is_multiple_of(BLOCK) {
+            return self.write_in_part(offset, buf);
+        }
         let (block, count) = blocks(offset, buf.len());
         let op = Op::Write { block, count };
         self.recorder.before(self.index, op)?;
@@ -338,16 +356,21 @@ impl MemberSource for RecordingSource {
         self.inner.create(path, bytes, overwrite)
     }
 
+    fn create_zoned(&self, path: &Path, layout: &ZonedLayout, overwrite: bool) -> Result<(), MemberError> {
+        self.inner.create_zoned(path, layout, overwrite)
+    }
+
+    /// The recorder goes under a zoned member's emulation, so the log holds its zone table's
+    /// writes beside the data's, and a cut may keep either without the other.
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Member, MemberError> {
-        let m = self.inner.open(path, opts)?;
         let index = self.images.lock().unwrap_or_else(|e| e.into_inner()).get(path).copied();
-        Ok(match index {
+        match index {
             Some(index) => {
                 let recorder = Arc::clone(&self.recorder);
-                m.layered(|inner| Arc::new(Recorded { inner, recorder, index }))
+                self.inner.open_under(path, opts, Box::new(move |inner| Arc::new(Recorded { inner, recorder, index })))
             }
-            None => m,
-        })
+            None => self.inner.open(path, opts),
+        }
     }
 
     fn remove(&self, path: &Path) {

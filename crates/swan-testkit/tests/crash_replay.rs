@@ -18,8 +18,19 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// Replay one run at every `every`-th FLUSH/FUA point and at `between` random points in each
 /// `every`-th gap between two of them; returns (points, torn writes, blocks verified).
 fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> (u64, u64, u64) {
+    replay(Config::small(scheme.parse().unwrap(), ops, seed), every, between)
+}
+
+/// [`replay_run`] over emulated zoned members, whose zone tables the cuts cut too.
+fn replay_zoned_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> (u64, u64, u64) {
+    replay(Config::small_zoned(scheme.parse().unwrap(), ops, seed), every, between)
+}
+
+fn replay(cfg: Config, every: usize, between: u64) -> (u64, u64, u64) {
+    let (scheme, seed) = (cfg.scheme.to_string(), cfg.seed);
+    let zoned = if cfg.zoned.is_some() { " over zoned members" } else { "" };
     let t = Instant::now();
-    let run = Run::new(Config::small(scheme.parse().unwrap(), ops, seed), &[]).unwrap();
+    let run = Run::new(cfg, &[]).unwrap();
     let s = &run.stats;
     assert!(run.live_errors.is_empty(), "{:?}", run.live_errors);
     let flushes = run.flush_points();
@@ -34,10 +45,10 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
     let recorded = t.elapsed();
     let r = run.replay(&points, seed ^ 0x7e97).unwrap();
     println!(
-        "{scheme} seed {seed:#x}: {} requests ({} writes, {} trims, {} flushes, {:.0} MiB written), {} log entries \
+        "{scheme}{zoned} seed {seed:#x}: {} requests ({} writes, {} trims, {} flushes, {:.0} MiB written), {} log entries \
          ({:.0} MiB), GC victims {}, front-end rotations {}, checkpoints {}, sync points {}, recorded in {:.1} s; \
-         {} replay points ({} FLUSH/FUA points of {}; {} also with a member failed after the restart), {} writes \
-         torn, {} blocks verified, {} failure(s), {:.1} s",
+         {} replay points ({} FLUSH/FUA points of {}; {} also with a member failed after the restart, {} also \
+         serving writes after it), {} writes torn, {} blocks verified, {} failure(s), {:.1} s",
         s.ops,
         s.writes,
         s.trims,
@@ -54,16 +65,25 @@ fn replay_run(scheme: &str, ops: u64, seed: u64, every: usize, between: u64) -> 
         flushes.len().div_ceil(every),
         flushes.len(),
         r.degraded_points,
+        r.writable_points,
         r.torn_writes,
         r.blocks_verified,
         r.failures.len(),
         t.elapsed().as_secs_f64()
     );
     assert!(r.failures.is_empty(), "{}", r.failures.join("\n"));
-    assert!(s.victims > 0 && s.rotations > 0 && s.checkpoints >= 3, "the run must GC, rotate and checkpoint: {s:?}");
+    // (A striped log has no front-end to rotate.)
+    let rotates = !scheme.starts_with("lograid");
+    assert!(
+        s.victims > 0 && (s.rotations > 0 || !rotates) && s.checkpoints >= 3,
+        "the run must GC, rotate and checkpoint: {s:?}"
+    );
     assert!(r.torn_writes > 0, "no write was torn: the replay did not test tearing");
     if !scheme.ends_with('0') {
         assert!(r.degraded_points > 0, "no point was checked with a failed member");
+    }
+    if !zoned.is_empty() {
+        assert!(r.writable_points > 0, "no point was checked serving writes after the restart");
     }
     (r.points, r.torn_writes, r.blocks_verified)
 }
@@ -78,10 +98,25 @@ fn power_cut_replay_swan5() {
     replay_run("swan5", 5000, 0x5eed_0005, 6, 1);
 }
 
+#[test]
+fn power_cut_replay_swan0_over_zones() {
+    replay_zoned_run("swan0", 8000, 0x5eed_0020, 8, 1);
+}
+
+#[test]
+fn power_cut_replay_lograid0_over_zones() {
+    replay_zoned_run("lograid0", 6000, 0x5eed_0021, 8, 1);
+}
+
 /// Fault runs `seeds`: every outcome clean, every moment hit; returns injected faults by kind.
 fn fault_runs(scheme: &str, seeds: impl IntoIterator<Item = u64>, ops: u64, cuts: usize) -> BTreeMap<String, u64> {
+    fault_runs_over(Config::small(scheme.parse().unwrap(), ops, 0), seeds, cuts)
+}
+
+/// [`fault_runs`] of the array `base` describes.
+fn fault_runs_over(base: Config, seeds: impl IntoIterator<Item = u64>, cuts: usize) -> BTreeMap<String, u64> {
+    let scheme = base.scheme.to_string();
     let seeds: Vec<u64> = seeds.into_iter().collect();
-    let base = Config::small(scheme.parse().unwrap(), ops, 0);
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut problems = Vec::new();
     let seeds_len = seeds.len();
@@ -133,6 +168,13 @@ fn faults_at_the_worst_moments() {
     fault_runs("swan0", 1..33, 3000, 8);
 }
 
+/// Over emulated zoned members: an error may strike a zone table's write as well as the
+/// data's.
+#[test]
+fn faults_at_the_worst_moments_over_zones() {
+    fault_runs_over(Config::small_zoned("swan0".parse().unwrap(), 3000, 0), 1..17, 8);
+}
+
 /// With parity, a member also fails a third of the way through some runs and is rebuilt
 /// onto a replacement halfway; crashes strike while the array serves degraded, during the
 /// rebuild and after it, and errors strike the rebuild.
@@ -172,8 +214,13 @@ fn long_power_cut_replay() {
     let first = env_u64("SWAN_CRASH_SEED", 1);
     let (mut p, mut t, mut b) = (0, 0, 0);
     for i in 0..runs {
-        let scheme = if i % 3 == 2 { "swan5" } else { "swan0" };
-        let (pp, tt, bb) = replay_run(scheme, ops, first + i, 1, 2);
+        // Plain SWAN0, then a log over zoned members (SWAN0 and Log-RAID0 in turn), then SWAN5.
+        let (pp, tt, bb) = match (i % 3, i / 3 % 2) {
+            (0, _) => replay_run("swan0", ops, first + i, 1, 2),
+            (1, 0) => replay_zoned_run("swan0", ops, first + i, 1, 2),
+            (1, _) => replay_zoned_run("lograid0", ops, first + i, 1, 2),
+            _ => replay_run("swan5", ops, first + i, 1, 2),
+        };
         (p, t, b) = (p + pp, t + tt, b + bb);
     }
     println!("long replay: {runs} runs, {p} replay points, {t} torn writes, {b} blocks verified, nothing lost");
@@ -193,6 +240,7 @@ fn long_fault_runs() {
         None => {
             fault_runs("swan0", first..first + seeds, ops, 16);
             fault_runs("swan5", first..first + seeds / 2, ops, 16);
+            fault_runs_over(Config::small_zoned("swan0".parse().unwrap(), ops, 0), first..first + seeds / 2, 16);
         }
     }
 }

@@ -2,6 +2,7 @@
 //! member to fail and replace, if any.
 
 use swan_core::scheme::SchemeKind;
+use swan_server::array::ZonedMembers;
 
 /// The shape of the array and the workload.
 #[derive(Clone, Debug)]
@@ -22,6 +23,8 @@ pub struct Config {
     pub replace: Option<u32>,
     /// How the engine serves reads (reads around busy members among them).
     pub reads: swan_core::scheme::ReadRules,
+    /// Members that are emulated zoned devices, each segment a zone (None: plain members).
+    pub zoned: Option<ZonedMembers>,
 }
 
 impl Config {
@@ -39,6 +42,15 @@ impl Config {
             checkpoint_every: 300,
             replace: None,
             reads: Default::default(),
+            zoned: None,
         }
+    }
+
+    /// [`Config::small`] over emulated zoned members: each 128 KiB segment a zone, and each
+    /// member letting three zones be active at once, the least the array works with
+    /// (`swan create --max-active-zones`), so that a write the limit refuses shows up.
+    pub fn small_zoned(scheme: SchemeKind, ops: u64, seed: u64) -> Config {
+        let small = Config::small(scheme, ops, seed);
+        Config { zoned: Some(ZonedMembers { zone_bytes: small.segment_bytes, max_active: Some(3) }), ..small }
     }
 }

@@ -52,7 +52,7 @@ impl<'a> Materialiser<'a> {
         let mut durable = Vec::new();
         for (m, blocks) in run.base.iter().enumerate() {
             let p = PathBuf::from(format!("replay/m{m}"));
-            let f = MemoryBacking::new(run.member_blocks);
+            let f = MemoryBacking::new(run.image_blocks);
             images.insert(&p, f.clone());
             let mut map = HashMap::new();
             for (b, data) in blocks {

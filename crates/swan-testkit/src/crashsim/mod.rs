@@ -3,9 +3,11 @@
 //!
 //! A run ([`Run::new`]):
 //!
-//! 1. creates an array over in-memory members ([`MemoryMembers`]) and keeps copies of the
-//!    member images as create left them (sparse: the blocks that are not zero);
-//! 2. puts one [`Recorder`] under every member (opening them through a [`RecordingSource`]),
+//! 1. creates an array over in-memory members ([`MemoryMembers`]), plain or emulated zoned
+//!    devices ([`Config::zoned`]), and keeps copies of the member images as create left them
+//!    (sparse: the blocks that are not zero);
+//! 2. puts one [`Recorder`] under every member (opening them through a [`RecordingSource`];
+//!    under a zoned member's emulation, so its zone table is logged and cut like its data),
 //!    recovers the array and drives the real engine
 //!    through a [`Stepper`] (the engine's own loop, round by round, over a manual clock:
 //!    deterministic) with a seeded workload of writes, FUA writes, trims, reads and flushes
@@ -33,7 +35,10 @@
 //!   (a) the data of the last write or trim acknowledged before the last FLUSH that completed
 //!   before the cut (not counting requests sent with or after that FLUSH), or the data of a
 //!   later write to that block that had started before the cut, and (b) never anything that
-//!   was not written to that block.
+//!   was not written to that block;
+//! - over zoned members, the array must also serve writes after the restart (that is when it
+//!   resets and finishes the zones the crash left): they must land at the zones' write
+//!   pointers, and read back beside every other block as it was.
 //!
 //! The images are kept up to date incrementally (one in-memory image per member, patched from
 //! cut to cut), so a replay point costs about one recovery and one read of the volume.
@@ -96,6 +101,9 @@ pub struct Run {
     source: Arc<RecordingSource>,
     base: Vec<Vec<(u64, Vec<u8>)>>,
     member_blocks: u64,
+    /// Blocks of each member's image: its member blocks, and before them, on an emulated
+    /// zoned device, the device block and zone table.
+    image_blocks: u64,
     volume_blocks: u64,
     recorder: Arc<Recorder>,
     ops: Vec<OpRec>,
@@ -130,7 +138,7 @@ impl Run {
             spare: None,
             force: false,
             created: 0,
-            zoned: None,
+            zoned: cfg.zoned,
         };
         let mut uuid = [0u8; 16];
         let mut r = SplitMix64(cfg.seed ^ 0x0a1d);
@@ -140,7 +148,11 @@ impl Run {
         uuid[8] = (uuid[8] & 0x3f) | 0x80;
         let sb = array::create_in(&*images, &paths, &o, uuid)?;
         let mut base: Vec<_> = paths.iter().map(|p| images.image(p).expect("created").nonzero_blocks()).collect();
+        let image_blocks = images.image(&paths[0]).expect("created").blocks();
         if let Some(m) = cfg.replace {
+            if cfg.zoned.is_some() {
+                bail!("replacing a zoned member is not simulated: the replacement would be a plain image");
+            }
             if m >= members {
                 bail!("cannot replace member {m}: the array has {members}");
             }
@@ -159,6 +171,7 @@ impl Run {
             source,
             base,
             member_blocks: sb.member_blocks,
+            image_blocks,
             volume_blocks,
             recorder: recorder.clone(),
             ops: Vec::new(),

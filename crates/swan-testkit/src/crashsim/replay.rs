@@ -1,10 +1,11 @@
 //! Replaying the log to chosen crash points and checking recovery there: the array must
 //! open, recover and pass `swan check`, and every block must read back as the writes and
 //! flushes acknowledged before the crash allow (also with a member failed after the
-//! restart, on arrays with parity).
+//! restart, on arrays with parity; and over zoned members, once the array serves writes
+//! again, which is when it resets and finishes the zones the crash left).
 
 use super::materialise::Materialiser;
-use super::payload::identify;
+use super::payload::{identify, payload};
 use super::workload::Kind;
 use super::{quiet_opts, Run};
 use crate::rng::SplitMix64;
@@ -25,6 +26,8 @@ pub struct ReplayReport {
     pub blocks_verified: u64,
     /// Points also checked with a member failed after the restart (arrays with parity).
     pub degraded_points: u64,
+    /// Points also checked serving writes after the restart (zoned members).
+    pub writable_points: u64,
     /// Blocks that answered EIO after a crash in the window where a member's failure was
     /// a second fault ([`Run::in_double_fault`]); none of them had a flushed write.
     pub double_fault_eio: u64,
@@ -133,9 +136,16 @@ impl Run {
             let verified = verified.and_then(|whole| match degraded {
                 Some(m) if whole => {
                     report.degraded_points += 1;
-                    self.verify_degraded(&mat.images, &paths, cut, m)
+                    self.verify_degraded(&mat.images, &paths, cut, m).map(|()| whole)
                 }
-                _ => Ok(()),
+                _ => Ok(whole),
+            });
+            let verified = verified.and_then(|whole| {
+                if whole && self.cfg.zoned.is_some() {
+                    report.writable_points += 1;
+                    self.verify_writable(&mat.images, &paths, cut, rng.next_u64())?;
+                }
+                Ok(())
             });
             if let Err(e) = verified {
                 report.failures.push(format!(
@@ -171,7 +181,8 @@ impl Run {
         let mut st =
             Stepper::start(opened, recovered, EngineOptions { read_only: true, ..quiet_opts(self.cfg.reads) })?;
         let eio_may = !whole && self.in_double_fault(cut);
-        self.read_back(&mut st, cut, eio_may).map(|eio| (whole, eio))
+        let (allowed, required) = self.allowed_and_required(cut);
+        self.read_back(&mut st, &allowed, &required, eio_may).map(|eio| (whole, eio))
     }
 
     /// As [`Run::verify_images`], on copies of the images, then with member `failed` failed:
@@ -186,17 +197,57 @@ impl Run {
         let recovered = array::recover(&opened)?;
         let mut st = Stepper::start(opened, recovered, quiet_opts(self.cfg.reads))?;
         st.fail(failed).map_err(|e| anyhow!("swan fail {failed}: {e}"))?;
-        self.read_back(&mut st, cut, false)
+        let (allowed, required) = self.allowed_and_required(cut);
+        self.read_back(&mut st, &allowed, &required, false)
             .map(|_| ())
             .with_context(|| format!("member {failed} failed after the restart"))
     }
 
-    /// Read the whole volume through `st`; every block must hold what it may at `cut`.
-    /// With `eio_may`, a block no flushed write is required in may answer EIO instead;
-    /// returns how many did.
-    fn read_back(&self, st: &mut Stepper, cut: usize, eio_may: bool) -> Result<u64> {
+    /// As [`Run::verify_images`], on copies of the images, opened to serve writes: over
+    /// zoned members that is when the free segments' zones the crash left written are reset
+    /// and the segments open at the crash are finished and emptied, which a read-only open
+    /// skips. Every block must read back as it may; then writes to `SERVED_AFTER` random
+    /// blocks, which the zones take only at their write pointers, must be answered and read
+    /// back, beside every other block as it was.
+    fn verify_writable(&self, images: &MemoryMembers, paths: &[PathBuf], cut: usize, seed: u64) -> Result<()> {
+        /// Writes after the restart: a few segments' worth, so the log moves on to segments
+        /// whose zones the restart reset.
+        const SERVED_AFTER: u64 = 1024;
+        let copies = MemoryMembers::new();
+        for p in paths {
+            copies.insert(p, images.image(p).expect("an image for every member").fork());
+        }
+        let opened = array::open_from(copies, paths, false, false)?;
+        let recovered = array::recover(&opened)?;
+        let mut st = Stepper::start(opened, recovered, quiet_opts(self.cfg.reads)).context("serving again")?;
+        let (mut allowed, required) = self.allowed_and_required(cut);
+        self.read_back(&mut st, &allowed, &required, false).context("opened to serve writes")?;
+        let mut rng = SplitMix64(seed);
+        for k in 0..SERVED_AFTER {
+            let lba = rng.below(self.volume_blocks);
+            // Above every version the workload wrote (one per request).
+            let version = (1 << 40) + k;
+            let data = payload(self.cfg.seed, lba, version);
+            let write = BlockRequest {
+                op: BlockOp::Write(data.into()),
+                offset: lba * BLOCK as u64,
+                len: BLOCK as u32,
+                fua: false,
+            };
+            served(&mut st, write).map_err(|e| anyhow!("write {k} after the restart, to block {lba}: {e:?}"))?;
+            allowed[lba as usize] = vec![version];
+        }
+        let flush = BlockRequest { op: BlockOp::Flush, offset: 0, len: 0, fua: false };
+        served(&mut st, flush).map_err(|e| anyhow!("FLUSH after the restart: {e:?}"))?;
+        self.read_back(&mut st, &allowed, &required, false).context("after writes served since the restart")?;
+        Ok(())
+    }
+
+    /// Read the whole volume through `st`; every block must hold one of its `allowed`
+    /// versions. With `eio_may`, a block no flushed write is `required` of may answer EIO
+    /// instead; returns how many did.
+    fn read_back(&self, st: &mut Stepper, allowed: &[Vec<u64>], required: &[bool], eio_may: bool) -> Result<u64> {
         let seed = self.cfg.seed;
-        let (allowed, required) = self.allowed_and_required(cut);
         let mut eio = 0;
         const CHUNK: u64 = 256;
         let mut errors = Vec::new();
@@ -246,13 +297,18 @@ impl Run {
 }
 
 /// Read `n` blocks from `lba` through the stepper.
-fn read_blocks(st: &mut Stepper, lba: u64, n: u64) -> std::result::Result<Vec<u8>, swan_nbd::Errno> {
+fn read_blocks(st: &mut Stepper, lba: u64, n: u64) -> Reply {
+    served(
+        st,
+        BlockRequest { op: BlockOp::Read, offset: lba * BLOCK as u64, len: (n as usize * BLOCK) as u32, fua: false },
+    )
+}
+
+/// Send `req` through the stepper and run it until the reply.
+fn served(st: &mut Stepper, req: BlockRequest) -> Reply {
     let slot: Arc<Mutex<Option<Reply>>> = Arc::new(Mutex::new(None));
     let s = slot.clone();
-    st.submit(
-        BlockRequest { op: BlockOp::Read, offset: lba * BLOCK as u64, len: (n as usize * BLOCK) as u32, fua: false },
-        Box::new(move |r| *s.lock().expect("slot") = Some(r)),
-    );
+    st.submit(req, Box::new(move |r| *s.lock().expect("slot") = Some(r)));
     while slot.lock().expect("slot").is_none() {
         st.round();
     }
