@@ -27,6 +27,8 @@
 //! in the table is written after the write's data, both through the page cache, so a
 //! process killed between the two has only lost a write it never acknowledged, and the
 //! next write at the pointer covers it. A sync makes data and table durable together.
+//! Whatever the file holds past a zone's pointer reads as zeroes, as a device holds nothing
+//! there: a power cut may keep a write's data and lose its table entry.
 
 use std::io;
 use std::path::Path;
@@ -253,21 +255,53 @@ impl ZonedFile {
     pub fn finish(&self, zone: u32) -> io::Result<()> {
         let mut zones = self.zones();
         zones.finish(zone).map_err(Self::refused)?;
-        self.record(&zones, zone)
+        self.record(&zones, zone)?;
+        // Done once it completes, as a reset is.
+        self.inner.sync()
+    }
+}
+
+impl ZonedFile {
+    /// Zero what `buf`, read from byte `offset`, holds past its zones' write pointers. A
+    /// device has nothing there; the file may, after a power cut that kept a write's data
+    /// and lost its table entry, and a recovery that read it back would take as landed a
+    /// write the pointer says never happened.
+    fn clip(&self, offset: u64, buf: &mut [u8]) {
+        let len = buf.len() as u64;
+        if offset + len <= self.layout.conventional_blocks * BLOCK_U64 {
+            return;
+        }
+        let zones = self.zones();
+        for (at, n, zone) in self.pieces(offset, len) {
+            let Some(zone) = zone else { continue };
+            let written = (self.layout.zone_start(zone) + zones.zone(zone).write_pointer) * BLOCK_U64;
+            let from = at.max(written);
+            if from < at + n {
+                buf[(from - offset) as usize..(at + n - offset) as usize].fill(0);
+            }
+        }
     }
 }
 
 impl Backing for ZonedFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.inner.read_at(self.base + offset, buf)
+        self.inner.read_at(self.base + offset, buf)?;
+        self.clip(offset, buf);
+        Ok(())
     }
 
     fn read_if_cached(&self, offset: u64, buf: &mut [u8]) -> bool {
-        self.inner.read_if_cached(self.base + offset, buf)
+        let hit = self.inner.read_if_cached(self.base + offset, buf);
+        if hit {
+            self.clip(offset, buf);
+        }
+        hit
     }
 
     fn read_small(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.inner.read_small(self.base + offset, buf)
+        self.inner.read_small(self.base + offset, buf)?;
+        self.clip(offset, buf);
+        Ok(())
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
@@ -307,7 +341,8 @@ impl Backing for ZonedFile {
     }
 
     /// Conventional blocks are punched; whole sequential zones are reset (their blocks
-    /// punched too, so they read as zeroes); part of a zone is refused.
+    /// punched too, so they read as zeroes, and the reset made durable); part of a zone is
+    /// refused.
     fn discard(&self, offset: u64, len: u64) -> io::Result<()> {
         let zone_bytes = self.layout.zones.zone_blocks * BLOCK_U64;
         for (at, n, zone) in self.pieces(offset, len) {
@@ -332,6 +367,9 @@ impl Backing for ZonedFile {
             zones.reset(zone).map_err(Self::refused)?;
             self.inner.discard(self.base + at, n)?;
             self.record(&zones, zone)?;
+            // A device's reset is done once it completes: what a power cut leaves of the zone
+            // is then the new lap's writes, never the old lap's pointer over them.
+            self.inner.sync()?;
         }
         Ok(())
     }

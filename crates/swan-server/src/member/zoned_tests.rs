@@ -227,3 +227,30 @@ fn random_commands_keep_the_contract_and_the_data() {
         }
     }
 }
+
+/// A power cut may keep a write's data in the file and lose its zone table entry: the
+/// blocks past the pointer then read as zeroes, as a device holds nothing there, and the
+/// next write at the pointer goes over them.
+#[test]
+fn what_the_file_holds_past_a_write_pointer_reads_as_zeroes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = made(&dir);
+    let z1 = layout().zone_start(1);
+    {
+        let m = open(&p);
+        m.write(z1, &blocks(2, 3)).unwrap();
+    }
+    // Block 2 of zone 1 as a page cache might have left it: data, no table entry.
+    let file = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&blocks(1, 7), layout().base() + (z1 + 2) * BLOCK as u64).unwrap();
+    let m = open(&p);
+    assert_eq!(m.report_zones().unwrap()[1].write_pointer, 2);
+    assert_eq!(read(&m, z1, 3), [blocks(2, 3), blocks(1, 0)].concat());
+    let mut cached = blocks(1, 9);
+    if m.read_if_cached(z1 + 2, &mut cached) {
+        assert_eq!(cached, blocks(1, 0), "from the page cache too");
+    }
+    m.write(z1 + 2, &blocks(1, 5)).unwrap();
+    assert_eq!(read(&m, z1, 3), [blocks(2, 3), blocks(1, 5)].concat());
+}
