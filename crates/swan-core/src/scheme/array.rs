@@ -304,6 +304,12 @@ impl ArrayScheme {
         Some(la.summary_of(segment))
     }
 
+    /// Seal adopted segment `segment` as the summary found on the members numbers it
+    /// ([`LogArray::seal_adopted_as`]); false for in-place RAID, which adopts nothing.
+    pub fn seal_adopted_as(&mut self, segment: u64, seq: u64) -> bool {
+        self.log_mut().map(|la| la.seal_adopted_as(segment, seq)).is_some()
+    }
+
     /// What a checkpoint writes of the array; `None` for in-place RAID, whose blocks are
     /// where their addresses put them and which writes no checkpoint.
     pub fn checkpoint_image(&self) -> Option<CheckpointImage<'_>> {

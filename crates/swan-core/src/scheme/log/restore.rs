@@ -77,16 +77,26 @@ impl LogArray {
     /// like any other, so its blocks are verified by what its summary says rather than by
     /// CRCs a driver held in memory since the restart. Its free slots stay unused.
     pub fn seal_adopted(&mut self, seg: u64) -> u64 {
+        let seq = self.seal_seq + 1;
+        self.seal_adopted_as(seg, seq);
+        seq
+    }
+
+    /// Give adopted segment `seg` the seal numbered `seq` that its summary, found whole on
+    /// the members, already carries: the crash came after the summary was written and
+    /// before its seal was logged, and a zone takes no second summary. Such a seal numbers
+    /// above every logged one, and later seals number above it.
+    pub fn seal_adopted_as(&mut self, seg: u64, seq: u64) {
         assert!(
             self.segs.state(seg) == SegState::Sealed && self.segs.seq(seg) == 0 && self.segs.valid(seg) > 0,
             "segment {seg} is not an adopted one"
         );
-        self.seal_seq += 1;
-        self.segs.seal_adopted(seg, self.seal_seq);
+        assert!(seq > 0, "seal numbers start at 1");
+        self.seal_seq = self.seal_seq.max(seq);
+        self.segs.seal_adopted(seg, seq);
         if let Some(log) = self.changes.as_mut() {
-            log.push(crate::scheme::MapChange::Sealed { segment: seg, seq: self.seal_seq });
+            log.push(crate::scheme::MapChange::Sealed { segment: seg, seq });
         }
-        self.seal_seq
     }
 
     /// Plan a TRIM of every free segment (cleared first), for telling SSDs that met the array

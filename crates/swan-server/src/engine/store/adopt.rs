@@ -14,6 +14,7 @@
 
 use super::Store;
 use crate::member::{MemberError, BLOCK};
+use swan_core::geometry::Geometry;
 use swan_core::summary::DEAD;
 
 /// What sealing the adopted segments found.
@@ -41,63 +42,75 @@ impl Store {
     pub(super) fn seal_adopted(&mut self, adopted: &[u64]) -> Result<AdoptedSeals, MemberError> {
         let mut out = AdoptedSeals::default();
         let Some(&geo) = self.scheme.log_geometry() else { return Ok(out) };
-        let mut block = vec![0u8; BLOCK];
         for &seg in adopted {
             let group = geo.group_of_segment(seg);
             if geo.group_members(group).any(|m| !self.io.members.is_healthy(m)) {
                 out.left_degraded += 1;
                 continue;
             }
-            // The live blocks, from the map (the segment has no summary to read them from).
-            let Some(mut summary) = self.scheme.seal_adopted(seg) else { break };
-            for (slot, entry) in summary.entries.iter_mut().enumerate() {
-                if entry.lba == DEAD {
-                    continue;
-                }
-                let pba = geo.pba(seg, slot as u32);
-                let (m, at) = geo.slot_location(seg, slot as u32);
-                self.io.members[m as usize].read(at, &mut block)?;
-                let found = crc32c::crc32c(&block);
-                entry.crc = match self.crcs.adopted.get(&pba).copied() {
-                    None => {
-                        out.first_crcs += 1;
-                        found
-                    }
-                    Some(named) if named == found => {
-                        out.verified += 1;
-                        named
-                    }
-                    Some(named) => {
-                        let rebuilt =
-                            self.io.members.rebuild(m, at, &mut block)?.is_some() && crc32c::crc32c(&block) == named;
-                        if rebuilt {
-                            self.io.members[m as usize].write(at, &block)?;
-                            out.repaired += 1;
-                        } else {
-                            out.unreadable += 1;
-                        }
-                        eprintln!(
-                            "swan: logical block {} (segment {seg}, member {m} block {at}) does not match the CRC \
-                             its journal record named: {}",
-                            entry.lba,
-                            if rebuilt { "rebuilt from parity" } else { "it reads as EIO until rewritten" }
-                        );
-                        named
-                    }
-                };
-            }
-            summary.block_crcs = true;
-            let bytes = summary.encode(geo.summary_blocks);
+            let Some(bytes) = self.adopted_summary(&geo, seg, &mut out)? else { break };
             for index in 0..geo.summary_blocks {
                 let (m, at) = geo.slot_location(seg, geo.payload_slots() + index);
                 let at_byte = index as usize * BLOCK;
                 self.io.members[m as usize].write(at, &bytes[at_byte..at_byte + BLOCK])?;
             }
-            for slot in 0..geo.payload_slots() {
-                self.crcs.adopted.remove(&geo.pba(seg, slot));
-            }
-            out.segments += 1;
         }
         Ok(out)
+    }
+
+    /// Seal adopted segment `seg` in the scheme and give back its summary's bytes, each live
+    /// block checked against the CRC the journal named for it (see the module comment);
+    /// None if the scheme has no such segment to seal. The caller writes the summary.
+    pub(super) fn adopted_summary(
+        &mut self,
+        geo: &Geometry,
+        seg: u64,
+        out: &mut AdoptedSeals,
+    ) -> Result<Option<Vec<u8>>, MemberError> {
+        let mut block = vec![0u8; BLOCK];
+        // The live blocks, from the map (the segment has no summary to read them from).
+        let Some(mut summary) = self.scheme.seal_adopted(seg) else { return Ok(None) };
+        for (slot, entry) in summary.entries.iter_mut().enumerate() {
+            if entry.lba == DEAD {
+                continue;
+            }
+            let pba = geo.pba(seg, slot as u32);
+            let (m, at) = geo.slot_location(seg, slot as u32);
+            self.io.members[m as usize].read(at, &mut block)?;
+            let found = crc32c::crc32c(&block);
+            entry.crc = match self.crcs.adopted.get(&pba).copied() {
+                None => {
+                    out.first_crcs += 1;
+                    found
+                }
+                Some(named) if named == found => {
+                    out.verified += 1;
+                    named
+                }
+                Some(named) => {
+                    let rebuilt =
+                        self.io.members.rebuild(m, at, &mut block)?.is_some() && crc32c::crc32c(&block) == named;
+                    if rebuilt {
+                        self.io.members[m as usize].write(at, &block)?;
+                        out.repaired += 1;
+                    } else {
+                        out.unreadable += 1;
+                    }
+                    eprintln!(
+                        "swan: logical block {} (segment {seg}, member {m} block {at}) does not match the CRC \
+                         its journal record named: {}",
+                        entry.lba,
+                        if rebuilt { "rebuilt from parity" } else { "it reads as EIO until rewritten" }
+                    );
+                    named
+                }
+            };
+        }
+        summary.block_crcs = true;
+        for slot in 0..geo.payload_slots() {
+            self.crcs.adopted.remove(&geo.pba(seg, slot));
+        }
+        out.segments += 1;
+        Ok(Some(summary.encode(geo.summary_blocks)))
     }
 }

@@ -202,9 +202,18 @@ impl Store {
             let z = self.open_zoned(&adopted)?;
             if self.verbose || z.unreadable > 0 || z.zones_reset > 0 {
                 eprintln!(
-                    "swan: zoned members: {} zone(s) of free segments reset; {} segment(s) open at the last stop \
-                     emptied ({} zone(s) finished): {} live block(s) moved, {} matched the journal, {} unreadable",
-                    z.zones_reset, z.segments, z.zones_finished, z.moved, z.verified, z.unreadable
+                    "swan: zoned members: {} zone(s) of free segments reset; of the segments open at the last stop, \
+                     {} found sealed, {} sealed in place ({} filler block(s)) and {} emptied ({} zone(s) finished, \
+                     {} live block(s) moved); {} live block(s) matched, {} unreadable",
+                    z.zones_reset,
+                    z.found_sealed,
+                    z.sealed,
+                    z.padded,
+                    z.segments,
+                    z.zones_finished,
+                    z.moved,
+                    z.verified,
+                    z.unreadable
                 );
             }
             self.sync_all()?;
