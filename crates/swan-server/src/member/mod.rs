@@ -361,20 +361,11 @@ impl Member {
         })
     }
 
-    /// A member named `path` over an in-memory image, taken as a plain one.
+    /// A member named `path` over an in-memory image that is not an emulated zoned device's
+    /// (one made by [`MemoryMembers::create`], or by hand).
     pub fn in_memory(path: &Path, image: Arc<MemoryBacking>, read_only: bool) -> Member {
-        let blocks = image.blocks();
-        Member {
-            path: path.to_owned(),
-            backing: Some(image),
-            kind: MemberKind::Memory,
-            blocks,
-            direct: false,
-            read_only,
-            id: None,
-            canonical: None,
-            zoned: None,
-        }
+        Self::in_memory_under(path, image, read_only, Box::new(|bytes| bytes))
+            .expect("only an image that says it is a zoned device can fail to open")
     }
 
     /// A member named `path` over an in-memory image with `layer` over its bytes: the zoned

@@ -86,13 +86,16 @@ impl Store {
         }
         // The summaries found go first: their seal numbers are above every logged one, and
         // the seals given now number after them.
-        let mut rest = Vec::new();
+        // A seal writes to every member of the R-group: with one not healthy, the live
+        // blocks move out instead.
+        let (mut rest, mut to_move) = (Vec::new(), Vec::new());
         for &seg in adopted {
-            if !self.take_found_summary(&geo, seg, &reports, &mut out)? {
+            if geo.group_members(geo.group_of_segment(seg)).any(|m| !self.io.members.is_healthy(m)) {
+                to_move.push(seg);
+            } else if !self.take_found_summary(&geo, seg, &reports, &mut out)? {
                 rest.push(seg);
             }
         }
-        let mut to_move = Vec::new();
         for seg in rest {
             if !self.seal_in_zones(&geo, seg, &reports, &mut out)? {
                 to_move.push(seg);
@@ -111,9 +114,9 @@ impl Store {
         Some((zone, layout.zone_start(zone), z))
     }
 
-    /// Take adopted segment `seg` as sealed if its whole summary is behind its zones'
-    /// write pointers and agrees with the map (see the module comment); false, with nothing
-    /// done, if not.
+    /// Take adopted segment `seg`, its R-group healthy, as sealed if its whole summary is
+    /// behind its zones' write pointers and agrees with the map (see the module comment);
+    /// false, with nothing done, if not.
     fn take_found_summary(
         &mut self,
         geo: &Geometry,
@@ -122,9 +125,6 @@ impl Store {
         out: &mut ZonedOpen,
     ) -> Result<bool, EngineError> {
         let members: Vec<u32> = geo.group_members(geo.group_of_segment(seg)).collect();
-        if members.iter().any(|&m| !self.io.members.is_healthy(m)) {
-            return Ok(false);
-        }
         let mut bytes = vec![0u8; geo.summary_blocks as usize * BLOCK];
         for index in 0..geo.summary_blocks {
             let (m, at) = geo.slot_location(seg, geo.payload_slots() + index);
@@ -177,8 +177,8 @@ impl Store {
         Ok(true)
     }
 
-    /// Seal adopted segment `seg` where the crash left its zones (see the module comment);
-    /// false, with nothing done, where it cannot be.
+    /// Seal adopted segment `seg`, its R-group healthy, where the crash left its zones (see
+    /// the module comment); false, with nothing done, where it cannot be.
     fn seal_in_zones(
         &mut self,
         geo: &Geometry,
@@ -187,9 +187,6 @@ impl Store {
         out: &mut ZonedOpen,
     ) -> Result<bool, EngineError> {
         let members: Vec<u32> = geo.group_members(geo.group_of_segment(seg)).collect();
-        if members.iter().any(|&m| !self.io.members.is_healthy(m)) {
-            return Ok(false);
-        }
         // (member, block, summary index) of each summary block.
         let summary: Vec<(u32, u64, usize)> = (0..geo.summary_blocks)
             .map(|i| {
