@@ -29,6 +29,12 @@
 //! next write at the pointer covers it. A sync makes data and table durable together.
 //! Whatever the file holds past a zone's pointer reads as zeroes, as a device holds nothing
 //! there: a power cut may keep a write's data and lose its table entry.
+//!
+//! **A zone leaves the active ones only durably**: the file is synced when a write fills a
+//! zone and after a reset or finish. Between syncs zones only open or advance, so whatever
+//! mix of the table's versions a power cut leaves (sectors of one block written back and
+//! others not) has no more zones active than the last version did, and so no more than the
+//! limit; a device's own metadata would not let a power cut break it either.
 
 use std::io;
 use std::path::Path;
@@ -319,6 +325,10 @@ impl Backing for ZonedFile {
             self.inner.write_at(self.base + at, data)?;
             zones.write(block, len / BLOCK_U64).map_err(Self::refused)?;
             self.record(&zones, zone)?;
+            if zones.zone(zone).condition == ZoneCondition::Full {
+                // A zone leaves the active ones durably (see the module comment).
+                self.inner.sync()?;
+            }
         }
         Ok(())
     }
