@@ -205,8 +205,8 @@ impl Run {
 
     /// As [`Run::verify_images`], on copies of the images, opened to serve writes: over
     /// zoned members that is when the free segments' zones the crash left written are reset
-    /// and the segments open at the crash are finished and emptied, which a read-only open
-    /// skips. Every block must read back as it may; then writes to `SERVED_AFTER` random
+    /// and the segments open at the crash are sealed where their zones stand (or emptied),
+    /// which a read-only open skips. Every block must read back as it may; then writes to `SERVED_AFTER` random
     /// blocks, which the zones take only at their write pointers, must be answered and read
     /// back, beside every other block as it was.
     fn verify_writable(&self, images: &MemoryMembers, paths: &[PathBuf], cut: usize, seed: u64) -> Result<()> {
