@@ -265,9 +265,7 @@ impl ZonedFile {
         // Done once it completes, as a reset is.
         self.inner.sync()
     }
-}
 
-impl ZonedFile {
     /// Zero what `buf`, read from byte `offset`, holds past its zones' write pointers. A
     /// device has nothing there; the file may, after a power cut that kept a write's data
     /// and lost its table entry, and a recovery that read it back would take as landed a

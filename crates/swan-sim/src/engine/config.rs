@@ -134,9 +134,9 @@ pub struct ZonedSpec {
 /// `adslabcuhk/zapraid`, `Segment::Append` and `Segment::StateTransition`). A host that
 /// appends learns where each block landed only when it completes, so ZapRAID confines the
 /// appends of `stripes` consecutive stripes to that many blocks of each zone, where a
-/// degraded read can search for a stripe by the ID each block carries. The next group starts only once every append of
-/// the last one has completed, and each zone takes at most `in_flight` appends at once:
-/// the stripes a segment may have in flight.
+/// degraded read can search for a stripe by the ID each block carries. The next group
+/// starts only once every append of the last one has completed, and each zone takes at
+/// most `in_flight` appends at once: the stripes a segment may have in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AppendGroups {
     /// Stripes in a group: blocks of one group in each zone (`groupSize`, 256 by default).

@@ -114,6 +114,24 @@ impl Store {
         Some((zone, layout.zone_start(zone), z))
     }
 
+    /// Finish member `m`'s zone of segment `seg` if the report found it written in part:
+    /// nothing more is written there, and its active resources go back to the device.
+    fn finish_open_zone(
+        &self,
+        geo: &Geometry,
+        seg: u64,
+        m: u32,
+        reports: &[Vec<Zone>],
+        out: &mut ZonedOpen,
+    ) -> Result<(), EngineError> {
+        let Some((zone, _, z)) = self.zone_at(reports, m, geo.row_block(seg, 0)) else { return Ok(()) };
+        if z.write_pointer > 0 && z.condition != ZoneCondition::Full {
+            self.io.members[m as usize].finish_zone(zone)?;
+            out.zones_finished += 1;
+        }
+        Ok(())
+    }
+
     /// Take adopted segment `seg`, its R-group healthy, as sealed if its whole summary is
     /// behind its zones' write pointers and agrees with the map (see the module comment);
     /// false, with nothing done, if not.
@@ -124,7 +142,6 @@ impl Store {
         reports: &[Vec<Zone>],
         out: &mut ZonedOpen,
     ) -> Result<bool, EngineError> {
-        let members: Vec<u32> = geo.group_members(geo.group_of_segment(seg)).collect();
         let mut bytes = vec![0u8; geo.summary_blocks as usize * BLOCK];
         for index in 0..geo.summary_blocks {
             let (m, at) = geo.slot_location(seg, geo.payload_slots() + index);
@@ -162,12 +179,8 @@ impl Store {
                 );
             }
         }
-        for m in members {
-            let Some((zone, _, z)) = self.zone_at(reports, m, geo.row_block(seg, 0)) else { continue };
-            if z.write_pointer > 0 && z.condition != ZoneCondition::Full {
-                self.io.members[m as usize].finish_zone(zone)?;
-                out.zones_finished += 1;
-            }
+        for m in geo.group_members(geo.group_of_segment(seg)) {
+            self.finish_open_zone(geo, seg, m, reports, out)?;
         }
         self.scheme.seal_adopted_as(seg, summary.seq);
         for slot in 0..geo.payload_slots() {
@@ -186,7 +199,6 @@ impl Store {
         reports: &[Vec<Zone>],
         out: &mut ZonedOpen,
     ) -> Result<bool, EngineError> {
-        let members: Vec<u32> = geo.group_members(geo.group_of_segment(seg)).collect();
         // (member, block, summary index) of each summary block.
         let summary: Vec<(u32, u64, usize)> = (0..geo.summary_blocks)
             .map(|i| {
@@ -205,18 +217,15 @@ impl Store {
         out.verified += seals.verified;
         out.unreadable += seals.unreadable;
         let zeroes = vec![0u8; PAD_CHUNK_BLOCKS as usize * BLOCK];
-        for m in members {
-            let Some((zone, start, z)) = self.zone_at(reports, m, geo.row_block(seg, 0)) else { continue };
-            let member = &self.io.members[m as usize];
+        for m in geo.group_members(geo.group_of_segment(seg)) {
             let mut mine: Vec<(u64, usize)> =
                 summary.iter().filter(|s| s.0 == m).map(|&(_, at, index)| (at, index)).collect();
             if mine.is_empty() {
-                if z.write_pointer > 0 && z.condition != ZoneCondition::Full {
-                    member.finish_zone(zone)?;
-                    out.zones_finished += 1;
-                }
+                self.finish_open_zone(geo, seg, m, reports, out)?;
                 continue;
             }
+            let Some((_, start, z)) = self.zone_at(reports, m, geo.row_block(seg, 0)) else { continue };
+            let member = &self.io.members[m as usize];
             mine.sort_unstable();
             let mut pointer = start + z.write_pointer;
             for (at, index) in mine {
@@ -247,11 +256,7 @@ impl Store {
         // limits its active zones has room for the moves' new segment.
         for &seg in segments {
             for m in geo.group_members(geo.group_of_segment(seg)) {
-                let Some((zone, _, z)) = self.zone_at(reports, m, geo.row_block(seg, 0)) else { continue };
-                if z.write_pointer > 0 && z.condition != ZoneCondition::Full {
-                    self.io.members[m as usize].finish_zone(zone)?;
-                    out.zones_finished += 1;
-                }
+                self.finish_open_zone(geo, seg, m, reports, out)?;
             }
         }
         let mut block = vec![0u8; BLOCK];
