@@ -89,6 +89,13 @@ impl ZnsConfig {
         Self { zones: ZoneGeometry { zones, ..self.zones }, ..self.clone() }
     }
 
+    /// The same drive over `zones`, the zones of a device laid out apart from it (an
+    /// emulated member's, whose zone is the array's segment): its NAND, dies per zone,
+    /// buffers and command times are kept; only where zones start and end changes.
+    pub fn with_geometry(&self, zones: ZoneGeometry) -> Self {
+        Self { zones, ..self.clone() }
+    }
+
     /// Bytes the host can write: every zone's capacity.
     pub fn capacity_bytes(&self) -> u64 {
         u64::from(self.zones.zones) * self.zones.capacity_blocks * crate::ssd::PAGE_BYTES

@@ -209,6 +209,51 @@ impl ZnsSsd {
         (offset < self.zones.zone(zone).written).then(|| self.config.die_of(zone, offset))
     }
 
+    /// A write to blocks beside the zones that the host rewrites in place (the conventional
+    /// zones a host-managed drive offers, where a server keeps its metadata): block `b`'s
+    /// page is programmed on die `b mod dies`, with no buffer, mapping or GC modelled for
+    /// them, so the area must stay small beside the zones. `block` counts from the area's
+    /// start; the zones are not touched.
+    pub fn write_in_place(&mut self, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
+        let (prio, units) = (Prio::of(class), u64::from(self.config.units()));
+        let start = self.take_in(now, self.config.intake.write_ns);
+        let mut done = start;
+        for b in block..block + u64::from(count) {
+            done = done.max(self.timing.write_page(start, (b % units) as u32, prio));
+        }
+        self.stats.host_pages_written += u64::from(count);
+        self.completed(now, done + self.config.write_cmd_ns)
+    }
+
+    /// A read of blocks in the in-place area ([`ZnsSsd::write_in_place`]): every page is
+    /// sensed, as the area holds no record of what was written.
+    pub fn read_in_place(&mut self, now: Nanos, block: u64, count: u32, class: IoClass) -> Nanos {
+        let (prio, units) = (Prio::of(class), u64::from(self.config.units()));
+        let mut done = now;
+        for b in block..block + u64::from(count) {
+            done = done.max(self.timing.read_page(now, (b % units) as u32, prio));
+        }
+        self.stats.host_pages_read += u64::from(count);
+        let done = self.finish_at(done + self.config.read_cmd_ns);
+        self.stats.read_latency_us.saturating_record((done - now) / 1000);
+        done
+    }
+
+    /// Sets `zone` to what a zone report says of it, without time or counting: `written`
+    /// blocks from its start, and full if `full`. For a model put in front of a device that
+    /// already holds data.
+    pub fn take_zone_untimed(&mut self, zone: u32, written: u64, full: bool) -> Result<(), ZoneError> {
+        self.zones.reset(zone)?;
+        self.buffers.remove(&zone);
+        if written > 0 {
+            self.zones.write(self.config.zones.start(zone), written)?;
+        }
+        if full {
+            self.zones.finish(zone)?;
+        }
+        Ok(())
+    }
+
     /// Zone Reset: `zone` is empty again once its share of every die it wrote is erased.
     pub fn reset(&mut self, now: Nanos, zone: u32) -> Result<Nanos, ZoneError> {
         let written = self.zones.reset(zone)?;

@@ -1,6 +1,6 @@
 use super::*;
 use crate::zns::presets::{pm1731a, zn540, zns_preset, ZNS_PRESET_NAMES};
-use crate::zns::ZoneCondition;
+use crate::zns::{ZoneCondition, ZoneGeometry};
 
 const USER: IoClass = IoClass::User;
 
@@ -243,4 +243,30 @@ fn read_wait_sees_the_programs_queued_on_a_pages_die_and_nothing_for_unwritten_p
     let wait = d.read_wait(0, 0, 1, USER);
     assert!(wait > 0 && wait <= busy, "wait {wait} ns, die busy until {busy} ns");
     assert_eq!(d.read_wait(0, 1, 1, USER), 0, "page 1 of zone 0 holds nothing");
+}
+
+#[test]
+fn a_model_takes_the_zones_a_report_gives_and_its_in_place_area_leaves_them_alone() {
+    let geometry =
+        ZoneGeometry { zones: 4, zone_blocks: 1024, capacity_blocks: 1024, max_open: None, max_active: None };
+    let mut d = ZnsSsd::new(zn540().with_geometry(geometry)).unwrap();
+    d.take_zone_untimed(1, 300, false).unwrap();
+    d.take_zone_untimed(2, 10, true).unwrap();
+    d.take_zone_untimed(3, 1024, true).unwrap();
+    let z = |d: &ZnsSsd, zone| *d.zones().zone(zone);
+    assert_eq!((z(&d, 1).write_pointer, z(&d, 2).condition, d.busy_until()), (300, ZoneCondition::Full, 0));
+    // Taken again (a second report): the same state, not added to.
+    d.take_zone_untimed(1, 300, false).unwrap();
+    assert_eq!(z(&d, 1).write_pointer, 300);
+    assert!(d.write(0, 1024 + 300, 4, USER).is_ok(), "the next write goes at the reported pointer");
+    assert!(matches!(d.write(0, 2048 + 10, 1, USER), Err(ZoneError::Full { .. })));
+    // The in-place area costs a program per page and touches no zone.
+    let report = |d: &ZnsSsd| (0..4).map(|zone| z(d, zone)).collect::<Vec<_>>();
+    let before = report(&d);
+    let done = d.write_in_place(0, 7, 2, USER);
+    assert!(done >= zn540().t_prog_ns, "a page programmed takes at least its program time: {done} ns");
+    let read = d.read_in_place(done, 7, 1, USER);
+    assert!(read >= done + zn540().t_read_ns, "read at {read} ns");
+    assert_eq!(report(&d), before);
+    assert_eq!((d.stats().host_pages_written, d.stats().host_pages_read), (6, 1));
 }
