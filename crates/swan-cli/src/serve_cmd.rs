@@ -92,7 +92,7 @@ fn start_export(a: &ServeArgs, spec: &ExportSpec) -> Result<Running> {
              one is busy (--parity-read-gain-us 0 reads around every block that may be, to test the path)"
         );
     }
-    let mut emulate = emulator(a, &opened.sb)?;
+    let mut emulate = emulator(a, &opened)?;
     let mut recovered = array::recover(&opened).context("recovering the array")?;
     if let Some(e) = emulate.as_mut().filter(|_| a.emulate_age > 0.0) {
         tell_free_space(e, &recovered.scheme);
@@ -468,13 +468,22 @@ fn report_trace(r: &TraceRecorder) {
 
 /// The wall-clock SSD models in front of the members, if `--emulate` names one (aged as
 /// `--emulate-age` says); a warning if the array's segments do not fit its erase blocks.
-fn emulator(a: &ServeArgs, sb: &Superblock) -> Result<Option<swan_server::emulate::Emulator>> {
+/// Zoned members get the zoned SSD model, over their own zones.
+fn emulator(a: &ServeArgs, opened: &array::Opened) -> Result<Option<swan_server::emulate::Emulator>> {
     let Some(preset) = &a.emulate else { return Ok(None) };
+    let sb = &opened.sb;
     if sb.zoned {
-        bail!(
-            "--emulate puts the conventional SSD model in front of each member; this array's members are zoned, and \
-             the zoned SSD model (zn540, pm1731a) is not in front of served members yet"
-        );
+        if a.emulate_age > 0.0 || a.emulate_gc_preemptible.is_some() {
+            bail!(
+                "--emulate-age and --emulate-gc-preemptible shape a conventional SSD's FTL; a zoned SSD has none \
+                 (its zones are what the members hold)"
+            );
+        }
+        let layouts: Vec<_> = opened.members.iter().filter_map(|m| m.zoned()).collect();
+        if layouts.len() != opened.members.len() {
+            bail!("--emulate over zoned members needs every member present and zoned");
+        }
+        return Ok(Some(swan_server::emulate::Emulator::zoned(preset, &layouts, std::time::Instant::now())?));
     }
     let mut e = swan_server::emulate::Emulator::configured(
         preset,

@@ -159,7 +159,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_connections: usize,
     /// Put a modelled SSD (sata850pro, sata850pro-blockftl, harmonia, openchannel, apas-slc) in front
-    /// of each member in wall-clock time, so the array behaves like one made of those SSDs.
+    /// of each member in wall-clock time, so the array behaves like one made of those SSDs. Zoned
+    /// members take a zoned SSD (zn540, pm1731a) over their own zones.
     #[arg(long, value_name = "PRESET")]
     pub emulate: Option<String>,
     /// Age the emulated SSDs to this fraction of their capacity before serving (0..1).
@@ -573,6 +574,15 @@ fn print_array(v: &serde_json::Value) {
                 e["free_block_fraction"].as_f64().unwrap_or(0.0) * 100.0,
                 n("write_p99_us"),
                 n("read_p99_us")
+            );
+        }
+        let (resets, refused) = members.iter().fold((0, 0), |(r, x), m| {
+            (r + m["model"]["zone_resets"].as_u64().unwrap_or(0), x + m["model"]["zone_refused"].as_u64().unwrap_or(0))
+        });
+        if resets + refused > 0 {
+            println!(
+                "zoned models: {resets} zone resets; {refused} commands their contract refused (timed in place; 0 \
+                 expected); \"free blk\" is their empty zones"
             );
         }
     }

@@ -102,3 +102,51 @@ fn gc_resets_zones_under_fio_and_the_report_holds_after_a_clean_stop() {
         println!("{scheme} {rgroups}x{ssds} over 2 MiB zones: {} MiB written, {victims} victims reset", written >> 20);
     }
 }
+
+/// `swan serve --emulate zn540` over zoned members: the zoned SSD model times every member
+/// operation, hears each zone's writes in the member's order (its contract refuses none), and
+/// sees GC's victims as resets. A conventional preset, aging, or a zoned preset over
+/// conventional members is refused with the reason.
+#[test]
+fn zoned_members_serve_under_the_zoned_ssd_model_and_wrong_presets_are_refused() {
+    require("fio", "fio");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let members = create_array(d, "swan0", 3, 2, "128M", &["--zone-size", "2M", "--max-active-zones", "3"]);
+    let paths: Vec<&str> = members.iter().map(|m| m.to_str().unwrap()).collect();
+    let serve_refused = |flags: &[&str], members: &[&str], says: &str| {
+        let args: Vec<&str> =
+            ["serve", "--listen", "127.0.0.1:0"].iter().chain(flags).chain(members).copied().collect();
+        let out = run(swan_in(d).args(&args), "swan serve", std::time::Duration::from_secs(60));
+        assert!(!out.status.success(), "swan serve {flags:?} was not refused");
+        assert!(text(&out.stderr).contains(says), "{flags:?}: {}", describe("swan serve", &out));
+    };
+    serve_refused(&["--emulate", "sata850pro"], &paths, "emulate them as a zoned one (zn540, pm1731a)");
+    serve_refused(&["--emulate", "zn540", "--emulate-age", "0.5"], &paths, "a zoned SSD has none");
+    std::fs::create_dir(d.join("plain")).expect("a folder for the plain array");
+    let plain = create_array(&d.join("plain"), "swan0", 1, 2, "256M", &[]);
+    let plain: Vec<&str> = plain.iter().map(|m| m.to_str().unwrap()).collect();
+    serve_refused(&["--emulate", "zn540"], &plain, "this array's members are not zoned");
+
+    let server = Server::start_with(d, &members, &["--emulate", "zn540"]);
+    let volume = u64_of(&status(&members[0], d), "volume_bytes");
+    let raw = 6 * (128u64 << 20);
+    let written = fio_randwrite(d, &server.uri(), 8192, volume / 2 / 8192 * 8192, raw, 3);
+    assert_eq!(written, raw);
+    let st = status(&members[0], d);
+    server.stop();
+    assert!(u64_of(&st, "victims") > 0, "GC never collected, so no zone was reset:\n{st:#}");
+    let (mut host_pages, mut resets) = (0, 0);
+    for m in st["members"].as_array().expect("members in the status") {
+        let model = &m["model"];
+        assert_eq!(model["zone_refused"], 0, "the model heard a zone's writes out of order: {m:#}");
+        assert_eq!(model["out_of_range_ops"], 0, "{m:#}");
+        host_pages += u64_of(model, "host_pages_written");
+        resets += u64_of(model, "zone_resets");
+    }
+    let moved = u64_of(&st, "user_bytes_written") + u64_of(&st, "gc_blocks_moved") * 4096;
+    assert!(host_pages * 4096 >= moved, "the models heard {host_pages} pages written, the array moved {moved} B");
+    assert!(resets > 0, "GC's victims were not resets on the models:\n{st:#}");
+    check_clean(&members, d, "swan0 over zones under --emulate zn540");
+    println!("--emulate zn540: {} MiB written, {resets} zone resets on the models", written >> 20);
+}

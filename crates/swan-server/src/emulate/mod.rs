@@ -43,12 +43,18 @@
 //! fresh-drive rate (≈ 430 MB/s for `sata850pro`) and SSD GC starts only once the flash has
 //! been written over; [`Emulator::age`] ages them as the simulator does, for demos.
 
+mod zoned;
+
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use swan_core::io::IoClass;
 use swan_models::ssd::{self, Ssd, SsdConfig, SsdConfigError, PAGE_BYTES};
+use swan_models::zns::zns_preset;
 use swan_models::{DevOp, DevOpKind, Device, Nanos};
+
+use crate::member::{Zone, ZonedLayout};
+use zoned::ZonedModel;
 
 /// What a member operation does, as the model sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +97,12 @@ pub struct EmuStats {
     pub out_of_order_ops: u64,
     #[serde(default)]
     pub out_of_order_us: u64,
+    /// Zoned members: zones the model reset, and commands its contract refused (timed in
+    /// place instead; always 0 when the model hears what the member took, in its order).
+    #[serde(default)]
+    pub zone_resets: u64,
+    #[serde(default)]
+    pub zone_refused: u64,
 }
 
 /// Why an emulator could not be built.
@@ -98,6 +110,18 @@ pub struct EmuStats {
 pub enum EmulateError {
     #[error("unknown SSD preset '{name}' for --emulate: expected one of {}", ssd::PRESET_NAMES.join(", "))]
     UnknownPreset { name: String },
+    #[error(
+        "--emulate {name} is a conventional SSD; this array's members are zoned: emulate them as a zoned one ({})",
+        swan_models::zns::ZNS_PRESET_NAMES.join(", ")
+    )]
+    NotZoned { name: String },
+    #[error(
+        "--emulate {name} is a zoned SSD; this array's members are not zoned: emulate them as a conventional one ({})",
+        ssd::PRESET_NAMES.join(", ")
+    )]
+    Zoned { name: String },
+    #[error("the zoned members cannot be laid over the {preset} model: {problem}")]
+    ZonedLayout { preset: String, problem: String },
     #[error("--emulate needs an array of at least one member")]
     NoMembers,
     #[error(
@@ -122,15 +146,28 @@ fn mib(blocks: u64) -> String {
 }
 
 /// One model SSD per member of an array, on a wall clock that starts at [`Emulator::start`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Emulator {
-    ssds: Vec<Ssd>,
+    models: Vec<Model>,
     start: Instant,
     preset: String,
     out_of_range: Vec<u64>,
     /// Per member, the latest model time it was given work at, and the submissions before it.
     latest: Vec<Nanos>,
     out_of_order: Vec<(u64, Nanos)>,
+}
+
+/// A member's model: a conventional SSD, or a zoned one in front of an emulated zoned member.
+#[derive(Clone)]
+enum Model {
+    Ssd(Ssd),
+    Zoned(ZonedModel),
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator").field("preset", &self.preset).field("members", &self.models.len()).finish()
+    }
 }
 
 impl Emulator {
@@ -150,7 +187,12 @@ impl Emulator {
         member_blocks: u64,
         start: Instant,
     ) -> Result<Self, EmulateError> {
-        let mut base = ssd::preset(preset).ok_or_else(|| EmulateError::UnknownPreset { name: preset.to_owned() })?;
+        let Some(mut base) = ssd::preset(preset) else {
+            return Err(match zns_preset(preset) {
+                Some(_) => EmulateError::Zoned { name: preset.to_owned() },
+                None => EmulateError::UnknownPreset { name: preset.to_owned() },
+            });
+        };
         if let Some(on) = gc_preemptible {
             base.gc_preemptible = on;
         }
@@ -171,14 +213,54 @@ impl Emulator {
             member_blocks,
             source,
         })?;
-        Ok(Self {
-            ssds: vec![ssd; members as usize],
+        Ok(Self::over(vec![Model::Ssd(ssd); members as usize], preset, start))
+    }
+
+    /// One zoned SSD model, preset `preset` (`zn540`, `pm1731a`), in front of each emulated
+    /// zoned member `layouts` describes (see `zoned.rs`); model time 0 at `start`. Its zones
+    /// start empty: the array's open tells it the members' ([`Emulator::take_zone_report`]).
+    pub fn zoned(preset: &str, layouts: &[ZonedLayout], start: Instant) -> Result<Self, EmulateError> {
+        let Some(drive) = zns_preset(preset) else {
+            return Err(match ssd::preset(preset) {
+                Some(_) => EmulateError::NotZoned { name: preset.to_owned() },
+                None => EmulateError::UnknownPreset { name: preset.to_owned() },
+            });
+        };
+        if layouts.is_empty() {
+            return Err(EmulateError::NoMembers);
+        }
+        let models = layouts
+            .iter()
+            .map(|l| ZonedModel::new(&drive, l).map(Model::Zoned))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|problem| EmulateError::ZonedLayout { preset: preset.to_owned(), problem })?;
+        Ok(Self::over(models, preset, start))
+    }
+
+    fn over(models: Vec<Model>, preset: &str, start: Instant) -> Self {
+        let n = models.len();
+        Self {
+            models,
             start,
             preset: preset.to_owned(),
-            out_of_range: vec![0; members as usize],
-            latest: vec![0; members as usize],
-            out_of_order: vec![(0, 0); members as usize],
-        })
+            out_of_range: vec![0; n],
+            latest: vec![0; n],
+            out_of_order: vec![(0, 0); n],
+        }
+    }
+
+    /// Whether the models are zoned SSDs.
+    pub fn is_zoned(&self) -> bool {
+        matches!(self.models.first(), Some(Model::Zoned(_)))
+    }
+
+    /// Tells member `member`'s zoned model what its zones hold now, as the member reports
+    /// them, untimed: after the array's open reset, padded and finished zones. Nothing for a
+    /// conventional model.
+    pub fn take_zone_report(&mut self, member: u32, report: &[Zone]) {
+        if let Some(Model::Zoned(z)) = self.models.get_mut(member as usize) {
+            z.take_report(report);
+        }
     }
 
     /// Ages every model SSD as the simulator does before measuring (SWAN §5): writes a
@@ -186,7 +268,8 @@ impl Emulator {
     /// advancing time, then clears its counters. Each member gets its own seed derived from
     /// `seed`, as in `swan sim`.
     pub fn age(&mut self, fraction: f64, seed: u64) {
-        for (i, ssd) in self.ssds.iter_mut().enumerate() {
+        for (i, model) in self.models.iter_mut().enumerate() {
+            let Model::Ssd(ssd) = model else { continue };
             ssd.age_random(fraction, seed ^ (i as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
             ssd.reset_stats();
         }
@@ -197,7 +280,7 @@ impl Emulator {
     /// space, which its format TRIMmed on the real members before the model SSDs existed.
     /// Without it an aged model keeps every page it aged live until the log overwrites it.
     pub fn trim_untimed(&mut self, member: u32, block: u64, count: u32) {
-        let Some(ssd) = self.ssds.get_mut(member as usize) else { return };
+        let Some(Model::Ssd(ssd)) = self.models.get_mut(member as usize) else { return };
         let cap = ssd.user_pages();
         let end = block.saturating_add(u64::from(count)).min(cap);
         if block < end {
@@ -219,7 +302,9 @@ impl Emulator {
     /// every write a flush covers (NBD: the writes *completed* before it) is already on
     /// flash. The flush therefore costs only the model's command latency (10 µs on the
     /// 850 PRO), like a SATA drive whose cache is empty; waiting for still-queued,
-    /// unacknowledged writes would charge it for work it does not cover.
+    /// unacknowledged writes would charge it for work it does not cover. A zoned model with
+    /// zone write buffers (the ZN540's) acknowledges writes from them, so its flush waits
+    /// until they are programmed, as the drive's does.
     pub fn complete_at(
         &mut self,
         now: Instant,
@@ -230,10 +315,13 @@ impl Emulator {
         class: IoClass,
     ) -> Instant {
         let t = self.model_time(now);
-        let Some(ssd) = self.ssds.get_mut(member as usize) else {
+        let Some(model) = self.models.get_mut(member as usize) else {
             return now;
         };
-        let cap = ssd.user_pages();
+        let cap = match model {
+            Model::Ssd(ssd) => ssd.user_pages(),
+            Model::Zoned(z) => z.blocks(),
+        };
         let (block, count) = if block.saturating_add(u64::from(count)) <= cap {
             (block, count)
         } else {
@@ -255,23 +343,52 @@ impl Emulator {
             o.1 += *latest - t;
         }
         *latest = (*latest).max(t);
-        let done = ssd.submit(t, DevOp { kind, block, count, class });
+        let done = match model {
+            Model::Ssd(ssd) => ssd.submit(t, DevOp { kind, block, count, class }),
+            Model::Zoned(z) => z.submit(t, kind, block, count, class),
+        };
         self.wall(done).max(now)
+    }
+
+    /// The zone a write at `block` of `member` goes to, if the member's model is zoned and
+    /// the block is in a zone (not in the in-place area): a zone takes one write at a time.
+    pub fn write_zone(&self, member: u32, block: u64) -> Option<u32> {
+        match self.models.get(member as usize) {
+            Some(Model::Zoned(z)) => z.zone_of(block),
+            _ => None,
+        }
+    }
+
+    /// When `zone` of `member`'s zoned model has completed the last write given it.
+    pub fn zone_free_at(&self, member: u32, zone: u32) -> Instant {
+        match self.models.get(member as usize) {
+            Some(Model::Zoned(z)) => self.wall(z.zone_done(zone)),
+            _ => self.start,
+        }
     }
 
     /// How long a read of `block` on `member`, issued at `at` in `class`, would wait on its
     /// model SSD before starting, in nanoseconds (0 for an unknown member or a block past
     /// its end): the prediction reads around a busy SSD weigh. Changes nothing.
     pub fn read_wait_ns(&self, at: Instant, member: u32, block: u64, class: IoClass) -> u64 {
-        self.ssds.get(member as usize).map_or(0, |s| s.read_wait(self.model_time(at), block, 1, class))
+        let t = self.model_time(at);
+        match self.models.get(member as usize) {
+            Some(Model::Ssd(s)) => s.read_wait(t, block, 1, class),
+            Some(Model::Zoned(z)) => z.read_wait(t, block, class),
+            None => 0,
+        }
     }
 
     /// The counters of member `member`'s model SSD (all zero for an unknown member).
     pub fn member_stats(&self, member: u32) -> EmuStats {
-        let Some(ssd) = self.ssds.get(member as usize) else {
-            return EmuStats::default();
+        let m = member as usize;
+        let (s, free, refused, resets) = match self.models.get(m) {
+            None => return EmuStats::default(),
+            Some(Model::Ssd(ssd)) => (ssd.stats(), ssd.free_block_fraction(), 0, 0),
+            Some(Model::Zoned(z)) => {
+                (z.device().stats(), z.empty_fraction(), z.refused(), z.device().zone_stats().resets)
+            }
         };
-        let s = ssd.stats();
         EmuStats {
             host_pages_written: s.host_pages_written,
             host_pages_read: s.host_pages_read,
@@ -279,13 +396,15 @@ impl Emulator {
             gc_pages_copied: s.gc_pages_copied,
             erases: s.erases,
             gc_invocations: s.gc_invocations,
-            free_block_fraction: ssd.free_block_fraction(),
+            free_block_fraction: free,
             waf: s.waf(),
             read_p99_us: if s.read_latency_us.is_empty() { 0 } else { s.read_latency_us.value_at_quantile(0.99) },
             write_p99_us: if s.write_latency_us.is_empty() { 0 } else { s.write_latency_us.value_at_quantile(0.99) },
             out_of_range_ops: self.out_of_range[member as usize],
             out_of_order_ops: self.out_of_order[member as usize].0,
             out_of_order_us: self.out_of_order[member as usize].1 / 1_000,
+            zone_resets: resets,
+            zone_refused: refused,
         }
     }
 
@@ -306,23 +425,34 @@ impl Emulator {
     }
 
     pub fn members(&self) -> u32 {
-        self.ssds.len() as u32
+        self.models.len() as u32
     }
 
-    /// The (scaled) configuration of every model SSD.
-    pub fn config(&self) -> &SsdConfig {
-        self.ssds[0].config()
+    /// The (scaled) configuration of every model SSD; None for zoned models.
+    pub fn config(&self) -> Option<&SsdConfig> {
+        match self.models.first() {
+            Some(Model::Ssd(ssd)) => Some(ssd.config()),
+            _ => None,
+        }
     }
 
     /// When member `member`'s model SSD will have finished everything submitted so far,
     /// its own GC included (`start` for an unknown member).
     pub fn busy_until(&self, member: u32) -> Instant {
-        self.ssds.get(member as usize).map_or(self.start, |s| self.wall(s.busy_until()))
+        match self.models.get(member as usize) {
+            Some(Model::Ssd(s)) => self.wall(s.busy_until()),
+            Some(Model::Zoned(z)) => self.wall(z.busy_until()),
+            None => self.start,
+        }
     }
 
     /// Host memory the models hold, in bytes.
     pub fn model_bytes(&self) -> u64 {
-        self.ssds.iter().map(Ssd::model_bytes).sum()
+        let bytes = |m: &Model| match m {
+            Model::Ssd(s) => s.model_bytes(),
+            Model::Zoned(z) => z.device().model_bytes(),
+        };
+        self.models.iter().map(bytes).sum()
     }
 
     fn model_time(&self, at: Instant) -> Nanos {
@@ -478,12 +608,12 @@ mod tests {
     fn reads_overtake_gc_as_the_preset_says_unless_told_otherwise() {
         let preset_gc = |on| {
             let e = Emulator::configured("sata850pro", on, 1, MEMBER, Instant::now()).unwrap();
-            e.ssds[0].config().gc_preemptible
+            e.config().unwrap().gc_preemptible
         };
         assert!(preset_gc(None), "sata850pro's reads overtake its GC");
         assert!(!preset_gc(Some(false)), "the override was not taken");
         let harmonia = Emulator::configured("harmonia", Some(true), 1, 262_144, Instant::now()).unwrap();
-        assert!(harmonia.ssds[0].config().gc_preemptible, "the override was not taken");
+        assert!(harmonia.config().unwrap().gc_preemptible, "the override was not taken");
     }
 
     #[test]
@@ -509,7 +639,7 @@ mod tests {
         assert!(matches!(err, EmulateError::TooSmall { min_blocks, .. } if min_blocks == min), "{msg}");
         assert!(msg.contains(&format!("at least {min} blocks")), "{msg}");
         let e = Emulator::new("sata850pro", 1, min).unwrap();
-        assert_eq!(e.config().user_pages, min);
+        assert_eq!(e.config().unwrap().user_pages, min);
         // Too large for the model's 32-bit page numbers: refused, not a panic.
         let err = Emulator::new("sata850pro", 1, u64::MAX / 2).unwrap_err();
         assert!(matches!(err, EmulateError::Config { .. }), "{err}");

@@ -14,6 +14,7 @@ use super::crcs::Crcs;
 use super::later_phases::{LaterPhases, ModelOp};
 use super::member_io::MemberIo;
 use super::run_buf::RunBuf;
+use super::zone_holds::{Owner, ZoneHolds};
 use crate::emulate::{EmuOp, Emulator};
 use crate::member::{MemberError, Op, BLOCK};
 use crate::members::Health;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use swan_core::geometry::{Geometry, RaidLevel};
 use swan_core::io::{Dst, IoClass, IoKind, IoPlan, MemberIo as PlannedIo, Src};
-use swan_core::scheme::{ArrayScheme, SchemeKind};
+use swan_core::scheme::{ArrayScheme, GcJobId, SchemeKind};
 
 /// Gathered user data is written out once this much has gathered (or at the batch's end).
 const RUNS_FLUSH_AT: usize = 1 << 20;
@@ -109,6 +110,19 @@ pub(super) struct Executor {
     failure: Option<WriteFailure>,
     /// Emulating: user requests' later phases, waiting for the model ([`super::later_phases`]).
     pub later: LaterPhases,
+    /// Emulating zoned members: writes waiting for their zones on the model
+    /// ([`super::zone_holds`]).
+    pub holds: ZoneHolds,
+}
+
+/// When a member operation completes on the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ModelDone {
+    /// Not emulating: the server knows nothing of its members' queues.
+    Unmodelled,
+    At(Instant),
+    /// A write waiting for its zone ([`super::zone_holds`]): its owner learns when later.
+    Held,
 }
 
 type Ticket = (Option<usize>, Range<u64>);
@@ -147,6 +161,7 @@ impl Executor {
             batches_overlapped: 0,
             failure: None,
             later: LaterPhases::default(),
+            holds: ZoneHolds::default(),
         }
     }
 
@@ -201,7 +216,7 @@ impl Executor {
                     // this write (a summary after the segment's last blocks) goes first.
                     self.flush_runs(io);
                 }
-                if let Some(done) = self.do_io(io, crcs, scheme, p, b, t)? {
+                if let ModelDone::At(done) = self.do_io(io, crcs, scheme, p, b, t)? {
                     end = end.max(done);
                 }
             }
@@ -417,7 +432,7 @@ impl Executor {
         self.failure.take()
     }
 
-    /// One member operation. Returns its emulated completion, if emulating.
+    /// One member operation. Returns when it completes on the model, if emulating.
     pub fn do_io(
         &mut self,
         io: &mut MemberIo,
@@ -426,16 +441,47 @@ impl Executor {
         p: &PlannedIo,
         b: &mut Buffers<'_>,
         issue: Instant,
-    ) -> Result<Option<Instant>, MemberError> {
-        let Some(op) = self.io_bytes(io, crcs, scheme, p, b)? else { return Ok(None) };
-        Ok(self.emu.as_mut().map(|e| e.complete_at(issue, p.member, op, p.block, p.count, p.class)))
+    ) -> Result<ModelDone, MemberError> {
+        let op = self.io_bytes(io, crcs, scheme, p, b)?;
+        let (Some(op), Some(emu)) = (op, self.emu.as_mut()) else { return Ok(ModelDone::Unmodelled) };
+        let op = ModelOp { member: p.member, op, block: p.block, count: p.count, class: p.class };
+        let later = &mut self.later;
+        Ok(match self.holds.submit(emu, issue, op, || later.new_token()) {
+            Some(t) => ModelDone::At(t),
+            None => ModelDone::Held,
+        })
     }
 
-    /// Emulating: give the model the later phases due by `now` (all of them if `all`);
-    /// the requests whose last phase that was, with their model completion, go into `done`.
-    pub fn advance_model(&mut self, now: Instant, all: bool, done: &mut Vec<(u64, Instant)>) {
-        if let Some(emu) = self.emu.as_mut() {
-            self.later.advance(emu, now, all, done);
+    /// Emulating: give the model the later phases and the held writes due by `now` (all of
+    /// them if `all`); the requests whose last operation that was, with their model
+    /// completion, go into `done`, and the GC jobs whose held writes have all completed into
+    /// `landed`.
+    pub fn advance_model(
+        &mut self,
+        now: Instant,
+        all: bool,
+        done: &mut Vec<(u64, Instant)>,
+        landed: &mut Vec<(GcJobId, Instant)>,
+    ) {
+        let Some(emu) = self.emu.as_mut() else { return };
+        self.later.advance(emu, now, all, done);
+        let mut owners = Vec::new();
+        self.holds.advance(emu, now, all, &mut owners);
+        for (owner, at) in owners {
+            match owner {
+                Owner::Reply(token) => done.push((token, at)),
+                Owner::Gc(id) => landed.push((id, at)),
+                Owner::Nobody | Owner::Request => {}
+            }
+        }
+    }
+
+    /// Emulating: when the model is next due to hear of waiting work (a later phase, a held
+    /// write).
+    pub fn model_due(&self) -> Option<Instant> {
+        match (self.later.next_due(), self.holds.next_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 

@@ -13,12 +13,14 @@
 //! [`gc_verify`]: super::gc_verify
 
 use super::crcs::Crcs;
-use super::executor::{Buffers, Executor};
+use super::executor::{Buffers, Executor, ModelDone};
 use super::gc_verify::GcChecks;
 use super::member_io::MemberIo;
+use super::zone_holds::Owner;
 use crate::emulate::Emulator;
 use crate::member::{MemberError, BLOCK};
 use crate::summaries::MemberSummaries;
+use std::collections::HashMap;
 use std::time::Instant;
 use swan_core::driver::{ArrayDriver, GcPacing, MemberView, Turn};
 use swan_core::geometry::Geometry;
@@ -55,6 +57,21 @@ pub(super) struct GcRunner {
     pub checks: GcChecks,
     /// The driver's clock counts nanoseconds from here (the engine's start).
     epoch: Instant,
+    /// Emulating zoned members: the jobs whose phase has writes waiting for their zones
+    /// ([`super::zone_holds`]).
+    held: HashMap<GcJobId, HeldPhase>,
+}
+
+/// A GC job's phase with writes held for their zones: it lands with the driver once it is
+/// handed out whole and they have all completed on the model.
+#[derive(Debug, Default)]
+struct HeldPhase {
+    /// Writes held and not yet known to have completed.
+    waiting: bool,
+    /// The phase is handed out whole.
+    out: bool,
+    /// The latest completion of its held writes, on the driver's clock.
+    end: u64,
 }
 
 impl GcRunner {
@@ -67,6 +84,7 @@ impl GcRunner {
             jobs: vec![0; rgroups as usize],
             checks: GcChecks::default(),
             epoch,
+            held: HashMap::new(),
         }
     }
 
@@ -133,12 +151,25 @@ impl GcRunner {
     ) -> Result<(), MemberError> {
         let run = self.driver.gc_mut().get_mut(id);
         let done = match read_span(run, io, exec.emu.is_some()) {
-            Some(r) => r,
+            Some(r) => r.map(|(n, at)| (n, at.map_or(ModelDone::Unmodelled, ModelDone::At))),
             None => one_io(run, io, exec, crcs, scheme, now),
         };
-        let (n, at) = done?;
-        let at = self.ns(at.unwrap_or(now));
-        let phase_ended = self.driver.handed_out(id, n, Some(at));
+        let (n, done) = done?;
+        let at = match done {
+            ModelDone::Unmodelled => Some(self.ns(now)),
+            ModelDone::At(t) => Some(self.ns(t)),
+            ModelDone::Held => {
+                self.held.entry(id).or_default().waiting = true;
+                None
+            }
+        };
+        let phase_ended = self.driver.handed_out(id, n, at);
+        if phase_ended {
+            if let Some(h) = self.held.get_mut(&id) {
+                h.out = true;
+                self.land_if_complete(id);
+            }
+        }
         let run = self.driver.gc_mut().get_mut(id);
         if phase_ended && run.job.phase() == GC_WRITE_PHASE {
             // Read, not yet written: check what is about to be moved.
@@ -153,6 +184,24 @@ impl GcRunner {
             self.checks.add(checks);
         }
         Ok(())
+    }
+
+    /// Every write job `id` held for its zones so far has completed on the model, the last
+    /// at `at`.
+    pub fn held_landed(&mut self, id: GcJobId, at: Instant) {
+        let at = self.ns(at);
+        if let Some(h) = self.held.get_mut(&id) {
+            h.waiting = false;
+            h.end = h.end.max(at);
+            self.land_if_complete(id);
+        }
+    }
+
+    fn land_if_complete(&mut self, id: GcJobId) {
+        if self.held.get(&id).is_some_and(|h| h.out && !h.waiting) {
+            let h = self.held.remove(&id).expect("present");
+            self.driver.phase_landed(id, h.end);
+        }
     }
 }
 
@@ -191,10 +240,12 @@ fn one_io(
     crcs: &mut Crcs,
     scheme: &ArrayScheme,
     issue: Instant,
-) -> Result<(usize, Option<Instant>), MemberError> {
+) -> Result<(usize, ModelDone), MemberError> {
     let op = run.job.pending()[0];
     let mut staged = std::mem::take(&mut run.face.copies);
+    exec.holds.owner = Owner::Gc(run.job.id);
     let done = exec.do_io(io, crcs, scheme, &op, &mut Buffers::new(&[], &mut [], &mut staged), issue);
+    exec.holds.owner = Owner::Nobody;
     run.face.copies = staged;
     Ok((1, done?))
 }

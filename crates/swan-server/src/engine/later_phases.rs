@@ -74,9 +74,16 @@ pub(super) struct LaterPhases {
 impl LaterPhases {
     /// `phases` wait until `not_before`, when the phase before them completes on the model.
     pub fn push(&mut self, not_before: Instant, phases: VecDeque<Vec<ModelOp>>) {
+        let token = self.new_token();
+        self.waiting.push(Reverse(Waiting { token, not_before, phases }));
+        self.last = Some(token);
+    }
+
+    /// A token no reply waits under yet (the zone holds name theirs here too, so the two
+    /// never give one twice).
+    pub fn new_token(&mut self) -> u64 {
         self.next_token += 1;
-        self.waiting.push(Reverse(Waiting { token: self.next_token, not_before, phases }));
-        self.last = Some(self.next_token);
+        self.next_token
     }
 
     /// The token of the plan just carried out, if it deferred phases (asked once).

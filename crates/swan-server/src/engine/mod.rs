@@ -42,6 +42,7 @@ mod run_buf;
 mod status;
 mod store;
 mod worker;
+mod zone_holds;
 
 pub use clock::{Clock, ManualClock};
 pub use cpu::EngineCpu;

@@ -28,6 +28,7 @@ use super::replies::{ModelSpan, Replies};
 use super::resume::recover_in_place;
 use super::status::StatusReport;
 use super::store::Store;
+use super::zone_holds::Owner;
 use super::{EngineError, Msg};
 use crate::member::BLOCK;
 use crate::pool::Retry;
@@ -320,7 +321,7 @@ impl Worker {
                 Err(mpsc::TryRecvError::Disconnected) => return false,
             }
         } else {
-            let model = self.store.exec.later.next_due().map(|t| t.saturating_duration_since(now));
+            let model = self.store.exec.model_due().map(|t| t.saturating_duration_since(now));
             let wait = self.replies.wait_before_due(now, idle_wait).min(model.unwrap_or(idle_wait));
             self.cpu.sleeping();
             let got = rx.recv_timeout(wait);
@@ -397,7 +398,7 @@ impl Worker {
     /// of batches already journaled, rather than at the next round's start.
     fn deliver_due_replies(&mut self) {
         let now = self.now();
-        let model_due = self.store.exec.later.next_due().is_some_and(|t| t <= now);
+        let model_due = self.store.exec.model_due().is_some_and(|t| t <= now);
         if !model_due && !self.replies.journaled_due(now) {
             return;
         }
@@ -409,13 +410,17 @@ impl Worker {
         self.cpu.switch(was);
     }
 
-    /// Emulating: the later phases due by `now` (all of them if `all`) go to the model; the
-    /// replies whose last phase that was are held until its completion there.
+    /// Emulating: the later phases and held writes due by `now` (all of them if `all`) go to
+    /// the model; the replies whose last operation that was are held until its completion
+    /// there, and the GC phases whose held writes have completed land with the driver.
     fn advance_model(&mut self, now: Instant, all: bool) {
-        let mut done = Vec::new();
-        self.store.exec.advance_model(now, all, &mut done);
+        let (mut done, mut landed) = (Vec::new(), Vec::new());
+        self.store.exec.advance_model(now, all, &mut done, &mut landed);
         for (token, at) in done {
             self.replies.resolve(token, at);
+        }
+        for (job, at) in landed {
+            self.gc.held_landed(job, at);
         }
     }
 
@@ -485,9 +490,12 @@ impl Worker {
                 // Emulating: a plan of several phases may leave its later ones to the model
                 // for when the first completes there; its reply then waits for them.
                 self.store.exec.later.defer = true;
+                self.store.exec.holds.owner = Owner::Request;
                 let carried = self.store.carry_out(&plan, &r, user);
                 self.store.exec.later.defer = false;
-                let later = self.store.exec.later.take_token();
+                self.store.exec.holds.owner = Owner::Nobody;
+                let floor = carried.as_ref().ok().and_then(|(_, model)| model.map(|span| span.done));
+                let later = self.store.exec.later.take_token().or(self.store.exec.holds.take_token(floor));
                 let carried = carried.map(|(reply, model)| CarriedOut { reply, model, later });
                 self.after_carried(req.fua, writes, &r, carried, done);
             }
@@ -617,6 +625,9 @@ impl Worker {
             Probe::Room(m) => m,
         };
         eprintln!("swan: member {m}: space is back; recovering the array in-process");
+        // Emulating: what the model has yet to hear of goes to it now; the recovered store
+        // takes the model over, and the zones its open resets and seals.
+        self.advance_model(now, true);
         match recover_in_place(&mut self.store) {
             Ok(store) => {
                 let jobs = std::mem::take(&mut self.gc.jobs);
@@ -667,6 +678,7 @@ impl Worker {
                 Some(Turn::FinishGc(job)) => self.finish_gc(job),
                 // The emulated phases wait for the model's clock.
                 _ => {
+                    self.advance_model(now, false);
                     self.cpu.sleeping();
                     std::thread::sleep(Duration::from_micros(200));
                     self.cpu.woke();

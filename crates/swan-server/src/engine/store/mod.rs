@@ -195,7 +195,7 @@ impl Store {
         }
         self.open_block_crcs()?;
         if self.read_only {
-            return Ok(());
+            return self.show_zones_to_model();
         }
         let adopted = self.scheme.adopted_segments();
         if self.io.sb.zoned {
@@ -218,7 +218,7 @@ impl Store {
             }
             self.sync_all()?;
             self.checkpoint()?;
-            return Ok(());
+            return self.show_zones_to_model();
         }
         let sealed = self.seal_adopted(&adopted)?;
         if sealed.segments > 0 && (self.verbose || sealed.repaired + sealed.unreadable > 0) {

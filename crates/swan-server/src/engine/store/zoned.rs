@@ -105,6 +105,18 @@ impl Store {
         Ok(out)
     }
 
+    /// Emulating zoned members: tell each model what its member's zones hold once the open
+    /// has reset, padded and finished them, which it did behind the models' backs.
+    pub(super) fn show_zones_to_model(&mut self) -> Result<(), EngineError> {
+        let Some(emu) = self.exec.emu.as_mut() else { return Ok(()) };
+        for (m, member) in (0u32..).zip(self.io.members.iter()) {
+            if !member.is_absent() && member.zoned().is_some() {
+                emu.take_zone_report(m, &member.report_zones()?);
+            }
+        }
+        Ok(())
+    }
+
     /// Member `m`'s zone holding member block `block`, its first block and its state as the
     /// report read at open found it.
     fn zone_at(&self, reports: &[Vec<Zone>], m: u32, block: u64) -> Option<(u32, u64, Zone)> {
