@@ -27,44 +27,53 @@ fn off(a: f64, b: f64) -> f64 {
 
 #[test]
 fn sim_and_server_agree_on_gc() {
-    agree_on_gc("swan0");
+    agree_on_gc("swan0", &[], &[]);
 }
 
 /// The same for Log-RAID0 over the same 8 SSDs: one log, whose writes run out of space
 /// while victims wait for release, which the simulator must release as the server does.
 #[test]
 fn sim_and_server_agree_on_lograid0_gc() {
-    agree_on_gc("lograid0");
+    agree_on_gc("lograid0", &[], &[]);
 }
 
-fn agree_on_gc(scheme: &str) {
+/// The same for SWAN0 over emulated zoned members (8 MiB zones, one a segment), which
+/// `swan sim --array` runs over the zoned SSD model with the members' zones: a victim's
+/// TRIM is a reset there and on the members.
+#[test]
+fn sim_and_server_agree_on_gc_over_zones() {
+    agree_on_gc("swan0", &["--zone-size", "8M", "--max-active-zones", "3"], &["--ssd", "zn540"]);
+}
+
+fn agree_on_gc(scheme: &str, create_flags: &[&str], sim_flags: &[&str]) {
     require("fio", "fio");
     let dir = tempfile::tempdir().expect("temporary directory");
-    let members = create_array(dir.path(), scheme, 4, 2, "256M", &[]);
+    let members = create_array(dir.path(), scheme, 4, 2, "256M", create_flags);
     let member0 = members[0].to_str().expect("utf-8 path");
     let raw = 8 * (256u64 << 20);
     let sim_out = dir.path().join("sim");
-    let out = swan(
-        &[
-            "sim",
-            "--array",
-            member0,
-            "--age",
-            "0",
-            "--rw",
-            "randwrite",
-            "--bs",
-            "8k",
-            "--working-set",
-            "0.5",
-            "--footprint",
-            "2",
-            "--quiet",
-            "--out",
-            sim_out.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let sim_args: Vec<&str> = [
+        "sim",
+        "--array",
+        member0,
+        "--age",
+        "0",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "8k",
+        "--working-set",
+        "0.5",
+        "--footprint",
+        "2",
+        "--quiet",
+        "--out",
+        sim_out.to_str().unwrap(),
+    ]
+    .into_iter()
+    .chain(sim_flags.iter().copied())
+    .collect();
+    let out = swan(&sim_args, dir.path());
     assert!(out.status.success(), "{}", describe("swan sim --array", &out));
     let sim: Value = serde_json::from_slice(&std::fs::read(sim_out.join("summary.json")).unwrap()).unwrap();
     // The simulator's working set is a fraction of the raw data capacity: the same blocks
@@ -104,4 +113,27 @@ fn agree_on_gc(scheme: &str) {
         off(sim_onset, served_onset) < 0.01,
         "GC onset: simulator {sim_onset} B against the server's {served_onset} B"
     );
+}
+
+/// `swan sim --array` over zoned members simulates them as a zoned SSD, never as the
+/// conventional one; a zoned SSD over plain members is refused too.
+#[test]
+fn sim_of_a_zoned_array_needs_a_zoned_ssd_and_the_other_way_round() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let zoned = create_array(dir.path(), "swan0", 1, 2, "64M", &["--zone-size", "2M"]);
+    std::fs::create_dir(dir.path().join("plain")).expect("a folder for the plain array");
+    let plain = create_array(&dir.path().join("plain"), "swan0", 1, 2, "256M", &[]);
+    let refused = |member: &std::path::Path, extra: &[&str], says: &str| {
+        let args: Vec<&str> = ["sim", "--array", member.to_str().unwrap(), "--time", "1", "--quiet"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let out = swan(&args, dir.path());
+        assert!(!out.status.success(), "swan sim {args:?} was not refused");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "swan sim {args:?}: the error does not say {says:?}:\n{err}");
+    };
+    refused(&zoned[0], &[], "the array's members are zoned; give --ssd zn540 or --ssd pm1731a");
+    refused(&zoned[0], &["--ssd", "zn540", "--zones-per-segment", "2"], "lays its segments over the members' zones");
+    refused(&plain[0], &["--ssd", "zn540"], "the array's members are not zoned");
 }

@@ -16,7 +16,10 @@ pub use crate::sim_args::{parse_layout, parse_scheme, LayoutChoice, SchemeChoice
 
 impl SimArgs {
     pub fn to_config(&self) -> anyhow::Result<SimConfig> {
-        let zoned = crate::sim_zoned::zoned_model(self)?;
+        let created = self.array.as_deref().map(created_array).transpose()?;
+        let served_zones = created.as_ref().and_then(|(_, zones)| *zones);
+        let zoned = crate::sim_zoned::zoned_model(self, served_zones)?;
+        let created = created.map(|(spec, _)| spec);
         // A zoned run's members are `zoned`; the conventional model is carried unused.
         let preset = match (swan_models::ssd::preset(&self.ssd), &zoned) {
             (Some(preset), _) => preset,
@@ -40,7 +43,6 @@ impl SimArgs {
                 swan_models::zns::ZNS_PRESET_NAMES.join(" or --ssd ")
             );
         }
-        let created = self.array.as_deref().map(created_array).transpose()?;
         let kind = created.as_ref().map_or(self.scheme.kind, |a| a.kind);
         self.check_flags(kind)?;
         let capacity = created.as_ref().map_or(self.ssd_capacity, |a| a.member_blocks * PAGE_BYTES);
@@ -423,20 +425,15 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 }
 
 /// The array `swan create` made, as `swan serve` runs it, from the superblock of `member`.
-fn created_array(member: &std::path::Path) -> anyhow::Result<ArraySpec> {
+/// The array `swan create` made that `member` belongs to, and its members' layout if they
+/// are emulated zoned devices.
+fn created_array(member: &std::path::Path) -> anyhow::Result<(ArraySpec, Option<swan_server::member::ZonedLayout>)> {
     let m =
         swan_server::member::Member::open(member, swan_server::member::OpenOptions { direct: false, read_only: true })
             .with_context(|| format!("--array {}", member.display()))?;
     let sb = swan_server::array::read_superblock(&m)
         .with_context(|| format!("--array {}: not a member of a swan array", member.display()))?;
-    if sb.zoned {
-        anyhow::bail!(
-            "--array {}: the array's members are zoned, and --array runs it over the conventional SSD model; run it \
-             over a zoned one with --scheme and --ssd zn540 or pm1731a (docs/zoned.md)",
-            member.display()
-        );
-    }
-    Ok(sb.array_spec())
+    Ok((sb.array_spec(), m.zoned().filter(|_| sb.zoned)))
 }
 
 /// `array` with the volume `spare` leaves, if any, for a log-structured scheme. A created

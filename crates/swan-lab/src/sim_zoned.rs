@@ -8,13 +8,30 @@ use crate::sim_args::SimArgs;
 use anyhow::bail;
 use swan_args::units::format_size;
 use swan_models::ssd::PAGE_BYTES;
-use swan_models::zns::zns_preset;
+use swan_models::zns::zones::ZoneGeometry;
+use swan_models::zns::{zns_preset, ZnsConfig};
+use swan_server::member::ZonedLayout;
 use swan_sim::engine::{AppendGroups, ZonedSpec};
 use swan_sim::zoned_array::ZonePrimitive;
 
 /// The zoned SSD `--ssd` names, shaped by the flags that apply to it; `None` for a
-/// conventional preset.
-pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
+/// conventional preset. `served`: the zoned members of the array `--array` names, whose
+/// zones the model then has.
+pub(crate) fn zoned_model(args: &SimArgs, served: Option<ZonedLayout>) -> anyhow::Result<Option<ZonedSpec>> {
+    match (zns_preset(&args.ssd), served, &args.array) {
+        (None, Some(_), Some(array)) => bail!(
+            "--array {}: the array's members are zoned; give --ssd {}, the zoned SSD to simulate them as \
+             (--ssd {} is conventional)",
+            array.display(),
+            swan_models::zns::ZNS_PRESET_NAMES.join(" or --ssd "),
+            args.ssd
+        ),
+        (Some(_), None, Some(array)) => {
+            bail!("--array {}: the array's members are not zoned; --ssd {} is a zoned SSD", array.display(), args.ssd)
+        }
+        (Some(preset), Some(layout), _) => return served_model(args, &preset, &layout).map(Some),
+        _ => {}
+    }
     let Some(preset) = zns_preset(&args.ssd) else {
         if args.zoned.zones_per_segment.is_some()
             || args.zoned.zone_stripe.is_some()
@@ -36,7 +53,6 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
         ("--ssd-layout", args.ssd_layout.is_some()),
         ("--ssd-gc-frontier", args.ssd_gc_frontier.is_some()),
         ("--ssd-pages-per-block", args.ssd_pages_per_block.is_some()),
-        ("--array", args.array.is_some()),
     ];
     if let Some((flag, _)) = conventional.iter().find(|(_, given)| *given) {
         bail!(
@@ -79,6 +95,39 @@ pub(crate) fn zoned_model(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
     let primitive = args.zoned.zone_primitive.unwrap_or_default();
     let groups = append_groups(args, primitive)?;
     Ok(Some(ZonedSpec { ssd: model, zones_per_segment, stripe_blocks, primitive, groups }))
+}
+
+/// The zoned SSD `preset` over the zones of served members laid out as `layout`, as `swan
+/// serve --emulate` puts it in front of each (`swan-server/src/emulate/zoned.rs`): its
+/// NAND and command times over the members' zones, one zone a segment, by Zone Write. The
+/// members' metadata blocks (their conventional zones) are zones of the model the scheme
+/// never writes: the simulator does not time the server's metadata.
+fn served_model(args: &SimArgs, preset: &ZnsConfig, layout: &ZonedLayout) -> anyhow::Result<ZonedSpec> {
+    let z = &args.zoned;
+    if z.zones_per_segment.is_some()
+        || z.zone_stripe.is_some()
+        || z.append_group.is_some()
+        || z.append_in_flight.is_some()
+    {
+        bail!("--array lays its segments over the members' zones as `swan create` did: --zones-per-segment, --zone-stripe, --append-group and --append-in-flight do not apply");
+    }
+    if z.zone_primitive.is_some_and(|p| p != ZonePrimitive::Write) {
+        bail!("the server writes its zoned members by Zone Write: --zone-primitive append does not apply to --array");
+    }
+    let zone_blocks = layout.zones.zone_blocks;
+    if !layout.conventional_blocks.is_multiple_of(zone_blocks) {
+        bail!("the members' metadata area is not whole zones: not an array `swan create` made");
+    }
+    let zones = ZoneGeometry {
+        zones: u32::try_from(layout.conventional_blocks / zone_blocks)?.saturating_add(layout.zones.zones),
+        max_open: preset.zones.max_open,
+        max_active: preset.zones.max_active,
+        ..layout.zones
+    };
+    let mut ssd = preset.with_geometry(zones);
+    ssd.suspension = args.ssd_suspension.unwrap_or(ssd.suspension);
+    ssd.reads_before_write_back = args.ssd_reads_first.unwrap_or(ssd.reads_before_write_back);
+    Ok(ZonedSpec { ssd, zones_per_segment: 1, stripe_blocks: 1, primitive: ZonePrimitive::Write, groups: None })
 }
 
 /// ZapRAID's group layout, if `--scheme zapraid` or `--append-group` asks for it.
@@ -129,6 +178,10 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    fn zoned_model_of(args: &SimArgs) -> anyhow::Result<Option<ZonedSpec>> {
+        zoned_model(args, None)
+    }
+
     fn args(extra: &[&str]) -> SimArgs {
         #[derive(Parser)]
         struct Cli {
@@ -143,15 +196,15 @@ mod tests {
     #[test]
     fn a_zoned_preset_takes_whole_zones_of_the_capacity_and_a_zone_per_segment() {
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--scheme", "swan0"]);
-        let z = zoned_model(&a).unwrap().unwrap();
+        let z = zoned_model_of(&a).unwrap().unwrap();
         assert_eq!(z.ssd.zones.zones, 10, "1000 MiB holds ten 96 MiB zones");
         assert_eq!(zoned_layout(&a, &z).unwrap(), (10 * 96 * 256, 96 * 256));
         let cfg = a.to_config().unwrap();
         assert!(cfg.array.tuning.zoned_members, "the scheme must write each member in block order");
-        assert!(zoned_model(&args(&["--ssd", "sata850pro"])).unwrap().is_none());
+        assert!(zoned_model_of(&args(&["--ssd", "sata850pro"])).unwrap().is_none());
         // Four zones a segment, page by page: ten zones make two segments of four.
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1000MiB", "--zones-per-segment", "4"]);
-        let z = zoned_model(&a).unwrap().unwrap();
+        let z = zoned_model_of(&a).unwrap().unwrap();
         assert_eq!((z.zones_per_segment, z.stripe_blocks), (4, 1));
         assert_eq!(zoned_layout(&a, &z).unwrap(), (2 * 4 * 96 * 256, 4 * 96 * 256));
     }
@@ -187,7 +240,7 @@ mod tests {
             cfg.stop.write_bytes
         };
         assert_eq!(stop("raizn"), stop("lograid5"));
-        assert_eq!(stop("lograid5"), Some(2 * 4 * 21 * 96 << 20));
+        assert_eq!(stop("lograid5"), Some((2 * 4 * 21 * 96) << 20));
         let e = args(&["--scheme", "raizn"]).to_config().unwrap_err().to_string();
         assert!(e.contains("--scheme raizn is an array of zoned SSDs"), "{e}");
         let e = crate::sim_args::parse_scheme("raizm").unwrap_err();
@@ -224,14 +277,14 @@ mod tests {
 
     #[test]
     fn flags_of_a_conventional_ssd_or_a_zone_too_small_are_refused_with_the_reason() {
-        let e = zoned_model(&args(&["--ssd", "zn540", "--ssd-op", "0.1"])).unwrap_err().to_string();
+        let e = zoned_model_of(&args(&["--ssd", "zn540", "--ssd-op", "0.1"])).unwrap_err().to_string();
         assert!(e.contains("--ssd-op shapes a conventional SSD"), "{e}");
-        let e = zoned_model(&args(&["--ssd", "zn540"])).unwrap_err().to_string();
+        let e = zoned_model_of(&args(&["--ssd", "zn540"])).unwrap_err().to_string();
         assert!(e.contains("holds no whole zn540 zone (1077 MiB writable)"), "{e}");
         let a = args(&["--ssd", "pm1731a", "--ssd-capacity", "1GiB", "--segment", "128MiB"]);
-        let e = zoned_layout(&a, &zoned_model(&a).unwrap().unwrap()).unwrap_err().to_string();
+        let e = zoned_layout(&a, &zoned_model_of(&a).unwrap().unwrap()).unwrap_err().to_string();
         assert!(e.contains("does not fit 1 pm1731a zone(s) (96 MiB writable each)"), "{e}");
-        let e = zoned_model(&args(&["--zones-per-segment", "2"])).unwrap_err().to_string();
+        let e = zoned_model_of(&args(&["--zones-per-segment", "2"])).unwrap_err().to_string();
         assert!(e.contains("--ssd sata850pro is not zoned"), "{e}");
     }
 }
