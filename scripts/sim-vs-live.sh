@@ -37,7 +37,10 @@ computed from the claim that every run's live ÷ (sim + host) is within 1 ± TOL
 `swan status --json` snapshots and fio's report stay in DIR as
 run-CASE-RUN-{before,after,fio}.json (the case's colons as dashes).
 
-A case is SCHEME:RGROUPS:SSDS_PER_RGROUP:MEMBER_SIZE:RW[:READ_PERCENT].
+A case is SCHEME:RGROUPS:SSDS_PER_RGROUP:MEMBER_SIZE:RW[:READ_PERCENT]. SCHEME@ZONED (say
+swan0@zn540) makes the members emulated zoned devices (swan create --zone-size SEGMENT
+--max-active-zones 3), served with --emulate ZONED (no aging: a zoned SSD has no FTL) and
+simulated with --ssd ZONED.
 
 Environment:
   CASES     held-out cases  (default: swan0:4:2:256M:randwrite swan5:3:3:256M:randwrite
@@ -82,13 +85,18 @@ trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; true' EXIT
 live() {
   local scheme rg ssds size rw mix
   IFS=: read -r scheme rg ssds size rw mix <<<"$1"
-  local bs=$2 seed=$3 tag=$4 members=() i
+  local bs=$2 seed=$3 tag=$4 members=() i zoned=${scheme#*@} layout emulate
+  [[ $zoned == "$scheme" ]] && zoned=
   for ((i = 0; i < rg * ssds; i++)); do members+=("$DIR/m$i"); done
   rm -f "$DIR"/m* "$sock"
-  "$SWAN_BIN" create --force --scheme "$scheme" --rgroups "$rg" --ssds-per-rgroup "$ssds" \
-    --member-size "$size" --segment "$SEGMENT" "${members[@]}" >"$DIR/create.log"
-  "$SWAN_BIN" serve --socket "$sock" --emulate "$PRESET" --emulate-age "$AGE" "${members[@]}" \
-    2>"$DIR/serve.log" &
+  if [[ -n $zoned ]]; then
+    layout=(--zone-size "$SEGMENT" --max-active-zones 3) emulate=(--emulate "$zoned")
+  else
+    layout=(--segment "$SEGMENT") emulate=(--emulate "$PRESET" --emulate-age "$AGE")
+  fi
+  "$SWAN_BIN" create --force --scheme "${scheme%@*}" --rgroups "$rg" --ssds-per-rgroup "$ssds" \
+    --member-size "$size" "${layout[@]}" "${members[@]}" >"$DIR/create.log"
+  "$SWAN_BIN" serve --socket "$sock" "${emulate[@]}" "${members[@]}" 2>"$DIR/serve.log" &
   srv=$!
   local uri="nbd+unix:///?socket=$sock" volume
   for _ in $(seq 600); do nbdinfo --size "$uri" >/dev/null 2>&1 && break; sleep 0.2; done
@@ -118,13 +126,14 @@ PY
 # sim CASE BS SEED TAG [HOSTFILE]: the simulator on the array live() left; prints MB/s of
 # the second half.
 sim() {
-  local rw mix
-  IFS=: read -r _ _ _ _ rw mix <<<"$1"
-  local bs=$2 seed=$3 tag=$4 host=${5:-}
+  local scheme rw mix
+  IFS=: read -r scheme _ _ _ rw mix <<<"$1"
+  local bs=$2 seed=$3 tag=$4 host=${5:-} ssd=()
+  [[ $scheme == *@* ]] && ssd=(--ssd "${scheme#*@}")
   # The very bytes fio wrote: --working-set is a share of the data members' capacity, which
   # for a parity array is not the share of the volume fio was given.
   "$SWAN_BIN" sim --array "$DIR/m0" --rw "$rw" ${mix:+--rwmixread "$(python3 -c "print($mix / 100)")"} \
-    --bs "$bs" --iodepth "$IODEPTH" --span "$(cat "$DIR/$tag-span")" --time "$RUNTIME" --seed "$seed" \
+    --bs "$bs" --iodepth "$IODEPTH" --span "$(cat "$DIR/$tag-span")" --time "$RUNTIME" --seed "$seed" "${ssd[@]}" \
     ${host:+--host "$host"} --quiet --out "$DIR/sim" >"$DIR/sim.log" 2>&1 || die "swan sim failed: $(tail -3 "$DIR/sim.log")"
   python3 - "$DIR/sim/timeseries.csv" "$RUNTIME" <<'PY'
 import csv, sys
