@@ -249,11 +249,16 @@ pub struct SimArgs {
     /// `disksim` is the SSD extension's bus (2,147 MB/s, 1 µs arbitration); or MBPS[:ARB_US].
     #[arg(long, value_name = "BUS", value_parser = parse_hba_bus, conflicts_with = "fabric")]
     pub hba_bus: Option<swan_models::hba::HbaBusConfig>,
-    /// With --hba-bus: at most N operations outstanding at each SSD, the rest waiting in
-    /// arrival order, as DiskSim's per-device queue holds them (its SSD extension sets
-    /// `Max queue length = 20`); default: no bound.
+    /// With --hba-bus: at most N operations outstanding at each SSD, the rest waiting, as
+    /// DiskSim's per-device queue holds them (its SSD extension sets `Max queue length =
+    /// 20`); default: no bound.
     #[arg(long, value_name = "N", requires = "hba_bus")]
     pub member_queue: Option<u32>,
+    /// Which request waiting in a --member-queue goes next: cycle-lbn (DiskSim's CYCLE_LBN,
+    /// what the SSD extension's configurations set: the lowest block at or after the last
+    /// one let out, else round from the lowest) or fcfs (arrival order).
+    #[arg(long, value_name = "ORDER", value_parser = parse_queue_order, requires = "member_queue")]
+    pub member_queue_order: Option<swan_sim::engine::QueueOrder>,
     /// Replay this block trace instead of the fio-like workload (--rw, --bs, --iodepth...):
     /// every request of the trace, to its end (or --time, --max-requests).
     #[arg(long, value_name = "FILE")]
@@ -447,3 +452,12 @@ fn parse_hba_bus(s: &str) -> Result<swan_models::hba::HbaBusConfig, String> {
 #[cfg(test)]
 #[path = "sim_cmd_tests.rs"]
 mod tests;
+
+/// `--member-queue-order`: `cycle-lbn` or `fcfs`.
+pub fn parse_queue_order(s: &str) -> Result<swan_sim::engine::QueueOrder, String> {
+    match s {
+        "cycle-lbn" => Ok(swan_sim::engine::QueueOrder::CycleLbn),
+        "fcfs" => Ok(swan_sim::engine::QueueOrder::Fcfs),
+        other => Err(format!("unknown queue order '{other}': expected cycle-lbn or fcfs")),
+    }
+}

@@ -125,6 +125,7 @@ impl SimArgs {
             }),
             hba_bus: self.hba_bus,
             member_queue: self.member_queue,
+            member_queue_order: self.member_queue_order.unwrap_or_default(),
             zoned,
             host: match &self.host {
                 Some(path) => Some(read_host_model(path)?),

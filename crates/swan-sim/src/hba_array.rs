@@ -5,12 +5,12 @@
 //!
 //! With a member queue bound ([`SimConfig::member_queue`]), at most that many requests are
 //! outstanding at an SSD (a request's operations on it count once, as DiskSim's one
-//! sub-request per member); the rest wait in arrival order and go to it as earlier ones
-//! complete, each timed from then ([`Completion::Later`]), as DiskSim's per-device queue
-//! holds them. DiskSim orders that queue by its scheduler (the extension's CYCLE_LBN); here
-//! it is first come, first served.
+//! sub-request per member); the rest wait and go to it as earlier ones complete, each
+//! timed from then ([`Completion::Later`]), as DiskSim's per-device queue holds them. The
+//! next to go is the one DiskSim's scheduler picks ([`QueueOrder`]): by default CYCLE_LBN,
+//! what the SSD extension's configurations set, or first come, first served.
 
-use crate::engine::{SimConfig, SimError};
+use crate::engine::{QueueOrder, SimConfig, SimError};
 use crate::members::{Completion, Dispatched, Members};
 use std::collections::VecDeque;
 use swan_core::io::IoClass;
@@ -42,6 +42,9 @@ pub struct HbaArray {
 #[derive(Debug)]
 struct MemberQueues {
     depth: usize,
+    order: QueueOrder,
+    /// Per member, the first block of the request it let out last (DiskSim's `lastblkno`).
+    last_block: Vec<u64>,
     /// Per member, the entries outstanding at it: token and when its last operation completes.
     outstanding: Vec<Vec<(u64, Nanos)>>,
     /// Per member, the operations waiting for room, oldest first, with their tokens.
@@ -56,6 +59,32 @@ impl MemberQueues {
     /// Forget `member`'s entries complete by `now`.
     fn retire(&mut self, member: usize, now: Nanos) {
         self.outstanding[member].retain(|&(_, done)| done > now);
+    }
+
+    /// The request waiting at `member` to let out next: its token and first block.
+    fn next(&self, member: usize) -> Option<(u64, u64)> {
+        let waiting = &self.waiting[member];
+        let first_block = |token: u64| {
+            waiting.iter().filter(|(t, _)| *t == token).map(|(_, op)| op.block).min().expect("a waiting token")
+        };
+        let (front, _) = *waiting.front()?;
+        match self.order {
+            QueueOrder::Fcfs => Some((front, first_block(front))),
+            QueueOrder::CycleLbn => {
+                let last = self.last_block[member];
+                // At or after the last block first, in block order; then, wrapping round,
+                // from the lowest. The first to arrive wins a tie.
+                let mut best: Option<((bool, u64), u64)> = None;
+                for &(token, _) in waiting {
+                    let block = first_block(token);
+                    let key = (block < last, block);
+                    if best.is_none_or(|(k, _)| key < k) {
+                        best = Some((key, token));
+                    }
+                }
+                best.map(|((_, block), token)| (token, block))
+            }
+        }
     }
 
     /// The earliest completion that would make room where operations wait.
@@ -79,6 +108,8 @@ impl HbaArray {
         let n = ssds.len();
         let queues = cfg.member_queue.map(|depth| MemberQueues {
             depth: depth as usize,
+            order: cfg.member_queue_order,
+            last_block: vec![0; n],
             outstanding: vec![Vec::new(); n],
             waiting: vec![VecDeque::new(); n],
             reported: VecDeque::new(),
@@ -127,10 +158,13 @@ impl Members for HbaArray {
             return Completion::Later;
         }
         let done = self.submit(member, now, op);
-        let out = &mut self.queues.as_mut().expect("queues").outstanding[m];
+        let q = self.queues.as_mut().expect("queues");
         match entry {
-            Some(i) => out[i].1 = out[i].1.max(done),
-            None => out.push((token, done)),
+            Some(i) => q.outstanding[m][i].1 = q.outstanding[m][i].1.max(done),
+            None => {
+                q.outstanding[m].push((token, done));
+                q.last_block[m] = op.block;
+            }
         }
         Completion::At(done)
     }
@@ -149,27 +183,26 @@ impl Members for HbaArray {
         Some(next)
     }
 
-    /// Requests waiting go to their SSDs as room is made, oldest first, each with all its
-    /// operations there.
+    /// Requests waiting go to their SSDs as room is made, in the queue's order
+    /// ([`QueueOrder`]), each with all its operations there, in the order they came.
     fn wake(&mut self, now: Nanos) {
         let Some(members) = self.queues.as_ref().map(|q| q.waiting.len()) else { return };
         for m in 0..members {
             loop {
                 let q = self.queues.as_mut().expect("queues");
                 q.retire(m, now);
-                let Some(&(token, _)) = q.waiting[m].front() else { break };
                 if q.outstanding[m].len() >= q.depth {
                     break;
                 }
+                let Some((token, block)) = q.next(m) else { break };
                 q.outstanding[m].push((token, now));
-                while let Some(&(t, op)) = self.queues.as_ref().expect("queues").waiting[m].front() {
-                    if t != token {
-                        break;
-                    }
+                q.last_block[m] = block;
+                let ops: Vec<DevOp> = q.waiting[m].iter().filter(|(t, _)| *t == token).map(|&(_, op)| op).collect();
+                q.waiting[m].retain(|(t, _)| *t != token);
+                for op in ops {
                     let member = m as u32;
                     let done = self.submit(member, now, op);
                     let q = self.queues.as_mut().expect("queues");
-                    q.waiting[m].pop_front();
                     let entry = q.outstanding[m].last_mut().expect("the entry just made");
                     entry.1 = entry.1.max(done);
                     q.reported.push_back(Dispatched { token, member, kind: op.kind, class: op.class, at: now, done });

@@ -155,3 +155,29 @@ fn a_requests_operations_on_one_member_are_one_entry_of_its_queue() {
     let went: Vec<_> = std::iter::from_fn(|| a.completed()).collect();
     assert_eq!(went.iter().map(|d| (d.token, d.at)).collect::<Vec<_>>(), vec![(8, last), (8, last)]);
 }
+
+/// The order a depth-1 queue lets four waiting requests out in, after one at block 200.
+fn let_out(order: crate::engine::QueueOrder) -> Vec<u64> {
+    let mut cfg = config(2, Some(HbaBusConfig::DISKSIM_PCIE_X8));
+    (cfg.member_queue, cfg.member_queue_order) = (Some(1), order);
+    let mut a = HbaArray::new(&cfg, HbaBusConfig::DISKSIM_PCIE_X8, 2).unwrap();
+    assert!(matches!(a.submit_tracked(0, 0, read(200), 1), Completion::At(_)));
+    for (token, block) in [(2, 500), (3, 100), (4, 300), (5, 50)] {
+        assert_eq!(a.submit_tracked(0, 0, read(block), token), Completion::Later);
+    }
+    let mut blocks = Vec::new();
+    while let Some(at) = a.wakeup() {
+        a.wake(at);
+        blocks.extend(std::iter::from_fn(|| a.completed()).map(|d| [0, 200, 500, 100, 300, 50][d.token as usize]));
+    }
+    blocks
+}
+
+#[test]
+fn a_member_queue_lets_requests_out_by_cycle_lbn_as_disksim_or_in_arrival_order() {
+    use crate::engine::QueueOrder;
+    // CYCLE_LBN: upwards from the last block let out, then round from the lowest.
+    assert_eq!(let_out(QueueOrder::CycleLbn), vec![300, 500, 50, 100]);
+    assert_eq!(let_out(QueueOrder::Fcfs), vec![500, 100, 300, 50]);
+    assert_eq!(QueueOrder::default(), QueueOrder::CycleLbn, "the SSD extension's configurations set policy 3");
+}

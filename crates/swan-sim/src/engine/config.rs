@@ -95,6 +95,9 @@ pub struct SimConfig {
     /// `None`: no bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member_queue: Option<u32>,
+    /// Which waiting operation a bounded member queue lets out next.
+    #[serde(default)]
+    pub member_queue_order: QueueOrder,
     /// Members are zoned SSDs instead of `ssd` (which is then unused), each segment over
     /// zones of them as this says (see [`crate::zoned_array`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +131,20 @@ pub struct ZonedSpec {
     /// ZapRAID's group layout over Zone Append, when the host keeps one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<AppendGroups>,
+}
+
+/// How a bounded member queue ([`SimConfig::member_queue`]) picks the request it lets out
+/// next, as DiskSim's `Scheduling policy` does for its per-device queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueOrder {
+    /// DiskSim's CYCLE_LBN (policy 3, what the SSD extension's configurations set): the
+    /// request starting at the lowest block at or after the last one let out, else, wrapping
+    /// round, the lowest; equal blocks in arrival order.
+    #[default]
+    CycleLbn,
+    /// First come, first served (DiskSim's FCFS, policy 1).
+    Fcfs,
 }
 
 /// ZapRAID's group layout (APSys '23 and arXiv 2402.17963; its public code
@@ -187,6 +204,7 @@ impl SimConfig {
             fabric: None,
             hba_bus: None,
             member_queue: None,
+            member_queue_order: QueueOrder::default(),
             zoned: None,
             host: None,
             setup_threads: 0,

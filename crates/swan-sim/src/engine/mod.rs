@@ -44,7 +44,7 @@ mod turns;
 mod windows;
 
 pub use crate::members::Members;
-pub use config::{AppendGroups, SimConfig, SimError, StopRule, ZonedSpec};
+pub use config::{AppendGroups, QueueOrder, SimConfig, SimError, StopRule, ZonedSpec};
 pub use meter::{RunOutput, SsdLoad};
 pub use reads::{ReadRoles, RoleTally};
 pub use setup::{build, build_synthetic, Built};
