@@ -42,6 +42,12 @@
 //! The model SSDs start fresh (erased, unmapped), so the first pass of writes runs at the
 //! fresh-drive rate (≈ 430 MB/s for `sata850pro`) and SSD GC starts only once the flash has
 //! been written over; [`Emulator::age`] ages them as the simulator does, for demos.
+//!
+//! # Zoned members
+//! Emulated zoned members take a zoned SSD instead ([`Emulator::zoned`], `zoned.rs`): the
+//! drive's timing over the member's own zones, told what they hold once the array has
+//! opened. A zone's writes reach it one at a time, held by the engine until the last one
+//! completes there (`engine/zone_holds.rs`).
 
 mod zoned;
 
@@ -108,7 +114,11 @@ pub struct EmuStats {
 /// Why an emulator could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulateError {
-    #[error("unknown SSD preset '{name}' for --emulate: expected one of {}", ssd::PRESET_NAMES.join(", "))]
+    #[error(
+        "unknown SSD preset '{name}' for --emulate: expected one of {}, or for zoned members {}",
+        ssd::PRESET_NAMES.join(", "),
+        swan_models::zns::ZNS_PRESET_NAMES.join(", ")
+    )]
     UnknownPreset { name: String },
     #[error(
         "--emulate {name} is a conventional SSD; this array's members are zoned: emulate them as a zoned one ({})",
