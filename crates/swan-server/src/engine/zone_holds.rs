@@ -71,7 +71,8 @@ pub(super) struct ZoneHolds {
 
 impl ZoneHolds {
     /// Give `op`, issued at `now`, to the model, unless it is a write for a zone busy there
-    /// or with writes waiting: then it waits here, and None. `new_token` names the request
+    /// or with writes waiting, or a reset of a zone with writes waiting: then it waits here,
+    /// and None. `new_token` names the request
     /// being carried out the first time one of its writes waits.
     pub fn submit(
         &mut self,
@@ -80,12 +81,14 @@ impl ZoneHolds {
         op: ModelOp,
         new_token: impl FnOnce() -> u64,
     ) -> Option<Instant> {
-        let zone = (op.op == EmuOp::Write).then(|| emu.write_zone(op.member, op.block)).flatten();
+        // A reset (a victim's TRIM) keeps its place behind the zone's writes still waiting.
+        let ordered = matches!(op.op, EmuOp::Write | EmuOp::Trim);
+        let zone = ordered.then(|| emu.write_zone(op.member, op.block)).flatten();
         let Some(zone) = zone else { return Some(complete(emu, now, &op)) };
         let key = (op.member, zone);
         let free_at = emu.zone_free_at(op.member, zone);
         let queued = self.queues.get(&key).is_some_and(|q| !q.is_empty());
-        if !queued && free_at <= now {
+        if !queued && (free_at <= now || op.op == EmuOp::Trim) {
             return Some(complete(emu, now, &op));
         }
         let owner = match self.owner {

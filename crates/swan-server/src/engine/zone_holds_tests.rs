@@ -101,3 +101,24 @@ fn a_gc_jobs_held_writes_land_together_at_the_last() {
     assert!(done[0].1 > now, "the last held write completes after it went: {:?}", done[0].1 - t0);
     assert_eq!(e.member_stats(0).zone_refused, 0);
 }
+
+#[test]
+fn a_reset_waits_behind_its_zones_held_writes() {
+    let mut e = emu("pm1731a");
+    let mut h = ZoneHolds::default();
+    let t0 = e.start();
+    let first = h.submit(&mut e, t0, write(0, 3, 0, 8), || 0).unwrap();
+    assert_eq!(h.submit(&mut e, t0, write(0, 3, 8, 1016), || 0), None, "the zone is busy");
+    let reset = ModelOp { op: EmuOp::Trim, count: 1024, ..write(0, 3, 0, 0) };
+    assert_eq!(h.submit(&mut e, t0, reset, || 0), None, "behind the write still waiting");
+    let mut done = Vec::new();
+    let mut now = first;
+    while let Some(t) = h.next_due() {
+        now = now.max(t);
+        h.advance(&mut e, now, false, &mut done);
+    }
+    let s = e.member_stats(0);
+    assert_eq!((s.zone_refused, s.zone_resets, s.host_pages_written), (0, 1, 1024), "{s:?}");
+    // With nothing waiting, a reset goes at once, whatever the zone's last write.
+    assert!(h.submit(&mut e, now, reset, || 0).is_some());
+}
