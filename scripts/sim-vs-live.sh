@@ -35,7 +35,8 @@ scheme's own cost, such as RAID5's read-modify-write), per case the median ratio
 simulated, and a verdict
 computed from the claim that every run's live ÷ (sim + host) is within 1 ± TOLERANCE. Each run's
 `swan status --json` snapshots and fio's report stay in DIR as
-run-CASE-RUN-{before,after,fio}.json (the case's colons as dashes).
+run-CASE-RUN-{before,after,fio}.json (the case's colons as dashes); the member files are
+removed at exit, as they hold memory on tmpfs.
 
 A case is SCHEME:RGROUPS:SSDS_PER_RGROUP:MEMBER_SIZE:RW[:READ_PERCENT]. SCHEME@ZONED (say
 swan0@zn540) makes the members emulated zoned devices (swan create --zone-size SEGMENT
@@ -78,7 +79,9 @@ SWAN_BIN=$(realpath "$SWAN_BIN")
 mkdir -p "$DIR"
 sock="$DIR/nbd.sock"
 srv=
-trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; true' EXIT
+# The member files are gigabytes of tmpfs (memory) and each run makes its own: they go at
+# exit, the reports stay.
+trap '[[ -n $srv ]] && kill "$srv" 2>/dev/null; rm -f "$DIR"/m[0-9]* "$sock"; true' EXIT
 
 # live CASE BS SEED TAG: serve CASE fresh, run fio; leaves $DIR/TAG-{before,after,fio}.json
 # and prints the live MB/s of the second half.
