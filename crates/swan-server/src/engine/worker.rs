@@ -495,6 +495,7 @@ impl Worker {
                 self.store.exec.later.defer = false;
                 self.store.exec.holds.owner = Owner::Nobody;
                 let floor = carried.as_ref().ok().and_then(|(_, model)| model.map(|span| span.done));
+                // Both are asked (`or`, not `or_else`): each forgets the token it gave.
                 let later = self.store.exec.later.take_token().or(self.store.exec.holds.take_token(floor));
                 let carried = carried.map(|(reply, model)| CarriedOut { reply, model, later });
                 self.after_carried(req.fua, writes, &r, carried, done);
