@@ -38,8 +38,8 @@ use crate::member::ZonedLayout;
 #[derive(Clone)]
 pub(super) struct ZonedModel {
     dev: ZnsSsd,
-    /// Member blocks before the first zone (the in-place area).
-    conventional: u64,
+    /// The member's blocks: its conventional ones (the in-place area), then its zones.
+    layout: ZonedLayout,
     /// When each zone's last write completes on the model: its next one goes then.
     zone_done: Vec<Nanos>,
     /// Commands the model's contract refused and that were timed in place instead.
@@ -53,17 +53,12 @@ impl ZonedModel {
         let member = layout.zones;
         let geometry = ZoneGeometry { max_open: drive.zones.max_open, max_active: drive.zones.max_active, ..member };
         let dev = ZnsSsd::new(drive.with_geometry(geometry)).map_err(|e| e.to_string())?;
-        Ok(Self {
-            dev,
-            conventional: layout.conventional_blocks,
-            zone_done: vec![0; member.zones as usize],
-            refused: 0,
-        })
+        Ok(Self { dev, layout: *layout, zone_done: vec![0; member.zones as usize], refused: 0 })
     }
 
     /// Blocks of the member: the in-place area and the zones.
     pub(super) fn blocks(&self) -> u64 {
-        self.conventional + self.dev.config().zones.blocks()
+        self.layout.member_blocks()
     }
 
     /// Sets every zone to what the member's zone report says (after the array's open wrote
@@ -133,7 +128,7 @@ impl ZonedModel {
     /// the model, blocks), the zone `None` for the in-place area (whose blocks count from
     /// its start). Blocks past the member are dropped.
     fn pieces(&self, block: u64, count: u32) -> Vec<Piece> {
-        let (conventional, zones) = (self.conventional, self.dev.config().zones);
+        let (conventional, zones) = (self.layout.conventional_blocks, self.layout.zones);
         let end = block.saturating_add(u64::from(count)).min(self.blocks());
         let (mut at, mut out) = (block, Vec::new());
         while at < end {
@@ -153,7 +148,7 @@ impl ZonedModel {
 
     /// The zone holding member block `block` (None in the in-place area).
     pub(super) fn zone_of(&self, block: u64) -> Option<u32> {
-        self.dev.config().zones.zone_of(block.checked_sub(self.conventional)?)
+        self.layout.zone_of(block)
     }
 
     /// When `zone`'s last write completes on the model (0 if none since its reset).
@@ -163,7 +158,7 @@ impl ZonedModel {
 
     /// How long a one-block read at `block` arriving at `t` waits for its die.
     pub(super) fn read_wait(&self, t: Nanos, block: u64, class: IoClass) -> Nanos {
-        match block.checked_sub(self.conventional) {
+        match block.checked_sub(self.layout.conventional_blocks) {
             Some(b) => self.dev.read_wait(t, b, 1, class),
             None => 0,
         }
