@@ -8,7 +8,7 @@
 # With `direct`, every `swan serve` opens its members O_DIRECT (`--direct`): reads through the
 # io_uring, runs written without the page cache. With `zoned`, the members are emulated zoned
 # devices with 2 MiB zones, three active at most (`swan create --zone-size 2M
-# --max-active-zones 3`; swan0 and lograid0 only).
+# --max-active-zones 3`; log-structured schemes only).
 #
 # Needs fio with its nbd engine (Debian: fio). The suite runs the short version
 # (crates/swan-cli/tests/server_crash.rs: 26 cycles). The power-cut replayer, which tears

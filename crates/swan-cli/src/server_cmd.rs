@@ -45,8 +45,8 @@ pub struct CreateArgs {
     /// Zoned members with zones of this size, e.g. 8M: each segment is one zone of each
     /// member, and the metadata lives in conventional zones at the start. Members that do
     /// not exist are made as emulated zoned devices (files that keep the zoned contract;
-    /// FORMAT.md). swan0 and lograid0 only: parity schemes rewrite a filling row's parity in
-    /// place, which zones forbid. Kernel zoned block devices are not served yet.
+    /// FORMAT.md). Log-structured schemes only (SWAN, Log-RAID): in-place RAID overwrites,
+    /// which zones forbid. Kernel zoned block devices are not served yet.
     #[arg(long, value_parser = size)]
     pub zone_size: Option<u64>,
     /// Zones each emulated zoned member lets be open or active at once, as a drive limits
@@ -674,7 +674,8 @@ pub struct ReplaceArgs {
     /// Index of the failed member.
     #[arg(long)]
     pub member: u32,
-    /// The new member: a file (created if missing) or block device.
+    /// The new member: a file (created if missing: for a zoned array, an emulated zoned
+    /// device like its members) or block device.
     #[arg(long)]
     pub new: PathBuf,
     /// The control socket (default: found from the members' array UUID).
@@ -693,7 +694,17 @@ pub fn replace(a: &ReplaceArgs) -> Result<()> {
         let sb = sb.ok_or_else(|| {
             anyhow!("{} does not exist; name a member of the array so its size is known", a.new.display())
         })?;
-        swan_server::member::Member::create_file(&a.new, sb.member_blocks * 4096, false)?;
+        // A zoned array's replacement is made as an emulated zoned device like the member
+        // named (the server would make it so too, were it given no file).
+        let zoned = a.members.first().and_then(|m| {
+            swan_server::member::Member::open(m, swan_server::member::OpenOptions { direct: false, read_only: true })
+                .ok()
+                .and_then(|m| m.zoned())
+        });
+        match zoned.filter(|_| sb.zoned) {
+            Some(layout) => swan_server::member::Member::create_zoned(&a.new, &layout, false)?,
+            None => swan_server::member::Member::create_file(&a.new, sb.member_blocks * 4096, false)?,
+        }
     }
     let new = a.new.canonicalize().with_context(|| format!("{}", a.new.display()))?;
     control_request(&path, &format!("replace {}{} {}", a.member, via_word(via), new.display()))?;

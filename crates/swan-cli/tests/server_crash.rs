@@ -312,9 +312,9 @@ fn kill9_during_fio_writes_swan0_direct() {
 }
 
 /// Over emulated zoned members (2 MiB zones, a segment each, three active at most): a restart
-/// resets the zones of free segments that a killed write had begun, finishes those of
-/// segments open at the kill and moves their live blocks out, since a zone takes no summary
-/// after them (`engine/store/zoned.rs`).
+/// resets the zones of free segments that a killed write had begun, and seals each segment
+/// open at the kill where its zones stand, padding them to its summary, or moves its live
+/// blocks out where it cannot (`engine/store/zoned.rs`).
 #[test]
 fn kill9_during_fio_writes_swan0_zoned() {
     crash_cycles(
@@ -328,6 +328,25 @@ fn kill9_during_fio_writes_swan0_zoned() {
         4,
         8,
         0x5741_4e5a,
+    );
+}
+
+/// SWAN5 over emulated zoned members: the segments open at the kill are sealed with every
+/// row's parity written past the zones' pointers (a row whose parity landed without all its
+/// data is checked against it first), and `swan check` finds every sealed row's parity right.
+#[test]
+fn kill9_during_fio_writes_swan5_zoned() {
+    crash_cycles(
+        &Array {
+            scheme: "swan5",
+            rgroups: 2,
+            ssds: 3,
+            made: &["--zone-size", "2M", "--max-active-zones", "3"],
+            serve: &[],
+        },
+        4,
+        7,
+        0x5741_4e7a,
     );
 }
 

@@ -111,6 +111,18 @@ fn raid4_survives_each_member_failing_and_being_rebuilt() {
 /// the degraded R-group), a rebuild runs under more writes, a restart keeps a stale member out.
 #[test]
 fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
+    degraded_then_rebuilt_while_writing(&[]);
+}
+
+/// The same over emulated zoned members: the replacement is made as a zoned device like its
+/// peers and rebuilt zone by zone (2 MiB zones: two slices each), each zone's writes held
+/// back until the rebuild has brought it level.
+#[test]
+fn swan5_over_zones_writes_on_degraded_and_rebuilds_while_writing() {
+    degraded_then_rebuilt_while_writing(&["--zone-size", "2M"]);
+}
+
+fn degraded_then_rebuilt_while_writing(create_flags: &[&str]) {
     require("nbdcopy", "libnbd-bin");
     require("nbdinfo", "libnbd-bin");
     let dir = tempfile::tempdir().unwrap();
@@ -118,7 +130,8 @@ fn swan5_writes_on_degraded_and_rebuilds_while_writing() {
     // Spare room enough that the healthy R-groups' GC frees whole segments for the
     // front-end to move to (with a sliver of spare every R-group stays full, and a degraded
     // front-end is the only place left to write: allowed, as there is no healthy one with room).
-    let mut members = create_array(d, "swan5", 3, 3, "32M", &["--spare", "30"]);
+    let flags: Vec<&str> = ["--spare", "30"].iter().chain(create_flags).copied().collect();
+    let mut members = create_array(d, "swan5", 3, 3, "32M", &flags);
     let m0 = members[0].to_str().unwrap().to_string();
     let server = Server::start(d, &members);
     let size = export_size(&server.uri());

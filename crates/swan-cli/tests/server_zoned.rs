@@ -36,7 +36,6 @@ fn what_zones_cannot_take_is_refused_with_the_reason() {
     let d = dir.path();
     let two = [d.join("a0"), d.join("a1")];
     refused(d, "raid5", &["--zone-size", "2M"], &[d.join("a0"), d.join("a1"), d.join("a2")], "takes no overwrite");
-    refused(d, "swan5", &["--zone-size", "2M"], &[d.join("a0"), d.join("a1"), d.join("a2")], "not served yet");
     refused(d, "swan0", &["--zone-size", "2M", "--segment", "1M"], &two, "a segment is one zone");
     refused(d, "swan0", &["--zone-size", "3000"], &two, "multiple of 4 KiB");
     // A file that exists is used as it is: a plain one is not a zoned device.

@@ -491,11 +491,14 @@ pub(crate) fn verify_block(members: &Members, v: &Verify, i: usize, member: u32,
         // The slot keeps its content until its segment is released, which waits for every
         // read handed out: writing the right bytes back cannot race with a reuse. (In-place
         // blocks are verified on the engine's thread, their only writer.)
-        let written = members[member as usize].write(at, &rebuilt);
+        // A zone takes no rewrite: there the block is rebuilt on each read until GC moves it.
+        let zoned = members[member as usize].zoned().is_some();
+        let written = if zoned { Ok(()) } else { members[member as usize].write(at, &rebuilt) };
         v.counts.repaired.fetch_add(1, Ordering::Relaxed);
         eprintln!(
             "swan: member {member} block {at}: checksum mismatch on read; rebuilt from parity{}",
             match written {
+                Ok(()) if zoned => " (a zone takes no rewrite: GC moves it)".to_string(),
                 Ok(()) => " and rewritten".to_string(),
                 Err(e) => format!(", but writing it back failed: {e}"),
             }

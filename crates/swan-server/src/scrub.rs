@@ -205,12 +205,18 @@ fn scrub_log(o: &Opened, la: &LogArray, repair: bool, r: &mut ScrubReport) -> Re
             r.mismatches += 1;
             match o.members.rebuild(m, at, &mut block)? {
                 Some(()) if crc32c::crc32c(&block) == entry.crc => {
+                    // A zone takes no rewrite: reads rebuild the block until GC moves it.
+                    let zoned = o.members[m as usize].zoned().is_some();
                     r.say(format!(
                         "segment {seg} slot {slot} (member {m} block {at}, logical block {lba}): checksum mismatch, \
                          rebuilt from parity{}",
-                        if repair { " and rewritten" } else { "" }
+                        match (repair, zoned) {
+                            (true, false) => " and rewritten",
+                            (_, true) => " (a zone takes no rewrite: reads rebuild it until GC moves it)",
+                            (false, false) => "",
+                        }
                     ));
-                    if repair {
+                    if repair && !zoned {
                         o.members[m as usize].write(at, &block)?;
                         r.repaired += 1;
                     }
@@ -263,7 +269,14 @@ fn scrub_parity(
         }
         let pm = geo.member(group, parity_col);
         r.say(format!("segment {segment} row {row}: parity (member {pm} block {at}) does not match the data"));
-        if repair {
+        if o.members[pm as usize].zoned().is_some() {
+            // Its data verified, but a member lost now would take the row's blocks with it.
+            r.problems += 1;
+            r.say(format!(
+                "PROBLEM: segment {segment} row {row}: a zone takes no rewrite, so the parity stays wrong until GC \
+                 moves the segment's blocks"
+            ));
+        } else if repair {
             // XOR of the data alone: the current parity XOR the mismatch.
             o.members[pm as usize].read(at, &mut one)?;
             parity::xor(&mut one, &acc);

@@ -108,6 +108,11 @@ fn power_cut_replay_lograid0_over_zones() {
     replay_zoned_run("lograid0", 6000, 0x5eed_0021, 8, 1);
 }
 
+#[test]
+fn power_cut_replay_swan5_over_zones() {
+    replay_zoned_run("swan5", 5000, 0x5eed_0025, 6, 1);
+}
+
 /// Fault runs `seeds`: every outcome clean, every moment hit; returns injected faults by kind.
 fn fault_runs(scheme: &str, seeds: impl IntoIterator<Item = u64>, ops: u64, cuts: usize) -> BTreeMap<String, u64> {
     fault_runs_over(Config::small(scheme.parse().unwrap(), ops, 0), seeds, cuts)
@@ -190,6 +195,13 @@ fn faults_at_the_worst_moments_with_parity() {
     fault_runs("swan5", (1..17).chain([0x7b, 0xa2, 0x15d]), 3000, 8);
 }
 
+/// Parity over emulated zoned members: a member's failure and its rebuild zone by zone, with
+/// crashes and errors striking as above.
+#[test]
+fn faults_at_the_worst_moments_with_parity_over_zones() {
+    fault_runs_over(Config::small_zoned("swan5".parse().unwrap(), 3000, 0), 1..17, 8);
+}
+
 #[test]
 fn fault_runs_are_reproducible_from_their_seed() {
     let base = Config::small("swan0".parse().unwrap(), 2000, 0);
@@ -214,11 +226,13 @@ fn long_power_cut_replay() {
     let first = env_u64("SWAN_CRASH_SEED", 1);
     let (mut p, mut t, mut b) = (0, 0, 0);
     for i in 0..runs {
-        // Plain SWAN0, then a log over zoned members (SWAN0 and Log-RAID0 in turn), then SWAN5.
-        let (pp, tt, bb) = match (i % 3, i / 3 % 2) {
+        // Plain SWAN0, then a log over zoned members (SWAN0, Log-RAID0 and SWAN5 in turn),
+        // then SWAN5.
+        let (pp, tt, bb) = match (i % 3, i / 3 % 3) {
             (0, _) => replay_run("swan0", ops, first + i, 1, 2),
             (1, 0) => replay_zoned_run("swan0", ops, first + i, 1, 2),
-            (1, _) => replay_zoned_run("lograid0", ops, first + i, 1, 2),
+            (1, 1) => replay_zoned_run("lograid0", ops, first + i, 1, 2),
+            (1, _) => replay_zoned_run("swan5", ops, first + i, 1, 2),
             _ => replay_run("swan5", ops, first + i, 1, 2),
         };
         (p, t, b) = (p + pp, t + tt, b + bb);
@@ -232,15 +246,22 @@ fn long_fault_runs() {
     let first = env_u64("SWAN_CRASH_SEED", 1);
     let seeds = env_u64("SWAN_CRASH_SEEDS", 500);
     let ops = env_u64("SWAN_CRASH_OPS", 3000);
-    // SWAN_CRASH_SCHEME=swan5 (or swan0) runs that scheme alone, over all the seeds.
+    // SWAN_CRASH_SCHEME=swan5 (or swan0, or swan5@zoned over zoned members) runs that
+    // scheme alone, over all the seeds.
     match std::env::var("SWAN_CRASH_SCHEME").ok().as_deref() {
-        Some(scheme) => {
-            fault_runs(scheme, first..first + seeds, ops, 16);
-        }
+        Some(scheme) => match scheme.strip_suffix("@zoned") {
+            Some(s) => {
+                fault_runs_over(Config::small_zoned(s.parse().unwrap(), ops, 0), first..first + seeds, 16);
+            }
+            None => {
+                fault_runs(scheme, first..first + seeds, ops, 16);
+            }
+        },
         None => {
             fault_runs("swan0", first..first + seeds, ops, 16);
             fault_runs("swan5", first..first + seeds / 2, ops, 16);
             fault_runs_over(Config::small_zoned("swan0".parse().unwrap(), ops, 0), first..first + seeds / 2, 16);
+            fault_runs_over(Config::small_zoned("swan5".parse().unwrap(), ops, 0), first..first + seeds / 2, 16);
         }
     }
 }

@@ -206,9 +206,6 @@ fn zoned_options(
     if !o.kind.is_log_structured() {
         return Err(CreateError::ZonedInPlace);
     }
-    if o.kind.raid() != RaidLevel::Raid0 {
-        return Err(CreateError::ZonedParity { kind: o.kind.to_string() });
-    }
     if o.segment_bytes.is_some_and(|s| s != zone_bytes) {
         return Err(CreateError::ZonedSegment { segment: o.segment_bytes.unwrap_or(0), zone: zone_bytes });
     }

@@ -51,11 +51,6 @@ pub enum CreateError {
         "in-place RAID cannot run over zoned members: a zone takes no overwrite (choose a SWAN or Log-RAID scheme)"
     )]
     ZonedInPlace,
-    #[error(
-        "{kind} over zoned members is not served yet: a stripe row's parity is rewritten in place while the row \
-         fills (at a clean stop, after a crash), which a zone forbids; swan0 and lograid0 are served over zones"
-    )]
-    ZonedParity { kind: String },
     #[error("over zoned members a segment is one zone: --segment {segment} differs from --zone-size {zone} (leave --segment out)")]
     ZonedSegment { segment: u64, zone: u64 },
     #[error("member {}: cannot serve in this zoned array: {why}", .path.display())]

@@ -106,7 +106,7 @@ fn put_superblocks<'a>(
 
 /// Why member `m` cannot be a member of `sb`'s array as a zoned device, or as a device
 /// written anywhere: None if it fits.
-fn zoned_mismatch(m: &Member, sb: &Superblock) -> Option<String> {
+pub(crate) fn zoned_mismatch(m: &Member, sb: &Superblock) -> Option<String> {
     match (m.zoned(), sb.zoned) {
         (None, false) => None,
         (None, true) => {

@@ -85,6 +85,8 @@ pub enum ReplaceError {
     TooSmall { path: PathBuf, blocks: u64, wanted: u64 },
     #[error("{} is member {index} of swan array {uuid}: wipe its first block to use it here", .path.display())]
     OtherArray { path: PathBuf, index: u32, uuid: String },
+    #[error("{} cannot replace a member of this zoned array: {why}", .path.display())]
+    NotZonedLikePeers { path: PathBuf, why: String },
 }
 
 /// Why [`super::Engine::fail`] or [`super::Engine::replace`] did nothing: the engine's

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 use swan_core::driver::{ArrayDriver, GcPacing, MemberView, Turn};
 use swan_core::geometry::Geometry;
-use swan_core::io::{Dst, IoKind, MemberId};
+use swan_core::io::{Dst, IoKind, MemberId, MemberIo as PlannedIo, Src};
 use swan_core::scheme::{ArrayScheme, GcJobId, SummarySource, GC_WRITE_PHASE};
 use swan_core::summary::Summary;
 
@@ -40,6 +40,30 @@ pub(super) struct Staged {
     /// Destination slots of blocks that failed their CRC and could not be rebuilt: their
     /// recorded CRC is made wrong, so reads of them fail ([`super::gc_verify`]).
     pub poisoned: Vec<u64>,
+    /// The order the write phase goes out in, as indices into it, if not the plan's
+    /// ([`rows_first`]).
+    pub write_order: Vec<u32>,
+}
+
+/// The order to write a GC job's write phase `ops` in over zoned members with parity: stripe
+/// row by stripe row, each row's parity after its data. Over zones the scheme orders the
+/// phase member by member, in block order, as a zone takes it; so a row's parity (on one
+/// member) can come before the row's data on members later in that order. The simulator
+/// moves no bytes; here the parity is taken from the row's running XOR when it is written,
+/// which must then hold the whole row, and a member that fails mid-phase must find in that
+/// XOR only what reached the members. Row by row keeps each member's writes in block
+/// order. Empty: the plan's order will do.
+fn rows_first(ops: &[PlannedIo], io: &MemberIo) -> Vec<u32> {
+    let zoned = io.members.first().is_some_and(|m| m.zoned().is_some());
+    if !zoned || !io.members.has_parity() {
+        return Vec::new();
+    }
+    let mut order: Vec<u32> = (0..ops.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let op = &ops[i as usize];
+        (op.block, matches!(op.kind, IoKind::Write(Src::Parity { .. })), i)
+    });
+    order
 }
 
 /// A GC job being carried out a member operation at a time.
@@ -182,6 +206,7 @@ impl GcRunner {
                 &crcs.adopted,
             );
             self.checks.add(checks);
+            run.face.write_order = rows_first(run.job.pending(), io);
         }
         Ok(())
     }
@@ -241,7 +266,13 @@ fn one_io(
     scheme: &ArrayScheme,
     issue: Instant,
 ) -> Result<(usize, ModelDone), MemberError> {
-    let op = run.job.pending()[0];
+    let order = &run.face.write_order;
+    let op = match run.job.plan().phase(run.job.phase()) {
+        phase if run.job.phase() == GC_WRITE_PHASE && order.len() == phase.len() => {
+            phase[order[phase.len() - run.job.pending().len()] as usize]
+        }
+        _ => run.job.pending()[0],
+    };
     let mut staged = std::mem::take(&mut run.face.copies);
     exec.holds.owner = Owner::Gc(run.job.id);
     let done = exec.do_io(io, crcs, scheme, &op, &mut Buffers::new(&[], &mut [], &mut staged), issue);

@@ -14,6 +14,8 @@
 //! rebuilding every data row from its peers, a slice per round between user requests. Its
 //! superblock is written last, with the failure cleared everywhere: a rebuild cut short by
 //! a crash leaves the member failed and the replacement unrecognised, to be started again.
+//! A zoned replacement is rebuilt zone by zone instead, each brought level with its peers
+//! before it takes the array's writes ([`MemberIo::rebuild_zone_step`]).
 //!
 //! The scheme must hear of every change of health (it keeps new rows off a failed member):
 //! [`MemberIo::health_news`] hands the changes over, and the engine passes them on before it
@@ -30,6 +32,7 @@ use crate::parity::xor;
 use std::path::Path;
 use std::sync::Arc;
 use swan_core::geometry::Geometry;
+use swan_models::zns::zones::ZoneCondition;
 
 /// Blocks of the replacement rebuilt per step (1 MiB).
 const REBUILD_STEP: u64 = 256;
@@ -113,9 +116,24 @@ impl MemberIo {
     }
 
     /// Write `data` to member `m` from `block`; dropped for a failed member (its row's
-    /// parity carries it).
+    /// parity carries it), and for a zone of a replacement the rebuild has not reached.
     pub fn write(&mut self, m: u32, block: u64, data: &[u8]) -> Result<(), MemberError> {
+        if self.zone_not_rebuilt(m, block) {
+            return Ok(());
+        }
         self.op(m, |mem| mem.write(block, data))
+    }
+
+    /// Whether `block` of member `m` lies in a zone of a replacement that its rebuild has
+    /// not yet brought up to its peers. A zone takes writes only at its pointer, so until
+    /// then the replacement is written there as a failed member is (not at all): the rebuild
+    /// gives the zone those blocks from the peers when it gets there.
+    fn zone_not_rebuilt(&self, m: u32, block: u64) -> bool {
+        self.rebuild.as_ref().is_some_and(|r| {
+            r.member == m
+                && block >= r.cursor
+                && self.members[m as usize].zoned().is_some_and(|l| l.zone_of(block).is_some())
+        })
     }
 
     /// See [`Member::write_cached`].
@@ -124,6 +142,9 @@ impl MemberIo {
     }
 
     pub fn trim(&mut self, m: u32, block: u64, count: u64) -> Result<(), MemberError> {
+        if self.zone_not_rebuilt(m, block) {
+            return Ok(());
+        }
         self.op(m, |mem| mem.trim(block, count))
     }
 
@@ -345,8 +366,17 @@ impl MemberIo {
             }
         }
         let direct = self.members.first().is_some_and(Member::is_direct);
+        // A zoned array's replacement that does not exist is made as an emulated zoned
+        // device like its peers, as `swan create` makes them.
+        let zoned = self.members.iter().find_map(Member::zoned);
+        if let (Some(layout), false) = (zoned, self.source.exists(path)) {
+            self.source.create_zoned(path, &layout, false)?;
+        }
         let new = self.source.open(path, OpenOptions { direct, read_only: false })?;
         new.lock(true)?;
+        if let Some(why) = crate::array::zoned_mismatch(&new, &self.sb) {
+            return Err(ReplaceError::NotZonedLikePeers { path: path.to_owned(), why });
+        }
         if new.blocks() < self.sb.member_blocks {
             return Err(ReplaceError::TooSmall {
                 path: path.to_owned(),
@@ -395,13 +425,26 @@ impl MemberIo {
 
     /// Rebuild the next slice of the replacement; finish when the cursor reaches the end.
     /// The caller runs slices between batches of user requests, with the pool's writes
-    /// landed, so a row is never rebuilt while a write to it is half done.
-    pub fn rebuild_step(&mut self) {
+    /// landed, so a row is never rebuilt while a write to it is half done. `geo`: the log's
+    /// geometry (zoned members are rebuilt zone by zone, [`MemberIo::rebuild_zone_step`]).
+    pub fn rebuild_step(&mut self, geo: Option<&Geometry>) {
         let Some(r) = &self.rebuild else { return };
         let (m, cursor) = (r.member, r.cursor);
         let end = self.sb.member_blocks;
         if cursor >= end {
             self.finish_rebuild();
+            return;
+        }
+        let zoned = self.members[m as usize].zoned().filter(|l| cursor >= l.conventional_blocks);
+        if let (Some(layout), Some(geo)) = (zoned, geo) {
+            match self.rebuild_zone_step(m, cursor, &layout, geo) {
+                Ok(next) => {
+                    if let Some(r) = self.rebuild.as_mut() {
+                        r.cursor = next;
+                    }
+                }
+                Err(e) => self.abort_rebuild(&e.to_string()),
+            }
             return;
         }
         let meta = self.sb.meta_blocks;
@@ -426,6 +469,100 @@ impl MemberIo {
             }
             Err(e) => self.abort_rebuild(&e.to_string()),
         }
+    }
+
+    /// The next slice of zoned replacement `m`'s zone at `cursor`; returns the next cursor.
+    ///
+    /// A zone is written only at its pointer, so the replacement's zone is brought to where
+    /// its peers have written the segment ([`MemberIo::zone_frontier`]) from its start, and
+    /// the cursor stands at the zone's pointer meanwhile: user writes to the zone at or past
+    /// it are dropped ([`MemberIo::zone_not_rebuilt`]) and rebuilt here in turn. Once the
+    /// zone has caught up, the cursor moves to the next zone, and from then on the zone
+    /// takes its writes as a healthy member's would.
+    fn rebuild_zone_step(
+        &mut self,
+        m: u32,
+        cursor: u64,
+        layout: &crate::member::ZonedLayout,
+        geo: &Geometry,
+    ) -> Result<u64, MemberError> {
+        let zone = layout.zone_of(cursor).expect("the cursor is in the sequential zones");
+        let start = layout.zone_start(zone);
+        let new = &self.members[m as usize];
+        let z = new.report_zones()?[zone as usize];
+        let frontier = self.zone_frontier(m, zone, start, geo)?;
+        let mut have = z.written;
+        // On reaching the zone, whatever it holds is from before (the replacement was
+        // written nowhere past the cursor); mid-zone, a segment freed and reset meanwhile
+        // leaves the zone short of the cursor.
+        if (cursor == start && z.write_pointer > 0)
+            || have > frontier
+            || (z.condition == ZoneCondition::Full && have < frontier)
+        {
+            new.trim(start, layout.zones.zone_blocks)?;
+            have = 0;
+        }
+        // A zone partly rebuilt is one more active zone on the replacement than its peers
+        // have; where the device limits them, a zone is rebuilt whole in one step, so that
+        // the replacement never needs more than its peers do.
+        let whole = layout.zones.max_active.is_some();
+        let mut to = have;
+        while to < frontier {
+            let end = frontier.min(to + REBUILD_STEP);
+            let mut buf = vec![0u8; (end - to) as usize * BLOCK];
+            self.reconstruct(m, start + to, &mut buf)?;
+            self.members[m as usize].write(start + to, &buf)?;
+            to = end;
+            if !whole {
+                break;
+            }
+        }
+        if to < frontier {
+            return Ok(start + to);
+        }
+        // Caught up. A segment whose zones its peers finished short of their end (sealed
+        // or emptied at a restart) has its zone here finished there too.
+        let peers_finished = self.members.peers(m).any(|p| {
+            self.members[p as usize].report_zones().is_ok_and(|zs| zs[zone as usize].condition == ZoneCondition::Full)
+        });
+        if peers_finished && to > 0 && to < layout.zones.capacity_blocks {
+            self.members[m as usize].finish_zone(zone)?;
+        }
+        Ok(start + layout.zones.zone_blocks)
+    }
+
+    /// Blocks from the start of `zone` that member `m` would hold had it not failed: the
+    /// rows of the segment there whose slot on `m` was written. A row's parity slot is
+    /// written when the row completes (every peer holds the row, and it is not open); a
+    /// data slot when the row's parity is on its member, or, in an open row, when `m` wrote
+    /// into it (its block is in the row's running XOR).
+    fn zone_frontier(&self, m: u32, zone: u32, start: u64, geo: &Geometry) -> Result<u64, MemberError> {
+        let group = self.members.group(m);
+        let column = m - geo.member(group, 0);
+        let mut written: Vec<(u32, u64)> = Vec::new();
+        for p in self.members.peers(m) {
+            let z = self.members[p as usize].report_zones()?[zone as usize];
+            written.push((p, z.written));
+        }
+        let holds = |p: u32, row: u64| written.iter().any(|&(q, w)| q == p && w > row);
+        let rows = self.members[m as usize].zoned().map_or(0, |l| l.zones.capacity_blocks);
+        for row in 0..rows {
+            let block = start + row;
+            let Some(pc) = geo.parity_column(block) else { return Ok(0) };
+            let open = self.rows.get(group, block);
+            let slot_written = if pc == column {
+                open.is_none() && written.iter().all(|&(_, w)| w > row)
+            } else {
+                match open {
+                    Some(o) => o.written.contains(&m),
+                    None => holds(geo.member(group, pc), row),
+                }
+            };
+            if !slot_written {
+                return Ok(row);
+            }
+        }
+        Ok(rows)
     }
 
     /// The metadata area's blocks `from..to`: the checkpoints and journal are mirrored on

@@ -43,6 +43,11 @@ impl OpenRows {
         self.rows.remove(&(group, block)).map_or_else(|| vec![0u8; BLOCK], |r| r.xor)
     }
 
+    /// The open row at `block` of parity `group`, if it is open.
+    pub fn get(&self, group: u32, block: u64) -> Option<&OpenRow> {
+        self.rows.get(&(group, block))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

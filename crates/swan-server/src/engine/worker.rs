@@ -172,7 +172,7 @@ impl Worker {
                 // The pool's writes to the row's peers must have landed before it is rebuilt.
                 self.store.wait_writes();
             }
-            self.store.io.rebuild_step();
+            self.store.rebuild_step();
         }
         self.store.protect_after_failure();
         self.cpu.switch(Part::Durability);

@@ -150,13 +150,13 @@ impl Run {
         let mut base: Vec<_> = paths.iter().map(|p| images.image(p).expect("created").nonzero_blocks()).collect();
         let image_blocks = images.image(&paths[0]).expect("created").blocks();
         if let Some(m) = cfg.replace {
-            if cfg.zoned.is_some() {
-                bail!("replacing a zoned member is not simulated: the replacement would be a plain image");
-            }
             if m >= members {
                 bail!("cannot replace member {m}: the array has {members}");
             }
-            base.push(Vec::new()); // the replacement starts out blank
+            // The replacement starts out blank: an emulated zoned device holds its device
+            // block, as a new one does.
+            let device = cfg.zoned.and_then(|_| base[0].iter().find(|(b, _)| *b == 0).cloned());
+            base.push(device.into_iter().collect());
         }
         let recorder = Recorder::new();
         let source = RecordingSource::new(images.clone(), recorder.clone());

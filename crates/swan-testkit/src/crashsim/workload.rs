@@ -229,11 +229,27 @@ impl Run {
             }
             Replacement::Failed if sent >= ops / 2 => {
                 let path = PathBuf::from(format!("r{m}"));
-                self.members.create(&path, self.member_blocks * BLOCK as u64, false)?;
+                let replacement = self.base.last().expect("a replacement's image");
+                if let Some((_, device)) = replacement.iter().find(|(b, _)| *b == 0) {
+                    // A new emulated zoned device: its device block, every zone empty.
+                    self.members.create(&path, self.image_blocks * BLOCK as u64, false)?;
+                    self.members.image(&path).expect("just made").put_block(0, Some(device));
+                } else {
+                    self.members.create(&path, self.member_blocks * BLOCK as u64, false)?;
+                }
                 self.source.record_as(&path, self.base.len() as u32 - 1);
                 self.recorder.mark(REPLACE);
-                st.replace(m, &path).map_err(|e| anyhow!("seed {:#x}: swan replace {m}: {e}", self.cfg.seed))?;
-                Replacement::Rebuilding
+                match st.replace(m, &path) {
+                    Ok(_) => Replacement::Rebuilding,
+                    // An error injected into the replacement as it is opened (an emulated
+                    // zoned device reads its zone table then) refuses it, as `swan replace`
+                    // would: the member stays failed.
+                    Err(_) if !self.recorder.injected().is_empty() => {
+                        self.recorder.mark(REBUILD_OVER);
+                        Replacement::Over
+                    }
+                    Err(e) => bail!("seed {:#x}: swan replace {m}: {e}", self.cfg.seed),
+                }
             }
             Replacement::Rebuilding if !st.rebuilding() => {
                 self.recorder.mark(REBUILD_OVER);

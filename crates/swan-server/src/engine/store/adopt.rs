@@ -90,8 +90,12 @@ impl Store {
                 Some(named) => {
                     let rebuilt =
                         self.io.members.rebuild(m, at, &mut block)?.is_some() && crc32c::crc32c(&block) == named;
-                    if rebuilt {
+                    // A zone takes no rewrite: there the block is rebuilt on each read
+                    // until GC moves it.
+                    if rebuilt && self.io.members[m as usize].zoned().is_none() {
                         self.io.members[m as usize].write(at, &block)?;
+                    }
+                    if rebuilt {
                         out.repaired += 1;
                     } else {
                         out.unreadable += 1;

@@ -197,6 +197,9 @@ impl Store {
         if geo.raid == swan_core::geometry::RaidLevel::Raid0 {
             return Ok(0);
         }
+        if self.io.sb.zoned {
+            return self.parity_of_open_rows_in_zones(&geo);
+        }
         let mut rows = 0;
         for seg in self.scheme.open_segments() {
             if geo.group_members(geo.group_of_segment(seg)).all(|m| self.io.members.is_healthy(m)) {

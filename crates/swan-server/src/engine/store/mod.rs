@@ -10,6 +10,7 @@
 mod adopt;
 mod at_risk;
 mod zoned;
+mod zoned_parity;
 
 use super::clock::Clock;
 use super::crcs::Crcs;
@@ -200,6 +201,13 @@ impl Store {
         let adopted = self.scheme.adopted_segments();
         if self.io.sb.zoned {
             let z = self.open_zoned(&adopted)?;
+            if z.weak_moved + z.weak_left > 0 {
+                eprintln!(
+                    "swan: zoned members: {} live block(s) of stripe rows whose parity the crash left not matching \
+                     their data moved out, {} left for want of room",
+                    z.weak_moved, z.weak_left
+                );
+            }
             if self.verbose || z.unreadable > 0 || z.zones_reset > 0 {
                 eprintln!(
                     "swan: zoned members: {} zone(s) of free segments reset; of the segments open at the last stop, \
@@ -630,6 +638,23 @@ impl Store {
             self.restate_open_rows()?;
         }
         Ok(())
+    }
+
+    /// The next slice of the rebuild under way ([`MemberIo::rebuild_step`]). Emulating
+    /// zoned members, the replacement's model then takes its zones as they stand: the
+    /// rebuild writes them behind its back.
+    pub fn rebuild_step(&mut self) {
+        let geo = self.scheme.log_geometry().copied();
+        let member = self.io.rebuild_status().map(|r| r.member);
+        self.io.rebuild_step(geo.as_ref());
+        if let (Some(m), Some(emu)) = (member, self.exec.emu.as_mut()) {
+            let member = &self.io.members[m as usize];
+            if member.zoned().is_some() {
+                if let Ok(zones) = member.report_zones() {
+                    emu.take_zone_report(m, &zones);
+                }
+            }
+        }
     }
 
     /// No member I/O of the pool in flight: what changes a member's health or place must
