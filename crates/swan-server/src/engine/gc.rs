@@ -41,7 +41,7 @@ pub(super) struct Staged {
     /// recorded CRC is made wrong, so reads of them fail ([`super::gc_verify`]).
     pub poisoned: Vec<u64>,
     /// The order the write phase goes out in, as indices into it, if not the plan's
-    /// ([`rows_first`]).
+    /// ([`write_order`]).
     pub write_order: Vec<u32>,
 }
 
@@ -53,11 +53,17 @@ pub(super) struct Staged {
 /// which must then hold the whole row, and a member that fails mid-phase must find in that
 /// XOR only what reached the members. Row by row keeps each member's writes in block
 /// order. Empty: the plan's order will do.
-fn rows_first(ops: &[PlannedIo], io: &MemberIo) -> Vec<u32> {
+fn write_order(ops: &[PlannedIo], io: &MemberIo) -> Vec<u32> {
     let zoned = io.members.first().is_some_and(|m| m.zoned().is_some());
-    if !zoned || !io.members.has_parity() {
-        return Vec::new();
+    if zoned && io.members.has_parity() {
+        rows_first(ops)
+    } else {
+        Vec::new()
     }
+}
+
+/// `ops` (one phase) by stripe row, each row's parity after its data, as indices into it.
+fn rows_first(ops: &[PlannedIo]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..ops.len() as u32).collect();
     order.sort_by_key(|&i| {
         let op = &ops[i as usize];
@@ -206,7 +212,7 @@ impl GcRunner {
                 &crcs.adopted,
             );
             self.checks.add(checks);
-            run.face.write_order = rows_first(run.job.pending(), io);
+            run.face.write_order = write_order(run.job.pending(), io);
         }
         Ok(())
     }
@@ -337,4 +343,61 @@ fn read_span(
     s.gc_bytes_read += span.len() as u64;
     s.reads += 1;
     Some(Ok((n, None)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swan_core::io::IoClass;
+
+    fn write(member: u32, block: u64, count: u32, parity: bool) -> PlannedIo {
+        let src = if parity { Src::Parity { group: 0, row: block } } else { Src::Staged { slot: 0 } };
+        PlannedIo { member, block, count, kind: IoKind::Write(src), class: IoClass::Gc }
+    }
+
+    /// Three members, rows 0..6, parity rotating from the last column: the write phase as
+    /// the scheme orders it over zones, member by member. Row by row, every row's parity
+    /// goes after all its data, and each member still gets its blocks in order.
+    #[test]
+    fn a_rows_parity_goes_after_its_data_and_each_member_in_block_order() {
+        let mut ops = Vec::new();
+        for m in 0..3u32 {
+            let mut r = 0u64;
+            while r < 6 {
+                let parity = |r: u64| 2 - (r % 3) as u32 == m;
+                if parity(r) {
+                    ops.push(write(m, r, 1, true));
+                    r += 1;
+                } else {
+                    let mut n = 0;
+                    while r + n < 6 && !parity(r + n) {
+                        n += 1;
+                    }
+                    ops.push(write(m, r, n as u32, false));
+                    r += n;
+                }
+            }
+        }
+        let parity_before_data = |placed: &[&PlannedIo]| {
+            placed.iter().enumerate().any(|(k, p)| {
+                matches!(p.kind, IoKind::Write(Src::Parity { .. }))
+                    && placed[k + 1..].iter().any(|q| {
+                        !matches!(q.kind, IoKind::Write(Src::Parity { .. }))
+                            && q.block <= p.block
+                            && p.block < q.block + u64::from(q.count)
+                    })
+            })
+        };
+        // As the scheme hands it out, row 2's parity (member 0) goes before that row's data
+        // on members 1 and 2.
+        assert!(parity_before_data(&ops.iter().collect::<Vec<_>>()), "the case this orders: {ops:?}");
+        let order = rows_first(&ops);
+        let placed: Vec<&PlannedIo> = order.iter().map(|&i| &ops[i as usize]).collect();
+        assert!(!parity_before_data(&placed), "a row's parity goes before some of its data: {placed:?}");
+        for m in 0..3 {
+            let blocks: Vec<u64> = placed.iter().filter(|p| p.member == m).map(|p| p.block).collect();
+            assert!(blocks.windows(2).all(|w| w[0] < w[1]), "member {m} out of block order: {blocks:?}");
+        }
+        assert_eq!(order.len(), ops.len());
+    }
 }
