@@ -121,6 +121,7 @@ fn fault_runs(scheme: &str, seeds: impl IntoIterator<Item = u64>, ops: u64, cuts
 /// [`fault_runs`] of the array `base` describes.
 fn fault_runs_over(base: Config, seeds: impl IntoIterator<Item = u64>, cuts: usize) -> BTreeMap<String, u64> {
     let scheme = base.scheme.to_string();
+    let label = if base.zoned.is_some() { format!("{scheme} over zoned members") } else { scheme.clone() };
     let seeds: Vec<u64> = seeds.into_iter().collect();
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -148,7 +149,7 @@ fn fault_runs_over(base: Config, seeds: impl IntoIterator<Item = u64>, cuts: usi
         problems.extend(o.problems.iter().map(|p| format!("seed {seed:#x} ({:?}): {p}", o.plan)));
     }
     println!(
-        "{scheme}: {points} crash points replayed, {failed} requests answered with an error, \
+        "{label}: {points} crash points replayed, {failed} requests answered with an error, \
          {eio} unflushed blocks answered EIO after a crash during a member's failure; runs by fault:"
     );
     for (k, n) in &by_kind {

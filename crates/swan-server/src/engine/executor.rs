@@ -564,6 +564,11 @@ impl Executor {
             // Durability is the sync point's job (FLUSH and FUA both wait for one).
             IoKind::Flush => return Ok(None),
         };
+        // A zone the rebuild has not reached took nothing: its model hears of nothing either
+        // (it takes the zone as the rebuild leaves it).
+        if emu_op != EmuOp::Read && io.zone_not_rebuilt(p.member, p.block) {
+            return Ok(None);
+        }
         Ok(Some(emu_op))
     }
 

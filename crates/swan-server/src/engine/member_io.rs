@@ -128,7 +128,7 @@ impl MemberIo {
     /// not yet brought up to its peers. A zone takes writes only at its pointer, so until
     /// then the replacement is written there as a failed member is (not at all): the rebuild
     /// gives the zone those blocks from the peers when it gets there.
-    fn zone_not_rebuilt(&self, m: u32, block: u64) -> bool {
+    pub fn zone_not_rebuilt(&self, m: u32, block: u64) -> bool {
         self.rebuild.as_ref().is_some_and(|r| {
             r.member == m
                 && block >= r.cursor
