@@ -113,6 +113,13 @@ fn power_cut_replay_swan5_over_zones() {
     replay_zoned_run("swan5", 5000, 0x5eed_0025, 6, 1);
 }
 
+/// One R-group holds the user's segment, GC's and one awaiting its summary at once: all
+/// three active zones a member allows, with parity.
+#[test]
+fn power_cut_replay_lograid5_over_zones() {
+    replay_zoned_run("lograid5", 4000, 0x5eed_0026, 6, 1);
+}
+
 /// Fault runs `seeds`: every outcome clean, every moment hit; returns injected faults by kind.
 fn fault_runs(scheme: &str, seeds: impl IntoIterator<Item = u64>, ops: u64, cuts: usize) -> BTreeMap<String, u64> {
     fault_runs_over(Config::small(scheme.parse().unwrap(), ops, 0), seeds, cuts)
@@ -227,13 +234,14 @@ fn long_power_cut_replay() {
     let first = env_u64("SWAN_CRASH_SEED", 1);
     let (mut p, mut t, mut b) = (0, 0, 0);
     for i in 0..runs {
-        // Plain SWAN0, then a log over zoned members (SWAN0, Log-RAID0 and SWAN5 in turn),
-        // then SWAN5.
-        let (pp, tt, bb) = match (i % 3, i / 3 % 3) {
+        // Plain SWAN0, then a log over zoned members (SWAN0, Log-RAID0, SWAN5 and Log-RAID5
+        // in turn), then SWAN5.
+        let (pp, tt, bb) = match (i % 3, i / 3 % 4) {
             (0, _) => replay_run("swan0", ops, first + i, 1, 2),
             (1, 0) => replay_zoned_run("swan0", ops, first + i, 1, 2),
             (1, 1) => replay_zoned_run("lograid0", ops, first + i, 1, 2),
-            (1, _) => replay_zoned_run("swan5", ops, first + i, 1, 2),
+            (1, 2) => replay_zoned_run("swan5", ops, first + i, 1, 2),
+            (1, _) => replay_zoned_run("lograid5", ops, first + i, 1, 2),
             _ => replay_run("swan5", ops, first + i, 1, 2),
         };
         (p, t, b) = (p + pp, t + tt, b + bb);
