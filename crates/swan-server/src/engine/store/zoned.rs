@@ -128,7 +128,7 @@ impl Store {
             }
         }
         self.move_out(&geo, &to_move, &reports, &mut out)?;
-        self.move_weak(&weak, &mut out);
+        (out.weak_moved, out.weak_left) = self.move_weak(&weak);
         Ok(out)
     }
 

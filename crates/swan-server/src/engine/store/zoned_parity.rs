@@ -100,28 +100,30 @@ impl Store {
     }
 
     /// Move the `weak` blocks that still match their CRC out as user writes, while the
-    /// array has room; a block that does not match stays, and reads as EIO.
-    pub(super) fn move_weak(&mut self, weak: &[WeakBlock], out: &mut super::zoned::ZonedOpen) {
+    /// array has room; a block that does not match stays, and reads as EIO. Returns the
+    /// blocks moved and those left for want of room.
+    pub(super) fn move_weak(&mut self, weak: &[WeakBlock]) -> (u64, u64) {
         let mut block = vec![0u8; BLOCK];
+        let (mut moved, mut left) = (0, 0);
         for (i, &(lba, m, at, crc)) in weak.iter().enumerate() {
             let readable = self.io.read(m, at, &mut block).is_ok() && crc32c::crc32c(&block) == crc;
             if !readable {
                 continue;
             }
             if !self.write_block(lba, &block) {
-                out.weak_left = (weak.len() - i) as u64;
+                left = (weak.len() - i) as u64;
                 eprintln!(
-                    "swan: {} live block(s) in stripe rows whose parity a crash left not matching their data stay \
-                     there for want of a free segment: each still reads (its CRC is checked), and GC moves it",
-                    out.weak_left
+                    "swan: {left} live block(s) in stripe rows whose parity a crash left not matching their data stay \
+                     there for want of a free segment: each still reads (its CRC is checked), and GC moves it"
                 );
                 break;
             }
-            out.weak_moved += 1;
+            moved += 1;
         }
-        if out.weak_moved > 0 {
+        if moved > 0 {
             self.wait_writes();
         }
+        (moved, left)
     }
 }
 
