@@ -32,7 +32,7 @@ use crate::parity::xor;
 use std::path::Path;
 use std::sync::Arc;
 use swan_core::geometry::Geometry;
-use swan_models::zns::zones::ZoneCondition;
+use swan_models::zns::zones::{Zone, ZoneCondition};
 
 /// Blocks of the replacement rebuilt per step (1 MiB).
 const REBUILD_STEP: u64 = 256;
@@ -490,7 +490,13 @@ impl MemberIo {
         let start = layout.zone_start(zone);
         let new = &self.members[m as usize];
         let z = new.report_zones()?[zone as usize];
-        let frontier = self.zone_frontier(m, zone, start, geo)?;
+        // The peers' zone, read once: where they stand says how far to go, and whether
+        // they were finished short.
+        let mut peers: Vec<(u32, Zone)> = Vec::new();
+        for p in self.members.peers(m) {
+            peers.push((p, self.members[p as usize].report_zones()?[zone as usize]));
+        }
+        let frontier = self.zone_frontier(m, start, layout.zones.capacity_blocks, &peers, geo);
         let mut have = z.written;
         // On reaching the zone, whatever it holds is from before (the replacement was
         // written nowhere past the cursor); mid-zone, a segment freed and reset meanwhile
@@ -522,9 +528,7 @@ impl MemberIo {
         }
         // Caught up. A segment whose zones its peers finished short of their end (sealed
         // or emptied at a restart) has its zone here finished there too.
-        let peers_finished = self.members.peers(m).any(|p| {
-            self.members[p as usize].report_zones().is_ok_and(|zs| zs[zone as usize].condition == ZoneCondition::Full)
-        });
+        let peers_finished = peers.iter().any(|(_, z)| z.condition == ZoneCondition::Full);
         if peers_finished && to > 0 && to < layout.zones.capacity_blocks {
             self.members[m as usize].finish_zone(zone)?;
         }
@@ -535,23 +539,18 @@ impl MemberIo {
     /// rows of the segment there whose slot on `m` was written. A row's parity slot is
     /// written when the row completes (every peer holds the row, and it is not open); a
     /// data slot when the row's parity is on its member, or, in an open row, when `m` wrote
-    /// into it (its block is in the row's running XOR).
-    fn zone_frontier(&self, m: u32, zone: u32, start: u64, geo: &Geometry) -> Result<u64, MemberError> {
+    /// into it (its block is in the row's running XOR). `peers`: the zone on each other
+    /// member of `m`'s parity group; `rows`: the zone's capacity.
+    fn zone_frontier(&self, m: u32, start: u64, rows: u64, peers: &[(u32, Zone)], geo: &Geometry) -> u64 {
         let group = self.members.group(m);
         let column = m - geo.member(group, 0);
-        let mut written: Vec<(u32, u64)> = Vec::new();
-        for p in self.members.peers(m) {
-            let z = self.members[p as usize].report_zones()?[zone as usize];
-            written.push((p, z.written));
-        }
-        let holds = |p: u32, row: u64| written.iter().any(|&(q, w)| q == p && w > row);
-        let rows = self.members[m as usize].zoned().map_or(0, |l| l.zones.capacity_blocks);
+        let holds = |p: u32, row: u64| peers.iter().any(|&(q, z)| q == p && z.written > row);
         for row in 0..rows {
             let block = start + row;
-            let Some(pc) = geo.parity_column(block) else { return Ok(0) };
+            let Some(pc) = geo.parity_column(block) else { return 0 };
             let open = self.rows.get(group, block);
             let slot_written = if pc == column {
-                open.is_none() && written.iter().all(|&(_, w)| w > row)
+                open.is_none() && peers.iter().all(|(_, z)| z.written > row)
             } else {
                 match open {
                     Some(o) => o.written.contains(&m),
@@ -559,10 +558,10 @@ impl MemberIo {
                 }
             };
             if !slot_written {
-                return Ok(row);
+                return row;
             }
         }
-        Ok(rows)
+        rows
     }
 
     /// The metadata area's blocks `from..to`: the checkpoints and journal are mirrored on
